@@ -1,0 +1,60 @@
+"""Reading catalogue YAML files: parse, validate against a JSON schema, report errors precisely.
+
+Every error names the file, the key path inside it and the offending value, because the
+people correcting a table are reading a vendor PDF side by side with the YAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class CatalogueError(ValueError):
+    """A catalogue file that cannot be used: names file, key path and value."""
+
+    def __init__(self, file: Path | str, key_path: str, value: object, message: str) -> None:
+        self.file = str(file)
+        self.key_path = key_path
+        self.value = value
+        self.message = message
+        super().__init__(f"{self.file}: {key_path or '<root>'}: {message} (value: {value!r})")
+
+
+def key_path(parts: Iterable[object]) -> str:
+    """Render a path such as ``operators.GRU.inputs[0].dims.seqlength``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogueError(path, "", None, f"cannot read file: {exc.strerror}") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        raise CatalogueError(path, "", None, f"not valid YAML at {where}: {exc}") from exc
+
+
+def load_validated(path: Path, schema_path: Path) -> Any:
+    """Load ``path`` and validate it against the JSON schema stored (as YAML) at ``schema_path``."""
+    document = load_yaml(path)
+    validator = jsonschema.Draft202012Validator(load_yaml(schema_path))
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = jsonschema.exceptions.best_match(errors)
+        assert error is not None  # errors is non-empty
+        raise CatalogueError(path, key_path(error.absolute_path), error.instance, error.message)
+    return document
