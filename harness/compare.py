@@ -1,0 +1,94 @@
+"""Comparison of observed outputs with the host reference.
+
+Defaults (overridable per operator in the catalogue's ``tolerance`` mapping):
+
+- float16: the NPU computes in fp16, whose unit roundoff is 2**-11 ~ 4.9e-4; a tiny operator
+  rounds its inputs, its arithmetic and its output, so ``rtol = 1e-2`` and ``atol = 1e-2`` leave
+  room for a few roundings plus accumulation in recurrent cells, while a wrong element (a
+  transposed axis, garbage padding, a wrong exponent) is off by far more.
+- int8: error is counted in quantization steps of the output, ``(max(ref) - min(ref)) / 255``;
+  inputs, any intermediate and the output are each rounded to half a step, so ``atol_steps = 4``.
+
+An element mismatches when ``|obs - ref| > atol + rtol * |ref|``; a comparison passes when no
+element mismatches and the cosine similarity is at least ``min_cosine``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
+    "float16": {"atol": 1e-2, "rtol": 1e-2, "atol_steps": 0.0, "min_cosine": 0.999},
+    "int8": {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98},
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    passed: bool
+    metrics: dict[str, float]
+    tolerance: dict[str, float]
+    detail: str
+
+
+def tolerance_for(dtype: str, override: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The default tolerance for ``dtype`` with the catalogue's per-operator override applied."""
+    if dtype not in DEFAULT_TOLERANCES:
+        raise ValueError(f"no default tolerance for dtype {dtype!r}")
+    merged = dict(DEFAULT_TOLERANCES[dtype])
+    for key, value in (override or {}).items():
+        if key not in merged:
+            raise ValueError(f"unknown tolerance key {key!r} (known: {sorted(merged)})")
+        merged[key] = float(value)
+    return merged
+
+
+def compare(
+    observed: Sequence[np.ndarray], reference: Sequence[np.ndarray], tolerance: Mapping[str, float]
+) -> Comparison:
+    """Compare every output; metrics are the worst over all outputs."""
+    tol = dict(tolerance)
+    if len(observed) != len(reference):
+        return Comparison(
+            False, {}, tol, f"{len(observed)} outputs observed, {len(reference)} expected"
+        )
+    worst = {"max_abs": 0.0, "max_rel": 0.0, "cosine": 1.0, "mismatches": 0.0, "count": 0.0}
+    for index, (obs, ref) in enumerate(zip(observed, reference, strict=True)):
+        obs64 = np.asarray(obs, dtype=np.float64)
+        ref64 = np.asarray(ref, dtype=np.float64)
+        if obs64.size != ref64.size:
+            return Comparison(
+                False, {}, tol, f"output {index}: shape {obs64.shape}, expected {ref64.shape}"
+            )
+        obs64 = obs64.reshape(ref64.shape)
+        if not np.all(np.isfinite(obs64)):
+            return Comparison(False, {}, tol, f"output {index}: non-finite values observed")
+        error = np.abs(obs64 - ref64)
+        span = float(ref64.max() - ref64.min()) if ref64.size else 0.0
+        atol = tol["atol"] + tol["atol_steps"] * span / 255.0
+        allowed = atol + tol["rtol"] * np.abs(ref64)
+        worst["max_abs"] = max(worst["max_abs"], float(error.max(initial=0.0)))
+        rel = error / np.maximum(np.abs(ref64), np.finfo(np.float32).tiny)
+        worst["max_rel"] = max(worst["max_rel"], float(rel.max(initial=0.0)))
+        worst["cosine"] = min(worst["cosine"], _cosine(obs64, ref64))
+        worst["mismatches"] += float(np.count_nonzero(error > allowed))
+        worst["count"] += float(ref64.size)
+    passed = worst["mismatches"] == 0 and worst["cosine"] >= tol["min_cosine"]
+    detail = (
+        "outputs match the reference"
+        if passed
+        else f"{int(worst['mismatches'])} of {int(worst['count'])} elements outside tolerance, "
+        f"max abs error {worst['max_abs']:.4g}, cosine {worst['cosine']:.6f}"
+    )
+    return Comparison(passed, worst, tol, detail)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    if norm == 0.0:
+        # Both all-zero is a perfect match; one all-zero against non-zero is not.
+        return 1.0 if not a.any() and not b.any() else 0.0
+    return float(np.dot(a.ravel(), b.ravel()) / norm)

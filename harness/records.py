@@ -1,0 +1,85 @@
+"""The data that flows from execution to verdicts, journal and reports.
+
+``Observation`` is what any backend (simulator, board) saw for one case; ``CaseRecord`` is
+the journal line written once a case has a verdict. Both are plain data so that every stage
+downstream of execution can be tested without a toolkit or a board.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+VERDICTS = (
+    "confirmed",  # documented supported; on the NPU and correct
+    "limit-confirmed",  # documented outside a limit; CPU fallback or rejected at build
+    "doc-drift",  # documented outside a limit; still on the NPU and correct
+    "violation",  # documented supported; CPU fallback, build error or runtime error
+    "wrong-result",  # output does not match the reference
+    "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
+)
+FAILING_VERDICTS = ("violation", "wrong-result")
+DOCUMENTED = ("supported", "outside")
+
+
+@dataclass
+class Observation:
+    """What one backend run of one case produced."""
+
+    backend: str  # "simulator" or the board's name
+    outputs: list[np.ndarray] | None = None
+    # One entry per layer of the compiled network: {"op": "Pow", "target": "CPU", "name": ...}
+    placement: list[dict[str, Any]] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)  # compiler rewrites (fuse_ops results)
+    # Per tensor: {"name", "dtype", "format" (e.g. NC1HWC2), "orig_shape", "native_shape"}
+    tensors: list[dict[str, Any]] = field(default_factory=list)
+    failed_stage: str | None = None  # "build" or "runtime" when the toolkit/runtime rejected it
+    error: str | None = None  # the toolkit's or runtime's message for failed_stage
+    infra_error: str | None = None  # crash, hang, lost board: says nothing about the NPU
+    versions: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    log: str = ""  # build/run log, kept for repro bundles
+
+
+@dataclass
+class CaseRecord:
+    """One journal line: a case, where it ran, what was seen and the verdict."""
+
+    id: str
+    platform: str
+    op: str
+    dtype: str
+    limit: str  # the catalogue limit id this case probes
+    value: str  # the boundary value probed, as text (e.g. "8193", "kernel=8x8")
+    documented: str  # "supported" or "outside"
+    backend: str
+    verdict: str
+    detail: str = ""
+    placement: list[dict[str, Any]] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)
+    native: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)  # seed, section, text
+    artifacts: str = ""  # case folder relative to the results directory
+    started: str = ""  # ISO 8601 UTC
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CaseRecord:
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
+
+
+def case_slug(case_id: str) -> str:
+    """A folder name for a case id: readable, filesystem-safe, and unique by a short hash."""
+    readable = re.sub(r"[^A-Za-z0-9._=-]+", "_", case_id).strip("_")[:80]
+    return f"{readable}-{hashlib.sha1(case_id.encode()).hexdigest()[:8]}"

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from harness.compare import compare, tolerance_for
+
+
+def test_fp16_rounding_passes_and_one_wrong_element_fails():
+    rng = np.random.default_rng(0)
+    ref = rng.uniform(-4, 4, size=(1, 3, 8, 8)).astype(np.float32)
+    fp16 = ref.astype(np.float16).astype(np.float32)  # what an fp16 NPU returns at best
+    tol = tolerance_for("float16")
+    assert compare([fp16], [ref], tol).passed
+
+    broken = fp16.copy()
+    broken[0, 1, 2, 3] += 0.5
+    result = compare([broken], [ref], tol)
+    assert not result.passed
+    assert result.metrics["mismatches"] == 1
+    assert result.metrics["max_abs"] == pytest.approx(0.5, abs=1e-2)
+
+
+def test_int8_error_is_counted_in_quantization_steps():
+    ref = np.linspace(-1, 1, 256, dtype=np.float32)
+    step = 2.0 / 255
+    tol = tolerance_for("int8")
+    assert compare([ref + 3.5 * step], [ref], tol).passed
+    assert not compare([ref + 4.5 * step], [ref], tol).passed
+
+
+def test_metrics_are_the_worst_over_outputs():
+    a = np.ones((2, 2), np.float32)
+    b = np.full((3,), 2.0, np.float32)
+    result = compare([a, b * 1.5], [a, b], tolerance_for("float16"))
+    assert result.metrics["max_abs"] == pytest.approx(1.0)
+    assert result.metrics["max_rel"] == pytest.approx(0.5)
+    assert result.metrics["mismatches"] == 3
+    assert result.metrics["count"] == 7
+
+
+def test_shape_count_and_nan_mismatches_fail_with_a_reason():
+    ref = np.zeros((2, 2), np.float32)
+    tol = tolerance_for("float16")
+    assert "outputs observed" in compare([], [ref], tol).detail
+    assert "shape" in compare([np.zeros(5, np.float32)], [ref], tol).detail
+    assert "non-finite" in compare([np.full((2, 2), np.nan)], [ref], tol).detail
+
+
+def test_sign_flip_fails_on_cosine_even_within_a_loose_override():
+    ref = np.arange(1, 9, dtype=np.float32)
+    tol = tolerance_for("float16", {"atol": 100.0})
+    result = compare([-ref], [ref], tol)
+    assert not result.passed
+    assert result.metrics["cosine"] == pytest.approx(-1.0)
+
+
+def test_override_validation():
+    assert tolerance_for("int8", {"atol_steps": 8})["atol_steps"] == 8.0
+    with pytest.raises(ValueError, match="unknown tolerance key 'atl'"):
+        tolerance_for("int8", {"atl": 1})
+    with pytest.raises(ValueError, match="no default tolerance for dtype 'int4'"):
+        tolerance_for("int4")
