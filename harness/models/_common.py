@@ -1,0 +1,207 @@
+"""Pieces shared by the operator model builders: parameter checking, seeded data, assembly.
+
+Every builder receives a :class:`Params` (defaults already merged in) and a seeded generator,
+and returns the :class:`Graph` of its operator; :func:`assemble` turns that into ONNX bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+# Opset 13 is the first with per-axis Hardmax and pads/constant_value of Pad as tensors, the
+# forms the vendor tables describe; IR 8 keeps the files readable by older runtimes on boards.
+OPSET = 13
+IR_VERSION = 8
+
+
+class ModelParamError(ValueError):
+    """A parameter value no model can be built from (a negative size, an unknown mode...)."""
+
+    def __init__(self, op: str, param: str, value: object, reason: str) -> None:
+        self.op, self.param, self.value = op, param, value
+        super().__init__(f"{op}: parameter {param!r} = {value!r}: {reason}")
+
+
+@dataclass
+class BuiltModel:
+    """One operator's test model with its seeded host inputs (float32, in the model's order)."""
+
+    op: str
+    seed: int
+    params: dict[str, Any]
+    onnx_bytes: bytes
+    inputs: list[np.ndarray]
+    input_names: list[str]
+    output_names: list[str]
+
+
+@dataclass
+class Graph:
+    """What a builder produces: nodes, graph inputs with their data, constant initializers."""
+
+    nodes: list[onnx.NodeProto]
+    inputs: dict[str, np.ndarray]
+    outputs: list[str]
+    initializers: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Params:
+    """An operator's parameters being resolved: each accessor checks and normalises one value.
+
+    Normalised values are JSON-ready (ints, floats, strings, lists), so a results journal can
+    store ``resolved()`` and a rebuild from it yields the same model.
+    """
+
+    def __init__(self, op: str, defaults: Mapping[str, Any], given: Mapping[str, Any]) -> None:
+        for name in given:
+            if name not in defaults:
+                raise ModelParamError(op, name, given[name], f"unknown; known: {sorted(defaults)}")
+        self.op = op
+        self._raw = {**defaults, **given}
+        self._resolved: dict[str, Any] = {}
+
+    def error(self, name: str, reason: str) -> ModelParamError:
+        return ModelParamError(self.op, name, self._raw[name], reason)
+
+    def _keep(self, name: str, value: Any) -> Any:
+        self._resolved[name] = value
+        return value
+
+    def integer(self, name: str, minimum: int | None = None) -> int:
+        value = self._raw[name]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise self.error(name, "must be an integer")
+        if minimum is not None and value < minimum:
+            raise self.error(name, f"must be >= {minimum}")
+        return self._keep(name, int(value))
+
+    def integers(self, name: str, length: int | None, minimum: int) -> list[int]:
+        """A list of integers, of exactly ``length`` entries or (``None``) of at least one."""
+        value = self._raw[name]
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise self.error(name, "must be a list of integers")
+        if length is None and not value:
+            raise self.error(name, "must have at least one entry")
+        if length is not None and len(value) != length:
+            raise self.error(name, f"must have {length} entries")
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+                raise self.error(name, "entries must be integers")
+            if item < minimum:
+                raise self.error(name, f"entries must be >= {minimum}")
+        return self._keep(name, [int(v) for v in value])
+
+    def shape(self, name: str, rank: int = 4) -> list[int]:
+        """A tensor shape: ``rank`` sizes, each at least 1."""
+        return self.integers(name, rank, minimum=1)
+
+    def axis(self, name: str, rank: int = 4) -> int:
+        """An ONNX axis of a rank-``rank`` tensor: negative values count from the end."""
+        value = self.integer(name)
+        if not -rank <= value < rank:
+            raise self.error(name, f"must be in [{-rank}, {rank - 1}] for a {rank}-D input")
+        return value
+
+    def number(self, name: str) -> float:
+        value = self._raw[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise self.error(name, "must be a number")
+        if not math.isfinite(value):
+            raise self.error(name, "must be finite")
+        return self._keep(name, float(value))
+
+    def choice(self, name: str, choices: Sequence[Any]) -> Any:
+        value = self._raw[name]
+        if isinstance(value, bool) or value not in choices:
+            raise self.error(name, f"must be one of {list(choices)}")
+        return self._keep(name, value)
+
+    def set(self, name: str, value: Any) -> None:
+        """Records a value the builder derived (e.g. indices left to their default)."""
+        self._keep(name, value)
+
+    def raw(self, name: str) -> Any:
+        return self._raw[name]
+
+    def resolved(self) -> dict[str, Any]:
+        missing = set(self._raw) - set(self._resolved)
+        if missing:
+            raise RuntimeError(f"{self.op}: builder left parameters unchecked: {sorted(missing)}")
+        return {name: self._resolved[name] for name in self._raw}
+
+
+Builder = Callable[[Params, np.random.Generator], Graph]
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """An operator's default parameters and the builder of its model."""
+
+    defaults: Mapping[str, Any]
+    build: Builder
+
+
+def fp16_exact(values: np.ndarray) -> np.ndarray:
+    """float32 values that float16 holds exactly.
+
+    The NPU runs fp16; data it can hold exactly keeps input rounding out of the comparison.
+    """
+    return np.asarray(values, dtype=np.float16).astype(np.float32)
+
+
+def uniform(rng: np.random.Generator, shape: Sequence[int], lo: float, hi: float) -> np.ndarray:
+    return fp16_exact(rng.uniform(lo, hi, size=tuple(shape)))
+
+
+def away_from_zero(
+    rng: np.random.Generator, shape: Sequence[int], lo: float, hi: float
+) -> np.ndarray:
+    """Magnitudes in [lo, hi) with random signs (divisors, bases of negative powers)."""
+    signs = rng.choice(np.array([-1.0, 1.0]), size=tuple(shape))
+    return fp16_exact(signs * rng.uniform(lo, hi, size=tuple(shape)))
+
+
+def distinct(rng: np.random.Generator, shapes: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """Tensors whose values are pairwise distinct across all of them, in [-1, 1).
+
+    Distinct values make a wrong selection (max of the wrong element) visible. The values are
+    evenly spaced, so they stay distinct in fp16 for fewer than 4096 elements in all; beyond
+    that fp16 rounding ties neighbours, which cannot change a max value.
+    """
+    sizes = [math.prod(shape) for shape in shapes]
+    total = sum(sizes)
+    flat = fp16_exact((2 * rng.permutation(total) + 1 - total) / total)
+    ends = np.cumsum(sizes)
+    return [
+        part.reshape(tuple(shape))
+        for part, shape in zip(np.split(flat, ends[:-1]), shapes, strict=True)
+    ]
+
+
+def assemble(op: str, graph: Graph) -> onnx.ModelProto:
+    """The checked ONNX model of ``graph``; output shapes come from ONNX shape inference."""
+    inputs = [
+        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(data.shape))
+        for name, data in graph.inputs.items()
+    ]
+    outputs = [
+        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None) for name in graph.outputs
+    ]
+    initializers = [
+        numpy_helper.from_array(data, name) for name, data in graph.initializers.items()
+    ]
+    onnx_graph = helper.make_graph(graph.nodes, f"npu_hil_{op}", inputs, outputs, initializers)
+    model = helper.make_model(
+        onnx_graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="npu-hil"
+    )
+    model.ir_version = IR_VERSION
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnx.checker.check_model(model, full_check=True)
+    return model

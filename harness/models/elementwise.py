@@ -1,0 +1,90 @@
+"""Element-wise operators: Div, Mul, Max, MulRelu (binary, with broadcasting) and Pow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from onnx import helper
+
+from harness.models._common import (
+    Graph,
+    OperatorSpec,
+    Params,
+    away_from_zero,
+    distinct,
+    uniform,
+)
+
+# Both operands are graph inputs: the toolkit rewrites a constant divisor into a Mul, and a
+# constant operand would test the constant path rather than the operator (design notes).
+BINARY_DEFAULTS = {"a_shape": [1, 8, 4, 6], "b_shape": [1, 8, 1, 6]}
+
+Operands = Callable[[np.random.Generator, list[int], list[int]], list[np.ndarray]]
+
+
+def _signed(rng: np.random.Generator, a: list[int], b: list[int]) -> list[np.ndarray]:
+    return [uniform(rng, a, -2.0, 2.0), uniform(rng, b, -2.0, 2.0)]
+
+
+def _nonzero_divisor(rng: np.random.Generator, a: list[int], b: list[int]) -> list[np.ndarray]:
+    return [uniform(rng, a, -2.0, 2.0), away_from_zero(rng, b, 0.5, 2.0)]
+
+
+def _all_distinct(rng: np.random.Generator, a: list[int], b: list[int]) -> list[np.ndarray]:
+    return distinct(rng, [a, b])
+
+
+def _binary(chain: tuple[str, ...], operands: Operands) -> OperatorSpec:
+    """A binary operator ``chain[0]`` on inputs A, B, followed by the unary ops ``chain[1:]``."""
+
+    def build(p: Params, rng: np.random.Generator) -> Graph:
+        a, b = p.shape("a_shape"), p.shape("b_shape")
+        for axis, (da, db) in enumerate(zip(a, b, strict=True)):
+            if da != db and 1 not in (da, db):
+                raise p.error("b_shape", f"does not broadcast with a_shape {a} on axis {axis}")
+        names = [f"t{i}" for i in range(len(chain) - 1)] + ["C"]
+        nodes = [helper.make_node(chain[0], ["A", "B"], [names[0]])]
+        nodes += [
+            helper.make_node(op, [src], [dst])
+            for op, src, dst in zip(chain[1:], names[:-1], names[1:], strict=True)
+        ]
+        data_a, data_b = operands(rng, a, b)
+        return Graph(nodes, {"A": data_a, "B": data_b}, ["C"])
+
+    return OperatorSpec(BINARY_DEFAULTS, build)
+
+
+POW_EXPONENT_DTYPES = ("float32", "float16", "int8", "int32", "int64")
+
+
+def _build_pow(p: Params, rng: np.random.Generator) -> Graph:
+    shape = p.shape("shape")
+    exponent = p.number("exponent")
+    dtype = np.dtype(p.choice("exponent_dtype", POW_EXPONENT_DTYPES))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        if not (exponent.is_integer() and info.min <= exponent <= info.max):
+            raise p.error("exponent", f"not representable as {dtype}")
+    stored = np.array([exponent], dtype=dtype)  # shape [1], as the vendor table lists Y
+    if float(stored[0]) != exponent:
+        raise p.error("exponent", f"not exactly representable as {dtype}")
+    # Fractional exponents need positive bases, negative ones bases away from zero; integral
+    # non-negative ones get both signs.
+    if exponent.is_integer() and exponent >= 0:
+        base = away_from_zero(rng, shape, 0.5, 2.0)
+    else:
+        base = uniform(rng, shape, 0.5, 2.0)
+    node = helper.make_node("Pow", ["X", "exponent"], ["Y"])
+    return Graph([node], {"X": base}, ["Y"], {"exponent": stored})
+
+
+OPERATORS = {
+    "Div": _binary(("Div",), _nonzero_divisor),
+    "Mul": _binary(("Mul",), _signed),
+    "Max": _binary(("Max",), _all_distinct),
+    "MulRelu": _binary(("Mul", "Relu"), _signed),
+    "Pow": OperatorSpec(
+        {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"}, _build_pow
+    ),
+}

@@ -1,0 +1,415 @@
+"""Operator models: valid ONNX, host reference equal to an independent numpy computation,
+parameter checking, determinism, and out-of-limit values still built."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import numpy_helper
+
+from harness.models import DEFAULT_PARAMS, OPERATORS, BuiltModel, ModelParamError, build_model
+from harness.reference import reference_outputs
+
+# ---------------------------------------------------------------------------------------------
+# numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)
+
+
+def initializer(built: BuiltModel, name: str) -> np.ndarray:
+    model = onnx.load_from_string(built.onnx_bytes)
+    (tensor,) = [t for t in model.graph.initializer if t.name == name]
+    return numpy_helper.to_array(tensor)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def run_directions(
+    built: BuiltModel, step: Callable[[np.ndarray, list[np.ndarray], int], list[np.ndarray]]
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Runs ``step`` over the sequence per direction; returns Y and the final states."""
+    x = built.inputs[0].astype(np.float64)
+    seq, batch, _ = x.shape
+    hidden = built.params["hidden_size"]
+    direction = built.params["direction"]
+    order = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
+    n_states = 2 if built.op == "LSTM" else 1
+    ys, finals = [], []
+    for d, backwards in enumerate(order):
+        states = [np.zeros((batch, hidden)) for _ in range(n_states)]
+        y = np.zeros((seq, batch, hidden))
+        for t in reversed(range(seq)) if backwards else range(seq):
+            states = step(x[t], states, d)
+            y[t] = states[0]
+        ys.append(y)
+        finals.append(states)
+    y_all = np.stack(ys, axis=1)  # [seq, num_directions, batch, hidden]
+    return y_all, [np.stack([f[i] for f in finals]) for i in range(n_states)]
+
+
+def gru_numpy(built: BuiltModel) -> list[np.ndarray]:
+    w, r, b = (initializer(built, n).astype(np.float64) for n in ("W", "R", "B"))
+    lbr = built.params["linear_before_reset"]
+
+    def step(xt: np.ndarray, states: list[np.ndarray], d: int) -> list[np.ndarray]:
+        (h,) = states
+        wz, wr, wh = np.split(w[d], 3)
+        rz, rr, rh = np.split(r[d], 3)
+        wbz, wbr, wbh, rbz, rbr, rbh = np.split(b[d], 6)
+        z = sigmoid(xt @ wz.T + h @ rz.T + wbz + rbz)
+        rt = sigmoid(xt @ wr.T + h @ rr.T + wbr + rbr)
+        if lbr:
+            cand = np.tanh(xt @ wh.T + rt * (h @ rh.T + rbh) + wbh)
+        else:
+            cand = np.tanh(xt @ wh.T + (rt * h) @ rh.T + rbh + wbh)
+        return [(1 - z) * cand + z * h]
+
+    y, (y_h,) = run_directions(built, step)
+    return [y, y_h]
+
+
+def lstm_numpy(built: BuiltModel) -> list[np.ndarray]:
+    w, r, b = (initializer(built, n).astype(np.float64) for n in ("W", "R", "B"))
+
+    def step(xt: np.ndarray, states: list[np.ndarray], d: int) -> list[np.ndarray]:
+        h, c = states
+        # ONNX gate order: input, output, forget, cell.
+        gates = xt @ w[d].T + h @ r[d].T + b[d][: w.shape[1]] + b[d][w.shape[1] :]
+        i, o, f, cand = np.split(gates, 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(cand)
+        return [sigmoid(o) * np.tanh(c), c]
+
+    y, (y_h, y_c) = run_directions(built, step)
+    return [y, y_h, y_c]
+
+
+def pool_numpy(built: BuiltModel) -> list[np.ndarray]:
+    p, (x,) = built.params, built.inputs
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = p["kernel"], p["strides"], p["pads"]
+    is_max = built.op == "MaxPool"
+    spatial = ((0, 0), (0, 0), (pt, pb), (pl, pr))
+    padded = np.pad(x.astype(np.float64), spatial, constant_values=-np.inf if is_max else 0.0)
+    real = np.pad(np.ones_like(x, dtype=np.float64), spatial)  # 1 where an input element is
+    rounding = math.ceil if p["ceil_mode"] else math.floor
+    out_h = rounding((x.shape[2] + pt + pb - kh) / sh) + 1
+    out_w = rounding((x.shape[3] + pl + pr - kw) / sw) + 1
+    out = np.zeros((*x.shape[:2], out_h, out_w))
+    for i in range(out_h):
+        for j in range(out_w):
+            window = np.s_[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
+            if is_max:
+                out[:, :, i, j] = padded[window].max(axis=(2, 3))
+            else:
+                count = kh * kw if p["count_include_pad"] else real[window].sum(axis=(2, 3))
+                out[:, :, i, j] = padded[window].sum(axis=(2, 3)) / count
+    return [out]
+
+
+def hardmax_numpy(built: BuiltModel) -> list[np.ndarray]:
+    (x,), axis = built.inputs, built.params["axis"]
+    winner = np.expand_dims(np.argmax(x, axis=axis), axis)
+    out = np.zeros_like(x)
+    np.put_along_axis(out, winner, 1.0, axis=axis)
+    return [out]
+
+
+def pad_numpy(built: BuiltModel) -> list[np.ndarray]:
+    (x,), p = built.inputs, built.params
+    pairs = list(zip(p["pads"][:4], p["pads"][4:], strict=True))
+    if p["mode"] == "constant":
+        return [np.pad(x, pairs, mode="constant", constant_values=p["constant_value"])]
+    return [np.pad(x, pairs, mode=p["mode"])]
+
+
+def binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[BuiltModel], list]:
+    return lambda built: [fn(*built.inputs)]
+
+
+NUMPY: dict[str, Callable[[BuiltModel], list[np.ndarray]]] = {
+    "Div": binary(np.divide),
+    "Mul": binary(np.multiply),
+    "Max": binary(np.maximum),
+    "MulRelu": binary(lambda a, b: np.maximum(a * b, 0.0)),
+    "Pow": lambda m: [np.power(m.inputs[0].astype(np.float64), m.params["exponent"])],
+    "Expand": lambda m: [np.broadcast_to(m.inputs[0], m.params["output_shape"])],
+    "Gather": lambda m: [np.take(m.inputs[0], m.params["indices"], axis=m.params["axis"])],
+    "Hardmax": hardmax_numpy,
+    "Pad": pad_numpy,
+    "MaxPool": pool_numpy,
+    "AveragePool": pool_numpy,
+    "GlobalMaxPool": lambda m: [m.inputs[0].max(axis=(2, 3), keepdims=True)],
+    "GlobalAveragePool": lambda m: [
+        m.inputs[0].astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    ],
+    "GRU": gru_numpy,
+    "LSTM": lstm_numpy,
+}
+
+# Selections and copies compare exactly; arithmetic within fp32 rounding of a float64 result.
+EXACT = {"Max", "Expand", "Gather", "Hardmax", "Pad", "MaxPool", "GlobalMaxPool"}
+
+
+def assert_matches_numpy(built: BuiltModel) -> None:
+    got = reference_outputs(built)
+    want = NUMPY[built.op](built)
+    assert len(got) == len(want) == len(built.output_names)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.float32
+        assert g.shape == w.shape
+        if built.op in EXACT:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_operator_of_the_seed_has_defaults() -> None:
+    assert set(OPERATORS) == set(NUMPY) == set(DEFAULT_PARAMS)
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_default_model_is_valid_onnx_and_reference_matches_numpy(op: str) -> None:
+    built = build_model(op, {}, seed=1)
+    model = onnx.load_from_string(built.onnx_bytes)
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == built.input_names
+    assert [o.name for o in model.graph.output] == built.output_names
+    assert model.graph.node[0].op_type == ("Mul" if op == "MulRelu" else op)
+    for name, data in zip(built.input_names, built.inputs, strict=True):
+        declared = model.graph.input[built.input_names.index(name)].type.tensor_type
+        assert data.dtype == np.float32
+        assert [d.dim_value for d in declared.shape.dim] == list(data.shape)
+    assert_matches_numpy(built)
+
+
+def case_id(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("Div", {"b_shape": [1, 1, 1, 1]}),
+    ("Mul", {"a_shape": [1, 8, 1, 6], "b_shape": [1, 8, 4, 1]}),
+    ("Max", {"a_shape": [1, 1, 4, 1], "b_shape": [2, 3, 4, 5]}),
+    ("MulRelu", {"b_shape": [1, 8, 4, 6]}),
+    *[("Pow", {"exponent": e}) for e in (0.0, 1.0, 3.0, 0.5, -0.5)],
+    *[("Pow", {"exponent": 2.0, "exponent_dtype": t}) for t in ("float16", "int8", "int32")],
+    ("Pow", {"exponent": 3.0, "exponent_dtype": "int64"}),
+    ("Pow", {"exponent": -0.5, "exponent_dtype": "float16"}),
+    *[
+        ("Expand", {"input_shape": s, "output_shape": [1, 4, 6, 8]})
+        for s in ([1, 4, 1, 8], [1, 1, 1, 8], [1, 4, 6, 1], [1, 1, 6, 1], [1, 4, 1, 1])
+    ],
+    *[("Gather", {"axis": a}) for a in (0, 1, 3, -1)],
+    ("Gather", {"axis": 3, "indices": [-1, 2, 2]}),
+    *[("Hardmax", {"axis": a}) for a in (3, -1, 0, 2)],
+    ("Pad", {"mode": "reflect"}),
+    ("Pad", {"mode": "edge", "pads": [1, 1, 0, 0, 0, 2, 3, 3]}),
+    ("Pad", {"constant_value": -3.25}),
+    ("MaxPool", {"kernel": [2, 3], "strides": [1, 2], "pads": [0, 1, 1, 2]}),
+    ("MaxPool", {"ceil_mode": 1, "pads": [0, 0, 0, 0]}),
+    ("AveragePool", {"count_include_pad": 0}),
+    ("AveragePool", {"count_include_pad": 0, "ceil_mode": 1, "pads": [0, 0, 0, 0]}),
+    ("AveragePool", {"kernel": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0]}),
+    *[
+        ("GRU", {"direction": d, "linear_before_reset": lbr})
+        for d in ("forward", "reverse", "bidirectional")
+        for lbr in (0, 1)
+    ],
+    ("GRU", {"seq_length": 3, "batch_size": 2, "input_size": 5, "hidden_size": 6}),
+    *[("LSTM", {"direction": d}) for d in ("reverse", "bidirectional")],
+    ("LSTM", {"seq_length": 5, "batch_size": 4, "input_size": 3, "hidden_size": 7}),
+]
+
+
+@pytest.mark.parametrize(("op", "params"), VARIANTS, ids=case_id)
+def test_variant_reference_matches_numpy(op: str, params: dict[str, Any]) -> None:
+    built = build_model(op, params, seed=7)
+    for name, value in params.items():
+        assert built.params[name] == value
+    assert_matches_numpy(built)
+
+
+@st.composite
+def broadcast_pair(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    """Two 4-D shapes that broadcast: per axis equal, or one of them 1."""
+    full = draw(st.lists(st.integers(1, 5), min_size=4, max_size=4))
+    ones_a = draw(st.lists(st.booleans(), min_size=4, max_size=4))
+    ones_b = draw(st.lists(st.booleans(), min_size=4, max_size=4))
+    a = [1 if one else n for n, one in zip(full, ones_a, strict=True)]
+    b = [1 if one else n for n, one in zip(full, ones_b, strict=True)]
+    return a, b
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    op=st.sampled_from(["Div", "Mul", "Max", "MulRelu"]),
+    shapes=broadcast_pair(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_any_broadcast_of_binary_ops_matches_numpy(
+    op: str, shapes: tuple[list[int], list[int]], seed: int
+) -> None:
+    a, b = shapes
+    assert_matches_numpy(build_model(op, {"a_shape": a, "b_shape": b}, seed))
+
+
+# Values just outside the documented limits are what the harness probes: still built, valid.
+OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
+    ("Expand", {"input_shape": [1, 2, 1, 4], "output_shape": [1, 2, 8193, 4]}),
+    ("Expand", {"input_shape": [1, 2, 4, 8], "output_shape": [3, 2, 4, 8]}),
+    ("MaxPool", {"shape": [1, 2, 16, 16], "kernel": [8, 8], "strides": [1, 1], "pads": [0] * 4}),
+    ("MaxPool", {"strides": [9, 9], "pads": [0, 0, 0, 0], "shape": [1, 2, 20, 20]}),
+    ("Pow", {"exponent": 4.0}),
+    ("GRU", {"batch_size": 3}),
+    ("LSTM", {"batch_size": 3}),
+    ("Pad", {"mode": "reflect", "shape": [1, 1, 2, 8177], "pads": [0, 0, 0, 1, 0, 0, 0, 1]}),
+    ("Hardmax", {"shape": [1, 2, 128, 128], "axis": 1}),
+    ("GlobalMaxPool", {"shape": [1, 4, 9, 9]}),
+    ("GlobalAveragePool", {"shape": [1, 4, 8, 8]}),
+    ("Gather", {"axis": -2}),
+]
+
+
+@pytest.mark.parametrize(("op", "params"), OUT_OF_LIMITS, ids=case_id)
+def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str, Any]) -> None:
+    built = build_model(op, params, seed=3)
+    onnx.checker.check_model(onnx.load_from_string(built.onnx_bytes), full_check=True)
+    assert_matches_numpy(built)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "params", "param"),
+    [
+        ("Div", {"a_shape": [1, 8, -4, 6]}, "a_shape"),
+        ("Mul", {"b_shape": [1, 8, 0, 6]}, "b_shape"),
+        ("Max", {"a_shape": [1, 8, 4]}, "a_shape"),
+        ("Max", {"b_shape": [1, 8, 3, 6]}, "b_shape"),
+        ("MulRelu", {"b_shape": "1,8,4,6"}, "b_shape"),
+        ("Pow", {"exponent": 0.5, "exponent_dtype": "int32"}, "exponent"),
+        ("Pow", {"exponent": 200.0, "exponent_dtype": "int8"}, "exponent"),
+        ("Pow", {"exponent": 0.1, "exponent_dtype": "float16"}, "exponent"),
+        ("Pow", {"exponent": float("nan")}, "exponent"),
+        ("Pow", {"exponent_dtype": "uint8"}, "exponent_dtype"),
+        ("Expand", {"input_shape": [1, 4, 2, 8]}, "output_shape"),
+        ("Gather", {"axis": 4}, "axis"),
+        ("Gather", {"indices": [0, 4]}, "indices"),
+        ("Gather", {"indices": [-5]}, "indices"),
+        ("Gather", {"indices": []}, "indices"),
+        ("Hardmax", {"axis": 1.0}, "axis"),
+        ("Hardmax", {"axis": True}, "axis"),
+        ("Pad", {"pads": [0, 0, 1, 1, 0, 0, -1, 1]}, "pads"),
+        ("Pad", {"mode": "wrap"}, "mode"),
+        ("Pad", {"mode": "reflect", "pads": [0, 0, 4, 0, 0, 0, 0, 0]}, "pads"),
+        ("MaxPool", {"kernel": [0, 3]}, "kernel"),
+        ("MaxPool", {"pads": [3, 0, 0, 0]}, "pads"),
+        ("AveragePool", {"shape": [1, 1, 2, 2], "pads": [0, 0, 0, 0]}, "kernel"),
+        ("AveragePool", {"count_include_pad": 2}, "count_include_pad"),
+        ("GlobalMaxPool", {"shape": [1, 8, 5, 6, 1]}, "shape"),
+        ("GRU", {"batch_size": -3}, "batch_size"),
+        ("GRU", {"linear_before_reset": 2}, "linear_before_reset"),
+        ("LSTM", {"direction": "both"}, "direction"),
+        ("LSTM", {"hidden_size": 0}, "hidden_size"),
+        ("LSTM", {"linear_before_reset": 1}, "linear_before_reset"),  # a GRU-only attribute
+    ],
+)
+def test_nonsense_params_raise_naming_op_param_and_value(
+    op: str, params: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(ModelParamError) as caught:
+        build_model(op, params, seed=0)
+    err, value = caught.value, {**DEFAULT_PARAMS[op], **params}[param]
+    assert isinstance(err, ValueError)
+    assert (err.op, err.param, err.value) == (op, param, value)
+    assert op in str(err) and repr(param) in str(err) and repr(value) in str(err)
+
+
+def test_unknown_operator_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="'Conv'"):
+        build_model("Conv", {}, seed=0)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_same_seed_same_model_other_seed_other_inputs(op: str) -> None:
+    first, again, other = (build_model(op, {}, seed=s) for s in (11, 11, 12))
+    assert first.onnx_bytes == again.onnx_bytes
+    for a, b, c in zip(first.inputs, again.inputs, other.inputs, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_resolved_params_survive_json_and_rebuild_the_same_model(op: str) -> None:
+    built = build_model(op, {}, seed=5)
+    stored = json.loads(json.dumps(built.params))
+    assert stored == built.params
+    assert set(stored) == set(DEFAULT_PARAMS[op])
+    assert build_model(op, stored, seed=5).onnx_bytes == built.onnx_bytes
+
+
+def test_gather_default_indices_resolve_to_the_axis_size() -> None:
+    assert DEFAULT_PARAMS["Gather"]["indices"] is None
+    built = build_model("Gather", {"shape": [2, 3, 5, 7], "axis": 3}, seed=0)
+    assert built.params["indices"] == [6, 0, 3]
+    assert build_model("Gather", {"axis": 0}, seed=0).params["indices"] == [0, 0, 0]
+
+
+def test_changing_default_params_does_not_change_builds() -> None:
+    before = build_model("Div", {}, seed=0)
+    DEFAULT_PARAMS["Div"]["a_shape"][2] = 99
+    try:
+        assert build_model("Div", {}, seed=0).onnx_bytes == before.onnx_bytes
+    finally:
+        DEFAULT_PARAMS["Div"]["a_shape"][2] = before.params["a_shape"][2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Conditioning of the seeded data: what makes a fp16 NPU result comparable to the reference.
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_inputs_and_weights_are_exact_in_float16(op: str) -> None:
+    built = build_model(op, {}, seed=2)
+    model = onnx.load_from_string(built.onnx_bytes)
+    floats = [numpy_helper.to_array(t) for t in model.graph.initializer]
+    for data in [*built.inputs, *[f for f in floats if f.dtype == np.float32]]:
+        np.testing.assert_array_equal(data.astype(np.float16).astype(np.float32), data)
+
+
+def test_divisor_is_away_from_zero_with_both_signs() -> None:
+    divisor = build_model("Div", {"b_shape": [1, 8, 4, 6]}, seed=4).inputs[1]
+    assert np.abs(divisor).min() >= 0.5
+    assert (divisor < 0).any() and (divisor > 0).any()
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1.0])
+def test_pow_base_positive_for_fractional_or_negative_exponents(exponent: float) -> None:
+    assert build_model("Pow", {"exponent": exponent}, seed=4).inputs[0].min() >= 0.5
+
+
+@pytest.mark.parametrize("op", ["Max", "MaxPool", "GlobalMaxPool"])
+def test_max_operands_hold_distinct_values(op: str) -> None:
+    values = np.concatenate([x.ravel() for x in build_model(op, {}, seed=4).inputs])
+    assert np.unique(values).size == values.size
+
+
+@pytest.mark.parametrize("axis", [1, 3, -1])
+def test_hardmax_winner_clear_of_the_runner_up(axis: int) -> None:
+    (x,) = build_model("Hardmax", {"shape": [2, 5, 6, 7], "axis": axis}, seed=4).inputs
+    top_two = np.sort(x, axis=axis).take([-1, -2], axis=axis)
+    assert (top_two.take(0, axis=axis) - top_two.take(1, axis=axis)).min() >= 0.25
