@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.layout import cli as layout_cli
+from harness.reporting import cli as reporting_cli
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 REGISTRARS: list[Callable[[Subparsers], None]] = [
     layout_cli.register,
+    reporting_cli.register,
 ]
 
 

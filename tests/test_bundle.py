@@ -1,0 +1,267 @@
+"""Repro bundles: contents, scrubbing, tarball, and the standalone reproduce.py for real."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import py_compile
+import re
+import socket
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from test_journal import make_record
+from test_reporting import hil
+
+from harness.journal import Journal
+from harness.records import CaseRecord, case_slug
+from harness.reporting.bundle import BundleError, make_bundle, make_bundles_for_failures
+
+SECRET = "s3cret-Value-42"
+INT8_TOLERANCE = {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98}
+
+
+def _add_model(path: Path) -> None:
+    """y = a + b on 1x3x4x4 float32: tiny, two inputs (so their order matters), NPU-friendly."""
+    shape = [1, 3, 4, 4]
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])],
+        "add",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def write_case(results: Path, record: CaseRecord, int8: bool = False) -> CaseRecord:
+    """The case folder the executor writes (see harness/journal.py), plus the journal line."""
+    case_dir = results / "cases" / case_slug(record.id)
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((1, 3, 4, 4)).astype(np.float32) for _ in range(2))
+    case_dir.mkdir(parents=True)
+    _add_model(case_dir / "model.onnx")
+    for folder, arrays in {"inputs": {"a": a, "b": b}, "reference": {"y": a + b}}.items():
+        (case_dir / folder).mkdir()
+        for index, (name, array) in enumerate(arrays.items()):
+            np.save(case_dir / folder / f"{index}_{name}.npy", array)
+    (case_dir / "observed").mkdir()
+    np.save(case_dir / "observed" / "0_y.npy", a + b + 1)
+    toolkit = {
+        "target_platform": record.platform,
+        "config": {"mean_values": None, "std_values": None, "passphrase": SECRET},
+        "do_quantization": int8,
+        "dataset": "dataset.txt" if int8 else None,
+        "inference": {"data_format": "nchw"},
+    }
+    (case_dir / "toolkit.json").write_text(json.dumps(toolkit))
+    if int8:
+        (case_dir / "dataset").mkdir()
+        np.save(case_dir / "dataset" / "0_a.npy", a)
+        np.save(case_dir / "dataset" / "0_b.npy", b)
+        (case_dir / "dataset.txt").write_text("dataset/0_a.npy dataset/0_b.npy\n")
+    host = socket.gethostname()
+    (case_dir / "build.log").write_text(
+        f"I Loading {case_dir.resolve()}/model.onnx\n"
+        f"D Export RKNN model to {results.resolve()}/cache/x.rknn\n"
+        f"W cache in {Path.home()}/.cache/rknn, built on {host} by build@{host}\n"
+        f"D password in the environment: {SECRET}\n"
+    )
+    record = dataclasses.replace(record, artifacts=f"cases/{case_dir.name}")
+    Journal(results).append(record)
+    return record
+
+
+def _failing(
+    case_id: str = "add-fp16-8193", verdict: str = "wrong-result", **fields: object
+) -> CaseRecord:
+    values: dict[str, object] = {
+        "op": "Add",
+        "placement": [{"op": "Add", "target": "NPU", "name": "Add:y"}],
+        "tolerance": {"atol": 0.01, "rtol": 0.01, "atol_steps": 0.0, "min_cosine": 0.999},
+        "limit": "add.width",
+        "value": "w=8193",
+        "documented": "supported",
+        "detail": "3 of 48 elements outside tolerance, max abs error 1, cosine 0.9",
+        "source": {
+            "seed": "rknn_ops.md",
+            "section": "Add",
+            "text": "Add: width <= 8192 supported",
+            "api_token": SECRET,
+        },
+    }
+    values.update(fields)
+    return make_record(case_id, verdict, **values)
+
+
+def _leaks(text: str, results: Path) -> list[str]:
+    """Host facts found in ``text``: absolute paths of this machine, the host name, the secret."""
+    host = socket.gethostname()
+    leaks = [str(p) for p in {results.resolve(), results.absolute(), Path.home()} if str(p) in text]
+    if re.search(r"(?<![\w-])" + re.escape(host) + r"(?![\w-])", text):
+        leaks.append(host)
+    return leaks + ([SECRET] if SECRET in text else [])
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIL_BOARD_PASSWORD", SECRET)
+
+
+def test_bundle_contents_are_complete_and_scrubbed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], secret_env: None
+) -> None:
+    results = tmp_path / "results"
+    record = write_case(results, _failing(), int8=True)
+    assert hil(["repro", str(results), record.id]) == 0
+    folder = results / "bundles" / case_slug(record.id)
+    tarball = results / "bundles" / f"{case_slug(record.id)}.tar.gz"
+    assert capsys.readouterr().out.split() == [str(folder), str(tarball)]
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert files == [
+        "README.md",
+        "build.log",
+        "case.json",
+        "dataset.txt",
+        "dataset/0_a.npy",
+        "dataset/0_b.npy",
+        "inputs/0_a.npy",
+        "inputs/1_b.npy",
+        "model.onnx",
+        "observed/0_y.npy",
+        "reference/0_y.npy",
+        "reproduce.py",
+        "toolkit.json",
+    ]
+    for path in folder.rglob("*"):
+        if path.is_file() and path.suffix not in (".npy", ".onnx"):
+            assert _leaks(path.read_text(encoding="utf-8"), results) == [], path.name
+    log = (folder / "build.log").read_text()
+    assert "I Loading ./model.onnx" in log  # case-folder paths made relative
+    assert "<results>/cache/x.rknn" in log and "~/.cache/rknn" in log and "<host>" in log
+
+    case = json.loads((folder / "case.json").read_text())
+    assert case["versions"] == record.versions and case["verdict"] == "wrong-result"
+    assert "api_token" not in case["source"] and case["source"]["text"] == record.source["text"]
+    toolkit = json.loads((folder / "toolkit.json").read_text())
+    assert "passphrase" not in toolkit["config"] and toolkit["dataset"] == "dataset.txt"
+
+    readme = (folder / "README.md").read_text()
+    for fact in ("add.width", "w=8193", "Add: width &lt;= 8192 supported", "wrong-result"):
+        assert fact in readme
+    assert "max abs error 1, cosine 0.9" in readme
+    assert f"--target {record.platform} --device-id" in readme
+    py_compile.compile(str(folder / "reproduce.py"), doraise=True, cfile=str(tmp_path / "r.pyc"))
+
+
+def test_tarball_extracts_to_the_same_files_without_owner_names(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    record = write_case(results, _failing())
+    folder = make_bundle(results, record.id)
+    with tarfile.open(folder.parent / f"{folder.name}.tar.gz") as tar:
+        members = tar.getmembers()
+        tar.extractall(tmp_path / "out", filter="data")
+    assert {m.uname for m in members} == {""} and {m.gname for m in members} == {""}
+    extracted = tmp_path / "out" / folder.name
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert (extracted / path.relative_to(folder)).read_bytes() == path.read_bytes()
+    assert len(members) == len(list(folder.rglob("*"))) + 1  # + the folder itself
+
+
+def test_bundle_errors_name_the_case_and_the_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    write_case(results, _failing("known-case"))
+    assert hil(["repro", str(results), "known-cas"]) == 2
+    assert "no case with id 'known-cas'; did you mean 'known-case'?" in capsys.readouterr().err
+    Journal(results).append(_failing("escapes", artifacts="../elsewhere"))
+    with pytest.raises(BundleError, match=r"case 'escapes': field 'artifacts' is '\.\./elsewhere'"):
+        make_bundle(results, "escapes")
+    record = write_case(results, _failing("no-model"))
+    (results / record.artifacts / "model.onnx").unlink()
+    with pytest.raises(BundleError, match=r"case 'no-model'.*lacks model\.onnx"):
+        make_bundle(results, "no-model")
+
+
+def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    write_case(results, _failing("wrong"))
+    write_case(results, _failing("violated", verdict="violation"))
+    write_case(results, _failing("fine", verdict="confirmed"))
+    Journal(results).append(_failing("lost-artifacts", artifacts="cases/gone"))
+    with pytest.warns(UserWarning, match="no repro bundle for 'lost-artifacts'"):
+        made = make_bundles_for_failures(results)
+    assert sorted(path.name for path in made) == sorted(case_slug(i) for i in ("wrong", "violated"))
+    assert sorted(p.name for p in (results / "bundles").iterdir()) == sorted(
+        [p.name for p in made] + [f"{p.name}.tar.gz" for p in made]
+    )
+    with pytest.warns(UserWarning):
+        assert make_bundles_for_failures(results) == made  # rebuilt in place, nothing left over
+    assert len(list((results / "bundles").iterdir())) == 2 * len(made)
+    assert make_bundles_for_failures(tmp_path / "nothing-ran") == []
+
+
+def _run_reproduce(folder: Path) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, str(folder / "reproduce.py")],
+        cwd=folder.parent,  # it must find its files from its own location
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+needs_toolkit = pytest.mark.skipif(
+    importlib.util.find_spec("rknn") is None, reason="needs rknn-toolkit2"
+)
+
+
+def _unpacked_bundle(tmp_path: Path, int8: bool = False) -> Path:
+    """A bundle as the vendor gets it: the tarball unpacked away from the harness."""
+    results = tmp_path / "results"
+    record = _failing(dtype="int8", tolerance=INT8_TOLERANCE) if int8 else _failing()
+    record = write_case(results, record, int8=int8)
+    folder = make_bundle(results, record.id)
+    with tarfile.open(folder.parent / f"{folder.name}.tar.gz") as tar:
+        tar.extractall(tmp_path / "vendor", filter="data")
+    return tmp_path / "vendor" / folder.name
+
+
+@needs_toolkit
+@pytest.mark.parametrize("int8", [False, True], ids=["float16", "int8"])
+def test_reproduce_script_runs_the_simulator_for_real(tmp_path: Path, int8: bool) -> None:
+    copy = _unpacked_bundle(tmp_path, int8)
+    run = _run_reproduce(copy)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "RESULT: MATCH" in run.stdout
+    assert re.search(r"placement now: (\w+: NPU; )*Add: NPU\n", run.stdout)
+    assert "placement recorded: Add: NPU" in run.stdout
+    matched = r"output 0: max abs error \S+, cosine (0\.99\d+|1\.0+), 0 of 48 elements outside"
+    assert re.search(matched, run.stdout)
+    assert "Network Layer Information Table" in (copy / "reproduce.log").read_text()
+    used = INT8_TOLERANCE if int8 else json.loads((copy / "case.json").read_text())["tolerance"]
+    assert f"RESULT: MATCH (tolerance {used})" in run.stdout  # the recorded tolerance
+
+
+@needs_toolkit
+def test_reproduce_script_reports_a_mismatch(tmp_path: Path) -> None:
+    copy = _unpacked_bundle(tmp_path)
+    reference = copy / "reference" / "0_y.npy"
+    np.save(reference, np.load(reference) + 0.5)  # now the simulator disagrees with it
+    run = _run_reproduce(copy)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "output 0: max abs error 0.5" in run.stdout and "RESULT: MISMATCH" in run.stdout

@@ -1,0 +1,331 @@
+"""``hil report`` and ``hil diff`` on real results directories, through the argparse handlers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from test_journal import make_record
+
+from harness.cli import main
+from harness.journal import JOURNAL_NAME, Journal, write_run_metadata
+from harness.records import FAILING_VERDICTS, CaseRecord, case_slug
+from harness.reporting.markdown import md_escape
+
+HOSTILE_ID = '<script>alert("id")</script>'
+
+
+def hil(argv: list[str]) -> int:
+    """The ``hil`` console script's exit status, run in this process."""
+    return main(argv)
+
+
+def _records() -> list[CaseRecord]:
+    pow_layers = [
+        {"op": "InputOperator", "target": "CPU"},
+        {"op": "Pow", "target": "CPU"},
+        {"op": "OutputOperator", "target": "CPU"},
+    ]
+    return [
+        make_record("expand-h-8192"),
+        make_record("expand-h-8193", "doc-drift", value="8193", documented="outside"),
+        make_record("expand-h-8192-int8", "confirmed", dtype="int8"),
+        make_record(
+            "pow-4",
+            "limit-confirmed",
+            op="Pow",
+            limit="pow.exponent",
+            value="4",
+            documented="outside",
+            placement=pow_layers,
+        ),
+        make_record("expand-h-8192-board", "violation", backend="rock-5b", detail="CPU fallback"),
+        make_record(
+            HOSTILE_ID,
+            "wrong-result",
+            op="<b>Pow|x</b>",
+            dtype="int8",
+            detail="a | b <img src=x onerror=alert(1)>",
+        ),
+        make_record("gru-batch-3", "infra-error", op="GRU", limit="gru.batch", value="3"),
+        make_record("mp-8", "violation", platform="rk3588", backend="simulator", op="MaxPool"),
+    ]
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    folder = tmp_path / "results"
+    journal = Journal(folder)
+    for record in _records():
+        journal.append(record)
+    write_run_metadata(folder, {"backend": "auto", "versions": {"rknn-toolkit2": "2.5.0-run"}})
+    return folder
+
+
+class _ReportParser(HTMLParser):
+    """Collects tags, attributes, and each case cell with the section heading it sits under."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        # (section heading, verdict, the cell's text chunks: one per element's text)
+        self.cases: list[tuple[str, str, list[str]]] = []
+        self.text = ""
+        self._heading: str | None = None
+        self._section = ""
+        self._case: tuple[str, str, list[str]] | None = None
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += attrs
+        if tag == "h2":
+            self._heading = ""
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and self._case is not None:
+            self._depth += 1
+        elif tag == "div" and "case" in classes:
+            verdicts = [name[2:] for name in classes if name.startswith("v-")]
+            self._case, self._depth = (self._section, verdicts[0], []), 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h2" and self._heading is not None:
+            self._section, self._heading = self._heading, None
+        if tag == "div" and self._case is not None:
+            self._depth -= 1
+            if self._depth == 0:
+                self.cases.append(self._case)
+                self._case = None
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+        if self._heading is not None:
+            self._heading += data
+        if self._case is not None:
+            self._case[2].append(data)
+
+
+def _parse_html(path: Path) -> _ReportParser:
+    parser = _ReportParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return parser
+
+
+def test_report_writes_both_files_and_prints_their_paths(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert hil(["report", str(results)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [str(results / "report.md"), str(results / "report.html")]
+    assert all(Path(path).stat().st_size > 0 for path in printed)
+
+
+def test_html_report_has_a_cell_per_case_in_its_backend_section(results: Path) -> None:
+    hil(["report", str(results)])
+    parsed = _parse_html(results / "report.html")
+    records = _records()
+    assert len(parsed.cases) == len(records)
+    assert Counter(verdict for _, verdict, _ in parsed.cases) == Counter(
+        record.verdict for record in records
+    )
+    for record in records:
+        matching = [
+            chunks
+            for section, verdict, chunks in parsed.cases
+            if section == f"{record.platform} on {record.backend}"
+            and verdict == record.verdict
+            and f"id: {record.id}" in chunks
+        ]
+        assert len(matching) == 1, record.id
+        assert record.value in matching[0]
+    pow_cell = next(chunks for _, _, chunks in parsed.cases if "id: pow-4" in chunks)
+    assert "placement: Pow: CPU" in pow_cell
+    assert not any("InputOperator" in chunk for chunk in pow_cell)
+
+
+def test_html_report_is_self_contained_and_escapes_record_text(results: Path) -> None:
+    hil(["report", str(results)])
+    html_text = (results / "report.html").read_text(encoding="utf-8")
+    parsed = _parse_html(results / "report.html")
+    assert not {"script", "link", "img", "iframe", "object", "embed"} & set(parsed.tags)
+    assert parsed.tags.count("style") == 1
+    names = {name for name, _ in parsed.attrs}
+    assert "src" not in names
+    assert not any(name.startswith("on") for name in names)
+    for name, value in parsed.attrs:
+        if name == "href":
+            assert value and "//" not in value and ":" not in value, value
+    assert "<script" not in html_text and "<img" not in html_text
+    assert HOSTILE_ID in parsed.text  # shown, as text
+    assert "a | b <img src=x onerror=alert(1)>" in parsed.text
+
+
+def test_html_report_shows_run_metadata(results: Path) -> None:
+    hil(["report", str(results)])
+    text = _parse_html(results / "report.html").text
+    assert "rknn-toolkit2=2.5.0-run" in text  # from run.json
+    assert "rock-5b, simulator" in text  # backends seen in the records
+    assert "rk3562, rk3588" in text
+
+
+def _markdown_table(markdown: str, heading: str) -> list[list[str]]:
+    """Rows of the first table after ``heading``; escaped pipes stay inside their cell."""
+    lines = markdown.split(f"\n{heading}\n", 1)[1].split("\n")
+    table = []
+    for line in lines[lines.index(next(x for x in lines if x.startswith("|"))) :]:
+        if not line.startswith("|"):
+            break
+        table.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return table
+
+
+def test_markdown_counts_and_matrix_columns(results: Path) -> None:
+    hil(["report", str(results)])
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    records = _records()
+    counts = Counter(record.verdict for record in records)
+    table = _markdown_table(markdown, "## Verdicts")
+    shown = {row[0]: int(row[1]) for row in table[2:] if row[0] != "**total**"}
+    assert shown == {verdict: counts.get(verdict, 0) for verdict in shown}
+    assert sum(shown.values()) == len(records)
+    for record in records:
+        table = _markdown_table(markdown, f"## {md_escape(record.platform)} on {record.backend}")
+        column = table[0].index(md_escape(record.dtype))
+        row = next(r for r in table if r[:2] == [md_escape(record.op), md_escape(record.limit)])
+        assert (
+            f"{md_escape(record.value)} ({record.documented}): **{record.verdict}**"
+            in (row[column])
+        )
+    assert "<script" not in markdown and "<b>" not in markdown and "<img" not in markdown
+
+
+def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
+    failing = [record for record in _records() if record.verdict in FAILING_VERDICTS]
+    bundled = failing[0]
+    case_dir = results / "cases" / case_slug(bundled.id)
+    case_dir.mkdir(parents=True)
+    (case_dir / "model.onnx").write_bytes(b"placeholder: a report does not read the model")
+    (case_dir / "toolkit.json").write_text('{"target_platform": "rk3562"}')
+    journal = Journal(results)
+    journal.append(dataclasses.replace(bundled, artifacts=f"cases/{case_dir.name}"))
+    assert hil(["repro", str(results), bundled.id]) == 0
+    hil(["report", str(results)])
+    parsed = _parse_html(results / "report.html")
+    hrefs = [str(value) for name, value in parsed.attrs if name == "href"]
+    slug = case_slug(bundled.id)
+    assert hrefs == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
+    assert all((results / href).is_file() for href in hrefs)
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    assert f"[bundle](bundles/{slug}/README.md)" in markdown
+    assert markdown.count("no bundle yet") == len(failing) - 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no journal"),
+        ("", "holds no records"),
+        ('{"id": "a"\n{}\n', f"{JOURNAL_NAME}:1: not valid JSON"),
+    ],
+)
+def test_report_bad_journal_exits_2_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    if content is not None:
+        (tmp_path / JOURNAL_NAME).write_text(content)
+    assert hil(["report", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert str(tmp_path / JOURNAL_NAME) in error and message in error
+    assert not (tmp_path / "report.html").exists()
+
+
+# --- hil diff -------------------------------------------------------------------------------
+
+
+def _write_run(folder: Path, records: list[CaseRecord]) -> Path:
+    journal = Journal(folder)
+    for record in records:
+        journal.append(record)
+    return folder
+
+
+def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
+    npu = [{"op": "MaxPool", "target": "NPU"}]
+    old = [
+        make_record("same"),
+        make_record("verdict", "confirmed"),
+        make_record("placement", placement=npu),
+        make_record("metric-big", metrics={"max_abs": 0.001, "cosine": 0.9999}),
+        make_record("metric-small", metrics={"max_abs": 0.00100, "cosine": 0.9999}),
+        make_record("metric-gone", metrics={"max_abs": 0.001, "cosine": 0.9999}),
+        make_record("backend"),
+        make_record("dropped"),
+    ]
+    new = [
+        make_record("same"),
+        make_record("verdict", "wrong-result"),
+        make_record("placement", placement=npu * 2),
+        make_record("metric-big", metrics={"max_abs": 0.004, "cosine": 0.9999}),
+        make_record("metric-small", metrics={"max_abs": 0.00105, "cosine": 0.9999}),
+        make_record("metric-gone", metrics={"cosine": 0.9999}),
+        make_record("backend", backend="rock-5b"),
+        make_record("added"),
+    ]
+    return _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
+
+
+def test_diff_reports_every_kind_of_change_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(new), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    found = {(c["case_id"], c["kind"], c["metric"]) for c in document["changes"]}
+    assert found == {
+        ("verdict", "verdict", ""),
+        ("placement", "placement", ""),
+        ("metric-big", "metric", "max_abs"),
+        ("metric-gone", "metric", "max_abs"),
+        ("backend", "backend", ""),
+        ("dropped", "only-old", ""),
+        ("added", "only-new", ""),
+    }
+    by_case = {c["case_id"]: c for c in document["changes"]}
+    assert (by_case["verdict"]["old"], by_case["verdict"]["new"]) == ("confirmed", "wrong-result")
+    assert by_case["placement"]["new"] == "MaxPool: NPU×2"
+    assert by_case["metric-gone"]["new"] is None
+
+
+def test_diff_threshold_option_and_table_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(new), "--metric-threshold", "0.01"]) == 1
+    assert "metric-small" in capsys.readouterr().out  # 5 % change, above the 1 % threshold
+    assert hil(["diff", str(old), str(new), "--metric-threshold", "0.9"]) == 1
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["case", "change", "old", "new"]
+    assert not any(line.startswith("metric-big") for line in table)  # 75 % < 90 %
+    assert any(line.split()[:2] == ["verdict", "verdict"] for line in table)
+
+
+def test_diff_of_identical_runs_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, _ = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(old)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_diff_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, _ = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(tmp_path / "nowhere")]) == 2
+    assert str(tmp_path / "nowhere" / JOURNAL_NAME) in capsys.readouterr().err
+    with pytest.raises(SystemExit) as caught:
+        hil(["diff", str(old), str(old), "--metric-threshold", "-1"])
+    assert caught.value.code == 2
+    assert "must be a number >= 0, got '-1'" in capsys.readouterr().err
