@@ -1,0 +1,100 @@
+"""What the harness asks of the rknn-toolkit2 simulator, and the exact toolkit calls it makes.
+
+``toolkit_calls`` is the single description of how a request is executed: the worker calls
+the toolkit with exactly these keyword arguments, and repro bundles write the same dict, so a
+vendor report reproduces what the harness ran.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_FILE = "model.onnx"
+DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separated
+DATASET_DIR = "dataset"
+DATA_FORMAT = "nchw"
+LOG_FILE = "toolkit.log"  # everything the toolkit printed for one request
+
+
+@dataclass
+class SimRequest:
+    """One case for the simulator: an ONNX model, its inputs and the build settings."""
+
+    model: bytes  # serialized ONNX
+    inputs: list[np.ndarray]  # in the model's input order, NCHW float32 as fed to onnxruntime
+    target_platform: str  # e.g. "rk3562"
+    quantize: bool = False  # int8 build; needs a calibration dataset
+    dataset: list[list[np.ndarray]] | None = None  # samples, each one array per model input
+    config: dict[str, Any] = field(default_factory=dict)  # extra RKNN.config keyword arguments
+    case_id: str = ""
+
+    def __post_init__(self) -> None:
+        if "target_platform" in self.config:
+            raise ValueError("give target_platform as its own field, not inside config")
+        try:
+            json.dumps(self.config, sort_keys=True)
+        except TypeError as exc:
+            raise ValueError(f"config must be JSON-serializable: {exc}") from exc
+        if self.quantize and not self.dataset:
+            raise ValueError("quantize=True needs a calibration dataset")
+        for sample in self.dataset or []:
+            if len(sample) != len(self.inputs):
+                raise ValueError(
+                    f"each dataset sample needs one array per input ({len(self.inputs)}), "
+                    f"got {len(sample)}"
+                )
+
+
+def toolkit_calls(request: SimRequest) -> dict[str, dict[str, Any]]:
+    """The toolkit calls, in order, with their keyword arguments (JSON-able).
+
+    File arguments are relative to the working folder that holds ``model.onnx`` and, for int8,
+    ``dataset.txt`` (written by ``write_dataset``). ``inference`` also receives
+    ``inputs=[...]``: the request's arrays, in model input order. ``init_runtime`` without a
+    target selects the simulator.
+    """
+    return {
+        "RKNN": {"verbose": True},
+        "config": {"target_platform": request.target_platform, **request.config},
+        "load_onnx": {"model": MODEL_FILE},
+        "build": {
+            "do_quantization": request.quantize,
+            "dataset": DATASET_FILE if request.quantize else None,
+        },
+        "init_runtime": {},
+        "inference": {"data_format": DATA_FORMAT},
+    }
+
+
+def write_dataset(dataset: list[list[np.ndarray]], folder: Path) -> Path:
+    """Write the calibration samples as .npy files plus the list file the toolkit reads.
+
+    Paths in the list are relative to its folder, one line per sample, the sample's arrays
+    (one per model input) separated by a space.
+    """
+    (folder / DATASET_DIR).mkdir(parents=True, exist_ok=True)
+    lines = []
+    for s, sample in enumerate(dataset):
+        names = []
+        for i, array in enumerate(sample):
+            name = f"{DATASET_DIR}/sample{s}_input{i}.npy"
+            np.save(folder / name, np.asarray(array))
+            names.append(name)
+        lines.append(" ".join(names))
+    path = folder / DATASET_FILE
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def toolkit_version() -> str:
+    """The installed rknn-toolkit2 version, read without importing the (slow) toolkit."""
+    try:
+        return importlib.metadata.version("rknn-toolkit2")
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"

@@ -1,0 +1,323 @@
+"""The simulator backend against the real rknn-toolkit2 simulator.
+
+Faults (worker crash, hang) are injected through the worker's test-only NPU_HIL_SIM_FAULT
+hook: a real toolkit crash cannot be produced on demand.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from harness.records import Observation
+from harness.simulator import SimCache, SimRequest, SimulatorPool, toolkit_calls, write_dataset
+from harness.simulator.worker import FAULT_ENV
+
+pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
+
+SHAPE = [1, 3, 4, 4]
+RNG = np.random.default_rng(20240501)
+
+
+def model(op: str, inputs: list[str]) -> bytes:
+    """A one-node float32 ONNX model; the inputs and the output "y" all have SHAPE."""
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["y"], name=op.lower())],
+        "case",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, SHAPE) for n in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    proto.ir_version = 8
+    return proto.SerializeToString()
+
+
+SUB = model("Sub", ["a", "b"])
+SIGMOID = model("Sigmoid", ["x"])
+
+
+def sample(n: int = 1) -> list[np.ndarray]:
+    return [RNG.random(SHAPE, dtype=np.float32) for _ in range(n)]
+
+
+def sub_request(case_id: str, inputs: list[np.ndarray] | None = None, **kwargs: Any) -> SimRequest:
+    """A rk3562 request for SUB (y = a - b) with fresh random inputs unless given."""
+    return SimRequest(SUB, inputs or sample(2), "rk3562", case_id=case_id, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SimulatorPool]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(FAULT_ENV, "exit:exit-me,segv:segv-me")  # read by the worker, per case id
+        with SimulatorPool(workers=1, timeout_s=60) as shared:
+            yield shared
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_fp16_case_runs_on_the_npu_and_matches_numpy(pool: SimulatorPool) -> None:
+    request = sub_request("fp16-sub")
+    obs = pool.run(request)
+    assert (obs.failed_stage, obs.error, obs.infra_error) == (None, None, None)
+    a, b = request.inputs
+    (out,) = obs.outputs or []
+    assert out.dtype == np.float32 and out.shape == tuple(SHAPE)
+    np.testing.assert_allclose(out, a - b, atol=2e-3)  # fp16; a swapped input order fails
+    assert [(e["op"], e["target"], e["dtype"]) for e in obs.placement if e["op"] == "Sub"] == [
+        ("Sub", "NPU", "FLOAT16")
+    ]
+    assert {t["format"] for t in obs.tensors} >= {"NC1HWC2"}
+    assert "Network Layer Information Table" in obs.log
+    assert obs.backend == "simulator"
+    assert set(obs.versions) == {"rknn_toolkit2", "python", "numpy", "onnx"}
+    assert obs.versions["rknn_toolkit2"] == "2.5.0"
+    assert set(obs.timings) == {"build_s", "run_s"}
+
+
+def test_int8_case_with_a_two_input_dataset_runs(pool: SimulatorPool) -> None:
+    request = sub_request("int8-sub", quantize=True, dataset=[sample(2) for _ in range(4)])
+    obs = pool.run(request)
+    assert (obs.failed_stage, obs.error, obs.infra_error) == (None, None, None)
+    assert {e["dtype"] for e in obs.placement} == {"INT8"}
+    a, b = request.inputs
+    (out,) = obs.outputs or []
+    np.testing.assert_allclose(out, a - b, atol=0.03)  # int8 steps over the range [-1, 1]
+    assert "Quantize calibration include 4 samples" in obs.log
+
+
+def test_dataset_file_lists_each_samples_arrays_on_one_line(tmp_path: Path) -> None:
+    samples = [sample(2) for _ in range(3)]
+    listing = write_dataset(samples, tmp_path)
+    lines = listing.read_text().splitlines()
+    assert len(lines) == 3
+    for line, arrays in zip(lines, samples, strict=True):
+        paths = line.split(" ")
+        assert len(paths) == 2
+        for path, array in zip(paths, arrays, strict=True):
+            np.testing.assert_array_equal(np.load(tmp_path / path), array)
+
+
+def test_toolkit_calls_describe_the_configuration() -> None:
+    request = sub_request("calls", config={"optimization_level": 2})
+    calls = toolkit_calls(request)
+    assert calls["config"] == {"target_platform": "rk3562", "optimization_level": 2}
+    assert calls["build"] == {"do_quantization": False, "dataset": None}
+    assert calls["inference"] == {"data_format": "nchw"}
+    assert list(calls) == ["RKNN", "config", "load_onnx", "build", "init_runtime", "inference"]
+
+
+def test_extra_config_reaches_the_toolkit(pool: SimulatorPool) -> None:
+    obs = pool.run(sub_request("bad-config", config={"float_dtype": "float64"}))
+    assert obs.failed_stage == "build"
+    assert obs.error is not None and obs.error.startswith("config: ")
+    assert "float64" in obs.error
+
+
+def test_a_model_the_toolkit_refuses_fails_at_build(pool: SimulatorPool) -> None:
+    nonzero = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("NonZero", ["x"], ["y"], name="nz")],
+            "case",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+            [helper.make_tensor_value_info("y", TensorProto.INT64, [4, None])],
+        ),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    nonzero.ir_version = 8
+    onnx.checker.check_model(nonzero)  # valid ONNX: the refusal is the toolkit's
+    request = SimRequest(nonzero.SerializeToString(), sample(), "rk3562", case_id="nonzero")
+    obs = pool.run(request)
+    assert (obs.failed_stage, obs.outputs, obs.infra_error) == ("build", None, None)
+    assert obs.error == (
+        "build: ValueError: The input 0 of NonZero('nz') need to be constant! It will cause the"
+        " graph to be a dynamic graph! Remove NonZero('nz') manually and try again!"
+    )
+    assert "need to be constant" in obs.log
+
+
+def test_wrong_input_shape_fails_at_runtime(pool: SimulatorPool) -> None:
+    x = RNG.random([1, 2, 4, 4], dtype=np.float32)
+    obs = pool.run(SimRequest(SIGMOID, [x], "rk3562", case_id="wrong-shape"))
+    assert (obs.failed_stage, obs.infra_error) == ("runtime", None)
+    assert obs.error is not None and obs.error.startswith("inference: ValueError:")
+    assert "build_s" in obs.timings and obs.placement  # the build itself succeeded
+
+
+@pytest.mark.parametrize(
+    ("case_id", "expected"),
+    [
+        ("exit-me", "worker exited with code 3 while running the case"),
+        ("segv-me", "worker killed by signal SIGSEGV while running the case"),
+    ],
+)
+def test_a_worker_crash_costs_one_case(pool: SimulatorPool, case_id: str, expected: str) -> None:
+    before = pool.pids()
+    obs = pool.run(sub_request(case_id))
+    assert obs.infra_error == expected
+    assert (obs.failed_stage, obs.outputs) == (None, None)
+    if case_id == "segv-me":  # faulthandler wrote into the case's own log
+        assert "Fatal Python error: Segmentation fault" in obs.log
+    assert not any(alive(pid) for pid in before)
+    after = pool.run(sub_request("after-crash"))
+    assert after.infra_error is None and after.outputs is not None
+    assert pool.pids() != before
+
+
+def test_a_hung_worker_times_out_while_the_other_worker_serves_the_batch() -> None:
+    batch = [sub_request("hang-me"), *(sub_request(f"ok-{i}") for i in range(3))]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(FAULT_ENV, "hang:hang-me")
+        with SimulatorPool(workers=2, timeout_s=2) as two:
+            two.run_many([sub_request("warm-a"), sub_request("warm-b")])
+            started = set(two.pids())
+            hung, *served = two.run_many(batch)
+            (survivor,) = two.pids()
+            (killed,) = started - {survivor}
+            assert not alive(killed)
+            after = two.run_many([sub_request("after-a"), sub_request("after-b")])
+            assert len(set(two.pids()) - started) == 1  # a fresh worker took the hung one's place
+    assert hung.infra_error == "timed out after 2 s"
+    assert (hung.failed_stage, hung.outputs) == (None, None)
+    for request, obs in zip(batch[1:], served, strict=True):  # results in request order
+        assert obs.infra_error is None and obs.outputs is not None
+        np.testing.assert_allclose(obs.outputs[0], request.inputs[0] - request.inputs[1], atol=2e-3)
+    assert [obs.infra_error for obs in after] == [None, None]
+
+
+def test_cache_hit_returns_the_same_observation_without_the_toolkit(tmp_path: Path) -> None:
+    request = sub_request("cached")
+    with SimulatorPool(cache=SimCache(tmp_path)) as first:
+        fresh = first.run(request)
+        again = first.run(request)
+        assert first.toolkit_runs == 1
+        pids = first.pids()
+    assert pids and not any(alive(pid) for pid in pids)  # close() left no worker behind
+    # Another process (an xdist worker) with its own cache object shares the entries.
+    with SimulatorPool(cache=SimCache(tmp_path)) as second:
+        shared = second.run(request)
+        changed = request.inputs[0].copy()
+        changed.flat[0] += 0.5
+        miss = second.run(sub_request("cached", inputs=[changed, request.inputs[1]]))
+        assert second.toolkit_runs == 1  # only the changed input ran
+    assert fresh.outputs is not None and miss.outputs is not None
+    for hit in (again, shared):
+        assert hit.outputs is not None
+        assert np.array_equal(hit.outputs[0], fresh.outputs[0])
+        assert hit.outputs[0].dtype == fresh.outputs[0].dtype
+        rest = {k: v for k, v in vars(hit).items() if k != "outputs"}
+        assert rest == {k: v for k, v in vars(fresh).items() if k != "outputs"}
+    assert not np.array_equal(miss.outputs[0], fresh.outputs[0])
+
+
+def test_cache_refuses_board_results_and_skips_infra_errors(tmp_path: Path) -> None:
+    cache = SimCache(tmp_path)
+    request = sub_request("not-cached")
+    with pytest.raises(ValueError, match="only holds simulator results"):
+        cache.put(request, Observation(backend="rk3562-board-1", outputs=sample()))
+    cache.put(request, Observation(backend="simulator", infra_error="timed out after 1 s"))
+    assert cache.get(request) is None
+    cache.put(request, Observation(backend="simulator", failed_stage="build", error="no"))
+    hit = cache.get(request)
+    assert hit is not None and (hit.failed_stage, hit.error, hit.outputs) == ("build", "no", None)
+
+
+def test_cache_key_covers_every_setting() -> None:
+    cache = SimCache(Path("unused"))
+    base = sub_request("key")
+    a, b = base.inputs
+    variants = [
+        SimRequest(SIGMOID, [a], "rk3562"),
+        SimRequest(SUB, [a, b + 1], "rk3562"),
+        SimRequest(SUB, [a.astype(np.float64), b], "rk3562"),
+        SimRequest(SUB, [a.reshape(1, 3, 16), b], "rk3562"),
+        SimRequest(SUB, [a, b], "rk3588"),
+        SimRequest(SUB, [a, b], "rk3562", config={"optimization_level": 2}),
+        SimRequest(SUB, [a, b], "rk3562", quantize=True, dataset=[[a, b]]),
+        SimRequest(SUB, [a, b], "rk3562", quantize=True, dataset=[[b, a]]),
+    ]
+    keys = {cache.key(r) for r in [base, *variants]}
+    assert len(keys) == len(variants) + 1
+    assert cache.key(SimRequest(SUB, [a.copy(), b.copy()], "rk3562", case_id="other")) == (
+        cache.key(base)
+    )
+
+
+def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
+    """The parent is SIGKILLed (no atexit, no close) while its worker hangs in a case: the
+    kernel's parent-death signal must take the worker down too."""
+    (tmp_path / "model.onnx").write_bytes(SIGMOID)
+    script = textwrap.dedent(
+        f"""
+        import numpy as np
+        from pathlib import Path
+        from harness.simulator import SimRequest, SimulatorPool
+        model = Path({str(tmp_path / "model.onnx")!r}).read_bytes()
+        pool = SimulatorPool(timeout_s=600)
+        pool.run(SimRequest(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="warm-up"))
+        print(pool.pids()[0], flush=True)
+        pool.run(SimRequest(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="hang-me"))
+        """
+    )
+    # TMPDIR: the killed parent cannot remove its case folder, pytest's tmp_path will.
+    env = {**os.environ, FAULT_ENV: "hang:hang-me", "TMPDIR": str(tmp_path)}
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    try:
+        deadline = time.monotonic() + 30
+        while "npu-hil-sim-" not in os.readlink(f"/proc/{worker}/cwd"):  # in the hung case
+            assert time.monotonic() < deadline, "the worker never started the hanging case"
+            time.sleep(0.05)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(worker)
+    finally:  # leave nothing behind when the test fails
+        parent.kill()
+        parent.wait()
+        if alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
+def test_a_worker_that_cannot_import_the_toolkit_is_an_infra_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A broken "rknn" package ahead of the real one on the worker's path: a real import error.
+    (tmp_path / "rknn").mkdir()
+    (tmp_path / "rknn" / "__init__.py").write_text("raise ImportError('toolkit is broken')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with SimulatorPool() as broken:
+        obs = broken.run(sub_request("no-toolkit"))
+    assert obs.infra_error is not None
+    assert obs.infra_error.startswith("worker failed to start:")
+    assert "ImportError: toolkit is broken" in obs.infra_error
+    assert (obs.failed_stage, obs.outputs, broken.toolkit_runs) == (None, None, 0)
+
+
+def test_invalid_requests_are_refused_up_front() -> None:
+    with pytest.raises(ValueError, match="needs a calibration dataset"):
+        sub_request("q", quantize=True)
+    with pytest.raises(ValueError, match="one array per input"):
+        sub_request("q", quantize=True, dataset=[sample(1)])
+    with pytest.raises(ValueError, match="not inside config"):
+        sub_request("q", config={"target_platform": "rk3588"})
