@@ -1,18 +1,238 @@
-"""pytest plugin of npu-hil (registered as the ``npu_hil`` pytest11 entry point)."""
+"""pytest plugin of npu-hil (registered as the ``npu_hil`` pytest11 entry point).
+
+A test that asks for the ``hil_record`` fixture is parametrized with one case per documented
+limit boundary (``harness.cases``); the fixture runs the case on the selected backend and
+journals it; ``check_verdict`` turns the verdict into a pass, a failure or a warning.
+Infrastructure trouble is raised from the fixture, so pytest reports it as an error, never as
+a test failure.
+"""
 
 from __future__ import annotations
 
+import os
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from harness.cases import Case, operator_cases
+from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.execute import CaseExecutor, host_versions
+from harness.journal import finished_ids, write_run_metadata
+from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.simulator import SimCache, SimulatorPool, toolkit_version
+
+DEFAULT_PLATFORM = "rk3562"
+_VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
+
+
+class InfrastructureError(Exception):
+    """Board, SSH, toolkit or timeout trouble: says nothing about the NPU."""
+
+
+class DocDriftWarning(UserWarning):
+    """A documented limit the SDK does not enforce (passes unless --strict-docs)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("npu-hil", "npu-hil constraint suites")
-    group.addoption("--platform", default=None, help="target platform, e.g. rk3562")
+    group.addoption(
+        "--platform", default=None, help=f"target platform (default {DEFAULT_PLATFORM})"
+    )
     group.addoption(
         "--backend",
         choices=("auto", "sim", "board"),
         default="auto",
-        help="where cases run: a board when one is configured (auto), the simulator, or a board",
+        help="where cases run: a configured board if any, else the simulator (auto); "
+        "always the simulator (sim); a board or an error (board)",
     )
     group.addoption("--strict-docs", action="store_true", help="fail on documentation drift")
-    group.addoption("--results", default="results", help="results directory (journal, reports)")
+    group.addoption("--results", default="results", help="results directory (default results)")
+    group.addoption(
+        "--resume", action="store_true", help="skip cases already finished in --results"
+    )
+    group.addoption(
+        "--hil-timeout", type=float, default=600.0, help="seconds one case may take (600)"
+    )
+    group.addoption(
+        "--hil-cache",
+        default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
+        help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "hil_case: a generated npu-hil constraint case")
+    config.addinivalue_line("markers", "hil_suite(name): the case source of a suite")
+    config.addinivalue_line("markers", "outside: the case lies outside a documented limit")
+    config.addinivalue_line("markers", "supported: the case is documented as supported")
+    if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
+        results = Path(config.getoption("results"))
+        results.mkdir(parents=True, exist_ok=True)
+        write_run_metadata(results, _run_metadata(config))
+
+
+_CATALOGUE = pytest.StashKey[OperatorCatalogue]()
+
+
+def _platform(config: pytest.Config) -> str:
+    return str(config.getoption("platform") or DEFAULT_PLATFORM)
+
+
+def _run_metadata(config: pytest.Config) -> dict[str, Any]:
+    return {
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "platform": _platform(config),
+        "backend": config.getoption("backend"),
+        "strict_docs": bool(config.getoption("strict_docs")),
+        "versions": {**host_versions(), "rknn_toolkit2": toolkit_version()},
+    }
+
+
+def _catalogue(config: pytest.Config) -> OperatorCatalogue:
+    if _CATALOGUE not in config.stash:
+        config.stash[_CATALOGUE] = load_operators()
+    return config.stash[_CATALOGUE]
+
+
+def _operator_cases(config: pytest.Config) -> list[Case]:
+    catalogue = _catalogue(config)
+    if _platform(config) != catalogue.platform:
+        return []  # operator tables are transcribed for catalogue.platform only
+    return operator_cases(catalogue).cases
+
+
+# Suites name their case source with ``pytestmark = pytest.mark.hil_suite("<name>")``.
+CASE_SOURCES: dict[str, Callable[[pytest.Config], list[Case]]] = {
+    "operators": _operator_cases,
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "hil_case" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("hil_suite")
+    if marker is None or marker.args[0] not in CASE_SOURCES:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: a test using hil_case needs "
+            f"pytest.mark.hil_suite(<one of {sorted(CASE_SOURCES)}>)"
+        )
+    cases = CASE_SOURCES[marker.args[0]](metafunc.config)
+    metafunc.parametrize(
+        "hil_case",
+        [
+            pytest.param(case, id=case.id, marks=[pytest.mark.hil_case, _documented_mark(case)])
+            for case in cases
+        ],
+    )
+
+
+def _documented_mark(case: Case) -> pytest.MarkDecorator:
+    return pytest.mark.supported if case.documented == "supported" else pytest.mark.outside
+
+
+@pytest.fixture(scope="session")
+def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
+    """One simulator worker per pytest process, reused for every case."""
+    backend = pytestconfig.getoption("backend")
+    if backend == "board":
+        raise pytest.UsageError(
+            "--backend board: no board backend is configured in this version; "
+            "use --backend sim or auto"
+        )
+    cache_dir = pytestconfig.getoption("hil_cache")
+    cache = None if cache_dir == "off" else SimCache(Path(cache_dir))
+    results = Path(pytestconfig.getoption("results"))
+    tolerances = {
+        name: {
+            dtype: {k: v for k, v in asdict(tol).items() if v is not None}
+            for dtype, tol in op.tolerance.items()
+        }
+        for name, op in _catalogue(pytestconfig).operators.items()
+    }
+    with SimulatorPool(
+        workers=1, timeout_s=pytestconfig.getoption("hil_timeout"), cache=cache
+    ) as pool:
+        yield CaseExecutor(results, pool, tolerances)
+
+
+@pytest.fixture(scope="session")
+def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
+    if not pytestconfig.getoption("resume"):
+        return set()
+    return finished_ids(Path(pytestconfig.getoption("results")))
+
+
+@pytest.fixture
+def hil_record(
+    hil_case: Case,
+    hil_executor: CaseExecutor,
+    _hil_finished: set[str],
+    request: pytest.FixtureRequest,
+) -> CaseRecord:
+    """Run the case and journal it; infrastructure trouble is raised as an error."""
+    if hil_case.id in _hil_finished:
+        pytest.skip("finished in an earlier run (--resume)")
+    record = hil_executor.execute(hil_case)
+    properties = request.node.user_properties
+    properties.append(("verdict", record.verdict))
+    properties.append(("documented", record.documented))
+    properties.append(("backend", record.backend))
+    properties.append(("limit", record.limit))
+    properties.append(("placement", _placement_text(record)))
+    properties.append(("rewrites", "; ".join(record.rewrites)))
+    properties.append(("metrics", _mapping_text(record.metrics)))
+    properties.append(("versions", _mapping_text(record.versions)))
+    if record.verdict == "infra-error":
+        raise InfrastructureError(f"{record.backend}: {record.detail}")
+    return record
+
+
+def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
+    """Pass, fail or warn according to the verdict table (design.md)."""
+    where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
+    if record.verdict in FAILING_VERDICTS:
+        pytest.fail(f"{record.verdict}: {where}: {record.detail}", pytrace=False)
+    if record.verdict == "doc-drift":
+        message = f"doc-drift: {where}: {record.detail}"
+        if strict_docs:
+            pytest.fail(message, pytrace=False)
+        warnings.warn(DocDriftWarning(message), stacklevel=2)
+
+
+def _placement_text(record: CaseRecord) -> str:
+    return ", ".join(f"{layer.get('op')}:{layer.get('target')}" for layer in record.placement)
+
+
+def _mapping_text(mapping: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(mapping.items()))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count verdicts (also on the xdist controller, which receives the workers' reports)."""
+    verdict = dict(report.user_properties).get("verdict")
+    if verdict and (report.when == "call" or (report.when == "setup" and report.failed)):
+        _VERDICT_COUNTS[str(verdict)] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if not _VERDICT_COUNTS:
+        return
+    terminalreporter.section("npu-hil verdicts")
+    for verdict in VERDICTS:
+        terminalreporter.write_line(f"{verdict:16} {_VERDICT_COUNTS.get(verdict, 0)}")
+    results = config.getoption("results")
+    terminalreporter.write_line(f"results: {results} (hil report {results})")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput") or not _VERDICT_COUNTS:
+        return
+    from harness.reporting.bundle import make_bundles_for_failures
+
+    make_bundles_for_failures(Path(session.config.getoption("results")))

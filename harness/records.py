@@ -69,6 +69,8 @@ class CaseRecord:
     artifacts: str = ""  # case folder relative to the results directory
     started: str = ""  # ISO 8601 UTC
     duration_s: float = 0.0
+    seed: int = 0  # the recorded seed the inputs were drawn from
+    params: dict[str, Any] = field(default_factory=dict)  # the model's resolved parameters
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

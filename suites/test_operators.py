@@ -1,0 +1,16 @@
+"""Operator constraint suites: every documented limit of the platform's operator tables.
+
+One test per case (``harness.cases``); select with -k, e.g. ``-k "Pow and float16"``, or
+with the markers ``supported`` / ``outside``.
+"""
+
+import pytest
+
+from harness.plugin import check_verdict
+from harness.records import CaseRecord
+
+pytestmark = pytest.mark.hil_suite("operators")
+
+
+def test_documented_limit(hil_record: CaseRecord, pytestconfig: pytest.Config) -> None:
+    check_verdict(hil_record, strict_docs=pytestconfig.getoption("strict_docs"))
