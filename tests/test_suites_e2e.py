@@ -1,0 +1,114 @@
+"""The operator suite as a user runs it: pytest, the plugin, the simulator, the journal.
+
+Each test starts a real ``pytest suites/...`` process (the plugin is loaded through its
+pytest11 entry point) on a handful of cases; the expected verdicts are the behaviour of
+rknn-toolkit2 2.5.0 recorded in design.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from harness.journal import read_records
+
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+POW_4 = "rk3562/Pow/float16/values=4"
+POW_2 = "rk3562/Pow/float16/values=2"
+EXPAND_8193 = "rk3562/Expand/float16/[b,c,1,w]:h=8193"
+MAXPOOL_8 = "rk3562/MaxPool/float16/kernel_h=8"
+POW_INT8_EXPONENT = "rk3562/Pow/float16/exponent_dtype=int8"
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run([sys.executable, "-c", "import rknn.api"], capture_output=True).returncode,
+    reason="rknn-toolkit2 is not installed",
+)
+
+
+def run_suite(
+    tmp_path: Path, case_ids: list[str], *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider"]
+    command += ["--results", str(tmp_path / "results"), "--hil-cache", "off", *args]
+    return subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env
+    )
+
+
+def verdicts(tmp_path: Path) -> dict[str, str]:
+    return {r.id: r.verdict for r in read_records(tmp_path / "results")}
+
+
+def test_documented_vs_observed_end_to_end(tmp_path):
+    junit = tmp_path / "junit.xml"
+    run = run_suite(tmp_path, [POW_4, POW_2, EXPAND_8193, MAXPOOL_8], f"--junitxml={junit}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert verdicts(tmp_path) == {
+        POW_4: "limit-confirmed",  # exponent 4 is documented unsupported: Pow placed on CPU
+        POW_2: "confirmed",
+        EXPAND_8193: "doc-drift",  # h=8193 stays on the NPU and is correct
+        MAXPOOL_8: "doc-drift",  # kernel 8 is split into two NPU MaxPools
+    }
+    records = {r.id: r for r in read_records(tmp_path / "results")}
+    assert any("tiling_maxpool" in rewrite for rewrite in records[MAXPOOL_8].rewrites)
+    assert {"op": "Pow", "target": "CPU"}.items() <= next(
+        layer for layer in records[POW_4].placement if layer["op"] == "Pow"
+    ).items()
+    for record in records.values():
+        assert record.backend == "simulator"
+        assert record.versions["rknn_toolkit2"] == "2.5.0"
+        assert (tmp_path / "results" / record.artifacts / "model.onnx").is_file()
+    assert "npu-hil verdicts" in run.stdout
+    assert "DocDriftWarning" in run.stdout
+    properties = {
+        (case.get("name"), prop.get("name")): prop.get("value")
+        for case in ET.parse(junit).iter("testcase")
+        for prop in case.iter("property")
+    }
+    assert properties[(f"test_documented_limit[{POW_4}]", "verdict")] == "limit-confirmed"
+    assert properties[(f"test_documented_limit[{POW_4}]", "backend")] == "simulator"
+
+
+def test_strict_docs_fails_on_drift(tmp_path):
+    run = run_suite(tmp_path, [EXPAND_8193], "--strict-docs")
+    assert run.returncode == 1
+    assert "doc-drift" in run.stdout
+
+
+def test_violation_fails_and_leaves_a_bundle(tmp_path):
+    run = run_suite(tmp_path, [POW_INT8_EXPONENT])
+    assert run.returncode == 1
+    assert verdicts(tmp_path) == {POW_INT8_EXPONENT: "violation"}
+    bundles = list((tmp_path / "results" / "bundles").glob("*.tar.gz"))
+    assert len(bundles) == 1
+
+
+def test_resume_skips_finished_cases(tmp_path):
+    assert run_suite(tmp_path, [POW_4, POW_2]).returncode == 0
+    run = run_suite(tmp_path, [POW_4, POW_2, EXPAND_8193], "--resume", "-rs")
+    assert run.returncode == 0
+    assert "2 skipped" in run.stdout
+    lines = (tmp_path / "results" / "journal.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [POW_4, POW_2, EXPAND_8193]
+
+
+def test_a_hanging_toolkit_is_an_error_not_a_failure(tmp_path):
+    env = {**os.environ, "NPU_HIL_SIM_FAULT": f"hang:{POW_2}"}
+    run = run_suite(tmp_path, [POW_2, POW_4], "--hil-timeout", "5", env=env)
+    assert run.returncode == 1
+    assert "1 passed, 1 error" in run.stdout
+    assert verdicts(tmp_path) == {POW_2: "infra-error", POW_4: "limit-confirmed"}
+
+
+def test_parallel_workers_keep_the_journal_whole(tmp_path):
+    run = run_suite(tmp_path, [POW_4, POW_2, EXPAND_8193, MAXPOOL_8], "-n", "2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert len(verdicts(tmp_path)) == 4
+    assert "npu-hil verdicts" in run.stdout
