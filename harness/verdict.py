@@ -21,7 +21,6 @@ from typing import Any
 from harness.compare import Comparison
 from harness.records import DOCUMENTED, Observation
 
-
 # Layers the toolkit lists for every model, always on the CPU: not a fallback.
 IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})
 
