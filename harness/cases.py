@@ -225,12 +225,12 @@ def _set(op: str, params: dict[str, Any], key: str, value: Any) -> dict[str, Any
     p = copy.deepcopy({**DEFAULT_PARAMS[op], **params})
     if op in _RNN and key == "num_directions":
         p["direction"] = "bidirectional" if value == 2 else "forward"
-    elif op in _RNN or key in ("axis", "mode", "ceil_mode", "count_include_pad"):
-        p[key] = value
     elif op == "Pow" and key == "values":
         p["exponent"] = value
     elif op == "Pow" and key == "exponent_dtype":
         p["exponent_dtype"] = EXPONENT_DTYPES[value]
+    elif key in p and not isinstance(p[key], list):  # a scalar parameter of the same name
+        p[key] = value
     elif key in ("kernel_h", "kernel_w"):
         axis = key.endswith("w")
         p["kernel"][axis] = value

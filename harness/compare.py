@@ -6,8 +6,10 @@ Defaults (overridable per operator in the catalogue's ``tolerance`` mapping):
   rounds its inputs, its arithmetic and its output, so ``rtol = 1e-2`` and ``atol = 1e-2`` leave
   room for a few roundings plus accumulation in recurrent cells, while a wrong element (a
   transposed axis, garbage padding, a wrong exponent) is off by far more.
-- int8: error is counted in quantization steps of the output, ``(max(ref) - min(ref)) / 255``;
-  inputs, any intermediate and the output are each rounded to half a step, so ``atol_steps = 4``.
+- int8: error is counted in quantization steps, ``span / 255``, where span is the wider of the
+  output's range and the inputs' range (``input_span``): inputs, any intermediate and the
+  output are each rounded to half a step of their own range, and a pooled or reduced output
+  (a single element, say) carries its inputs' rounding; so ``atol_steps = 4``.
 
 An element mismatches when ``|obs - ref| > atol + rtol * |ref|``; a comparison passes when no
 element mismatches and the cosine similarity is at least ``min_cosine``.
@@ -47,9 +49,15 @@ def tolerance_for(dtype: str, override: Mapping[str, float] | None = None) -> di
 
 
 def compare(
-    observed: Sequence[np.ndarray], reference: Sequence[np.ndarray], tolerance: Mapping[str, float]
+    observed: Sequence[np.ndarray],
+    reference: Sequence[np.ndarray],
+    tolerance: Mapping[str, float],
+    input_span: float = 0.0,
 ) -> Comparison:
-    """Compare every output; metrics are the worst over all outputs."""
+    """Compare every output; metrics are the worst over all outputs.
+
+    ``input_span`` is the range (max - min) of the model's inputs, for ``atol_steps``.
+    """
     tol = dict(tolerance)
     if len(observed) != len(reference):
         return Comparison(
@@ -67,7 +75,7 @@ def compare(
         if not np.all(np.isfinite(obs64)):
             return Comparison(False, {}, tol, f"output {index}: non-finite values observed")
         error = np.abs(obs64 - ref64)
-        span = float(ref64.max() - ref64.min()) if ref64.size else 0.0
+        span = max(float(ref64.max() - ref64.min()) if ref64.size else 0.0, input_span)
         atol = tol["atol"] + tol["atol_steps"] * span / 255.0
         allowed = atol + tol["rtol"] * np.abs(ref64)
         worst["max_abs"] = max(worst["max_abs"], float(error.max(initial=0.0)))

@@ -22,6 +22,7 @@ import numpy as np
 from harness import __version__
 from harness.cases import Case
 from harness.compare import Comparison, compare, tolerance_for
+from harness.io_verdict import JUDGES
 from harness.journal import Journal
 from harness.models import BuiltModel, build_model
 from harness.records import CaseRecord, Observation, case_slug
@@ -63,7 +64,7 @@ def request_for(case: Case, built: BuiltModel) -> SimRequest:
     quantize = case.dtype == "int8"
     return SimRequest(
         model=built.onnx_bytes,
-        inputs=built.inputs,
+        inputs=built.inputs if built.feeds is None else built.feeds,
         target_platform=case.platform,
         quantize=quantize,
         dataset=calibration_dataset(case, built) if quantize else None,
@@ -99,8 +100,12 @@ class CaseExecutor:
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
-            comparison = compare(observation.outputs, reference, tolerance)
-        verdict = decide(case.documented, observation, comparison, case.layer_types)
+            comparison = compare(observation.outputs, reference, tolerance, _span(built.inputs))
+        judge = JUDGES.get(case.op)  # model-I/O cases judge every documented property
+        if judge is None:
+            verdict = decide(case.documented, observation, comparison, case.layer_types)
+        else:
+            verdict = judge(case, observation, comparison)
         record = CaseRecord(
             id=case.id,
             platform=case.platform,
@@ -124,9 +129,15 @@ class CaseExecutor:
             duration_s=round(time.monotonic() - clock, 3),
             seed=case.seed,
             params=built.params,
+            checks=list(verdict.checks),
         )
         self.journal.append(record)
         return record
+
+
+def _span(arrays: Sequence[np.ndarray]) -> float:
+    """The range covered by all of ``arrays`` together."""
+    return float(max(a.max() for a in arrays) - min(a.min() for a in arrays)) if arrays else 0.0
 
 
 def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray]) -> None:

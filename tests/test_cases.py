@@ -108,3 +108,9 @@ def test_size_budget_leaves_out_huge_models_with_a_reason(catalogue):
     huge = [u for u in result.unprobed if "budget" in u.reason]
     assert huge and all("hidden_size=819" in u.reason for u in huge)
     assert all(element_count(c.op, c.params) <= 1 << 24 for c in result.cases)
+
+
+def test_every_generated_case_builds_a_valid_model(catalogue):
+    # A case the model builder rejects would surface as a harness error in the suite.
+    for case in operator_cases(catalogue).cases:
+        build_model(case.op, case.params, case.seed)

@@ -59,3 +59,11 @@ def test_override_validation():
         tolerance_for("int8", {"atl": 1})
     with pytest.raises(ValueError, match="no default tolerance for dtype 'int4'"):
         tolerance_for("int4")
+
+
+def test_int8_step_follows_the_inputs_range_for_reduced_outputs():
+    # A global pool of inputs spanning [-1, 1] yields one element: its rounding is the inputs'.
+    ref = np.array([0.5], np.float32)
+    off_by_two_input_steps = ref + 2 * (2.0 / 255)
+    assert not compare([off_by_two_input_steps], [ref], tolerance_for("int8")).passed
+    assert compare([off_by_two_input_steps], [ref], tolerance_for("int8"), input_span=2.0).passed
