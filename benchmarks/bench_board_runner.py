@@ -1,0 +1,129 @@
+"""Per-case cost of the batched board runner against the naive way, on a loopback board.
+
+    python benchmarks/bench_board_runner.py [--cases 50]
+
+Starts its own OpenSSH server on 127.0.0.1 (tests/sshd.py) as an RK3562 board whose runner
+uses the simulator stand-in, converts one tiny model, then runs N cases two ways:
+
+- batched: one BoardBackend, one SSH connection, one persistent runner, one tar per batch;
+- naive: per case a new SSH connection (host key check, key auth) and a fresh Python runner
+  process (interpreter start and runtime import), one case, exit.
+
+Both include shipping inputs and outputs; conversion is cached beforehand and excluded. On a
+real board the runtime import is cheaper than the toolkit's here, and SSH round trips dearer.
+Not a timed test: it prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
+
+from harness.boards.backend import BoardBackend, case_job  # noqa: E402
+from harness.boards.convert import ConversionCache  # noqa: E402
+from harness.boards.inventory import Board, load_board  # noqa: E402
+from harness.boards.session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
+from harness.boards.ssh import connect, run, shell_command  # noqa: E402
+from harness.simulator.request import SimRequest  # noqa: E402
+
+
+def requests(count: int) -> list[SimRequest]:
+    rng = np.random.default_rng(0)
+    model = onnx_model("Relu", (1, 3, 8, 8))
+    return [
+        SimRequest(
+            model=model,
+            inputs=[rng.standard_normal((1, 3, 8, 8)).astype(np.float32)],
+            target_platform="rk3562",
+            case_id=f"case {i}",
+        )
+        for i in range(count)
+    ]
+
+
+def batched(board: Board, cache: ConversionCache, cases: list[SimRequest]) -> tuple[float, float]:
+    """(seconds to open the session with a first case, seconds for all ``cases``)."""
+    with BoardBackend(board, cache=cache) as backend:
+        started = time.perf_counter()
+        assert backend.run(cases[0]).infra_error is None
+        opened = time.perf_counter() - started
+        started = time.perf_counter()
+        observations = backend.run_batch(cases)
+        elapsed = time.perf_counter() - started
+    failed = [o.infra_error or o.error for o in observations if o.outputs is None]
+    assert not failed, failed
+    return opened, elapsed
+
+
+def naive(board: Board, cache: ConversionCache, cases: list[SimRequest]) -> float:
+    """Seconds for ``cases`` with a new connection and a fresh runner process each."""
+    module = runner_module()
+    folder = f"{board.workdir}/naive"
+    setup = connect(board)
+    run(setup, shell_command(["mkdir", "-p", folder]))
+    command = f"cat > {shell_command([f'{folder}/{RUNNER_NAME}'])}"
+    run(setup, command, stdin=RUNNER_PATH.read_bytes())
+    setup.close()
+    argv = [
+        "exec", board.python, "-u", f"{folder}/{RUNNER_NAME}", "--workdir", folder,
+        "--runtime", board.runtime,
+    ]  # fmt: skip
+    started = time.perf_counter()
+    for request in cases:
+        job = case_job("c0", request, cache.convert(request), board, timeout_s=60)
+        client = connect(board)
+        transport = client.get_transport()
+        assert transport is not None
+        channel = transport.open_session()
+        channel.exec_command(shell_command(argv))
+        replies = channel.makefile("rb")
+        assert module.read_frame(replies)[0]["type"] == "hello"
+        channel.sendall(batch_frame([job]))
+        frames = [module.read_frame(replies)[0] for _ in range(3)]  # started, result, done
+        assert frames[1]["status"] == "ok", frames[1]
+        channel.sendall(module.encode_frame({"type": "exit"}))
+        channel.recv_exit_status()
+        client.close()
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=50, help="cases per way (default: 50)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-board-") as tmp:
+        root = Path(tmp)
+        server = SshServer(root / "sshd")
+        server.start()
+        try:
+            sysroot = write_sysroot(root / "sysroot")
+            board = load_board(server.board_file(root / "boards", sysroot=str(sysroot)))
+            cache = ConversionCache(root / "cache")
+            cases = requests(args.cases)
+            cache.convert(cases[0])  # every case shares the model: conversion is excluded
+            opened, many = batched(board, cache, cases)
+            slow = naive(board, cache, cases)
+        finally:
+            server.stop()
+    per_batched, per_naive = many / args.cases, slow / args.cases
+    print(f"loopback board, simulator stand-in runtime, {args.cases} cases of Relu 1x3x8x8")
+    print(f"{'':28}{'per case':>12}{'total':>10}")
+    print(f"{'batched runner':28}{per_batched * 1000:>10.1f}ms{many:>9.2f}s")
+    print(f"{'naive (ssh + python/case)':28}{per_naive * 1000:>10.1f}ms{slow:>9.2f}s")
+    print(f"{'ratio naive/batched':28}{per_naive / per_batched:>11.1f}x")
+    print(f"(opening the batched session with its first case took {opened:.2f}s, once)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""What a board really is: SoC, NPU driver, runtime library, Python side, free disk.
+
+One remote ``sh`` script gathers everything in one round trip, using only what a minimal
+(busybox) board has; the board file's values reach it as positional arguments, never spliced
+into the script. Anything that cannot be read is reported as "unknown" rather than failing:
+a board without Python or without debugfs is still a board. The result is a plain dict that a
+run can put in its metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import paramiko
+
+from harness.boards.inventory import Board
+from harness.boards.ssh import BoardConnectionError, connect, run, shell_command
+
+UNKNOWN = "unknown"
+
+# $1 sysroot (probe-path prefix), $2 board python, $3 work directory, $4 python probe code.
+_SCRIPT = r"""
+root=${1%/}
+echo @@compatible
+cat "$root/proc/device-tree/compatible" 2>/dev/null | tr '\000' '\n'
+echo
+echo @@driver
+for f in sys/kernel/debug/rknpu/version sys/kernel/debug/rknpu/driver_version \
+         proc/rknpu/version proc/rknpu/driver_version; do
+    if [ -r "$root/$f" ]; then cat "$root/$f" 2>/dev/null; echo; break; fi
+done
+echo @@runtime
+for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
+    if [ -r "$root/$f" ]; then
+        { strings "$root/$f" 2>/dev/null || grep -a -o -E 'librknnm?rt version[^"]*' "$root/$f"; } \
+            | grep -m 1 -E 'librknnm?rt version'
+        break
+    fi
+done
+echo @@python
+"$2" -c "$4" 2>/dev/null
+echo @@disk
+d=$3
+while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+df -Pk "$d" 2>/dev/null | tail -n 1
+"""
+_PYTHON_PROBE = """\
+import platform
+print(platform.python_version())
+try:
+    import importlib.metadata as metadata
+    print(metadata.version("rknn-toolkit-lite2"))
+except Exception:
+    print("unknown")
+"""
+_SOC = re.compile(r"^rockchip,(r[kv]\d{4}[a-z]?)$")
+_VERSION = re.compile(r"v?(\d+(?:\.\d+)+)")
+
+
+def probe(board: Board, client: paramiko.SSHClient, timeout: float = 30.0) -> dict[str, Any]:
+    """The board's facts over an open connection; "unknown" for what it does not show."""
+    argv = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
+    result = run(client, shell_command(argv), timeout=timeout)
+    sections = _sections(result.stdout.decode(errors="replace"))
+    compatible = sections.get("compatible", [])
+    socs = [m[1] for m in map(_SOC.match, compatible) if m]
+    python = [*sections.get("python", []), UNKNOWN, UNKNOWN]
+    return {
+        "soc": socs[-1] if socs else UNKNOWN,
+        "compatible": compatible,
+        "npu_driver": _driver(sections.get("driver", [])),
+        "runtime_library": _runtime(sections.get("runtime", [])),
+        "rknn_toolkit_lite2": python[1],
+        "python": python[0],
+        "disk_free_bytes": _disk_free(sections.get("disk", [])),
+    }
+
+
+def check(
+    board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
+) -> dict[str, Any]:
+    """Connect, probe and judge one board: status "ok", "mismatch" or "unreachable"."""
+    report: dict[str, Any] = {
+        "board": board.name,
+        "address": board.address,
+        "platform": board.platform,
+        "runtime": board.runtime,
+        "soc_expected": board.soc,
+        "status": "ok",
+        "problems": [],
+    }
+    try:
+        client = connect(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
+        try:
+            report.update(probe(board, client, timeout=max(timeout, 30.0)))
+        finally:
+            client.close()
+    except BoardConnectionError as exc:
+        report.update(status="unreachable", problems=[str(exc)])
+        return report
+    if report["soc"] not in (UNKNOWN, board.soc):
+        report["status"] = "mismatch"
+        report["problems"].append(
+            f"board reports SoC {report['soc']}, its file {board.source} says soc: {board.soc}"
+        )
+    return report
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """``@@name`` headed blocks of the script's output, as non-empty stripped lines."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            current = sections.setdefault(line[2:].strip(), [])
+        elif line.strip():
+            current.append(line.strip())
+    return sections
+
+
+def _driver(lines: list[str]) -> str:
+    """'RKNPU driver: v0.9.8' -> '0.9.8'."""
+    if not lines:
+        return UNKNOWN
+    match = _VERSION.search(lines[0])
+    return match[1] if match else lines[0]
+
+
+def _runtime(lines: list[str]) -> str:
+    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)'."""
+    if not lines:
+        return UNKNOWN
+    return lines[0].split("version", 1)[1].lstrip(": ").strip() or UNKNOWN
+
+
+def _disk_free(lines: list[str]) -> int | str:
+    """Available bytes from the data line of ``df -Pk``."""
+    fields = lines[-1].split() if lines else []
+    return int(fields[3]) * 1024 if len(fields) >= 4 and fields[3].isdigit() else UNKNOWN

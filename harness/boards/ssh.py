@@ -1,0 +1,208 @@
+"""SSH to a board with paramiko: host keys verified, secrets kept out of every message.
+
+The board's known_hosts file decides who the board is: an unknown host key is refused unless
+the caller explicitly asks for trust on first use (then the key is appended to that file), and
+a changed key is always refused. Remote commands are built with ``shell_command`` so every
+argument reaching the board's shell is quoted.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import paramiko
+
+from harness.boards import BoardError
+from harness.boards.inventory import Board
+
+log = logging.getLogger(__name__)
+
+
+class BoardConnectionError(BoardError):
+    """The board cannot be reached or refused us; ``permanent`` when retrying will not help."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+class HostKeyError(BoardConnectionError):
+    """The board's host key is unknown or differs from its known_hosts entry."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, permanent=True)
+
+
+@dataclass
+class CommandResult:
+    status: int
+    stdout: bytes
+    stderr: bytes
+
+
+def shell_command(argv: Sequence[str]) -> str:
+    """One command line for the remote shell, every argument quoted."""
+    return shlex.join(argv)
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    """``ssh-ed25519 SHA256:...``, as ``ssh-keygen -l`` prints it."""
+    digest = base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+    return f"{key.get_name()} SHA256:{digest}"
+
+
+class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
+    """Refuse an unknown host key, or with ``trust`` append it to the known_hosts file."""
+
+    def __init__(self, board: Board, trust: bool) -> None:
+        self.board = board
+        self.trust = trust
+
+    def missing_host_key(
+        self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
+    ) -> None:
+        known_hosts = self.board.known_hosts
+        if not self.trust:
+            raise HostKeyError(
+                f"board {self.board.name}: host key of {hostname} ({fingerprint(key)}) is not in "
+                f"{known_hosts}; check the fingerprint on the board and add it "
+                f"(ssh-keyscan -p {self.board.port} {self.board.host} >> {known_hosts}), "
+                "or trust it on first use explicitly"
+            )
+        known_hosts.parent.mkdir(parents=True, exist_ok=True)
+        with known_hosts.open("a", encoding="utf-8") as f:
+            f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        log.warning(
+            "board %s: trusted new host key %s of %s on first use; saved to %s",
+            self.board.name,
+            fingerprint(key),
+            hostname,
+            known_hosts,
+        )
+
+
+def _auth(board: Board) -> dict[str, object]:
+    """paramiko connect() arguments for the board's one auth method."""
+    if board.key_file is not None:
+        if not board.key_file.is_file():
+            raise BoardConnectionError(
+                f"board {board.name}: auth.key_file {board.key_file} does not exist "
+                f"(board file {board.source})",
+                permanent=True,
+            )
+        return {"key_filename": str(board.key_file), "allow_agent": False, "look_for_keys": False}
+    if board.agent:
+        return {"allow_agent": True, "look_for_keys": False}
+    assert board.password_env is not None  # the schema requires one auth method
+    password = os.environ.get(board.password_env)
+    if password is None:
+        raise BoardConnectionError(
+            f"board {board.name}: environment variable {board.password_env} "
+            f"(auth.password_env in {board.source}) is not set",
+            permanent=True,
+        )
+    return {"password": password, "allow_agent": False, "look_for_keys": False}
+
+
+def _auth_method(board: Board) -> str:
+    if board.key_file is not None:
+        return f"key {board.key_file}"
+    return "the SSH agent" if board.agent else f"the password in ${board.password_env}"
+
+
+def connect(
+    board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
+) -> paramiko.SSHClient:
+    """An authenticated connection to ``board`` whose host key matched its known_hosts."""
+    client = paramiko.SSHClient()
+    if board.known_hosts.is_file():
+        client.load_host_keys(str(board.known_hosts))
+    elif not trust_on_first_use:
+        raise HostKeyError(
+            f"board {board.name}: known_hosts file {board.known_hosts} does not exist "
+            f"(known_hosts in {board.source})"
+        )
+    client.set_missing_host_key_policy(_UnknownHostKey(board, trust_on_first_use))
+    where = f"board {board.name} ({board.address})"
+    try:
+        client.connect(
+            board.host,
+            port=board.port,
+            username=board.user,
+            timeout=timeout,
+            banner_timeout=timeout,
+            auth_timeout=timeout,
+            **_auth(board),  # type: ignore[arg-type]
+        )
+    except paramiko.BadHostKeyException as exc:
+        client.close()
+        raise HostKeyError(
+            f"{where}: host key CHANGED: {board.known_hosts} has {fingerprint(exc.expected_key)}, "
+            f"the server presented {fingerprint(exc.key)}. If the board was reinstalled, remove "
+            "its old entry; otherwise someone may be intercepting the connection"
+        ) from None
+    except paramiko.AuthenticationException:
+        client.close()
+        raise BoardConnectionError(
+            f"{where}: authentication as {board.user} with {_auth_method(board)} failed",
+            permanent=True,
+        ) from None
+    except BoardConnectionError:  # from _auth or the host key policy
+        client.close()
+        raise
+    except (OSError, paramiko.SSHException, EOFError) as exc:
+        client.close()
+        raise BoardConnectionError(f"{where}: cannot connect: {exc}") from None
+    transport = client.get_transport()
+    assert transport is not None  # connect() succeeded
+    transport.set_keepalive(15)
+    return client
+
+
+def run(
+    client: paramiko.SSHClient, command: str, *, timeout: float = 30.0, stdin: bytes = b""
+) -> CommandResult:
+    """Run ``command`` (already quoted) on the board and collect its output within ``timeout``."""
+    transport = client.get_transport()
+    if transport is None or not transport.is_active():
+        raise BoardConnectionError("the SSH connection is closed")
+    deadline = time.monotonic() + timeout
+    out, err = bytearray(), bytearray()
+    try:
+        channel = transport.open_session(timeout=timeout)
+    except (OSError, paramiko.SSHException, EOFError) as exc:
+        raise BoardConnectionError(f"cannot open an SSH channel: {exc}") from None
+    try:
+        channel.exec_command(command)
+        channel.sendall(stdin)
+        channel.shutdown_write()
+        chunk = None
+        while chunk != b"":  # until end of stdout
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
+            channel.settimeout(min(remaining, 1.0))
+            try:
+                chunk = channel.recv(65536)
+            except TimeoutError:
+                chunk = None
+            out += chunk or b""
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+        if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+            raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
+        while channel.recv_stderr_ready():
+            err += channel.recv_stderr(65536)
+        return CommandResult(channel.recv_exit_status(), bytes(out), bytes(err))
+    except (OSError, paramiko.SSHException, EOFError) as exc:
+        raise BoardConnectionError(f"remote command failed: {exc}") from None
+    finally:
+        channel.close()

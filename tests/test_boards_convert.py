@@ -1,0 +1,158 @@
+"""The ONNX -> .rknn conversion cache, with the real rknn-toolkit2 in real child processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+from sshd import onnx_model, wait_until
+
+from harness.boards.convert import ConversionCache
+from harness.buildlog import parse_build_log
+from harness.simulator.request import SimRequest
+
+X = np.ones((1, 3, 4, 4), np.float32)
+
+
+def slow_model(layers: int = 40, channels: int = 128) -> bytes:
+    """Chained 3x3 convolutions: about 1.5 s to build, so a fault surely lands mid-build."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(
+            rng.standard_normal((channels, channels, 3, 3), np.float32), f"w{i}"
+        )
+        for i in range(layers)
+    ]
+    nodes = [
+        helper.make_node("Conv", [f"t{i}", f"w{i}"], [f"t{i + 1}"], pads=[1, 1, 1, 1])
+        for i in range(layers)
+    ]
+    shape = [1, channels, 64, 64]
+    graph = helper.make_graph(
+        nodes,
+        "convs",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(f"t{layers}", TensorProto.FLOAT, shape)],
+        initializer=weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+def request(model: bytes | None = None, **fields: object) -> SimRequest:
+    arguments: dict[str, object] = {"inputs": [X], "target_platform": "rk3562", **fields}
+    return SimRequest(model=model or onnx_model(), **arguments)  # type: ignore[arg-type]
+
+
+def test_converts_once_and_keeps_the_build_log(board_cache: ConversionCache) -> None:
+    first = board_cache.convert(request(onnx_model(shape=(1, 3, 4, 6))))
+    assert first.error is None and first.infra_error is None
+    assert first.rknn_path is not None and first.rknn_path.read_bytes()[:4] == b"RKNN"
+    layers = parse_build_log(first.log).layers
+    assert [layer["target"] for layer in layers if layer["op"] == "Relu"] == ["NPU"]
+    again = board_cache.convert(request(onnx_model(shape=(1, 3, 4, 6))))
+    assert again.cached and again.rknn_path == first.rknn_path and again.log == first.log
+    assert not first.cached or first.build_s == again.build_s
+
+
+def test_the_key_covers_model_calls_and_calibration_data(board_cache: ConversionCache) -> None:
+    base = board_cache.key(request())
+    sample = [[np.full((1, 3, 4, 4), 0.5, np.float32)]]
+    assert board_cache.key(request(case_id="other", inputs=[X * 2])) == base
+    different = [
+        request(onnx_model("Sigmoid")),
+        request(config={"optimization_level": 2}),
+        request(quantize=True, dataset=sample),
+        SimRequest(model=onnx_model(), inputs=[X], target_platform="rk3588"),
+    ]
+    keys = {board_cache.key(r) for r in different}
+    assert len(keys) == len(different) and base not in keys
+    other_sample = [[np.full((1, 3, 4, 4), 0.25, np.float32)]]
+    assert board_cache.key(request(quantize=True, dataset=sample)) != board_cache.key(
+        request(quantize=True, dataset=other_sample)
+    )
+
+
+def test_a_rejected_model_is_a_cached_build_failure(board_cache: ConversionCache) -> None:
+    rejected = board_cache.convert(request(b"not an onnx model"))
+    assert rejected.rknn_path is None and rejected.infra_error is None
+    assert rejected.error is not None and rejected.error.startswith("load_onnx")
+    assert board_cache.convert(request(b"not an onnx model")).cached
+
+
+def test_int8_build_ships_the_calibration_data(board_cache: ConversionCache) -> None:
+    rng = np.random.default_rng(1)
+    dataset = [[rng.standard_normal((1, 3, 4, 4)).astype(np.float32)] for _ in range(3)]
+    built = board_cache.convert(request(onnx_model("Sigmoid"), quantize=True, dataset=dataset))
+    assert built.error is None and built.rknn_path is not None
+    dtypes = {layer["dtype"] for layer in parse_build_log(built.log).layers}
+    assert "INT8" in dtypes
+
+
+def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
+    script = (
+        "import sys, numpy as np; sys.path.insert(0, sys.argv[2])\n"
+        "from pathlib import Path\n"
+        "from sshd import onnx_model\n"
+        "from harness.boards.convert import ConversionCache\n"
+        "from harness.simulator.request import SimRequest\n"
+        "r = SimRequest(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
+        "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"
+        "print(c.cached, c.rknn_path)\n"
+    )
+    tests = str(Path(__file__).parent)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path), tests], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [worker.communicate(timeout=300)[0].split() for worker in workers]
+    assert all(worker.returncode == 0 for worker in workers)
+    assert sorted(cached for cached, _ in outputs) == ["False", "True"]
+    assert outputs[0][1] == outputs[1][1]
+    assert not list(tmp_path.rglob(".staging-*"))
+
+
+def _kill_converter_when_building(cache_dir: Path) -> None:
+    assert wait_until(lambda: list(cache_dir.rglob(".staging-*/started")), timeout=120)
+    for child in psutil.Process(os.getpid()).children(recursive=True):
+        if "harness.boards.convert" in " ".join(child.cmdline()):
+            child.kill()
+
+
+def test_a_killed_converter_costs_only_the_build_in_flight(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path)
+    requests = [request(slow_model()), request(onnx_model("Sigmoid"))]
+    killer = threading.Thread(target=_kill_converter_when_building, args=(tmp_path,))
+    killer.start()
+    conversions = cache.convert_many(requests)
+    killer.join()
+    lost = [c for c in conversions if c.infra_error is not None]
+    built = [c for c in conversions if c.rknn_path is not None]
+    assert len(lost) == 1 and len(built) == 1  # the build in flight, whichever went first
+    assert lost[0].infra_error is not None and "status -9" in lost[0].infra_error
+    assert lost[0].rknn_path is None and lost[0].error is None
+    retried = cache.convert(requests[conversions.index(lost[0])])  # not cached: built again
+    assert not retried.cached and retried.rknn_path is not None
+
+
+def test_a_build_past_the_timeout_is_killed_and_not_cached(tmp_path: Path) -> None:
+    impatient = ConversionCache(tmp_path, timeout_s=0.3)
+    started = time.monotonic()
+    failed, fine = impatient.convert_many([request(slow_model()), request()])
+    assert failed.infra_error is not None
+    assert "did not finish within 0.3 s (converter killed)" in failed.infra_error
+    assert fine.rknn_path is not None  # built by a new child after the kill
+    assert time.monotonic() - started < 60
+    assert len(list(tmp_path.rglob("meta.json"))) == 1  # only the good build was cached
+    assert not list(tmp_path.rglob(".staging-*"))

@@ -1,0 +1,168 @@
+"""Board files: what loads, what is refused, and that errors name file, key and value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.boards.inventory import BoardFileError, load_board, load_inventory
+
+EXAMPLES = Path(__file__).parent.parent / "boards" / "examples"
+SECRET = "hunter2-Secret!"
+
+
+def board_doc(**fields: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": "rk3588-a",
+        "host": "10.0.0.5",
+        "user": "hil",
+        "auth": {"key_file": "keys/id_ed25519"},
+        "soc": "rk3588",
+        "platform": "rk3588",
+        "workdir": "/tmp/npu-hil",
+        "runtime": "rknnlite",
+    }
+    doc.update(fields)
+    return doc
+
+
+def write(folder: Path, doc: dict[str, Any], name: str | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name or doc['name']}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def refused(path: Path) -> BoardFileError:
+    with pytest.raises(BoardFileError) as info:
+        load_board(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "boards",
+        board_doc(port=2222, known_hosts="../kh", core_mask="0_1_2", tags=["nightly"]),
+    )
+    board = load_board(path)
+    assert board.key_file == tmp_path / "boards" / "keys" / "id_ed25519"
+    assert board.known_hosts == tmp_path / "kh"
+    assert (board.port, board.core_mask, board.tags) == (2222, "0_1_2", ("nightly",))
+    assert (board.python, board.sysroot, board.agent, board.password_env) == (
+        "python3",
+        "/",
+        False,
+        None,
+    )
+    assert board.known_hosts.is_absolute()
+
+
+def test_defaults_known_hosts_to_the_users_file(tmp_path: Path) -> None:
+    board = load_board(write(tmp_path, board_doc(auth={"agent": True})))
+    assert board.known_hosts == Path("~/.ssh/known_hosts").expanduser()
+    assert board.agent and board.key_file is None
+
+
+@pytest.mark.parametrize("where", ["auth", "top"])
+def test_a_password_in_the_file_is_refused_without_showing_it(tmp_path: Path, where: str) -> None:
+    doc = board_doc()
+    if where == "auth":
+        doc["auth"] = {"password": SECRET}
+    else:
+        doc["password"] = SECRET
+    error = refused(write(tmp_path, doc))
+    assert error.key_path == ("auth.password" if where == "auth" else "password")
+    assert "password_env" in str(error)
+    assert SECRET not in str(error) and SECRET not in repr(error.value)
+
+
+def test_a_password_typed_into_password_env_is_not_echoed(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, board_doc(auth={"password_env": SECRET})))
+    assert error.key_path.startswith("auth")
+    assert SECRET not in str(error)
+
+
+def test_two_auth_methods_are_refused(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, board_doc(auth={"agent": True, "password_env": "PW"})))
+    assert error.key_path == "auth"
+    assert "exactly one" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("fields", "key", "value", "says"),
+    [
+        ({"platform": "rk9999"}, "platform", "rk9999", "is not one of"),
+        ({"runtime": "tflite"}, "runtime", "tflite", "is not one of"),
+        ({"port": 70000}, "port", 70000, "maximum"),
+        ({"workdir": "relative/dir"}, "workdir", "relative/dir", "does not match"),
+        ({"workdir": "/"}, "workdir", "/", "does not match"),
+        ({"colour": "blue"}, "", None, "'colour' was unexpected"),
+        ({"soc": "RK3588"}, "soc", "RK3588", "does not match"),
+        ({"core_mask": 1}, "core_mask", 1, "quote the core mask"),
+        ({"core_mask": "2", "platform": "rk3576", "soc": "rk3576"}, "core_mask", "2", "no such"),
+        ({"core_mask": "0"}, "core_mask", "0", None),  # rk3588 has core 0: accepted
+        (
+            {"platform": "rv1106", "soc": "rv1106"},
+            "runtime",
+            "rknnlite",
+            "does not support platform rv1106",
+        ),
+    ],
+)
+def test_bad_values_name_file_key_and_value(
+    tmp_path: Path, fields: dict[str, Any], key: str, value: object, says: str | None
+) -> None:
+    path = write(tmp_path, board_doc(**fields))
+    if says is None:
+        assert load_board(path).core_mask == value
+        return
+    error = refused(path)
+    assert error.key_path == key
+    if value is not None:
+        assert error.value == value
+    assert says in str(error)
+
+
+def test_missing_required_key_is_named(tmp_path: Path) -> None:
+    doc = board_doc()
+    del doc["workdir"]
+    error = refused(write(tmp_path, doc))
+    assert "'workdir' is a required property" in str(error)
+
+
+def test_not_yaml_is_refused_with_the_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: [unclosed\n")
+    assert "not valid YAML" in str(refused(path))
+
+
+def test_inventory_reads_top_level_files_only_and_sorts_by_name(tmp_path: Path) -> None:
+    write(tmp_path, board_doc(name="zeta"))
+    write(tmp_path, board_doc(name="alpha"), name="file-b")
+    write(tmp_path / "examples", board_doc(name="example-only"))
+    (tmp_path / "notes.txt").write_text("not a board")
+    assert [b.name for b in load_inventory(tmp_path)] == ["alpha", "zeta"]
+
+
+def test_inventory_refuses_duplicate_names(tmp_path: Path) -> None:
+    first = write(tmp_path, board_doc(name="same"), name="a")
+    second = write(tmp_path, board_doc(name="same"), name="b")
+    with pytest.raises(BoardFileError) as info:
+        load_inventory(tmp_path)
+    assert str(second) in str(info.value) and str(first) in str(info.value)
+
+
+def test_inventory_of_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(BoardFileError, match="does not exist"):
+        load_inventory(tmp_path / "nope")
+
+
+def test_shipped_examples_are_valid_and_cover_three_socs() -> None:
+    boards = [load_board(path) for path in sorted(EXAMPLES.glob("*.yaml"))]
+    assert {b.soc for b in boards} == {"rk3588", "rk3562", "rv1106"}
+    assert {b.runtime for b in boards} == {"rknnlite", "c-runner"}
+    assert all(b.password_env or b.key_file or b.agent for b in boards)

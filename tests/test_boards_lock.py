@@ -1,0 +1,188 @@
+"""The on-board lock: busy, waiting, stale holders taken over, heartbeat, Ctrl-C release."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sshd import onnx_model, runner_processes, wait_until
+
+from harness.boards.backend import BoardBackend
+from harness.boards.convert import ConversionCache
+from harness.boards.inventory import Board
+from harness.boards.lock import BoardBusy, BoardLock
+from harness.boards.ssh import connect
+from harness.simulator.request import SimRequest
+
+TESTS = Path(__file__).parent
+
+
+def relu(case_id: str) -> SimRequest:
+    x = np.ones((1, 3, 4, 4), np.float32)
+    return SimRequest(model=onnx_model(), inputs=[x], target_platform="rk3562", case_id=case_id)
+
+
+def lock_dir(board: Board) -> Path:
+    return Path(board.workdir) / ".hil-lock"
+
+
+def test_a_second_harness_finds_the_board_busy_then_free(
+    loopback_board: Board, board_cache: ConversionCache
+) -> None:
+    with BoardBackend(loopback_board, cache=board_cache) as first:
+        assert first.run(relu("first")).infra_error is None
+        owner = json.loads((lock_dir(loopback_board) / "owner").read_text())
+        assert owner["pid"] == os.getpid() and owner["host"] == socket.gethostname()
+        with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=0) as second:
+            refused = second.run(relu("second"))
+    assert refused.infra_error is not None and "board loopback is in use" in refused.infra_error
+    assert f'"pid": {os.getpid()}' in refused.infra_error  # who holds it, to go and ask
+    assert not lock_dir(loopback_board).exists()
+    with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=0) as third:
+        assert third.run(relu("third")).infra_error is None
+
+
+def test_a_waiting_harness_gets_the_board_when_it_is_released(
+    loopback_board: Board, board_cache: ConversionCache
+) -> None:
+    first = BoardBackend(loopback_board, cache=board_cache)
+    assert first.run(relu("first")).infra_error is None
+    releaser = threading.Timer(1.5, first.close)
+    releaser.start()
+    started = time.monotonic()
+    with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=60) as second:
+        assert second.run(relu("second")).infra_error is None
+    releaser.join()
+    assert time.monotonic() - started >= 1.5
+
+
+def test_a_lock_whose_holder_is_gone_is_taken_over(loopback_board: Board) -> None:
+    holder = connect(loopback_board)
+    BoardLock(holder, loopback_board, "dead-holder").acquire()
+    session_pid = int((lock_dir(loopback_board) / "session").read_text())
+    assert psutil_alive(session_pid)
+    holder.close()  # its SSH session ends, as when a harness is killed or loses its network
+    assert wait_until(lambda: not psutil_alive(session_pid))
+    client = connect(loopback_board)
+    try:
+        how = BoardLock(client, loopback_board, "new-holder").acquire()
+        assert how == f"took over: the holder's SSH session (pid {session_pid}) is gone"
+        assert (lock_dir(loopback_board) / "token").read_text() == "new-holder\n"
+    finally:
+        client.close()
+
+
+def test_a_live_holder_with_a_stale_heartbeat_is_taken_over(loopback_board: Board) -> None:
+    holder, contender = connect(loopback_board), connect(loopback_board)
+    try:
+        stuck = BoardLock(holder, loopback_board, "stuck", lease_s=60)
+        assert stuck.acquire() == "acquired"
+        other = BoardLock(contender, loopback_board, "other", lease_s=60)
+        with pytest.raises(BoardBusy, match=r"held by \{.*\"host\""):
+            other.acquire()
+        hour_ago = time.time() - 3600
+        os.utime(lock_dir(loopback_board) / "heartbeat", (hour_ago, hour_ago))
+        assert other.acquire() == "took over: its heartbeat is older than the 60 s lease"
+        stuck.release()  # not its lock any more: must leave the new holder's alone
+        assert (lock_dir(loopback_board) / "token").read_text() == "other\n"
+        assert not stuck.refresh()  # and the old holder learns that it lost the lock
+        assert other.refresh()
+    finally:
+        holder.close()
+        contender.close()
+
+
+def test_the_heartbeat_keeps_a_short_lease_alive(
+    loopback_board: Board, board_cache: ConversionCache
+) -> None:
+    with BoardBackend(loopback_board, cache=board_cache, lease_s=2) as backend:
+        assert backend.run(relu("holder")).infra_error is None
+        beat = lock_dir(loopback_board) / "heartbeat"
+        first_beat = beat.stat().st_mtime
+        time.sleep(3.5)  # longer than the lease: only the heartbeat keeps the lock
+        assert beat.stat().st_mtime > first_beat
+        client = connect(loopback_board)
+        try:
+            with pytest.raises(BoardBusy):
+                BoardLock(client, loopback_board, "contender", lease_s=2).acquire()
+        finally:
+            client.close()
+
+
+def test_a_half_created_lock_is_left_alone_until_abandoned(loopback_board: Board) -> None:
+    (lock_dir(loopback_board)).mkdir(parents=True)  # a contender between mkdir and its token
+    client = connect(loopback_board)
+    try:
+        with pytest.raises(BoardBusy):
+            BoardLock(client, loopback_board, "eager").acquire()
+        old = time.time() - 120
+        os.utime(lock_dir(loopback_board), (old, old))
+        assert BoardLock(client, loopback_board, "eager").acquire() == (
+            "took over: abandoned while being created"
+        )
+    finally:
+        client.close()
+
+
+CTRL_C_SCRIPT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import numpy as np
+from sshd import onnx_model
+from harness.boards.backend import BoardBackend
+from harness.boards.convert import ConversionCache
+from harness.boards.inventory import load_board
+from harness.simulator.request import SimRequest
+
+board = load_board(Path(sys.argv[1]))
+request = SimRequest(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
+                     target_platform="rk3562", case_id="hangs")
+with BoardBackend(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,
+                  on_case_started=lambda case: print("STARTED", case, flush=True)) as backend:
+    backend.run(request, test_fault="hang")
+"""
+
+
+def test_ctrl_c_releases_the_lock_and_leaves_nothing_on_the_board(
+    loopback_board: Board, board_cache: ConversionCache
+) -> None:
+    harness = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT, str(loopback_board.source),
+         str(board_cache.directory), str(TESTS)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert harness.stdout is not None
+        assert harness.stdout.readline() == "STARTED hangs\n", harness.stderr
+        assert lock_dir(loopback_board).is_dir()
+        assert len(runner_processes(loopback_board.workdir)) >= 1
+        harness.send_signal(signal.SIGINT)
+        _, stderr = harness.communicate(timeout=60)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+    assert "KeyboardInterrupt" in stderr
+    assert not lock_dir(loopback_board).exists()
+    assert not Path(loopback_board.workdir).exists()
+    assert wait_until(lambda: runner_processes(loopback_board.workdir) == [])
+
+
+def psutil_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
