@@ -191,3 +191,24 @@ def _tensor(row: dict[str, str]) -> dict[str, Any] | None:
         "orig_shape": orig[0] if orig else None,
         "native_shape": native[0] if native else None,
     }
+
+
+def tensor_sizes(text: str) -> dict[str, int]:
+    """Bytes per feature tensor, by tensor name: the Size column of the tensor table.
+
+    A ``*`` between Start and End glues those two cells together, so the size is read as the
+    last of the hexadecimal numbers right of the table's ``|``.
+    """
+    sizes: dict[str, int] = {}
+    for title, rows in _tables(clean_lines(text)):
+        if title != TENSOR_TABLE:
+            continue
+        for row in rows:
+            cells = " ".join(row.get(k, "") for k in ("[Start", "End)", "Size"))
+            numbers = cells.replace("*", " ").split()
+            if "Tensor" in row and len(numbers) == 3:
+                try:
+                    sizes.setdefault(row["Tensor"], int(numbers[2], 16))
+                except ValueError:
+                    continue
+    return sizes

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from harness import __version__
+from harness.boards import cli as boards_cli
 from harness.layout import cli as layout_cli
 from harness.reporting import cli as reporting_cli
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 REGISTRARS: list[Callable[[Subparsers], None]] = [
     layout_cli.register,
     reporting_cli.register,
+    boards_cli.register,
 ]
 
 

@@ -23,6 +23,7 @@ import pytest
 from harness.cases import Case, operator_cases
 from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.execute import CaseExecutor, host_versions
+from harness.io_cases import model_io_cases
 from harness.journal import finished_ids, write_run_metadata
 from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
 from harness.simulator import SimCache, SimulatorPool, toolkit_version
@@ -107,9 +108,14 @@ def _operator_cases(config: pytest.Config) -> list[Case]:
     return operator_cases(catalogue).cases
 
 
+def _model_io_cases(config: pytest.Config) -> list[Case]:
+    return model_io_cases(_platform(config))  # --platform all: every documented target
+
+
 # Suites name their case source with ``pytestmark = pytest.mark.hil_suite("<name>")``.
 CASE_SOURCES: dict[str, Callable[[pytest.Config], list[Case]]] = {
     "operators": _operator_cases,
+    "model-io": _model_io_cases,
 }
 
 

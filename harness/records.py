@@ -71,6 +71,9 @@ class CaseRecord:
     duration_s: float = 0.0
     seed: int = 0  # the recorded seed the inputs were drawn from
     params: dict[str, Any] = field(default_factory=dict)  # the model's resolved parameters
+    # Model-I/O cases: one entry per documented property, {"prop", "limits", "documented",
+    # "observed", "status"}; status is a verdict or "unobserved" (the backend cannot see it).
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

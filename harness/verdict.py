@@ -29,6 +29,7 @@ IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})
 class Verdict:
     verdict: str
     detail: str
+    checks: tuple[dict[str, Any], ...] = ()  # per documented property (harness.io_verdict)
 
 
 def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:

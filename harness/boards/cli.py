@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.boards import c_runner_cli
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
 
@@ -56,6 +57,7 @@ def register(subparsers: Subparsers) -> None:
         "--timeout", type=float, default=10.0, help="seconds to connect (default: 10)"
     )
     parser.set_defaults(handler=_check, parser=parser)
+    c_runner_cli.register(commands)
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -248,10 +248,10 @@ def _read(path: Path) -> str:
 
 def main(argv: list[str]) -> int:
     """Build and export each staged folder; write its meta.json (``error`` None on success)."""
-    from harness.simulator.worker import _die_with_parent
+    from harness.simulator.worker import die_with_parent
 
     folders = [Path(p) for p in json.loads(Path(argv[0]).read_text())]
-    _die_with_parent(int(argv[1]))
+    die_with_parent(int(argv[1]))
     from rknn.api import RKNN
 
     for folder in folders:
@@ -269,7 +269,7 @@ def main(argv: list[str]) -> int:
 
 def _build_one(rknn_class: Any, folder: Path) -> str | None:
     """The toolkit's rejection message, or None when model.rknn was exported."""
-    from harness.simulator.worker import Rejected, _call, _captured
+    from harness.simulator.worker import Rejected, call_stage, captured_output
 
     os.chdir(folder)  # the toolkit drops intermediate files into the working directory
     calls = json.loads((folder / CALLS_FILE).read_text())
@@ -277,12 +277,12 @@ def _build_one(rknn_class: Any, folder: Path) -> str | None:
     if calls["build"].get("dataset"):
         calls["build"]["dataset"] = str(folder / calls["build"]["dataset"])
     rknn = None
-    with _captured(folder / LOG_FILE) as log:
+    with captured_output(folder / LOG_FILE) as log:
         try:
-            rknn = _call("build", log, rknn_class, calls["RKNN"])
+            rknn = call_stage("build", log, rknn_class, calls["RKNN"])
             for name in ("config", "load_onnx", "build"):
-                _call("build", log, getattr(rknn, name), calls[name])
-            _call("build", log, rknn.export_rknn, {"export_path": str(folder / RKNN_FILE)})
+                call_stage("build", log, getattr(rknn, name), calls[name])
+            call_stage("build", log, rknn.export_rknn, {"export_path": str(folder / RKNN_FILE)})
         except Rejected as rejected:
             return str(rejected)
         finally:

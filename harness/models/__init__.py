@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.models import elementwise, pooling, recurrent, shape_ops
+from harness.models import elementwise, io_models, pooling, recurrent, shape_ops
 from harness.models._common import BuiltModel, ModelParamError, OperatorSpec, Params, assemble
 
 __all__ = ["DEFAULT_PARAMS", "OPERATORS", "BuiltModel", "ModelParamError", "build_model"]
@@ -32,6 +32,7 @@ OPERATORS: tuple[str, ...] = tuple(sorted(_SPECS))
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     op: copy.deepcopy(dict(spec.defaults)) for op, spec in _SPECS.items()
 }
+_SPECS.update(io_models.MODELS)  # model-I/O suite models: built here, not operators of a table
 
 
 def build_model(op: str, params: Mapping[str, Any], seed: int) -> BuiltModel:
@@ -50,4 +51,5 @@ def build_model(op: str, params: Mapping[str, Any], seed: int) -> BuiltModel:
         inputs=list(graph.inputs.values()),
         input_names=list(graph.inputs),
         output_names=list(graph.outputs),
+        feeds=graph.feeds,
     )

@@ -40,6 +40,9 @@ class BuiltModel:
     inputs: list[np.ndarray]
     input_names: list[str]
     output_names: list[str]
+    # What the backend is fed when it differs from ``inputs`` (model I/O suites: the data read
+    # back from a zero-copy buffer, in the configured input type); None: ``inputs``.
+    feeds: list[np.ndarray] | None = None
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Graph:
     inputs: dict[str, np.ndarray]
     outputs: list[str]
     initializers: dict[str, np.ndarray] = field(default_factory=dict)
+    feeds: list[np.ndarray] | None = None  # see BuiltModel.feeds
 
 
 class Params:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from harness.records import CaseRecord
+from harness.reporting.io_section import io_html
 from harness.reporting.matrix import Failure, Report, Section, case_facts
 
 _CSS = """
@@ -42,6 +43,7 @@ def render_html(report: Report) -> str:
         _counts(report.counts),
     ]
     parts += [_section(section) for section in report.sections]
+    parts.append(io_html(report.io))
     parts.append("<h2>Failing cases</h2>")
     if report.failures:
         parts.append("<ul>" + "".join(_failure(f) for f in report.failures) + "</ul>")

@@ -7,6 +7,7 @@ import re
 import shlex
 
 from harness.records import CaseRecord
+from harness.reporting.io_section import io_markdown
 from harness.reporting.matrix import Failure, Report, Section, case_facts
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -26,6 +27,7 @@ def render_markdown(report: Report) -> str:
     lines += [f"| **total** | {sum(report.counts.values())} |", ""]
     for section in report.sections:
         lines += _section(section)
+    lines += io_markdown(report.io, md_escape)
     lines += ["## Failing cases", ""]
     lines += [_failure(failure) for failure in report.failures] or ["None."]
     return "\n".join(lines) + "\n"

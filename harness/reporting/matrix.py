@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.reporting.io_section import IOSection, io_sections
 from harness.verdict import IO_LAYERS
 
 
@@ -46,6 +47,7 @@ class Report:
     counts: dict[str, int]
     sections: list[Section]
     failures: list[Failure]
+    io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
 
 
 def build_report(
@@ -61,6 +63,7 @@ def build_report(
             for record in sorted(records, key=lambda r: natural_key(r.id))
             if record.verdict in FAILING_VERDICTS
         ],
+        io=io_sections(records),
     )
 
 

@@ -62,7 +62,7 @@ def main() -> None:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)  # stray prints go to the worker's stderr file, never into the reply pipe
-    _die_with_parent(int(sys.argv[1]))
+    die_with_parent(int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.enable()  # a segfault leaves a traceback in the request's log
     # The toolkit's own import of pkg_resources warns once, into whichever case comes first.
@@ -99,18 +99,18 @@ def serve(rknn_class: Callable[..., Any], request: SimRequest, workdir: Path) ->
         write_dataset(request.dataset, workdir)
     calls = toolkit_calls(request)
     timings: dict[str, float] = {}
-    with _captured(workdir / LOG_FILE) as log:
+    with captured_output(workdir / LOG_FILE) as log:
         _inject_fault(request.case_id)
         started = time.perf_counter()
         rknn = None
         try:
-            rknn = _call("build", log, rknn_class, calls["RKNN"])
+            rknn = call_stage("build", log, rknn_class, calls["RKNN"])
             for name in ("config", "load_onnx", "build"):
-                _call("build", log, getattr(rknn, name), calls[name])
+                call_stage("build", log, getattr(rknn, name), calls[name])
             timings["build_s"] = time.perf_counter() - started
             started = time.perf_counter()
-            _call("runtime", log, rknn.init_runtime, calls["init_runtime"])
-            outputs = _call(
+            call_stage("runtime", log, rknn.init_runtime, calls["init_runtime"])
+            outputs = call_stage(
                 "runtime", log, rknn.inference, {"inputs": request.inputs, **calls["inference"]}
             )
             timings["run_s"] = time.perf_counter() - started
@@ -127,7 +127,7 @@ def serve(rknn_class: Callable[..., Any], request: SimRequest, workdir: Path) ->
     }
 
 
-def _call(stage: str, log: Path, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def call_stage(stage: str, log: Path, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """Call the toolkit; a raised exception or a failure return value becomes ``Rejected``."""
     name = getattr(method, "__name__", str(method))
     mark = log.stat().st_size
@@ -156,7 +156,7 @@ def _exception_message(exc: Exception) -> str:
 
 
 @contextmanager
-def _captured(path: Path) -> Iterator[Path]:
+def captured_output(path: Path) -> Iterator[Path]:
     """Send everything written to fds 1 and 2 (Python and C) to ``path``."""
     _flush()
     saved = os.dup(1), os.dup(2)
@@ -179,7 +179,7 @@ def _flush() -> None:
     _libc.fflush(None)
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int) -> None:
     """Have the kernel kill this worker when the pool's process dies, even mid-toolkit-hang.
 
     (Linux ties this to the thread that started the worker: keep the pool on one thread.)
