@@ -13,6 +13,7 @@ import os
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,16 @@ from typing import Any
 
 import pytest
 
+from harness.backends import (
+    Backend,
+    BoardWithFallback,
+    NoBoardError,
+    board_backend,
+    platform_boards,
+    select_board,
+)
+from harness.boards.discovery import check
+from harness.boards.inventory import Board
 from harness.cases import Case, operator_cases
 from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.execute import CaseExecutor, host_versions
@@ -29,6 +40,7 @@ from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
 from harness.simulator import SimCache, SimulatorPool, toolkit_version
 
 DEFAULT_PLATFORM = "rk3562"
+RKNN_CACHE = ".rknn-cache"  # converted models for boards, inside the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 
 
@@ -57,6 +69,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--resume", action="store_true", help="skip cases already finished in --results"
     )
+    group.addoption("--boards", default="boards", help="folder of board files (default ./boards)")
+    group.addoption(
+        "--require-board",
+        action="store_true",
+        help="with --backend auto: no answering board for the platform is an error",
+    )
+    group.addoption(
+        "--board-down",
+        choices=("error", "sim"),
+        default="error",
+        help="a board that stays down: its remaining cases are infra errors (error) or run "
+        "on the simulator (sim)",
+    )
     group.addoption(
         "--hil-timeout", type=float, default=600.0, help="seconds one case may take (600)"
     )
@@ -75,7 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
         results.mkdir(parents=True, exist_ok=True)
-        write_run_metadata(results, _run_metadata(config))
+        meta = _run_metadata(config)
+        _require_board(config, meta["boards"])
+        write_run_metadata(results, meta)
 
 
 _CATALOGUE = pytest.StashKey[OperatorCatalogue]()
@@ -92,7 +119,30 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "backend": config.getoption("backend"),
         "strict_docs": bool(config.getoption("strict_docs")),
         "versions": {**host_versions(), "rknn_toolkit2": toolkit_version()},
+        "boards": _discovery(config),
     }
+
+
+def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
+    """Stop before any case when a board is required and none of the platform answers."""
+    if config.getoption("backend") != "board" and not config.getoption("require_board"):
+        return
+    if not discovered:
+        where = config.getoption("boards")
+        raise pytest.UsageError(f"no board file for platform {_platform(config)} in {where}")
+    if not any(report["status"] == "ok" for report in discovered):
+        problems = "; ".join(
+            f"board {r['board']} is {r['status']}: {'; '.join(r['problems'])}" for r in discovered
+        )
+        raise pytest.UsageError(problems)
+
+
+def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
+    """What each board of the platform reports about itself (none with --backend sim)."""
+    if config.getoption("backend") == "sim":
+        return []
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    return [check(board) for board in boards]
 
 
 def _catalogue(config: pytest.Config) -> OperatorCatalogue:
@@ -144,16 +194,9 @@ def _documented_mark(case: Case) -> pytest.MarkDecorator:
 
 @pytest.fixture(scope="session")
 def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
-    """One simulator worker per pytest process, reused for every case."""
-    backend = pytestconfig.getoption("backend")
-    if backend == "board":
-        raise pytest.UsageError(
-            "--backend board: no board backend is configured in this version; "
-            "use --backend sim or auto"
-        )
-    cache_dir = pytestconfig.getoption("hil_cache")
-    cache = None if cache_dir == "off" else SimCache(Path(cache_dir))
-    results = Path(pytestconfig.getoption("results"))
+    """The backend of this pytest process (a board, else one reused simulator worker)."""
+    option = pytestconfig.getoption
+    results = Path(option("results"))
     tolerances = {
         name: {
             dtype: {k: v for k, v in asdict(tol).items() if v is not None}
@@ -161,10 +204,43 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
         }
         for name, op in _catalogue(pytestconfig).operators.items()
     }
-    with SimulatorPool(
-        workers=1, timeout_s=pytestconfig.getoption("hil_timeout"), cache=cache
-    ) as pool:
-        yield CaseExecutor(results, pool, tolerances)
+    with ExitStack() as stack:
+
+        def simulator() -> SimulatorPool:
+            cache_dir = option("hil_cache")
+            cache = None if cache_dir == "off" else SimCache(Path(cache_dir))
+            pool = SimulatorPool(workers=1, timeout_s=option("hil_timeout"), cache=cache)
+            return stack.enter_context(pool)
+
+        board = _board(pytestconfig)
+        backend: Backend
+        if board is None:
+            backend = simulator()
+        else:
+            on_board = stack.enter_context(
+                board_backend(board, results / RKNN_CACHE, option("hil_timeout"))
+            )
+            backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
+        yield CaseExecutor(results, backend, tolerances)
+
+
+def _board(config: pytest.Config) -> Board | None:
+    """This process's board, or None for the simulator; says which on the terminal."""
+    mode = config.getoption("backend")
+    if mode == "sim":
+        return None
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    try:
+        board, selection = select_board(
+            boards, worker, require=mode == "board" or config.getoption("require_board")
+        )
+    except NoBoardError as exc:
+        raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
+    return board
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,122 @@
+"""The operator suite on a loopback board (real sshd, real runner), and the simulator fallback.
+
+Done-when of the board issue, as a user runs it: with a board file for the platform the suite
+runs through SSH and every result names the board; without one, or with the board down, the
+same command runs on the simulator and says so.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+from sshd import SshServer, onnx_model, write_sysroot
+
+from harness.backends import BoardWithFallback
+from harness.boards.backend import BoardBackend
+from harness.boards.convert import ConversionCache
+from harness.boards.inventory import Board
+from harness.journal import read_records, read_run_metadata
+from harness.simulator import SimRequest, SimulatorPool
+
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
+
+
+def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
+    command += ["--results", str(tmp_path / "results"), "--hil-cache", "off"]
+    command += ["--boards", str(boards), *args]
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+
+def board_folder(sshd: SshServer, tmp_path: Path) -> Path:
+    folder = tmp_path / "boards"
+    sshd.board_file(folder, sysroot=str(write_sysroot(tmp_path / "sysroot")))
+    return folder
+
+
+def test_cases_run_on_the_board_and_name_it(sshd: SshServer, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, board_folder(sshd, tmp_path), "--backend", "board")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "running on loopback" in run.stdout
+    records = {r.id: r for r in read_records(tmp_path / "results")}
+    assert {r.backend for r in records.values()} == {"loopback"}
+    assert records[CASES[0]].verdict == "limit-confirmed"  # placement from the host build
+    assert records[CASES[1]].verdict == "confirmed"
+    assert records[CASES[1]].versions["board_soc"] == "rk3562"
+    meta = read_run_metadata(tmp_path / "results")
+    assert [board["status"] for board in meta["boards"]] == ["ok"]
+
+
+def test_without_a_board_file_the_same_command_uses_the_simulator(tmp_path: Path) -> None:
+    (tmp_path / "boards").mkdir()
+    run = run_suite(tmp_path, tmp_path / "boards")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "running on simulator: no board configured" in run.stdout
+    assert {r.backend for r in read_records(tmp_path / "results")} == {"simulator"}
+
+
+def test_a_board_that_does_not_answer_falls_back_or_is_an_error(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    boards = board_folder(sshd, tmp_path)
+    sshd.stop()
+    run = run_suite(tmp_path, boards)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "running on simulator: board loopback unreachable" in run.stdout
+    assert {r.backend for r in read_records(tmp_path / "results")} == {"simulator"}
+
+    required = run_suite(tmp_path, boards, "--require-board")
+    assert required.returncode == 4  # pytest's usage error
+    assert "board loopback is unreachable" in required.stderr
+
+
+def test_backend_board_without_a_board_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "boards").mkdir()
+    run = run_suite(tmp_path, tmp_path / "boards", "--backend", "board")
+    assert run.returncode == 4
+    assert "no board file for platform rk3562" in run.stderr
+
+
+def test_two_boards_under_xdist_each_run_cases(
+    sshd_factory: Callable[[], SshServer], tmp_path: Path
+) -> None:
+    folder = tmp_path / "boards"
+    sysroot = str(write_sysroot(tmp_path / "sysroot"))
+    for name in ("board-a", "board-b"):
+        sshd_factory().board_file(folder, name=name, sysroot=sysroot)
+    run = run_suite(tmp_path, folder, "--backend", "board", "-n", "2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = read_records(tmp_path / "results")
+    assert len(records) == len(CASES)
+    assert {r.backend for r in records} <= {"board-a", "board-b"}
+
+
+def test_a_board_lost_mid_run_moves_later_cases_to_the_simulator(
+    sshd: SshServer, loopback_board: Board, board_cache: ConversionCache
+) -> None:
+    def relu(case_id: str) -> SimRequest:
+        x = np.random.default_rng(3).standard_normal((1, 3, 4, 4)).astype(np.float32)
+        return SimRequest(onnx_model("Relu"), [x], "rk3562", case_id=case_id)
+
+    with ExitStack() as stack:
+
+        def simulator() -> SimulatorPool:
+            return stack.enter_context(SimulatorPool())
+
+        board = stack.enter_context(BoardBackend(loopback_board, cache=board_cache, reconnect_s=2))
+        fallback = BoardWithFallback(board, simulator, to_simulator=True)
+        assert fallback.run(relu("first")).backend == "loopback"
+        sshd.stop()
+        moved = fallback.run(relu("second"))
+        assert board.down
+        assert moved.backend == "simulator"
+        assert moved.infra_error is None
+        expected = np.maximum(relu("x").inputs[0], 0)
+        np.testing.assert_allclose(moved.outputs[0], expected, rtol=1e-3)  # fp16 rounding
