@@ -37,6 +37,7 @@ from harness.execute import CaseExecutor, host_versions
 from harness.io_cases import model_io_cases
 from harness.journal import finished_ids, write_run_metadata
 from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.reporting.matrix import UNPROBED_KEY
 from harness.simulator import SimCache, SimulatorPool, toolkit_version
 
 DEFAULT_PLATFORM = "rk3562"
@@ -120,7 +121,19 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "strict_docs": bool(config.getoption("strict_docs")),
         "versions": {**host_versions(), "rknn_toolkit2": toolkit_version()},
         "boards": _discovery(config),
+        UNPROBED_KEY: _unprobed(config),
     }
+
+
+def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
+    """The operator limits no case probes, with the reason, for the report."""
+    catalogue = _catalogue(config)
+    if _platform(config) not in (catalogue.platform, "all"):
+        return []
+    return [
+        {"limit": item.limit.id, "reason": item.reason}
+        for item in operator_cases(catalogue).unprobed
+    ]
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:

@@ -329,3 +329,14 @@ def test_diff_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
         hil(["diff", str(old), str(old), "--metric-threshold", "-1"])
     assert caught.value.code == 2
     assert "must be a number >= 0, got '-1'" in capsys.readouterr().err
+
+
+def test_limits_not_probed_are_listed_with_their_reason(results: Path) -> None:
+    unprobed = [{"limit": "GRU/R/hidden_size", "reason": "model needs <800 MB> of weights"}]
+    write_run_metadata(results, {"platform": "rk3562", "unprobed": unprobed})
+    assert hil(["report", str(results)]) == 0
+    markdown = (results / "report.md").read_text()
+    assert "| GRU/R/hidden\\_size | model needs &lt;800 MB&gt; of weights |" in markdown
+    assert "run: unprobed" not in markdown  # listed once, in its own section
+    html = (results / "report.html").read_text()
+    assert "<td>GRU/R/hidden_size</td><td>model needs &lt;800 MB&gt; of weights</td>" in html

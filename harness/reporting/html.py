@@ -44,6 +44,10 @@ def render_html(report: Report) -> str:
     ]
     parts += [_section(section) for section in report.sections]
     parts.append(io_html(report.io))
+    if report.unprobed:
+        parts.append("<h2>Documented limits not probed</h2>")
+        rows = [[escape(limit), escape(why)] for limit, why in report.unprobed]
+        parts.append(_table(["limit", "why"], rows))
     parts.append("<h2>Failing cases</h2>")
     if report.failures:
         parts.append("<ul>" + "".join(_failure(f) for f in report.failures) + "</ul>")

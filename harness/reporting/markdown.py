@@ -28,6 +28,10 @@ def render_markdown(report: Report) -> str:
     for section in report.sections:
         lines += _section(section)
     lines += io_markdown(report.io, md_escape)
+    if report.unprobed:
+        lines += ["## Documented limits not probed", "", "| limit | why |", "|---|---|"]
+        lines += [f"| {md_escape(limit)} | {md_escape(why)} |" for limit, why in report.unprobed]
+        lines.append("")
     lines += ["## Failing cases", ""]
     lines += [_failure(failure) for failure in report.failures] or ["None."]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,8 @@ from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
 from harness.reporting.io_section import IOSection, io_sections
 from harness.verdict import IO_LAYERS
 
+UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
+
 
 @dataclass(frozen=True)
 class Row:
@@ -48,6 +50,8 @@ class Report:
     sections: list[Section]
     failures: list[Failure]
     io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
+    # Documented limits no case probes, with the reason (run.json "unprobed")
+    unprobed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def build_report(
@@ -64,6 +68,7 @@ def build_report(
             if record.verdict in FAILING_VERDICTS
         ],
         io=io_sections(records),
+        unprobed=[(item["limit"], item["reason"]) for item in meta.get(UNPROBED_KEY, [])],
     )
 
 
@@ -120,7 +125,7 @@ def run_summary(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tupl
     summary += [
         (f"version: {name}", ", ".join(sorted(versions[name]))) for name in sorted(versions)
     ]
-    summary += [(f"run: {key}", _text(meta[key])) for key in sorted(meta)]
+    summary += [(f"run: {key}", _text(meta[key])) for key in sorted(meta) if key != UNPROBED_KEY]
     return summary
 
 
