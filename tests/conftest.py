@@ -13,12 +13,14 @@ from harness.boards.inventory import Board, load_board
 
 
 @pytest.fixture
-def sshd_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], SshServer]]:
-    """Start as many sshd servers as a test needs; all are stopped at the end."""
+def sshd_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., SshServer]]:
+    """Start as many sshd servers as a test needs (``env``: see SshServer); all are stopped."""
     servers: list[SshServer] = []
 
-    def start() -> SshServer:
-        server = SshServer(tmp_path_factory.mktemp("sshd"))
+    def start(env: dict[str, str] | None = None) -> SshServer:
+        server = SshServer(tmp_path_factory.mktemp("sshd"), env)
         server.start()
         servers.append(server)
         return server
@@ -29,7 +31,7 @@ def sshd_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
 
 
 @pytest.fixture
-def sshd(sshd_factory: Callable[[], SshServer]) -> SshServer:
+def sshd(sshd_factory: Callable[..., SshServer]) -> SshServer:
     """One running sshd on 127.0.0.1."""
     return sshd_factory()
 

@@ -45,9 +45,13 @@ def keygen(path: Path) -> Path:
 
 
 class SshServer:
-    """One sshd on 127.0.0.1 accepting ``user_key`` for the current user."""
+    """One sshd on 127.0.0.1 accepting ``user_key`` for the current user.
 
-    def __init__(self, root: Path) -> None:
+    ``env`` is set in every session (sshd ``SetEnv``), e.g. a PATH holding only the tools a
+    busybox board has, and a HOME without the user's shell start-up files, which may extend it.
+    """
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
         if not Path(SSHD).is_file():
             raise RuntimeError(f"{SSHD} not found: install openssh-server")
         root.mkdir(parents=True, exist_ok=True)
@@ -60,6 +64,7 @@ class SshServer:
         self.authorized_keys.chmod(0o600)
         self.known_hosts = root / "known_hosts"
         self.log = root / "sshd.log"
+        self.env = dict(env or {})
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -85,6 +90,7 @@ class SshServer:
             "MaxStartups 50\n"
             "MaxSessions 50\n"
             "LogLevel ERROR\n"
+            + "".join(f'SetEnv "{name}={value}"\n' for name, value in self.env.items())
         )
         return config
 
@@ -216,6 +222,14 @@ def runner_processes(workdir: str) -> list[psutil.Process]:
         ):
             found.append(process)
     return found
+
+
+def alive(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> bool:

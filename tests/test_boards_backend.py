@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from sshd import onnx_model, runner_processes
 
-from harness.boards import BoardError
 from harness.boards.backend import BoardBackend
 from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board
@@ -108,7 +107,7 @@ def test_int8_case_ships_its_calibration_data(
     assert "INT8" in {layer["dtype"] for layer in observation.placement}
 
 
-def test_wrong_platform_and_c_runner_are_refused(
+def test_wrong_platform_and_misplaced_test_faults_are_refused(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
     with BoardBackend(loopback_board, cache=board_cache) as backend:
@@ -119,9 +118,6 @@ def test_wrong_platform_and_c_runner_are_refused(
             backend.run(request)
         with pytest.raises(ValueError, match="unknown cases"):
             backend.run_batch([relu_case("x")], test_faults={"nope": "hang"})
-    c_board = dataclasses.replace(loopback_board, runtime="c-runner")
-    with pytest.raises(BoardError, match="c-runner"):
-        BoardBackend(c_board, cache=board_cache)
     lite = dataclasses.replace(loopback_board, runtime="rknnlite")
     with (
         BoardBackend(lite, cache=board_cache) as backend,

@@ -61,6 +61,13 @@ def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path)
     assert board.known_hosts.is_absolute()
 
 
+def test_a_c_runner_board_names_its_runner_relative_to_the_file(tmp_path: Path) -> None:
+    doc = board_doc(runtime="c-runner", c_runner="../build/rv1106/hil_c_runner", core_mask="all")
+    board = load_board(write(tmp_path / "boards", doc))
+    assert board.c_runner == tmp_path / "build" / "rv1106" / "hil_c_runner"
+    assert load_board(write(tmp_path, board_doc())).c_runner is None
+
+
 def test_defaults_known_hosts_to_the_users_file(tmp_path: Path) -> None:
     board = load_board(write(tmp_path, board_doc(auth={"agent": True})))
     assert board.known_hosts == Path("~/.ssh/known_hosts").expanduser()
@@ -110,6 +117,26 @@ def test_two_auth_methods_are_refused(tmp_path: Path) -> None:
             "runtime",
             "rknnlite",
             "does not support platform rv1106",
+        ),
+        ({"runtime": "c-runner"}, "c_runner", None, "runtime c-runner needs c_runner"),
+        (
+            {"c_runner": "build/hil_c_runner"},
+            "c_runner",
+            "build/hil_c_runner",
+            "only for runtime c-runner",
+        ),
+        ({"runtime": "c-runner", "c_runner": ""}, "c_runner", "", "should be non-empty"),
+        (
+            {
+                "runtime": "c-runner",
+                "c_runner": "r",
+                "platform": "rv1106",
+                "soc": "rv1106",
+                "core_mask": "all",
+            },
+            "core_mask",
+            "all",
+            "runs librknnmrt, which cannot choose NPU cores",
         ),
     ],
 )

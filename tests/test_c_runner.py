@@ -8,17 +8,23 @@ text descriptors (see rknn_double.c). Every run goes through ``RunnerRequest.arg
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import re
 import subprocess
+import tarfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from c_double import DOUBLE, build_double, descriptor
+from sshd import alive, wait_until
 
 from harness.boards import c_runner_cli
+from harness.boards.c_batch import BatchCase, StreamError, batch_files, read_stream
 from harness.boards.c_runner import (
     CORE_MASK_VALUES,
     RunnerBuildError,
@@ -28,28 +34,20 @@ from harness.boards.c_runner import (
     decode_outputs,
     observation_from_run,
     read_request,
-    write_batch,
+    request_files,
     write_request,
 )
 from harness.boards.inventory import CORE_MASKS
 from harness.layout.rknn import input_stride, output_layout
 from harness.records import Observation
 
-DOUBLE = Path(__file__).parent / "c_api_double"
 RUN_TIMEOUT_S = 30
 
 
 @pytest.fixture(scope="module")
 def libdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The double as librknnmrt.so (no rknn_set_core_mask, like the real one) and librknnrt.so."""
-    out = tmp_path_factory.mktemp("double")
-    for name, extra in (("rknnmrt", []), ("rknnrt", ["-DDOUBLE_CORE_MASK"])):
-        flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{DOUBLE}"]
-        soname = f"-Wl,-soname,lib{name}.so"
-        source = str(DOUBLE / "rknn_double.c")
-        target = str(out / f"lib{name}.so")
-        subprocess.run(["gcc", *flags, *extra, soname, source, "-lm", "-o", target], check=True)
-    return out
+    return build_double(tmp_path_factory.mktemp("double"))
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +63,6 @@ def mrt_runner(libdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def rt_runner(libdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rt")
     return build_runner(out, rknn_include=DOUBLE, rknn_lib=libdir, rpath=str(libdir))
-
-
-def descriptor(*lines: str) -> bytes:
-    return "\n".join(["hil-double 1", "sdk 2.3.2-test 0.9.8-test", *lines, ""]).encode()
 
 
 def run(
@@ -342,26 +336,121 @@ def test_core_mask_names_match_the_board_files() -> None:
         core_mask_value("3")
 
 
-def test_a_batch_runs_through_its_script(mrt_runner: Path, tmp_path: Path) -> None:
-    x = np.full((1, 1, 2, 3), 5, np.uint8)
-    good = descriptor(
-        "input name=x type=UINT8 shape=1,1,2,3 align=16",
-        "output name=y type=INT8 shape=1,1,2,3 fmt=NC1HWC2 c2=16 hw=4 from=0",
-    )
-    bad = good + b"fail run -1 failed to submit\n"
-    requests = write_batch(tmp_path / "batch", [(good, [x]), (bad, [x])], timeout_ms=5000)
-    runner = os.path.relpath(mrt_runner, tmp_path)  # relative paths are resolved by run.sh
-    done = subprocess.run(
-        ["sh", "batch/run.sh", runner], cwd=tmp_path, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
+def write_files(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
 
-    first, second = (read_request(r, "double") for r in requests)
+
+def batch_case(name: str, model: bytes, x: np.ndarray, timeout_ms: int = 5000) -> BatchCase:
+    args = RunnerRequest(Path(name)).argv("", timeout_ms=timeout_ms)[1:]
+    return BatchCase(name, request_files(model, [x]), args)
+
+
+SMALL = descriptor(
+    "input name=x type=UINT8 shape=1,1,2,3 align=16",
+    "output name=y type=INT8 shape=1,1,2,3 fmt=NC1HWC2 c2=16 hw=4 from=0",
+)
+
+
+def test_a_batch_runs_through_its_driver_as_one_stream(mrt_runner: Path, tmp_path: Path) -> None:
+    x = np.full((1, 1, 2, 3), 5, np.uint8)
+    bad = SMALL + b"fail run -1 failed to submit\n"
+    cases = [batch_case("c0", SMALL, x), batch_case("c1", bad, x)]
+    write_files(tmp_path / "batch", batch_files(cases))
+    runner = os.path.relpath(mrt_runner, tmp_path)  # relative paths are resolved by run.sh
+    with subprocess.Popen(
+        ["sh", "batch/run.sh", runner], cwd=tmp_path, stdout=subprocess.PIPE
+    ) as driver:
+        assert driver.stdout is not None
+        events = list(read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}))
+    assert driver.returncode == 0
+
+    assert [(e.case, e.started) for e in events] == [
+        ("c0", True),
+        ("c0", False),
+        ("c1", True),
+        ("c1", False),
+    ]
+    assert events[0].pids[0] == driver.pid == events[2].pids[0]  # the driver, then each runner
+    assert events[0].pids[1] != events[2].pids[1]
+    first, second = (
+        read_request(RunnerRequest(tmp_path / "host" / c), "double") for c in ["c0", "c1"]
+    )
     assert first.outputs is not None and first.outputs[0].tolist() == [[[[11.0] * 3] * 2]]
     assert second.failed_stage == "runtime" and "failed to submit" in str(second.error)
+    assert sorted(p.name for p in (tmp_path / "batch").iterdir()) == ["run.sh"]  # cases sent
     assert read_request(RunnerRequest(tmp_path / "never-ran"), "double").infra_error == (
         "runner left no exit code: did it run?"
     )
+
+
+def test_the_driver_stops_when_nobody_reads_its_stream(mrt_runner: Path, tmp_path: Path) -> None:
+    x = np.full((1, 1, 2, 3), 5, np.uint8)
+    cases = [
+        batch_case("c0", SMALL + b"hang run\n", x, timeout_ms=1000),
+        batch_case("c1", SMALL, x),
+    ]
+    write_files(tmp_path, batch_files(cases))
+    driver = subprocess.Popen(
+        ["sh", "run.sh", str(mrt_runner)], cwd=tmp_path, stdout=subprocess.PIPE
+    )
+    assert driver.stdout is not None
+    started = next(read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}))
+    assert started.case == "c0" and started.started
+    driver.stdout.close()  # the host went away
+    assert driver.wait(timeout=20) == 1
+    assert (tmp_path / "c0" / "exit_code").read_text() == "50\n"  # the runner's own timeout
+    assert not (tmp_path / "c1" / "started").exists()  # the next case never began
+
+
+def test_a_driver_that_cannot_announce_a_case_kills_its_runner(
+    mrt_runner: Path, tmp_path: Path
+) -> None:
+    x = np.full((1, 1, 2, 3), 5, np.uint8)
+    write_files(tmp_path, batch_files([batch_case("c0", SMALL + b"hang run\n", x, 60000)]))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read the stream
+    with subprocess.Popen(
+        ["sh", "run.sh", str(mrt_runner)], cwd=tmp_path, stdout=write_end
+    ) as driver:
+        os.close(write_end)
+    assert driver.returncode == 1
+    runner = int((tmp_path / "c0" / "started").read_text().split()[1])
+    assert wait_until(lambda: not alive(runner), timeout=5)  # not left to hang for 60 s
+    assert not (tmp_path / "c0" / "exit_code").exists()
+
+
+def tar_bytes(*members: tuple[str, bytes, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, kind, data in members:
+            info = tarfile.TarInfo(name)
+            info.type, info.size = kind, len(data)
+            info.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else ""
+            tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("stream", "words"),
+    [
+        (tar_bytes(("../c0/x", tarfile.REGTYPE, b"1")), "unexpected member '../c0/x'"),
+        (tar_bytes(("c0/../../x", tarfile.REGTYPE, b"1")), "unexpected member"),
+        (tar_bytes(("c7/exit_code", tarfile.REGTYPE, b"0")), "unexpected member 'c7/exit_code'"),
+        (tar_bytes(("c0/out", tarfile.SYMTYPE, b"")), "of type b'2'"),
+        (tar_bytes(("c0/started", tarfile.REGTYPE, b"12 x")), "does not hold two pids"),
+        (tar_bytes(("c0/stderr.txt", tarfile.REGTYPE, b"x" * 600))[:1024], "ends inside"),
+        (b"\x01" * 512, "not a tar header"),
+        (b"\x00" * 1024 + b"\x01" * 100, "ends inside a tar header"),
+    ],
+)
+def test_a_stream_that_run_sh_cannot_write_is_refused(
+    tmp_path: Path, stream: bytes, words: str
+) -> None:
+    with pytest.raises(StreamError, match=re.escape(words)):
+        list(read_stream(io.BytesIO(stream).read, tmp_path, {"c0"}))
+    assert not any(tmp_path.parent.glob("x")) and not (tmp_path / "c7").exists()
 
 
 def test_unreadable_outputs_and_signals_are_infrastructure_errors(

@@ -3,10 +3,12 @@
 ``BoardBackend(board).run_batch(requests)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
 runner in one tar and returns one ``Observation`` per request, ``backend`` being the board's
-name. Trouble is contained: a dropped connection is re-established and the case in flight
-retried once; a runner crash or hang costs that case (``infra_error``) and a new runner is
-started; a board that stays unreachable is marked down and every later request gets an
-``infra_error`` at once, so the caller can fall back to the simulator.
+name. The runner is the Python one (``RunnerSession``) or, for runtime ``c-runner``,
+``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
+Trouble is contained: a dropped connection is re-established and the case in flight retried
+once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
+board that stays unreachable is marked down and every later request gets an ``infra_error`` at
+once, so the caller can fall back to the simulator.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from types import TracebackType
 import numpy as np
 
 from harness.boards import BoardError
+from harness.boards.c_runner import request_files
+from harness.boards.c_session import CRunnerSession
 from harness.boards.convert import Conversion, ConversionCache, build_calls
-from harness.boards.inventory import STAND_IN, Board
+from harness.boards.inventory import C_RUNNER, STAND_IN, Board, c_runner_binary
 from harness.boards.session import (
     CaseJob,
     CaseResult,
@@ -80,11 +84,8 @@ class BoardBackend:
         trust_on_first_use: bool = False,
         on_case_started: Callable[[str], None] | None = None,
     ) -> None:
-        if board.runtime == "c-runner":
-            raise BoardError(
-                f"board {board.name}: runtime c-runner (boards without Python) has no runner "
-                f"yet; only `hil boards check` works for it ({board.source})"
-            )
+        if board.runtime == C_RUNNER:
+            c_runner_binary(board)  # refuses a board whose runner is not built
         self.board = board
         self.cache = cache or ConversionCache(DEFAULT_CACHE)
         self.timeout_s = timeout_s
@@ -208,8 +209,9 @@ class BoardBackend:
         self._drop()
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.5
+        kind = CRunnerSession if self.board.runtime == C_RUNNER else RunnerSession
         while True:
-            session = RunnerSession(
+            session = kind(
                 self.board,
                 self._token,
                 trust_on_first_use=self.trust_on_first_use,
@@ -279,6 +281,10 @@ class BoardBackend:
             observation.infra_error = outcome.infra_error or "no result from the board"
             return observation
         observation.timings.update({f"board_{k}": v for k, v in result.timings.items()})
+        observation.tensors += result.tensors
+        observation.versions.update(result.versions)
+        if result.log:
+            observation.log += f"\n[board {self.name}] runner output:\n{result.log}"
         if result.status == "ok":
             assert result.outputs is not None
             observation.outputs = [
@@ -286,7 +292,7 @@ class BoardBackend:
             ]
         elif result.status == "runtime-error":
             observation.failed_stage, observation.error = "runtime", result.error
-        else:  # "timeout" on the board, or "corrupt" in transit
+        else:  # "timeout" on the board, "corrupt" in transit, or the C runner's "infra-error"
             observation.infra_error = f"board {self.name}: {result.error}"
         return observation
 
@@ -317,11 +323,17 @@ def case_job(
 ) -> CaseJob:
     """What the runner needs for one converted request: .rknn, inputs and how to run them."""
     assert conversion.rknn_path is not None
-    files = {"model.rknn": conversion.rknn_path.read_bytes()}
-    inputs = []
-    for position, array in enumerate(request.inputs):
-        inputs.append(f"input{position}.npy")
-        files[inputs[-1]] = _npy(array)
+    model = conversion.rknn_path.read_bytes()
+    data_format = toolkit_calls(request)["inference"]["data_format"]
+    if board.runtime == C_RUNNER:  # inputs NHWC (the zero-copy order) in hil_c_runner's folders
+        files = request_files(model, request.inputs, data_format.upper())
+        inputs = [name for name in files if name != "model.rknn"]
+    else:
+        files = {"model.rknn": model}
+        inputs = []
+        for position, array in enumerate(request.inputs):
+            inputs.append(f"input{position}.npy")
+            files[inputs[-1]] = _npy(array)
     if board.runtime == STAND_IN:  # it builds the ONNX with the very same calls
         files[MODEL_FILE] = request.model
         files[runner_module().BUILD_FILE] = json.dumps(build_calls(request)).encode()
@@ -331,7 +343,7 @@ def case_job(
         id=job_id,
         files=files,
         inputs=inputs,
-        data_format=toolkit_calls(request)["inference"]["data_format"],
+        data_format=data_format,
         timeout_s=timeout_s,
         core_mask=board.core_mask,
         test_fault=test_fault,

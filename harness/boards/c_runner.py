@@ -2,13 +2,15 @@
 
 Boards of the RV1103/RV1106/RK2118 class have only the RKNN C API, so cases run there through
 ``hil_c_runner``. Nothing here uses SSH: a request is a folder (model, ``in/input_<i>.npy``, an
-``out/`` for the runner) that the board layer copies over and back; ``read_request`` turns what
-came back into an ``Observation``. Output buffers are decoded from the native layout the runner
-reports (NC1HWC2 or channel-padded NHWC) through ``harness.layout.rknn``.
+``out/`` for the runner) that the board layer copies over and back (``harness.boards.c_batch``);
+``read_request`` turns what came back into an ``Observation``. Output buffers are decoded from
+the native layout the runner reports (NC1HWC2 or channel-padded NHWC) through
+``harness.layout.rknn``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import shlex
@@ -26,8 +28,6 @@ from harness.records import Observation
 RUNNER_SOURCE = Path(__file__).resolve().parents[2] / "boards" / "c-runner"
 RUNNER_BINARY = "hil_c_runner"
 RESULT_FILE = "result.json"
-# Platforms whose only runtime is librknnmrt.so (design.md); the rest use librknnrt.so.
-MRT_PLATFORMS = ("rv1103", "rv1106", "rv1103b", "rv1106b", "rk2118")
 # Board-file core masks (harness.boards.inventory.CORE_MASKS) as rknn_core_mask values.
 CORE_MASK_VALUES = {"auto": 0, "0": 1, "1": 2, "2": 4, "0_1": 3, "0_1_2": 7, "all": 0xFFFF}
 
@@ -149,58 +149,40 @@ class RunnerRequest:
         return argv
 
 
-def write_request(
-    directory: Path, model: bytes, inputs: Sequence[np.ndarray], layout: str = "NCHW"
-) -> RunnerRequest:
-    """Lay out one case: the model and each input as ``in/input_<i>.npy``.
+def request_files(
+    model: bytes, inputs: Sequence[np.ndarray], layout: str = "NCHW"
+) -> dict[str, bytes]:
+    """One case's files, relative to its folder: the model, then ``in/input_<i>.npy`` in order.
 
     Arrays keep their dtype (the type fed to the NPU); 4-D ones given as NCHW are stored NHWC,
     the order the zero-copy API takes. The runner adds the width padding itself.
     """
     if layout not in ("NCHW", "NHWC"):
         raise ValueError(f"layout must be NCHW or NHWC, got {layout!r}")
-    request = RunnerRequest(Path(directory))
-    folder = request.directory / request.inputs
-    folder.mkdir(parents=True, exist_ok=True)
-    (request.directory / request.model).write_bytes(model)
+    request = RunnerRequest(Path())
+    files = {request.model: model}
     for i, array in enumerate(inputs):
         array = np.asarray(array)
         if array.dtype not in _FEEDABLE:
             raise ValueError(f"input {i}: dtype {array.dtype} cannot be fed to the runner")
         if array.ndim == 4 and layout == "NCHW":
             array = array.transpose(0, 2, 3, 1)
-        np.save(folder / f"input_{i}.npy", np.ascontiguousarray(array), allow_pickle=False)
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        files[f"{request.inputs}/input_{i}.npy"] = buffer.getvalue()
+    return files
+
+
+def write_request(
+    directory: Path, model: bytes, inputs: Sequence[np.ndarray], layout: str = "NCHW"
+) -> RunnerRequest:
+    """Lay out one case in ``directory`` (see ``request_files``)."""
+    request = RunnerRequest(Path(directory))
+    for name, data in request_files(model, inputs, layout).items():
+        path = request.directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     return request
-
-
-_BATCH_HEAD = """#!/bin/sh
-# Runs every case of this batch: sh run.sh RUNNER. Per case it leaves exit_code and stderr.txt.
-[ $# -eq 1 ] || { echo "usage: sh run.sh RUNNER" >&2; exit 2; }
-case $1 in /*) runner=$1 ;; *) runner=$PWD/$1 ;; esac
-cd "$(dirname "$0")" || exit 1
-"""
-
-
-def write_batch(
-    root: Path,
-    cases: Sequence[tuple[bytes, Sequence[np.ndarray]]],
-    *,
-    core_mask: int | None = None,
-    timeout_ms: int | None = None,
-) -> list[RunnerRequest]:
-    """One folder per case under ``root`` plus ``run.sh``, which runs them all in one go."""
-    root = Path(root)
-    lines = [_BATCH_HEAD]
-    requests = []
-    for index, (model, inputs) in enumerate(cases):
-        request = write_request(root / f"{index:04d}", model, inputs)
-        argv = shlex.join(request.argv("RUNNER", core_mask=core_mask, timeout_ms=timeout_ms)[1:])
-        lines.append(
-            f'(cd {request.directory.name} && "$runner" {argv} 2>stderr.txt; echo $? >exit_code)\n'
-        )
-        requests.append(request)
-    (root / "run.sh").write_text("".join(lines))
-    return requests
 
 
 def read_request(
@@ -318,6 +300,7 @@ def _tensors(result: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             attr, native = entry["attr"], entry["native"]
             tensor = {
+                "source": "rknn_query",  # the runtime's answer, not the host build log
                 "role": role[:-1],
                 "name": attr["name"],
                 "dtype": (entry.get("bound") or native)["type"],

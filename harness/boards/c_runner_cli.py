@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.boards.c_runner import MRT_PLATFORMS, RunnerBuildError, build_runner
-from harness.boards.inventory import PLATFORMS
+from harness.boards.c_runner import RunnerBuildError, build_runner
+from harness.boards.inventory import MRT_PLATFORMS, PLATFORMS
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]

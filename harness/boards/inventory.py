@@ -1,8 +1,9 @@
 """Board files: one YAML file per board, a directory of them is the inventory.
 
 A board file says how to reach a board (host, port, user, auth, known_hosts), what it should
-be (SoC, toolkit platform) and how to run cases on it (board-side python, work directory,
-runtime, NPU core mask). Secrets never live in it: a password is given only as the NAME of an
+be (SoC, toolkit platform) and how to run cases on it (board-side python or, for boards with
+only the C API, the host path of the ``hil_c_runner`` built for it; work directory, runtime,
+NPU core mask). Secrets never live in it: a password is given only as the NAME of an
 environment variable (``auth.password_env``), and a ``password`` key is rejected outright.
 Every error names the file, the key and the value, like the catalogue loader's.
 """
@@ -37,11 +38,14 @@ PLATFORMS = (
 # rknn-toolkit-lite2 (the on-board Python runtime) exists for these only; the rest need a C runner.
 LITE2_PLATFORMS = ("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1126b")
 STAND_IN = "simulator-stand-in"  # TEST ONLY: the runner simulates the shipped ONNX model
+C_RUNNER = "c-runner"  # boards without Python (RV1103/RV1106/RK2118): boards/c-runner
 RUNTIMES = (
     "rknnlite",  # rknn-toolkit-lite2 through boards/runner/hil_board_runner.py
-    "c-runner",  # boards without Python (RV1103/RV1106/RK2118): no runner yet, discovery only
+    C_RUNNER,
     STAND_IN,
 )
+# Platforms whose only runtime is librknnmrt.so, which has no rknn_set_core_mask (design.md).
+MRT_PLATFORMS = ("rv1103", "rv1106", "rv1103b", "rv1106b", "rk2118")
 NPU_CORES = {"rk3588": 3, "rk3576": 2}  # other platforms have one core and no mask to choose
 CORE_MASKS = ("auto", "all", "0", "1", "2", "0_1", "0_1_2")
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -75,6 +79,7 @@ SCHEMA: dict[str, Any] = {
         "soc": {"type": "string", "pattern": r"^r[kv]\d{4}[a-z]?$"},
         "platform": {"enum": list(PLATFORMS)},
         "python": {"type": "string", "minLength": 1},
+        "c_runner": {"type": "string", "minLength": 1},
         "workdir": {"type": "string", "pattern": r"^/(?!/*$)"},  # absolute, not "/" itself
         "runtime": {"enum": list(RUNTIMES)},
         "core_mask": {"enum": list(CORE_MASKS)},
@@ -103,6 +108,7 @@ class Board:
     soc: str  # expected SoC, e.g. "rk3588"; discovery flags a board that reports another
     platform: str  # RKNN.config target_platform used to convert models for this board
     python: str  # board-side interpreter for the runner
+    c_runner: Path | None  # runtime c-runner: the hil_c_runner binary on the host, else None
     workdir: str  # absolute board-side folder the harness may own (locks, sessions)
     runtime: str
     core_mask: str
@@ -203,7 +209,26 @@ def _board(path: Path, doc: dict[str, Any]) -> Board:
             f"rknn-toolkit-lite2 does not support platform {platform}; "
             "use runtime c-runner for boards with the C API only",
         )
+    if runtime == C_RUNNER and "c_runner" not in doc:
+        raise BoardFileError(
+            path,
+            "c_runner",
+            None,
+            f"runtime {C_RUNNER} needs c_runner: the host path of the hil_c_runner built for "
+            f"this board (hil boards build-runner --platform {platform} ...)",
+        )
+    if runtime != C_RUNNER and "c_runner" in doc:
+        raise BoardFileError(
+            path, "c_runner", doc["c_runner"], f"only for runtime {C_RUNNER} (runtime: {runtime})"
+        )
     core_mask = str(doc.get("core_mask", "auto"))
+    if runtime == C_RUNNER and platform in MRT_PLATFORMS and core_mask != "auto":
+        raise BoardFileError(
+            path,
+            "core_mask",
+            core_mask,
+            f"platform {platform} runs librknnmrt, which cannot choose NPU cores; use auto",
+        )
     cores = NPU_CORES.get(platform, 0)
     if core_mask not in ("auto", "all") and max(map(int, core_mask.split("_"))) >= cores:
         raise BoardFileError(
@@ -227,6 +252,7 @@ def _board(path: Path, doc: dict[str, Any]) -> Board:
         soc=doc["soc"],
         platform=platform,
         python=doc.get("python", "python3"),
+        c_runner=_path(path, doc["c_runner"]) if "c_runner" in doc else None,
         workdir=doc["workdir"].rstrip("/") or "/",
         runtime=runtime,
         core_mask=core_mask,
@@ -234,6 +260,18 @@ def _board(path: Path, doc: dict[str, Any]) -> Board:
         sysroot=doc.get("sysroot", "/"),
         source=path,
     )
+
+
+def c_runner_binary(board: Board) -> Path:
+    """The board's ``c_runner`` file; refused, naming the field, when it is not built yet."""
+    if board.c_runner is None or not board.c_runner.is_file():
+        raise BoardFileError(
+            board.source,
+            "c_runner",
+            str(board.c_runner),
+            "no such file: build the runner (hil boards build-runner, boards/c-runner/README.md)",
+        )
+    return board.c_runner
 
 
 def _path(board_file: Path, text: str) -> Path:

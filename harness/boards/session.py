@@ -21,7 +21,7 @@ import secrets
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -43,10 +43,11 @@ RUNNER_NAME = "hil_board_runner.py"
 STOP_GRACE_S = 5.0
 _STDERR_TAIL = 4000
 
-# $1 work directory, $2 this session's folder; stdin: the runner source.
+# $1 work directory, $2 this session's folder, then the runtime's own arguments; the runtime's
+# shell lines follow (the Python runner's: store stdin as the runner).
 _PREPARE = r"""
 for old in "$1"/session-*; do [ "$old" = "$2" ] || rm -rf -- "$old"; done
-mkdir -p -- "$2" && cat > "$2/hil_board_runner.py"
+mkdir -p -- "$2" || exit 1
 """
 
 
@@ -106,12 +107,16 @@ class CaseJob:
 @dataclass
 class CaseResult:
     id: str
-    status: str  # "ok", "runtime-error", "timeout" (board-side) or "corrupt" (in transit)
+    # "ok", "runtime-error", "timeout" (board-side), "corrupt" (in transit) or "infra-error"
+    status: str
     outputs: list[np.ndarray] | None = None
     error: str | None = None
     runtime_version: str = ""
     core_mask: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    tensors: list[dict[str, Any]] = field(default_factory=list)  # as the runtime reports them
+    versions: dict[str, str] = field(default_factory=dict)
+    log: str = ""  # what the runner printed for this case
 
 
 class _Eof(Exception):
@@ -119,7 +124,11 @@ class _Eof(Exception):
 
 
 class RunnerSession:
-    """One runner on one board; ``open()`` before ``run()``, always ``close()``."""
+    """One runner on one board; ``open()`` before ``run()``, always ``close()``.
+
+    This is the Python runner's session; ``c_session.CRunnerSession`` replaces the runtime's
+    parts (``_install``, ``run``, ``_stop_runner``) for boards with only the C API.
+    """
 
     def __init__(
         self,
@@ -150,6 +159,7 @@ class RunnerSession:
         self.hello: dict[str, Any] = {}
         self.lock_lost = False
         self.in_flight: str | None = None
+        self.pids: list[int] = []  # board-side processes to kill when the runner hangs
         self.usable = False
         self._channel: paramiko.Channel | None = None
         self._buffer = bytearray()
@@ -170,36 +180,50 @@ class RunnerSession:
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
             self._heartbeat.start()
             self.facts = probe(self.board, self.client)
-            runner_module()  # checks that the runner file is there and loads
-            source = RUNNER_PATH.read_bytes()
-            argv = ["sh", "-c", _PREPARE, "sh", self.board.workdir, self.dir]
-            prepared = run(self.client, shell_command(argv), stdin=source)
-            if prepared.status != 0:
-                raise BoardError(
-                    f"board {self.board.name}: cannot prepare {self.dir}: "
-                    f"{prepared.stderr.decode(errors='replace').strip()}"
-                )
-            self._start_runner()
+            self._install()
         except BaseException:
             self.close()
             raise
         self.usable = True
 
-    def _start_runner(self) -> None:
+    def _install(self) -> None:
+        """Upload the runner into the session folder and start it."""
+        runner_module()  # checks that the runner file is there and loads
+        self._prepare('cat > "$2/hil_board_runner.py"', stdin=RUNNER_PATH.read_bytes())
+        self._start_runner()
+
+    def _prepare(self, lines: str, *args: str, stdin: bytes = b"") -> str:
+        """Clear older sessions' folders, create this one, then run ``lines``; their stdout."""
+        assert self.client is not None
+        argv = ["sh", "-c", _PREPARE + lines, "sh", self.board.workdir, self.dir, *args]
+        prepared = run(self.client, shell_command(argv), stdin=stdin)
+        if prepared.status != 0:
+            raise BoardError(
+                f"board {self.board.name}: cannot prepare {self.dir}: "
+                f"{prepared.stderr.decode(errors='replace').strip()}"
+            )
+        return prepared.stdout.decode(errors="replace")
+
+    def _exec(self, argv: Sequence[str], doing: str) -> paramiko.Channel:
+        """A new channel running ``argv`` on the board: the runner's one channel."""
         assert self.client is not None
         transport = self.client.get_transport()
-        assert transport is not None
+        try:
+            if transport is None:
+                raise EOFError("the SSH connection is closed")
+            channel = transport.open_session(timeout=self.connect_timeout)
+            channel.exec_command(shell_command(argv))
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            raise BoardConnectionError(f"board {self.board.name}: cannot {doing}: {exc}") from None
+        return channel
+
+    def _start_runner(self) -> None:
         argv = [
             "exec", self.board.python, "-u", f"{self.dir}/{RUNNER_NAME}", "--workdir", self.dir,
             "--runtime", self.board.runtime, "--start-timeout", str(self.start_timeout),
             "--idle-timeout", str(self.idle_timeout_s),
         ]  # fmt: skip
-        try:
-            self._channel = transport.open_session(timeout=self.connect_timeout)
-            self._channel.exec_command(shell_command(argv))
-        except (OSError, paramiko.SSHException, EOFError) as exc:
-            message = f"board {self.board.name}: cannot start runner: {exc}"
-            raise BoardConnectionError(message) from None
+        self._channel = self._exec(argv, "start runner")
         # The runner's own start-up deadline fires first; the host's catches a wedged board.
         header, _ = self._frame(self.start_timeout + self.host_grace_s, "while the runner started")
         if header.get("type") != "hello":
@@ -207,6 +231,7 @@ class RunnerSession:
                 f"board {self.board.name}: runner did not start: {header.get('message', header)}"
             )
         self.hello = header
+        self.pids = [header["pid"]] if isinstance(header.get("pid"), int) else []
 
     def _beat(self) -> None:
         """Refresh the lock's heartbeat every quarter lease until the session closes."""
@@ -300,6 +325,13 @@ class RunnerSession:
         del self._buffer[:size]
         return data
 
+    def _read_or_end(self, size: int, timeout: float) -> bytes:
+        """``size`` bytes within ``timeout`` seconds; fewer (b"") at the end of the output."""
+        try:
+            return self._read(size, time.monotonic() + timeout)
+        except _Eof:
+            return b""
+
     def _drain_stderr(self) -> None:
         assert self._channel is not None
         while self._channel.recv_stderr_ready():
@@ -362,12 +394,12 @@ class RunnerSession:
 
     def _kill_runner(self) -> None:
         """SIGKILL the runner (it may be stopped or stuck in a driver call); close its channel."""
-        pid = self.hello.get("pid")
-        if isinstance(pid, int) and self.client is not None:
+        if self.pids and self.client is not None:
+            pids = [str(pid) for pid in self.pids]
             try:
-                run(self.client, shell_command(["kill", "-9", str(pid)]), timeout=10)
+                run(self.client, shell_command(["kill", "-9", *pids]), timeout=10)
             except BoardError as exc:
-                log.warning("board %s: cannot kill runner %s: %s", self.board.name, pid, exc)
+                log.warning("board %s: cannot kill runner %s: %s", self.board.name, pids, exc)
         if self._channel is not None:
             self._channel.close()
 
@@ -415,16 +447,21 @@ class RunnerSession:
 def batch_frame(jobs: Sequence[CaseJob]) -> bytes:
     """The batch message: the cases, then all their files as ONE uncompressed tar."""
     header = {"type": "batch", "cases": [job.header() for job in jobs]}
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for job in jobs:
-            for name, data in sorted(job.files.items()):
-                info = tarfile.TarInfo(f"{job.id}/{name}")
-                info.size = len(data)
-                info.mode = 0o644
-                tar.addfile(info, io.BytesIO(data))
-    encoded: bytes = runner_module().encode_frame(header, buffer.getvalue())
+    files = {f"{job.id}/{name}": data for job in jobs for name, data in job.files.items()}
+    encoded: bytes = runner_module().encode_frame(header, batch_tar(files))
     return encoded
+
+
+def batch_tar(files: Mapping[str, bytes]) -> bytes:
+    """``files`` (relative path -> content) as one uncompressed tar."""
+    buffer = io.BytesIO()
+    now = int(time.time())
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, now
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:

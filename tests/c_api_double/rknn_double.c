@@ -10,6 +10,7 @@
  *   output name=y type=INT8 shape=1,3,5,223 fmt=NC1HWC2 c2=16 hw=4 from=0,1 [zp=Z scale=S]
  *   fail init|set_io|run RET [message...]    (RET < 0; the message goes to stderr)
  *   hang init|run
+ *   sleep run MS                             (rknn_run takes MS milliseconds, then works)
  *
  * Shapes are logical (N, C, H, W for 4-D). Each output computes, per element,
  * 1 + sum_k (k + 2) * in[from[k]], INT8 tensors being affine-quantized ((q - zp) * scale) and
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rknn_api.h"
@@ -54,6 +56,7 @@ typedef struct {
     tensor in[MAX_TENSORS], out[MAX_TENSORS];
     uint32_t n_in, n_out;
     int fail_set_io, fail_run, hang_run; /* 0: behave */
+    long sleep_run_ms;
     char fail_message[256];
 } context;
 
@@ -249,6 +252,8 @@ static int parse_model(char *text, context *c, int *fail_init, int *hang_init)
             *hang_init = 1;
         else if (strcmp(line, "hang run") == 0)
             c->hang_run = 1;
+        else if (strncmp(line, "sleep run ", 10) == 0)
+            bad = (c->sleep_run_ms = atol(line + 10)) <= 0;
         else
             bad = line[0] != '#';
         if (bad)
@@ -654,6 +659,11 @@ int rknn_run(rknn_context ctx, rknn_run_extend *extend)
     for (i = 0; i < c->n_out; i++)
         if (!c->out[i].mem)
             return RKNN_ERR_OUTPUT_INVALID;
+    if (c->sleep_run_ms) {
+        struct timespec pause = {c->sleep_run_ms / 1000, c->sleep_run_ms % 1000 * 1000000L};
+
+        nanosleep(&pause, NULL);
+    }
     while (c->hang_run)
         sleep(1);
     if (c->fail_run) {

@@ -1,0 +1,143 @@
+"""A batch of C-runner cases, one tar each way, with nothing but ``sh`` and ``tar`` on the board.
+
+The host sends every case folder (``c_runner.request_files``) plus the driver ``run.sh`` as one
+tar. On the board, ``sh run.sh RUNNER`` runs ``hil_c_runner`` once per case and writes ONE
+stream to its stdout: per case ``<case>/started`` (the driver's and the runner's pid) as the
+case begins, then ``<case>/out/`` (outputs, ``result.json``), ``<case>/stderr.txt`` and
+``<case>/exit_code`` when it ends. A case's folder is removed on the board once sent, and the
+driver kills its runner and stops as soon as the stream cannot be written (the host is gone).
+
+``read_stream`` unpacks that stream on the host as it arrives and says when each case starts
+and ends; ``c_runner.read_request`` then turns the case's folder into an ``Observation``. The
+stream is a concatenation of tar archives (one ``tar -cf -`` per step): the reader skips the
+zero blocks between them and accepts only plain files and folders inside the batch's cases.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tarfile
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+DRIVER = "run.sh"
+STARTED = "started"
+EXIT_CODE = "exit_code"
+BLOCK = 512  # tar block size
+_CASE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+# `hil_case DIR ARGS...` per case follows; RUNNER may be relative to the caller's folder.
+_DRIVER_HEAD = r"""#!/bin/sh
+# A batch of hil_c_runner cases: sh run.sh RUNNER. Needs sh and tar only; its stdout is one
+# tar stream (harness/boards/c_batch.py).
+[ $# -eq 1 ] || { echo "usage: sh run.sh RUNNER" >&2; exit 2; }
+case $1 in /*) runner=$1 ;; *) runner=$PWD/$1 ;; esac
+cd "$(dirname "$0")" || exit 1
+hil_case() {
+    dir=$1
+    shift
+    (cd "$dir" && exec "$runner" "$@" >stderr.txt 2>&1 </dev/null) &
+    pid=$!
+    echo "$$ $pid" >"$dir/started"
+    tar -cf - "$dir/started" || { kill -9 "$pid"; exit 1; }
+    wait "$pid"
+    code=$?
+    mkdir -p "$dir/out" && echo "$code" >"$dir/exit_code" &&
+        tar -cf - "$dir/out" "$dir/stderr.txt" "$dir/exit_code" || exit 1
+    rm -rf -- "$dir"
+}
+"""
+
+
+class StreamError(ValueError):
+    """The board's result stream is not what ``run.sh`` writes."""
+
+
+@dataclass(frozen=True)
+class BatchCase:
+    """One case of a batch: its folder name, its files, the runner's arguments after itself."""
+
+    name: str
+    files: Mapping[str, bytes]
+    args: Sequence[str]
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """A case began (``pids``: the driver's and the runner's) or its files are all in."""
+
+    case: str
+    started: bool
+    pids: tuple[int, ...] = ()
+
+
+def batch_files(cases: Sequence[BatchCase]) -> dict[str, bytes]:
+    """Every file of a batch, relative to its root: the case folders and ``run.sh``."""
+    names = [case.name for case in cases]
+    bad = [name for name in names if not _CASE_NAME.match(name)]
+    if bad or len(set(names)) < len(names):
+        raise ValueError(f"case folder names must be unique, of letters, digits, _ and -: {names}")
+    files: dict[str, bytes] = {}
+    lines = [_DRIVER_HEAD]
+    for case in cases:
+        files.update({f"{case.name}/{name}": data for name, data in case.files.items()})
+        lines.append(shlex.join(["hil_case", case.name, *case.args]) + "\n")
+    files[DRIVER] = "".join(lines).encode()
+    return files
+
+
+def read_stream(
+    read: Callable[[int], bytes], root: Path, cases: Collection[str]
+) -> Iterator[StreamEvent]:
+    """Unpack ``run.sh``'s stdout under ``root`` as it arrives; an event as a case starts or ends.
+
+    ``read(n)`` returns ``n`` bytes, or fewer only at the end of the stream.
+    """
+    while True:
+        header = read(BLOCK)
+        if not header:
+            return
+        if len(header) < BLOCK:
+            raise StreamError("the stream ends inside a tar header")
+        if not any(header):
+            continue  # end-of-archive blocks and record padding between run.sh's archives
+        info = _member(header, cases)
+        padded = -(-info.size // BLOCK) * BLOCK
+        data = read(padded) if padded else b""
+        if len(data) < padded:
+            raise StreamError(f"the stream ends inside {info.name!r}")
+        target = root.joinpath(*info.name.split("/"))
+        if info.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        content = data[: info.size]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        case, _, rest = info.name.partition("/")
+        if rest == STARTED:
+            yield StreamEvent(case, True, _pids(content))
+        elif rest == EXIT_CODE:
+            yield StreamEvent(case, False)
+
+
+def _member(header: bytes, cases: Collection[str]) -> tarfile.TarInfo:
+    """The member's header; only plain files and folders inside a case folder are accepted."""
+    try:
+        info = tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape")
+    except tarfile.TarError as exc:
+        raise StreamError(f"not a tar header: {exc}") from None
+    parts = info.name.split("/")
+    inside = parts[0] in cases and not {"", ".", ".."} & set(parts)
+    if not inside or not (info.isfile() or info.isdir()):
+        raise StreamError(f"unexpected member {info.name!r} of type {info.type!r}")
+    return info
+
+
+def _pids(content: bytes) -> tuple[int, ...]:
+    words = content.split()
+    pids = tuple(int(word) for word in words if word.isdigit())
+    if len(pids) != 2 or len(words) != 2 or min(pids) < 2:
+        raise StreamError(f"started marker {content[:40]!r} does not hold two pids")
+    return pids
