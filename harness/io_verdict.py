@@ -52,7 +52,7 @@ from harness.io_cases import (
 from harness.layout.align import align_up
 from harness.layout.rknn import LayoutError, pack_nc1hwc2, unpack_nc1hwc2
 from harness.models.io_models import CONV_NODE, INPUT_NAME, OUTPUT_NAME
-from harness.records import Observation
+from harness.records import QUERIED_TENSOR, Observation
 from harness.verdict import IO_LAYERS, Verdict, placement_of
 
 UNOBSERVED = "unobserved"
@@ -94,7 +94,15 @@ class Seen:
     infra: str | None  # trouble that says nothing about the model
 
     def tensor(self, name: str) -> dict[str, Any] | None:
-        return next((t for t in self.observation.tensors if t.get("name") == name), None)
+        """The build log's entry for ``name`` (entries queried on a board come after it)."""
+        return next(
+            (
+                t
+                for t in self.observation.tensors
+                if t.get("name") == name and t.get("source") != QUERIED_TENSOR
+            ),
+            None,
+        )
 
     def layer(self, op: str) -> dict[str, Any] | None:
         return next((x for x in self.observation.placement if x.get("op") == op), None)
@@ -308,7 +316,8 @@ def _nhwc_channels(expect: Expect, seen: Seen) -> Outcome:
     forms = [
         t
         for t in seen.observation.tensors
-        if str(t.get("name", "")).startswith(OUTPUT_NAME)
+        if t.get("source") != QUERIED_TENSOR  # the compiler's forms, not the runtime's bound buffer
+        and str(t.get("name", "")).startswith(OUTPUT_NAME)
         and len(t.get("orig_shape") or []) == 4
         and list(t["orig_shape"][1:3]) == [height, width]
         and (t["name"] == OUTPUT_NAME or t["name"].startswith(f"{OUTPUT_NAME}_exSecondary"))

@@ -24,6 +24,9 @@ VERDICTS = (
 )
 FAILING_VERDICTS = ("violation", "wrong-result")
 DOCUMENTED = ("supported", "outside")
+# Observation.tensors entries with this "source" were queried from a board's runtime
+# (rknn_query: w_stride, size_with_stride, native layout), not read from the host build log.
+QUERIED_TENSOR = "rknn_query"
 
 
 @dataclass

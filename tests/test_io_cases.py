@@ -22,7 +22,7 @@ from harness.io_cases import (
     probe_for,
 )
 from harness.io_verdict import judge
-from harness.records import CaseRecord, Observation
+from harness.records import QUERIED_TENSOR, CaseRecord, Observation
 from harness.reporting.io_section import NOT_RUN, io_sections
 from harness.reporting.markdown import md_escape, render_markdown
 from harness.reporting.matrix import build_report
@@ -396,6 +396,16 @@ def test_nhwc_forms_of_the_output(forms: list, status: str) -> None:
     out = [np.zeros((1, 3, 3, 7), np.float32)]
     verdict = judge(case, observation(output_log("(1,1,3,7,8)", 192, *forms), out), MATCH)
     assert statuses(verdict)["NHWC channels"] == status
+
+
+def test_values_queried_on_a_board_do_not_stand_in_for_the_compiler_forms() -> None:
+    """A c-runner board appends rknn_query entries; the NHWC check reads the build log's."""
+    case = probe("rk3566/output/int8/4d/Add/c3-3x7").case
+    out = [np.zeros((1, 3, 3, 7), np.float32)]
+    seen = observation(output_log("(1,1,3,7,8)", 192), out)
+    queried = {"name": "y_exSecondary", "source": QUERIED_TENSOR, "format": "NHWC"}
+    seen.tensors.append(queried | {"orig_shape": [1, 3, 7, 3], "native_shape": [1, 3, 7, 3]})
+    assert statuses(judge(case, seen, MATCH))["NHWC channels"] == "unobserved"
 
 
 def test_undefined_output_of_a_three_d_model() -> None:

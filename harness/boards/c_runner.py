@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.layout.rknn import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
-from harness.records import Observation
+from harness.records import QUERIED_TENSOR, Observation
 
 RUNNER_SOURCE = Path(__file__).resolve().parents[2] / "boards" / "c-runner"
 RUNNER_BINARY = "hil_c_runner"
@@ -300,7 +300,7 @@ def _tensors(result: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             attr, native = entry["attr"], entry["native"]
             tensor = {
-                "source": "rknn_query",  # the runtime's answer, not the host build log
+                "source": QUERIED_TENSOR,
                 "role": role[:-1],
                 "name": attr["name"],
                 "dtype": (entry.get("bound") or native)["type"],
