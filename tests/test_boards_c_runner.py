@@ -166,7 +166,7 @@ def queried(observation: Observation) -> list[dict[str, object]]:
 def processes(argv0: str) -> list[psutil.Process]:
     """Live processes whose command line starts with ``argv0``."""
     found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
+    for process in psutil.process_iter(["cmdline", "status", "ppid"]):
         cmdline = process.info["cmdline"] or []
         if process.info["status"] != psutil.STATUS_ZOMBIE and cmdline[:1] == [argv0]:
             found.append(process)
@@ -174,8 +174,12 @@ def processes(argv0: str) -> list[psutil.Process]:
 
 
 def drivers(board: Board) -> list[int]:
+    """Driver processes; the driver's own subshells (forked just before they exec the runner,
+    so for a moment they carry the same command line) are not drivers."""
     runner = f"{board.workdir}/{RUNNER_BINARY}"
-    return [p.pid for p in processes("sh") if p.info["cmdline"][1:] == ["batch/run.sh", runner]]
+    found = [p for p in processes("sh") if p.info["cmdline"][1:] == ["batch/run.sh", runner]]
+    pids = {p.pid for p in found}
+    return [p.pid for p in found if p.info["ppid"] not in pids]
 
 
 def runners(board: Board) -> list[int]:
