@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -30,11 +29,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness.simulator.request import (
     MODEL_FILE,
     SimRequest,
+    content_key,
     toolkit_calls,
     toolkit_version,
     write_dataset,
@@ -78,22 +76,9 @@ class ConversionCache:
 
     def key(self, request: SimRequest) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
-        digest = hashlib.sha256()
-
-        def add(chunk: bytes) -> None:  # length-prefixed, so that boundaries count
-            digest.update(len(chunk).to_bytes(8, "little"))
-            digest.update(chunk)
-
         header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(request)}
-        add(json.dumps(header, sort_keys=True).encode())
-        add(request.model)
         samples = request.dataset if request.quantize and request.dataset else []
-        for sample in samples:
-            add(str(len(sample)).encode())
-            for array in map(np.ascontiguousarray, sample):
-                add(f"{array.dtype.str}{array.shape}".encode())
-                add(array.tobytes())
-        return digest.hexdigest()
+        return content_key(header, request.model, samples)
 
     def convert(self, request: SimRequest) -> Conversion:
         return self.convert_many([request])[0]

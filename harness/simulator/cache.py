@@ -10,7 +10,6 @@ never infrastructure errors: a crash or a hang says nothing about the model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.records import Observation
-from harness.simulator.request import SimRequest, toolkit_calls, toolkit_version
+from harness.simulator.request import SimRequest, content_key, toolkit_calls, toolkit_version
 
 FORMAT = 1  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
@@ -37,22 +36,9 @@ class SimCache:
 
     def key(self, request: SimRequest) -> str:
         """sha256 over every input of the simulator run (hex)."""
-        digest = hashlib.sha256()
-
-        def add(chunk: bytes) -> None:  # length-prefixed, so that boundaries count
-            digest.update(len(chunk).to_bytes(8, "little"))
-            digest.update(chunk)
-
         header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(request)}
-        add(json.dumps(header, sort_keys=True).encode())
-        add(request.model)
         samples = request.dataset if request.quantize and request.dataset else []
-        for arrays in [request.inputs, *samples]:
-            add(str(len(arrays)).encode())
-            for array in map(np.ascontiguousarray, arrays):
-                add(f"{array.dtype.str}{array.shape}".encode())
-                add(array.tobytes())
-        return digest.hexdigest()
+        return content_key(header, request.model, [request.inputs, *samples])
 
     def _entry(self, request: SimRequest) -> Path:
         key = self.key(request)

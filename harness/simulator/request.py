@@ -7,8 +7,10 @@ vendor report reproduces what the harness ran.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,3 +100,27 @@ def toolkit_version() -> str:
         return importlib.metadata.version("rknn-toolkit2")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def content_key(
+    header: dict[str, Any], model: bytes, array_groups: Sequence[Sequence[np.ndarray]]
+) -> str:
+    """sha256 (hex) of a JSON header, a model and groups of arrays (dtype, shape and bytes).
+
+    Every chunk is length-prefixed so that boundaries count; the caches of simulator results
+    and of converted models key their entries with it.
+    """
+    digest = hashlib.sha256()
+
+    def add(chunk: bytes) -> None:
+        digest.update(len(chunk).to_bytes(8, "little"))
+        digest.update(chunk)
+
+    add(json.dumps(header, sort_keys=True).encode())
+    add(model)
+    for arrays in array_groups:
+        add(str(len(arrays)).encode())
+        for array in map(np.ascontiguousarray, arrays):
+            add(f"{array.dtype.str}{array.shape}".encode())
+            add(array.tobytes())
+    return digest.hexdigest()
