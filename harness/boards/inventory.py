@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
-from harness.catalogue.loader import CatalogueError, key_path
+from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 
 # RKNN.config(target_platform=...) of rknn-toolkit2 2.5.0.
 PLATFORMS = (
@@ -123,7 +122,7 @@ class Board:
 
 def load_board(path: Path) -> Board:
     """Read and check one board file."""
-    document = _read_yaml(path)
+    document = load_yaml(path, BoardFileError)
     _reject_passwords(path, document, [])
     if isinstance(document, dict) and isinstance(document.get("core_mask"), int):
         raise BoardFileError(
@@ -165,20 +164,6 @@ def load_inventory(directory: Path) -> list[Board]:
             raise BoardFileError(path, "name", board.name, f"board name already used by {first}")
         boards[board.name] = board
     return [boards[name] for name in sorted(boards)]
-
-
-def _read_yaml(path: Path) -> Any:
-    """The parsed file; a syntax error gives its position only, as the line may hold a secret."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BoardFileError(path, "", None, f"cannot read file: {exc.strerror}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-        raise BoardFileError(path, "", _NOT_SHOWN, f"not valid YAML at {where}") from None
 
 
 def _reject_passwords(path: Path, node: object, where: list[object]) -> None:

@@ -37,17 +37,20 @@ def key_path(parts: Iterable[object]) -> str:
     return out
 
 
-def load_yaml(path: Path) -> Any:
+def load_yaml(path: Path, error: type[CatalogueError] = CatalogueError) -> Any:
+    """The parsed file. A syntax error gives its position and the parser's problem but never
+    the offending line, which in a board file may hold a secret; ``error`` is the raised type."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise CatalogueError(path, "", None, f"cannot read file: {exc.strerror}") from exc
+        raise error(path, "", None, f"cannot read file: {exc.strerror}") from None
     try:
         return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-        raise CatalogueError(path, "", None, f"not valid YAML at {where}: {exc}") from exc
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise error(path, "", None, f"not valid YAML at {where}: {problem}") from None
 
 
 def load_validated(path: Path, schema_path: Path) -> Any:
