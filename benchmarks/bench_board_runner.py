@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
 
-from harness.boards.backend import BoardBackend, case_job  # noqa: E402
-from harness.boards.convert import ConversionCache  # noqa: E402
 from harness.boards.inventory import Board, load_board  # noqa: E402
-from harness.boards.session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
 from harness.boards.ssh import connect, run, shell_command  # noqa: E402
-from harness.simulator.request import SimRequest  # noqa: E402
+from harness.vendors.rknn.board import BoardBackend, case_job  # noqa: E402
+from harness.vendors.rknn.convert import ConversionCache  # noqa: E402
+from harness.vendors.rknn.runner_session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
+from harness.vendors.rknn.simulator.request import SimRequest  # noqa: E402
 
 
 def requests(count: int) -> list[SimRequest]:

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.cases import Case, operator_cases
-from harness.catalogue.operators import load_operators
-from harness.execute import CaseExecutor, request_for
+from harness.cases.operators import Case, operator_cases
 from harness.models import build_model
-from harness.simulator import SimCache, SimulatorPool, write_dataset
+from harness.pipeline import CaseExecutor, request_for
+from harness.spec.operators import load_operators
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool, write_dataset
 
 
 def select(ops: list[str] | None) -> list[Case]:

@@ -1,7 +1,7 @@
 """pytest plugin of npu-hil (registered as the ``npu_hil`` pytest11 entry point).
 
 A test that asks for the ``hil_record`` fixture is parametrized with one case per documented
-limit boundary (``harness.cases``); the fixture runs the case on the selected backend and
+limit boundary (``harness.cases.operators``); the fixture runs the case on the selected backend and
 journals it; ``check_verdict`` turns the verdict into a pass, a failure or a warning.
 Infrastructure trouble is raised from the fixture, so pytest reports it as an error, never as
 a test failure.
@@ -21,7 +21,16 @@ from typing import Any
 
 import pytest
 
-from harness.backends import (
+from harness.boards.discovery import check
+from harness.boards.inventory import Board
+from harness.cases.operators import Case, operator_cases
+from harness.models import OPERATOR_SPECS
+from harness.pipeline import CaseExecutor, host_versions
+from harness.report.matrix import UNPROBED_KEY
+from harness.results.journal import finished_ids, write_run_metadata
+from harness.results.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.spec.operators import OperatorCatalogue, load_operators
+from harness.targets.selection import (
     Backend,
     BoardWithFallback,
     NoBoardError,
@@ -29,16 +38,9 @@ from harness.backends import (
     platform_boards,
     select_board,
 )
-from harness.boards.discovery import check
-from harness.boards.inventory import Board
-from harness.cases import Case, operator_cases
-from harness.catalogue.operators import OperatorCatalogue, load_operators
-from harness.execute import CaseExecutor, host_versions
-from harness.io_cases import model_io_cases
-from harness.journal import finished_ids, write_run_metadata
-from harness.records import FAILING_VERDICTS, VERDICTS, CaseRecord
-from harness.reporting.matrix import UNPROBED_KEY
-from harness.simulator import SimCache, SimulatorPool, toolkit_version
+from harness.vendors.rknn.io_cases import model_io_cases
+from harness.vendors.rknn.io_models import MODELS as IO_MODELS
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool, toolkit_version
 
 DEFAULT_PLATFORM = "rk3562"
 RKNN_CACHE = ".rknn-cache"  # converted models for boards, inside the results directory
@@ -234,7 +236,7 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
                 board_backend(board, results / RKNN_CACHE, option("hil_timeout"))
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
-        yield CaseExecutor(results, backend, tolerances)
+        yield CaseExecutor(results, backend, tolerances, {**OPERATOR_SPECS, **IO_MODELS})
 
 
 def _board(config: pytest.Config) -> Board | None:
@@ -328,6 +330,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(session.config, "workerinput") or not _VERDICT_COUNTS:
         return
-    from harness.reporting.bundle import make_bundles_for_failures
+    from harness.report.bundle import make_bundles_for_failures
 
     make_bundles_for_failures(Path(session.config.getoption("results")))

@@ -1,13 +1,13 @@
 """Operator constraint suites: every documented limit of the platform's operator tables.
 
-One test per case (``harness.cases``); select with -k, e.g. ``-k "Pow and float16"``, or
+One test per case (``harness.cases.operators``); select with -k, e.g. ``-k "Pow and float16"``, or
 with the markers ``supported`` / ``outside``.
 """
 
 import pytest
 
 from harness.plugin import check_verdict
-from harness.records import CaseRecord
+from harness.results.records import CaseRecord
 
 pytestmark = pytest.mark.hil_suite("operators")
 

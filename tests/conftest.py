@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sshd import SshServer, write_sysroot
 
-from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board, load_board
+from harness.vendors.rknn.convert import ConversionCache
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from sshd import onnx_model, runner_processes
 
-from harness.boards.backend import BoardBackend
-from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board
-from harness.simulator.request import SimRequest
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator.request import SimRequest
 
 RNG = np.random.default_rng(7)
 

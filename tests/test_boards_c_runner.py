@@ -1,6 +1,6 @@
 """Runtime c-runner over a real loopback SSH board, through BoardBackend.
 
-The runner is ``boards/c-runner`` really compiled here against the C API test double
+The C runner (``board_files/c-runner``) really compiled here against the C API test double
 (tests/c_api_double, built as librknnmrt.so), pushed to the board by the harness and driven by
 its ``sh`` driver. The board is an sshd on 127.0.0.1 whose sessions see only a busybox-like
 PATH (``BOARD_TOOLS``: sh, tar and the coreutils the lock, discovery and driver use; no python)
@@ -29,13 +29,13 @@ import pytest
 from c_double import DOUBLE, build_double, descriptor
 from sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
 
-from harness.boards.backend import BoardBackend
-from harness.boards.c_runner import RUNNER_BINARY, build_runner
-from harness.boards.convert import Conversion, ConversionCache
 from harness.boards.inventory import Board, BoardFileError, load_board
-from harness.layout.rknn import input_stride, output_layout
-from harness.records import Observation
-from harness.simulator.request import SimRequest
+from harness.results.records import Observation
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.c_runner import RUNNER_BINARY, build_runner
+from harness.vendors.rknn.convert import Conversion, ConversionCache
+from harness.vendors.rknn.layout import input_stride, output_layout
+from harness.vendors.rknn.simulator.request import SimRequest
 
 BOARD_TOOLS = (
     "sh", "tar", "cat", "mkdir", "rm", "rmdir", "mv", "chmod", "kill", "date", "stat", "touch",

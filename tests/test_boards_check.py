@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sshd import SshServer, write_sysroot
 
-from harness.boards import cli
 from harness.boards.discovery import check, probe
 from harness.boards.inventory import Board
 from harness.boards.ssh import connect
+from harness.cli import boards as cli
 
 
 def test_discovery_reads_the_board_facts(loopback_board: Board) -> None:

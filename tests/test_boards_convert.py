@@ -13,9 +13,9 @@ import numpy as np
 import psutil
 from sshd import onnx_model, wait_until
 
-from harness.boards.convert import ConversionCache
-from harness.buildlog import parse_build_log
-from harness.simulator.request import SimRequest
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator.request import SimRequest
 
 X = np.ones((1, 3, 4, 4), np.float32)
 
@@ -103,8 +103,8 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
         "import sys, numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from pathlib import Path\n"
         "from sshd import onnx_model\n"
-        "from harness.boards.convert import ConversionCache\n"
-        "from harness.simulator.request import SimRequest\n"
+        "from harness.vendors.rknn.convert import ConversionCache\n"
+        "from harness.vendors.rknn.simulator.request import SimRequest\n"
         "r = SimRequest(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
         "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"
         "print(c.cached, c.rknn_path)\n"
@@ -127,7 +127,7 @@ def _kill_converter_when_building(cache_dir: Path) -> None:
     assert wait_until(lambda: list(cache_dir.rglob(".staging-*/started")), timeout=120)
     for child in psutil.Process(os.getpid()).children(recursive=True):
         try:
-            if "harness.boards.convert" in " ".join(child.cmdline()):
+            if "harness.vendors.rknn.convert" in " ".join(child.cmdline()):
                 child.kill()
         except psutil.Error:  # an unrelated child that exited (or is a zombie) meanwhile
             continue

@@ -11,11 +11,11 @@ import numpy as np
 import psutil
 from sshd import SshServer, onnx_model, runner_processes, wait_until
 
-from harness.boards.backend import BoardBackend
-from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board
-from harness.records import Observation
-from harness.simulator.request import SimRequest
+from harness.results.records import Observation
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator.request import SimRequest
 
 RNG = np.random.default_rng(11)
 SLOW = (1, 16, 256, 256)  # the stand-in needs ~0.4 s to build this: a fault lands mid-case

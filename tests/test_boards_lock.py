@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from sshd import onnx_model, runner_processes, wait_until
 
-from harness.boards.backend import BoardBackend
-from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
 from harness.boards.ssh import connect
-from harness.simulator.request import SimRequest
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator.request import SimRequest
 
 TESTS = Path(__file__).parent
 
@@ -139,10 +139,10 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 import numpy as np
 from sshd import onnx_model
-from harness.boards.backend import BoardBackend
-from harness.boards.convert import ConversionCache
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
 from harness.boards.inventory import load_board
-from harness.simulator.request import SimRequest
+from harness.vendors.rknn.simulator.request import SimRequest
 
 board = load_board(Path(sys.argv[1]))
 request = SimRequest(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],

@@ -14,7 +14,7 @@ import psutil
 import pytest
 from sshd import wait_until
 
-from harness.boards.session import RUNNER_PATH, runner_module
+from harness.vendors.rknn.runner_session import RUNNER_PATH, runner_module
 
 RUNNER = runner_module()
 

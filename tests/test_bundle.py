@@ -21,9 +21,9 @@ from onnx import TensorProto, helper
 from test_journal import make_record
 from test_reporting import hil
 
-from harness.journal import Journal
-from harness.records import CaseRecord, case_slug
-from harness.reporting.bundle import BundleError, make_bundle, make_bundles_for_failures
+from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
+from harness.results.journal import Journal
+from harness.results.records import CaseRecord, case_slug
 
 SECRET = "s3cret-Value-42"
 INT8_TOLERANCE = {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98}

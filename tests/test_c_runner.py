@@ -23,10 +23,13 @@ import pytest
 from c_double import DOUBLE, build_double, descriptor
 from sshd import alive, wait_until
 
-from harness.boards import c_runner_cli
-from harness.boards.c_batch import BatchCase, StreamError, batch_files, read_stream
-from harness.boards.c_runner import (
+from harness.boards.inventory import CORE_MASKS
+from harness.results.records import Observation
+from harness.vendors.rknn import c_runner_cli
+from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
+from harness.vendors.rknn.c_runner import (
     CORE_MASK_VALUES,
+    RUNNER_SOURCE,
     RunnerBuildError,
     RunnerRequest,
     build_runner,
@@ -37,9 +40,7 @@ from harness.boards.c_runner import (
     request_files,
     write_request,
 )
-from harness.boards.inventory import CORE_MASKS
-from harness.layout.rknn import input_stride, output_layout
-from harness.records import Observation
+from harness.vendors.rknn.layout import input_stride, output_layout
 
 RUN_TIMEOUT_S = 30
 
@@ -509,7 +510,7 @@ def test_build_runner_command(
 def test_runner_compiles_against_the_vendor_header() -> None:
     for core_mask in ("0", "1"):
         include = f"RKNN_INCLUDE={os.environ['HIL_RKNN_INCLUDE']}"
-        source = str(Path(__file__).parents[1] / "boards" / "c-runner")
+        source = str(RUNNER_SOURCE)
         argv = ["make", "-C", source, "syntax", include, f"CORE_MASK={core_mask}"]
         subprocess.run(argv, check=True)
 

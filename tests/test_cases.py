@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from harness.cases import case_seed, element_count, operator_cases, subjects
-from harness.catalogue.operators import load_operators
+from harness.cases.operators import case_seed, element_count, operator_cases, subjects
 from harness.models import build_model
+from harness.spec.operators import load_operators
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.catalogue.operators import (
+from harness.spec.loader import CatalogueError, load_yaml
+from harness.spec.operators import (
     DEFAULT_PATH,
     LIMIT_KINDS,
     SCHEMA_PATH,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from harness.compare import compare, tolerance_for
+from harness.judge.compare import compare, tolerance_for
 
 
 def test_fp16_rounding_passes_and_one_wrong_element_fails():

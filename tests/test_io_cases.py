@@ -11,21 +11,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.buildlog import parse_build_log
-from harness.catalogue.model_io import ModelIOError, load_model_io
-from harness.compare import Comparison
-from harness.io_cases import (
+from harness.judge.compare import Comparison
+from harness.report.io_section import NOT_RUN, io_sections
+from harness.report.markdown import md_escape, render_markdown
+from harness.report.matrix import build_report
+from harness.results.records import QUERIED_TENSOR, CaseRecord, Observation
+from harness.spec.model_io import ModelIOError, load_model_io
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.io_cases import (
     UNOBSERVABLE,
     IOProbe,
     model_io_cases,
     platform_probes,
     probe_for,
 )
-from harness.io_verdict import judge
-from harness.records import QUERIED_TENSOR, CaseRecord, Observation
-from harness.reporting.io_section import NOT_RUN, io_sections
-from harness.reporting.markdown import md_escape, render_markdown
-from harness.reporting.matrix import build_report
+from harness.vendors.rknn.io_checks import judge
 
 TARGETS = load_model_io().targets
 
@@ -474,7 +474,7 @@ def test_report_renderers_include_the_io_section_escaped() -> None:
     assert "## Model I/O: RK3588 on simulator" in markdown
     assert md_escape("| RK3588 | int8 | 4 | uint8 | NPU | 16 | 1 | A | Unrestricted |") in markdown
     assert "stride &lt;48&gt;" in markdown and "stride <48>" not in markdown
-    from harness.reporting.html import render_html
+    from harness.report.html import render_html
 
     page = render_html(report)
     assert "Model I/O: RK3588 on simulator" in page and "stride &lt;48&gt;" in page

@@ -12,11 +12,13 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from harness.execute import CaseExecutor
-from harness.io_cases import platform_probes
-from harness.layout.rknn import unpack_input
-from harness.models import OPERATORS, BuiltModel, ModelParamError, build_model, io_models
-from harness.reference import reference_outputs
+from harness.models import OPERATORS, BuiltModel, ModelParamError
+from harness.models.reference import reference_outputs
+from harness.pipeline import CaseExecutor
+from harness.vendors.rknn import io_models
+from harness.vendors.rknn.io_cases import platform_probes
+from harness.vendors.rknn.io_models import build_io_model
+from harness.vendors.rknn.layout import unpack_input
 
 # -- numpy transcriptions of ONNX Conv / ConvTranspose (from the spec, not from the code) ------
 
@@ -76,7 +78,7 @@ def test_first_conv_reference_matches_numpy(
         "out_channels": out_channels,
         "w_stride": 16,
     }
-    built = build_model("FirstConv", params, seed=3)
+    built = build_io_model("FirstConv", params, seed=3)
     x = built.inputs[0].astype(np.float64)
     if conv_type == "ConvTranspose":
         want = conv_transpose_numpy(x, weights(built), dilation)
@@ -87,7 +89,7 @@ def test_first_conv_reference_matches_numpy(
 
 
 def test_one_dimensional_first_conv_is_a_conv_over_the_width() -> None:
-    built = build_model(
+    built = build_io_model(
         "FirstConv", {"shape": [1, 3, 17], "kernel": [3], "dilation": [1], "w_stride": 17}, 4
     )
     x = built.inputs[0].astype(np.float64)[:, :, None, :]
@@ -99,7 +101,7 @@ def test_one_dimensional_first_conv_is_a_conv_over_the_width() -> None:
 
 @pytest.mark.parametrize("last", ["Conv", "Add", "Reshape"])
 def test_conv_output_last_layers(last: str) -> None:
-    built = build_model("ConvOutput", {"out_channels": 5, "last_layer": last}, seed=6)
+    built = build_io_model("ConvOutput", {"out_channels": 5, "last_layer": last}, seed=6)
     conv = np.einsum("oc,nchw->nohw", weights(built)[:, :, 0, 0], built.inputs[0])
     want = {"Conv": conv, "Add": 2 * conv, "Reshape": conv.reshape(1, 5, 21)}[last]
     np.testing.assert_allclose(reference_outputs(built)[0], want, rtol=1e-5, atol=1e-5)
@@ -115,7 +117,7 @@ def test_conv_output_last_layers(last: str) -> None:
 def test_fed_data_is_the_drawn_data_in_the_configured_type(
     input_type: str, low: float, high: float
 ) -> None:
-    built = build_model(
+    built = build_io_model(
         "FirstConv", {"shape": [1, 3, 3, 33], "input_type": input_type, "w_stride": 48}, 8
     )
     assert built.feeds is not None
@@ -148,7 +150,7 @@ def test_a_layout_bug_changes_what_is_fed(monkeypatch: pytest.MonkeyPatch) -> No
         return np.ascontiguousarray(buffer[:, :, -width:, :])
 
     monkeypatch.setattr(io_models, "unpack_input", misread)
-    built = build_model("FirstConv", {"shape": [1, 3, 3, 33], "w_stride": 48}, 8)
+    built = build_io_model("FirstConv", {"shape": [1, 3, 3, 33], "w_stride": 48}, 8)
     assert built.feeds is not None
     assert (built.feeds[0] == io_models.PADDING_GARBAGE).any()
     assert not np.array_equal(built.feeds[0], built.inputs[0])
@@ -168,13 +170,13 @@ def test_a_layout_bug_changes_what_is_fed(monkeypatch: pytest.MonkeyPatch) -> No
 )
 def test_nonsense_first_conv_parameters_are_rejected(params: dict, name: str) -> None:
     with pytest.raises(ModelParamError) as raised:
-        build_model("FirstConv", params, seed=0)
+        build_io_model("FirstConv", params, seed=0)
     assert raised.value.param == name
 
 
 def test_io_models_are_buildable_but_not_table_operators() -> None:
     assert not {"FirstConv", "ConvOutput"} & set(OPERATORS)
-    assert build_model("ConvOutput", {}, seed=0).op == "ConvOutput"
+    assert build_io_model("ConvOutput", {}, seed=0).op == "ConvOutput"
 
 
 # -- real cases on the rknn-toolkit2 simulator ---------------------------------------------
@@ -183,10 +185,12 @@ def test_io_models_are_buildable_but_not_table_operators() -> None:
 @pytest.fixture(scope="module")
 def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CaseExecutor]:
     pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
-    from harness.simulator import SimulatorPool
+    from harness.vendors.rknn.simulator import SimulatorPool
 
     with SimulatorPool(workers=1, timeout_s=300) as pool:
-        yield CaseExecutor(Path(tmp_path_factory.mktemp("io-results")), pool)
+        yield CaseExecutor(
+            Path(tmp_path_factory.mktemp("io-results")), pool, models=io_models.MODELS
+        )
 
 
 def checks_of(executor: CaseExecutor, case_id: str) -> dict[str, dict]:

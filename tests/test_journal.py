@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.journal import (
+from harness.results.journal import (
     JOURNAL_NAME,
     Journal,
     JournalError,
@@ -19,7 +19,7 @@ from harness.journal import (
     read_run_metadata,
     write_run_metadata,
 )
-from harness.records import CaseRecord
+from harness.results.records import CaseRecord
 
 
 def make_record(case_id: str, verdict: str = "confirmed", **fields: Any) -> CaseRecord:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from harness.models import DEFAULT_PARAMS, OPERATORS, BuiltModel, ModelParamError, build_model
-from harness.reference import reference_outputs
+from harness.models.reference import reference_outputs
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)

@@ -12,9 +12,9 @@ import pytest
 from test_journal import make_record
 
 from harness.cli import main
-from harness.journal import JOURNAL_NAME, Journal, write_run_metadata
-from harness.records import FAILING_VERDICTS, CaseRecord, case_slug
-from harness.reporting.markdown import md_escape
+from harness.report.markdown import md_escape
+from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
+from harness.results.records import FAILING_VERDICTS, CaseRecord, case_slug
 
 HOSTILE_ID = '<script>alert("id")</script>'
 

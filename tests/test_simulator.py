@@ -21,9 +21,15 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.records import Observation
-from harness.simulator import SimCache, SimRequest, SimulatorPool, toolkit_calls, write_dataset
-from harness.simulator.worker import FAULT_ENV
+from harness.results.records import Observation
+from harness.vendors.rknn.simulator import (
+    SimCache,
+    SimRequest,
+    SimulatorPool,
+    toolkit_calls,
+    write_dataset,
+)
+from harness.vendors.rknn.simulator.worker import FAULT_ENV
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 
@@ -268,7 +274,7 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
         f"""
         import numpy as np
         from pathlib import Path
-        from harness.simulator import SimRequest, SimulatorPool
+        from harness.vendors.rknn.simulator import SimRequest, SimulatorPool
         model = Path({str(tmp_path / "model.onnx")!r}).read_bytes()
         pool = SimulatorPool(timeout_s=600)
         pool.run(SimRequest(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="warm-up"))

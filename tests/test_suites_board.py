@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 from sshd import SshServer, onnx_model, write_sysroot
 
-from harness.backends import BoardWithFallback
-from harness.boards.backend import BoardBackend
-from harness.boards.convert import ConversionCache
 from harness.boards.inventory import Board
-from harness.journal import read_records, read_run_metadata
-from harness.simulator import SimRequest, SimulatorPool
+from harness.results.journal import read_records, read_run_metadata
+from harness.targets.selection import BoardWithFallback
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator import SimRequest, SimulatorPool
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]

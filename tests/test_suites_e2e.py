@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.journal import read_records
+from harness.results.journal import read_records
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 POW_4 = "rk3562/Pow/float16/values=4"

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from harness.compare import compare, tolerance_for
-from harness.records import Observation
-from harness.verdict import decide, placement_of
+from harness.judge.compare import compare, tolerance_for
+from harness.judge.verdict import decide, placement_of
+from harness.results.records import Observation
 
 REF = [np.arange(6, dtype=np.float32)]
 TOL = tolerance_for("float16")

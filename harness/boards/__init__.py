@@ -1,6 +1,6 @@
 """Boards over SSH: inventory files, discovery, on-board locking, the runner session, the backend.
 
-    from harness.boards.backend import BoardBackend
+    from harness.vendors.rknn.board import BoardBackend
     from harness.boards.inventory import load_inventory
 
     board = load_inventory(Path("boards"))[0]

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from harness.catalogue.loader import CatalogueError, key_path, load_yaml
+from harness.spec.loader import CatalogueError, key_path, load_yaml
 
 # RKNN.config(target_platform=...) of rknn-toolkit2 2.5.0.
 PLATFORMS = (
@@ -37,9 +37,10 @@ PLATFORMS = (
 # rknn-toolkit-lite2 (the on-board Python runtime) exists for these only; the rest need a C runner.
 LITE2_PLATFORMS = ("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1126b")
 STAND_IN = "simulator-stand-in"  # TEST ONLY: the runner simulates the shipped ONNX model
-C_RUNNER = "c-runner"  # boards without Python (RV1103/RV1106/RK2118): boards/c-runner
+# Boards without Python (RV1103/RV1106/RK2118): the C runner of harness.vendors.rknn.
+C_RUNNER = "c-runner"
 RUNTIMES = (
-    "rknnlite",  # rknn-toolkit-lite2 through boards/runner/hil_board_runner.py
+    "rknnlite",  # rknn-toolkit-lite2 through harness/vendors/rknn/board_files/hil_board_runner.py
     C_RUNNER,
     STAND_IN,
 )
@@ -254,7 +255,7 @@ def c_runner_binary(board: Board) -> Path:
             board.source,
             "c_runner",
             str(board.c_runner),
-            "no such file: build the runner (hil boards build-runner, boards/c-runner/README.md)",
+            "no such file: build the runner (hil boards build-runner; see the C runner's README)",
         )
     return board.c_runner
 

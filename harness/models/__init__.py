@@ -13,33 +13,47 @@ from typing import Any
 
 import numpy as np
 
-from harness.models import elementwise, io_models, pooling, recurrent, shape_ops
-from harness.models._common import BuiltModel, ModelParamError, OperatorSpec, Params, assemble
+from harness.models import elementwise, pooling, recurrent, shape_ops
+from harness.models.builder import BuiltModel, ModelParamError, OperatorSpec, Params, assemble
 
-__all__ = ["DEFAULT_PARAMS", "OPERATORS", "BuiltModel", "ModelParamError", "build_model"]
+__all__ = [
+    "DEFAULT_PARAMS",
+    "OPERATORS",
+    "OPERATOR_SPECS",
+    "BuiltModel",
+    "ModelParamError",
+    "build_model",
+]
 
-_SPECS: dict[str, OperatorSpec] = {
+# The documented operators' models. Other case sources (a vendor's model-I/O probes) bring
+# their own declarations and pass them to ``build_model``.
+OPERATOR_SPECS: dict[str, OperatorSpec] = {
     **elementwise.OPERATORS,
     **pooling.OPERATORS,
     **recurrent.OPERATORS,
     **shape_ops.OPERATORS,
 }
 
-OPERATORS: tuple[str, ...] = tuple(sorted(_SPECS))
+OPERATORS: tuple[str, ...] = tuple(sorted(OPERATOR_SPECS))
 
 # Typical small values inside every documented limit, per operator; a case generator overrides
 # only the dimension or attribute it probes. A copy: changing it does not change the builders.
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
-    op: copy.deepcopy(dict(spec.defaults)) for op, spec in _SPECS.items()
+    op: copy.deepcopy(dict(spec.defaults)) for op, spec in OPERATOR_SPECS.items()
 }
-_SPECS.update(io_models.MODELS)  # model-I/O suite models: built here, not operators of a table
 
 
-def build_model(op: str, params: Mapping[str, Any], seed: int) -> BuiltModel:
-    """The model of ``op`` with ``params`` over its defaults; inputs drawn from ``seed``."""
-    if op not in _SPECS:
-        raise ValueError(f"unknown operator {op!r}; known: {list(OPERATORS)}")
-    spec = _SPECS[op]
+def build_model(
+    op: str,
+    params: Mapping[str, Any],
+    seed: int,
+    specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
+) -> BuiltModel:
+    """The model of ``op`` (declared in ``specs``) with ``params`` over its defaults; inputs
+    drawn from ``seed``."""
+    if op not in specs:
+        raise ValueError(f"unknown operator {op!r}; known: {sorted(specs)}")
+    spec = specs[op]
     resolver = Params(op, spec.defaults, params)
     graph = spec.build(resolver, np.random.default_rng(seed))
     model = assemble(op, graph)

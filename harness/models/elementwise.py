@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import helper
 
-from harness.models._common import (
+from harness.models.builder import (
     Graph,
     OperatorSpec,
     Params,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from harness.models._common import Graph, OperatorSpec, Params, distinct, uniform
+from harness.models.builder import Graph, OperatorSpec, Params, distinct, uniform
 
 
 def _pool_input(op: str, rng: np.random.Generator, shape: list[int]) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from harness.models._common import Graph, OperatorSpec, Params, uniform
+from harness.models.builder import Graph, OperatorSpec, Params, uniform
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 RECURRENT_DEFAULTS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from harness.models._common import Graph, OperatorSpec, Params, uniform
+from harness.models.builder import Graph, OperatorSpec, Params, uniform
 
 
 def _build_expand(p: Params, rng: np.random.Generator) -> Graph:

@@ -1,0 +1,44 @@
+"""The ``hil`` command: one argparse subcommand per module, each added by its ``register``.
+
+A module that offers a subcommand defines ``register(subparsers)``, which adds its parser and
+sets ``handler`` (``args -> exit code``) as a default; it is listed in ``REGISTRARS`` below.
+Bad arguments exit with code 2 and a message on stderr: argparse does this for its own checks,
+and handlers call their parser's ``error()`` for validation errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from harness import __version__
+from harness.cli import boards as boards_cli
+from harness.cli import layout as layout_cli
+from harness.cli import report as reporting_cli
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+REGISTRARS: list[Callable[[Subparsers], None]] = [
+    layout_cli.register,
+    reporting_cli.register,
+    boards_cli.register,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hil", description="npu-hil: documented NPU constraints checked on boards"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in REGISTRARS:
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.handler(args)
+    return code

@@ -1,0 +1,95 @@
+"""``hil boards check``: reach every board of the inventory and report what it really is.
+
+Exit status: 0 when every board is reachable and is the SoC its file says, 1 when any board is
+unreachable or mismatched, 2 on bad input (no or invalid board files). A progress line per
+board goes to stderr, so ``--json`` output on stdout stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.boards.discovery import check
+from harness.boards.inventory import BoardFileError, load_inventory
+from harness.vendors.rknn import c_runner_cli
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+DEFAULT_BOARDS = Path("boards")
+_COLUMNS = (
+    ("board", "board"),
+    ("status", "status"),
+    ("soc", "soc"),
+    ("npu_driver", "driver"),
+    ("runtime_library", "librknnrt"),
+    ("rknn_toolkit_lite2", "lite2"),
+    ("python", "python"),
+    ("disk_free_bytes", "disk free"),
+)
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add ``hil boards`` (with its ``check`` subcommand) to the ``hil`` parser."""
+    boards = subparsers.add_parser("boards", help="boards over SSH", description=__doc__)
+    commands = boards.add_subparsers(dest="boards_command", metavar="COMMAND", required=True)
+    summary = "connect to each board and report SoC, NPU driver, runtime and Python versions"
+    parser = commands.add_parser("check", help=summary, description=summary)
+    parser.add_argument(
+        "--boards",
+        type=Path,
+        default=DEFAULT_BOARDS,
+        metavar="DIR",
+        help="folder of board files (default: ./boards; sub-folders such as examples/ are skipped)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--trust-new-host-keys",
+        action="store_true",
+        help="trust and save host keys not yet in a board's known_hosts (a changed key is "
+        "still refused)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to connect (default: 10)"
+    )
+    parser.set_defaults(handler=_check, parser=parser)
+    c_runner_cli.register(commands)
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        boards = load_inventory(args.boards)
+    except BoardFileError as exc:
+        args.parser.error(str(exc))
+    if not boards:
+        args.parser.error(f"{args.boards}: no board files (*.yaml) in this folder")
+    reports = []
+    for board in boards:
+        print(f"checking {board.name} ({board.address}) ...", end=" ", file=sys.stderr, flush=True)
+        report = check(board, trust_on_first_use=args.trust_new_host_keys, timeout=args.timeout)
+        print(report["status"], file=sys.stderr, flush=True)
+        reports.append(report)
+    print(json.dumps(reports, indent=2) if args.json else _table(reports))
+    return 0 if all(report["status"] == "ok" for report in reports) else 1
+
+
+def _table(reports: list[dict[str, Any]]) -> str:
+    rows = [[title for _, title in _COLUMNS]]
+    rows += [[_cell(report.get(key, "")) for key, _ in _COLUMNS] for report in reports]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    problems = [f"{r['board']}: {p}" for r in reports for p in r["problems"]]
+    return "\n".join(lines + (["", *problems] if problems else []))
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, int):
+        return f"{value / 2**30:.1f} GiB"
+    return str(value)

@@ -1,0 +1,180 @@
+"""Running one case end to end: model, reference, backend, comparison, verdict, journal.
+
+Data flows one way: a ``Case`` becomes a ``BuiltModel`` and reference outputs, the backend
+turns the request into an ``Observation``, and the verdict plus everything needed to
+reproduce the case are written to the results directory (layout in ``harness.results.journal``).
+"""
+
+from __future__ import annotations
+
+import json
+import platform as host_platform
+import re
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from harness import __version__
+from harness.cases.operators import Case
+from harness.judge.compare import Comparison, compare, tolerance_for
+from harness.judge.verdict import decide
+from harness.models import OPERATOR_SPECS, BuiltModel, build_model
+from harness.models.builder import OperatorSpec
+from harness.models.reference import reference_outputs
+from harness.results.journal import Journal
+from harness.results.records import CaseRecord, Observation, case_slug
+from harness.vendors.rknn.io_checks import JUDGES
+from harness.vendors.rknn.simulator.request import SimRequest, toolkit_calls, write_dataset
+
+# int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
+# quantization range covers the data that is compared.
+CALIBRATION_EXTRA_SAMPLES = 3
+
+
+class Backend(Protocol):
+    """Anything that runs a request: the simulator pool, a board."""
+
+    def run(self, request: SimRequest) -> Observation: ...
+
+
+def host_versions() -> dict[str, str]:
+    """Versions on the host side that shape every result."""
+    versions = {"npu_hil": __version__, "python": host_platform.python_version()}
+    for dist in ("numpy", "onnx", "onnxruntime"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return versions
+
+
+def calibration_dataset(
+    case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec]
+) -> list[list[np.ndarray]]:
+    extra = [
+        build_model(case.op, case.params, case.seed + k, specs).inputs
+        for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)
+    ]
+    return [built.inputs, *extra]
+
+
+def request_for(
+    case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS
+) -> SimRequest:
+    quantize = case.dtype == "int8"
+    return SimRequest(
+        model=built.onnx_bytes,
+        inputs=built.inputs if built.feeds is None else built.feeds,
+        target_platform=case.platform,
+        quantize=quantize,
+        dataset=calibration_dataset(case, built, specs) if quantize else None,
+        case_id=case.id,
+    )
+
+
+class CaseExecutor:
+    """Executes cases on one backend and journals each record the moment it has a verdict."""
+
+    def __init__(
+        self,
+        results_dir: Path,
+        backend: Backend,
+        tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+        models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
+    ) -> None:
+        self.results_dir = results_dir
+        self.backend = backend
+        self.tolerances = tolerances or {}  # op -> dtype -> overrides, from the catalogue
+        self.journal = Journal(results_dir)
+        self.models = models  # the model declarations cases name in Case.op
+        self.versions = host_versions()
+
+    def execute(self, case: Case) -> CaseRecord:
+        started = datetime.now(timezone.utc)
+        clock = time.monotonic()
+        built = build_model(case.op, case.params, case.seed, self.models)
+        reference = reference_outputs(built)
+        request = request_for(case, built, self.models)
+        folder = self.results_dir / "cases" / case_slug(case.id)
+        _write_inputs(folder, built, reference, request)
+        observation = self.backend.run(request)
+        _write_observation(folder, built.output_names, observation)
+        tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
+        comparison: Comparison | None = None
+        if observation.outputs is not None and not observation.infra_error:
+            comparison = compare(observation.outputs, reference, tolerance, _span(built.inputs))
+        judge = JUDGES.get(case.op)  # model-I/O cases judge every documented property
+        if judge is None:
+            verdict = decide(case.documented, observation, comparison, case.layer_types)
+        else:
+            verdict = judge(case, observation, comparison)
+        record = CaseRecord(
+            id=case.id,
+            platform=case.platform,
+            op=case.op,
+            dtype=case.dtype,
+            limit=case.limit,
+            value=case.value,
+            documented=case.documented,
+            backend=observation.backend,
+            verdict=verdict.verdict,
+            detail=verdict.detail,
+            placement=observation.placement,
+            rewrites=observation.rewrites,
+            native=observation.tensors,
+            metrics=comparison.metrics if comparison else {},
+            tolerance=tolerance,
+            versions={**self.versions, **observation.versions},
+            source=case.source,
+            artifacts=folder.relative_to(self.results_dir).as_posix(),
+            started=started.isoformat(timespec="seconds"),
+            duration_s=round(time.monotonic() - clock, 3),
+            seed=case.seed,
+            params=built.params,
+            checks=list(verdict.checks),
+        )
+        self.journal.append(record)
+        return record
+
+
+def _span(arrays: Sequence[np.ndarray]) -> float:
+    """The range covered by all of ``arrays`` together."""
+    return float(max(a.max() for a in arrays) - min(a.min() for a in arrays)) if arrays else 0.0
+
+
+def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, (name, array) in enumerate(zip(names, arrays, strict=False)):
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+        np.save(folder / f"{index}_{safe}.npy", np.asarray(array))
+
+
+def _write_inputs(
+    folder: Path, built: BuiltModel, reference: list[np.ndarray], request: SimRequest
+) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(built.onnx_bytes)
+    _save_arrays(folder / "inputs", built.input_names, built.inputs)
+    _save_arrays(folder / "reference", built.output_names, reference)
+    if request.dataset:
+        write_dataset(request.dataset, folder)
+    calls = toolkit_calls(request)
+    toolkit = {
+        "target_platform": request.target_platform,
+        "config": {k: v for k, v in calls["config"].items() if k != "target_platform"},
+        "do_quantization": request.quantize,
+        "dataset": calls["build"]["dataset"],
+        "inference": calls["inference"],
+    }
+    (folder / "toolkit.json").write_text(json.dumps(toolkit, indent=2) + "\n")
+
+
+def _write_observation(folder: Path, output_names: list[str], observation: Observation) -> None:
+    if observation.outputs is not None:
+        _save_arrays(folder / "observed", output_names, observation.outputs)
+    (folder / "build.log").write_text(observation.log)

@@ -1,0 +1,30 @@
+"""Reports from a results directory: Markdown/HTML matrix, run-to-run diff, repro bundles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.report.bundle import existing_bundles
+from harness.report.html import render_html
+from harness.report.markdown import render_markdown
+from harness.report.matrix import build_report
+from harness.results.journal import read_records, read_run_metadata
+
+REPORT_NAMES = ("report.md", "report.html")
+
+
+def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write report.md and report.html into ``results_dir``; returns their paths."""
+    records = read_records(results_dir)
+    report = build_report(
+        records, read_run_metadata(results_dir), existing_bundles(results_dir, records)
+    )
+    written = []
+    for name, text in zip(
+        REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True
+    ):
+        path = Path(results_dir) / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

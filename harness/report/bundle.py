@@ -1,0 +1,255 @@
+"""Repro bundles: one failing case as a folder (and .tar.gz) a vendor can run without npu-hil.
+
+``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
+observed/, toolkit.json, dataset.txt + dataset/, build.log), ``case.json`` (the record),
+``README.md`` (the documented expectation and what was seen) and ``reproduce.py``.
+
+Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
+own fixed text) is rewritten so that the results directory's absolute path, the home directory
+and the host name do not appear (paths inside the case folder become relative, the others
+placeholders), values of secret-looking environment variables are redacted, and JSON keys that
+look like secrets are dropped. Binary files (.npy, .onnx) are copied as they are. Tar members
+carry no user or group names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+import os
+import re
+import shutil
+import socket
+import tarfile
+import warnings
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from harness.report.markdown import md_escape
+from harness.report.matrix import case_facts
+from harness.results.journal import JOURNAL_NAME, read_records
+from harness.results.records import FAILING_VERDICTS, CaseRecord, case_slug
+
+BUNDLES_DIR = "bundles"
+COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log")
+COPIED_DIRS = ("inputs", "reference", "observed", "dataset")
+REQUIRED = ("model.onnx", "toolkit.json")
+BINARY_SUFFIXES = (".npy", ".onnx")
+REPRO_SCRIPT = "reproduce.py"
+SECRET_KEY = re.compile(
+    r"passw(or)?d|secret|token|key_?file|passphrase|api_?key|private_?key", re.I
+)
+
+
+class BundleError(ValueError):
+    """A bundle cannot be made; the message names the case and the file or field at fault."""
+
+
+def bundle_dir(results_dir: str | os.PathLike[str], case_id: str) -> Path:
+    return Path(results_dir) / BUNDLES_DIR / case_slug(case_id)
+
+
+def tarball_path(folder: Path) -> Path:
+    return folder.parent / f"{folder.name}.tar.gz"
+
+
+def existing_bundles(
+    results_dir: str | os.PathLike[str], records: list[CaseRecord]
+) -> dict[str, str]:
+    """Case id -> bundle folder relative to the results directory, for bundles on disk."""
+    return {
+        record.id: f"{BUNDLES_DIR}/{case_slug(record.id)}"
+        for record in records
+        if (bundle_dir(results_dir, record.id) / "case.json").is_file()
+    }
+
+
+def make_bundle(results_dir: str | os.PathLike[str], case_id: str) -> Path:
+    """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder."""
+    records = {record.id: record for record in read_records(results_dir)}
+    if case_id not in records:
+        close = difflib.get_close_matches(case_id, list(records), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise BundleError(f"{Path(results_dir) / JOURNAL_NAME}: no case with id {case_id!r}{hint}")
+    return _make_bundle(Path(results_dir), records[case_id])
+
+
+def make_bundles_for_failures(results_dir: str | os.PathLike[str]) -> list[Path]:
+    """A bundle for every violation and wrong result (none when nothing ran); a case that
+    cannot be bundled is reported as a warning and does not stop the others."""
+    made = []
+    for record in read_records(results_dir, allow_empty=True):
+        if record.verdict in FAILING_VERDICTS:
+            try:
+                made.append(_make_bundle(Path(results_dir), record))
+            except (BundleError, OSError) as exc:
+                warnings.warn(f"no repro bundle for {record.id!r}: {exc}", stacklevel=2)
+    return made
+
+
+def _make_bundle(results_dir: Path, record: CaseRecord) -> Path:
+    case_dir = _case_dir(results_dir, record)
+    target = bundle_dir(results_dir, record.id)
+    staging = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        _fill(staging, case_dir, record)
+        _scrub_folder(staging, _replacements(results_dir, case_dir))
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _write_tarball(target)
+    return target
+
+
+def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
+    where = f"{results_dir / JOURNAL_NAME}: case {record.id!r}: field 'artifacts'"
+    relative = Path(record.artifacts)
+    if not record.artifacts or relative.is_absolute() or ".." in relative.parts:
+        raise BundleError(
+            f"{where} is {record.artifacts!r}: want a folder inside the results directory"
+        )
+    case_dir = results_dir / relative
+    missing = [name for name in REQUIRED if not (case_dir / name).is_file()]
+    if missing:
+        raise BundleError(f"{where}: {case_dir} lacks {', '.join(missing)}")
+    return case_dir
+
+
+def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
+    for name in COPIED:
+        if (case_dir / name).is_file():
+            shutil.copyfile(case_dir / name, folder / name)
+    for name in COPIED_DIRS:
+        if (case_dir / name).is_dir():
+            shutil.copytree(case_dir / name, folder / name, symlinks=False)
+    try:
+        toolkit = json.loads((case_dir / "toolkit.json").read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise BundleError(f"{case_dir / 'toolkit.json'}: not valid JSON ({exc})") from None
+    _write_json(folder / "toolkit.json", _without_secrets(toolkit))
+    _write_json(folder / "case.json", _without_secrets(record.to_json()))
+    (folder / "README.md").write_text(_readme(record, folder), encoding="utf-8")
+    template = resources.files("harness.report").joinpath("repro_template.py")
+    (folder / REPRO_SCRIPT).write_text(template.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _without_secrets(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {
+            key: _without_secrets(value)
+            for key, value in data.items()
+            if not SECRET_KEY.search(str(key))
+        }
+    if isinstance(data, list):
+        return [_without_secrets(item) for item in data]
+    return data
+
+
+def _readme(record: CaseRecord, folder: Path) -> str:
+    source = record.source
+    quote = " ".join(str(source.get("text", "")).split())
+    lines = [
+        f"# Reproduction: {md_escape(record.id)}",
+        "",
+        f"Operator {md_escape(record.op)}, {md_escape(record.dtype)}, platform "
+        f"{md_escape(record.platform)}, run on **{md_escape(record.backend)}**.",
+        "",
+        "## What the documentation says",
+        "",
+        f"- limit {md_escape(record.limit)}: the probed value {md_escape(record.value)} is "
+        f"documented as **{md_escape(record.documented)}**",
+        f"- source: {md_escape(source.get('seed', 'not recorded'))}, "
+        f"{md_escape(source.get('section', ''))}",
+        "",
+        f"> {md_escape(quote) or 'no documented text recorded'}",
+        "",
+        "## What was observed",
+        "",
+        f"- verdict: **{md_escape(record.verdict)}**: {md_escape(record.detail)}",
+    ]
+    lines += [f"- {label}: {md_escape(text)}" for label, text in case_facts(record)]
+    for label, values in (("tolerance", record.tolerance), ("versions", record.versions)):
+        if values:
+            text = ", ".join(f"{key}={value}" for key, value in sorted(values.items()))
+            lines.append(f"- {label}: {md_escape(text)}")
+    files = sorted(path.name + ("/" if path.is_dir() else "") for path in folder.iterdir())
+    lines += [
+        "",
+        "## How to run",
+        "",
+        "Needs python3, numpy and rknn-toolkit2 (the version under versions above).",
+        "",
+        "```",
+        "python3 reproduce.py                                  # the toolkit's simulator",
+        f"python3 reproduce.py --target {record.platform} --device-id ID   # a board (adb id)",
+        "```",
+        "",
+        "It builds model.onnx with toolkit.json's configuration, runs inputs/*.npy, compares",
+        "with reference/*.npy (max abs error, cosine, the recorded tolerance) and prints the",
+        "placement the build log shows. Exit status 0 means the outputs match.",
+        "",
+        "## Files",
+        "",
+        ", ".join([*files, "README.md", REPRO_SCRIPT]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _replacements(results_dir: Path, case_dir: Path) -> list[tuple[re.Pattern[str], str]]:
+    """(pattern, replacement) pairs, most specific first."""
+    paths: list[tuple[Path, str]] = [
+        (case_dir.absolute(), "."),
+        (case_dir.resolve(), "."),
+        (results_dir.absolute(), "<results>"),
+        (results_dir.resolve(), "<results>"),
+        (Path.home(), "~"),
+    ]
+    pairs = [
+        (re.compile(r"(?<![\w.-])" + re.escape(str(path)) + r"(?![\w.-])"), text)
+        for path, text in paths
+        if len(path.parts) > 1  # never "/" itself
+    ]
+    host = socket.gethostname()
+    for name in sorted({host, host.split(".")[0]} - {""}, key=len, reverse=True):
+        pairs.append((re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"), "<host>"))
+    for key, value in os.environ.items():
+        if SECRET_KEY.search(key) and len(value) >= 4:
+            pairs.append((re.compile(re.escape(value)), "<redacted>"))
+    return pairs
+
+
+def _scrub_folder(folder: Path, replacements: list[tuple[re.Pattern[str], str]]) -> None:
+    """Rewrite every text file but reproduce.py, which is npu-hil's own fixed text."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix not in BINARY_SUFFIXES and path != folder / REPRO_SCRIPT:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            for pattern, replacement in replacements:
+                text = pattern.sub(replacement, text)
+            path.write_text(text, encoding="utf-8")
+
+
+def _write_tarball(folder: Path) -> Path:
+    """``<folder>.tar.gz`` with members under ``<slug>/``, owned by nobody in particular."""
+
+    def anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    path = tarball_path(folder)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(folder, arcname=folder.name, filter=anonymous)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,105 @@
+"""Run-to-run diff: which cases changed verdict, backend, placement or metrics between two runs.
+
+Cases are matched by id. A metric counts as changed when
+``|new - old| > threshold * max(|old|, |new|)`` (default threshold 0.10, i.e. 10 %), when it is
+present in only one run, or when exactly one side is NaN. The denominator is the larger
+magnitude, so the measure is symmetric and at most 2; a metric moving away from exactly 0 is
+always a change (an exact match that stopped being exact is worth seeing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from harness.report.matrix import format_number, natural_key, placement_summary
+from harness.results.records import CaseRecord
+
+DEFAULT_METRIC_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True)
+class Change:
+    case_id: str
+    kind: str  # "only-old", "only-new", "verdict", "backend", "placement" or "metric"
+    old: str | float | None
+    new: str | float | None
+    metric: str = ""  # the metric's name, for kind "metric"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diff_records(
+    old: list[CaseRecord],
+    new: list[CaseRecord],
+    metric_threshold: float = DEFAULT_METRIC_THRESHOLD,
+) -> list[Change]:
+    """Every difference, ordered by case id."""
+    if not metric_threshold >= 0:
+        raise ValueError(f"metric threshold must be >= 0, got {metric_threshold!r}")
+    before = {record.id: record for record in old}
+    after = {record.id: record for record in new}
+    changes: list[Change] = []
+    for case_id in sorted(before.keys() | after.keys(), key=natural_key):
+        if case_id not in after:
+            changes.append(Change(case_id, "only-old", before[case_id].verdict, None))
+        elif case_id not in before:
+            changes.append(Change(case_id, "only-new", None, after[case_id].verdict))
+        else:
+            changes += _case_changes(before[case_id], after[case_id], metric_threshold)
+    return changes
+
+
+def _case_changes(old: CaseRecord, new: CaseRecord, threshold: float) -> list[Change]:
+    changes = [
+        Change(old.id, kind, a, b)
+        for kind, a, b in (
+            ("verdict", old.verdict, new.verdict),
+            ("backend", old.backend, new.backend),
+            ("placement", placement_summary(old), placement_summary(new)),
+        )
+        if a != b
+    ]
+    for name in sorted(old.metrics.keys() | new.metrics.keys()):
+        a, b = old.metrics.get(name), new.metrics.get(name)
+        if a is None or b is None or _metric_changed(a, b, threshold):
+            changes.append(Change(old.id, "metric", a, b, metric=name))
+    return changes
+
+
+def _metric_changed(old: float, new: float, threshold: float) -> bool:
+    if math.isnan(old) or math.isnan(new):
+        return math.isnan(old) != math.isnan(new)
+    return abs(new - old) > threshold * max(abs(old), abs(new))
+
+
+def format_table(changes: list[Change]) -> str:
+    """Aligned plain-text columns: case, change, old, new."""
+    rows = [["case", "change", "old", "new"]]
+    for c in changes:
+        cells = (
+            c.case_id,
+            f"metric {c.metric}" if c.metric else c.kind,
+            _cell(c.old),
+            _cell(c.new),
+        )
+        rows.append([_printable(cell) for cell in cells])
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _cell(value: str | float | None) -> str:
+    if value is None:
+        return "-"
+    return value if isinstance(value, str) else format_number(value)
+
+
+def _printable(text: str) -> str:
+    """No terminal control sequences from record text."""
+    return "".join(char if char.isprintable() else "?" for char in text)

@@ -1,0 +1,203 @@
+"""The model-I/O part of a report: every row of seed 003 per platform group, and what was seen.
+
+Per (backend, platform group) with model-I/O records: the group's input rows, convolution
+rows (bounds, N formulas, N range) and output rows in the seed's order. Under each row, per
+documented property, how many checks cite the row with each status, one example per status
+(case value, documented value, observation), and for properties the backend cannot observe
+the reason instead. A row no case cited says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from harness.results.records import CaseRecord
+from harness.spec.model_io import ModelIO, ModelIOError, load_model_io
+from harness.vendors.rknn.io_cases import RESULT
+from harness.vendors.rknn.io_checks import SEVERITY, UNOBSERVED
+
+# Row kinds reported, ranked in the seed's order (a condition's bounds and N formulas together).
+_SEED_ORDER = {"input": 0, "n_range": 1, "condition": 2, "n_formula": 2, "output": 3}
+NOT_RUN = "not run"
+STATUS_ORDER = (*SEVERITY, UNOBSERVED, NOT_RUN)
+
+
+@dataclass(frozen=True)
+class Example:
+    status: str
+    value: str  # the case's probed value, e.g. "c=3 w=33"
+    documented: str
+    observed: str
+
+
+@dataclass(frozen=True)
+class PropertySummary:
+    prop: str
+    counts: dict[str, int]  # status -> checks, in STATUS_ORDER
+    examples: list[Example]  # one per status
+
+    @property
+    def status(self) -> str:
+        return _worst(self.counts)
+
+
+@dataclass(frozen=True)
+class IORow:
+    limit: str
+    kind: str
+    text: str  # the row as the seed prints it
+    properties: list[PropertySummary]
+
+    @property
+    def status(self) -> str:
+        """The worst status of the row's own properties; a failing result check outranks them,
+        a passing one cannot stand in for a property the backend could not observe."""
+        own = Counter(p.status for p in self.properties if p.prop != RESULT)
+        result = Counter(p.status for p in self.properties if p.prop == RESULT)
+        if not own:
+            return _worst(result)
+        worst, failing = _worst(own), _worst(result)
+        if failing != "confirmed" and STATUS_ORDER.index(failing) < STATUS_ORDER.index(worst):
+            return failing
+        return worst
+
+
+@dataclass(frozen=True)
+class IOSection:
+    backend: str
+    group: str
+    platforms: list[str]
+    rows: list[IORow]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        found = Counter(row.status for row in self.rows)
+        return {status: found[status] for status in STATUS_ORDER if found[status]}
+
+
+def _worst(counts: Counter[str] | dict[str, int]) -> str:
+    return next((s for s in STATUS_ORDER if counts.get(s)), NOT_RUN)
+
+
+def io_sections(records: Iterable[CaseRecord], model_io: ModelIO | None = None) -> list[IOSection]:
+    """One section per (backend, platform group) that has records with I/O checks."""
+    catalogue = load_model_io() if model_io is None else model_io
+    grouped: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
+    for record in records:
+        if not record.checks:
+            continue
+        try:
+            group = catalogue.group(record.platform)
+        except ModelIOError:
+            continue
+        grouped[(record.backend, group.id)].append(record)
+    sections = []
+    for (backend, group_id), found in sorted(grouped.items()):
+        group = next(g for g in catalogue.groups if g.id == group_id)
+        limits = [lim for lim in catalogue.limits() if lim.group == group_id]
+        ordered = sorted(
+            (lim for lim in limits if lim.kind in _SEED_ORDER),
+            key=lambda lim: _SEED_ORDER[lim.kind],
+        )
+        rows = [_row(lim.id, lim.kind, lim.text, found) for lim in ordered]
+        platforms = sorted({r.platform for r in found})
+        sections.append(IOSection(backend, group.name, platforms, rows))
+    return sections
+
+
+def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> IORow:
+    by_prop: dict[str, list[tuple[CaseRecord, dict[str, Any]]]] = defaultdict(list)
+    for record in records:
+        for check in record.checks:
+            if limit in check["limits"]:
+                by_prop[check["prop"]].append((record, check))
+    properties = []
+    for prop, cited in by_prop.items():
+        counts = Counter(check["status"] for _, check in cited)
+        examples: dict[str, Example] = {}
+        for record, check in cited:
+            examples.setdefault(
+                check["status"],
+                Example(check["status"], record.value, check["documented"], check["observed"]),
+            )
+        ordered = [s for s in STATUS_ORDER if counts[s]]
+        properties.append(
+            PropertySummary(prop, {s: counts[s] for s in ordered}, [examples[s] for s in ordered])
+        )
+    return IORow(limit, kind, text, properties)
+
+
+# -- renderers -------------------------------------------------------------------------------
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{status} {n}" for status, n in counts.items())
+
+
+def io_markdown(sections: list[IOSection], md_escape: Callable[[object], str]) -> list[str]:
+    """Markdown lines (``md_escape`` is the Markdown renderer's escaping of record text)."""
+    lines: list[str] = []
+    for section in sections:
+        lines += [
+            f"## Model I/O: {md_escape(section.group)} on {md_escape(section.backend)}",
+            "",
+            f"Platforms: {md_escape(', '.join(section.platforms))}. "
+            f"Rows by status: {md_escape(_counts_text(section.counts))}.",
+            "",
+            "| seed 003 row | status | documented → observed |",
+            "|---|---|---|",
+        ]
+        for row in section.rows:
+            facts = "<br>".join(_markdown_property(p, md_escape) for p in row.properties)
+            lines.append(
+                f"| {md_escape(row.text)} | **{md_escape(row.status)}** | "
+                f"{facts or 'no case cites this row'} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _markdown_property(summary: PropertySummary, md_escape: Callable[[object], str]) -> str:
+    head = f"**{md_escape(summary.prop)}** ({md_escape(_counts_text(summary.counts))})"
+    examples = [
+        f"{md_escape(e.status)} at {md_escape(e.value)}: {md_escape(e.documented)} → "
+        f"{md_escape(e.observed)}"
+        for e in summary.examples
+    ]
+    return "<br>".join([head, *examples])
+
+
+def io_html(sections: list[IOSection]) -> str:
+    parts = []
+    for section in sections:
+        rows = "".join(
+            f'<tr><td><code>{escape(row.text)}</code></td><td class="v-{escape(row.status)}">'
+            f"{escape(row.status)}</td><td>"
+            + ("".join(_html_property(p) for p in row.properties) or "no case cites this row")
+            + "</td></tr>"
+            for row in section.rows
+        )
+        parts.append(
+            f"<h2>Model I/O: {escape(section.group)} on {escape(section.backend)}</h2>"
+            f"<p>Platforms: {escape(', '.join(section.platforms))}. Rows by status: "
+            f"{escape(_counts_text(section.counts))}.</p>"
+            "<table><tr><th>seed 003 row</th><th>status</th>"
+            f"<th>documented → observed</th></tr>{rows}</table>"
+        )
+    return "\n".join(parts)
+
+
+def _html_property(summary: PropertySummary) -> str:
+    examples = "".join(
+        f'<div class="fact v-{escape(e.status)}">{escape(e.status)} at {escape(e.value)}: '
+        f"{escape(e.documented)} → {escape(e.observed)}</div>"
+        for e in summary.examples
+    )
+    return (
+        f"<div><b>{escape(summary.prop)}</b> ({escape(_counts_text(summary.counts))})"
+        f"{examples}</div>"
+    )

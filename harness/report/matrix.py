@@ -1,0 +1,179 @@
+"""Records grouped for reporting: per (backend, platform) an operator x limit x dtype matrix.
+
+Both renderers (Markdown, HTML) and the diff read records only through this module, so what a
+cell shows and how placement is summarised is decided once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.judge.verdict import IO_LAYERS
+from harness.report.io_section import IOSection, io_sections
+from harness.results.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+
+UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    op: str
+    limit: str
+    cells: dict[str, list[CaseRecord]]  # dtype -> the cases probing this limit, by value
+
+
+@dataclass(frozen=True)
+class Section:
+    """Everything from one backend on one platform: a simulator run never mixes with a board."""
+
+    backend: str
+    platform: str
+    dtypes: list[str]
+    rows: list[Row]
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Failure:
+    record: CaseRecord
+    bundle: str | None  # bundle folder relative to the results directory, when one exists
+
+
+@dataclass(frozen=True)
+class Report:
+    summary: list[tuple[str, str]]  # run metadata as (key, text) pairs
+    counts: dict[str, int]
+    sections: list[Section]
+    failures: list[Failure]
+    io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
+    # Documented limits no case probes, with the reason (run.json "unprobed")
+    unprobed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def build_report(
+    records: list[CaseRecord], meta: Mapping[str, Any], bundles: Mapping[str, str]
+) -> Report:
+    """Group records for rendering; ``bundles`` maps case id -> bundle folder (relative)."""
+    return Report(
+        summary=run_summary(records, meta),
+        counts=verdict_counts(records),
+        sections=sections(records),
+        failures=[
+            Failure(record, bundles.get(record.id))
+            for record in sorted(records, key=lambda r: natural_key(r.id))
+            if record.verdict in FAILING_VERDICTS
+        ],
+        io=io_sections(records),
+        unprobed=[(item["limit"], item["reason"]) for item in meta.get(UNPROBED_KEY, [])],
+    )
+
+
+def verdict_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict, every verdict listed (zeros included) in VERDICTS order."""
+    counts = Counter(record.verdict for record in records)
+    return {verdict: counts[verdict] for verdict in VERDICTS}
+
+
+def sections(records: Iterable[CaseRecord]) -> list[Section]:
+    grouped: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
+    for record in records:
+        grouped[(record.backend, record.platform)].append(record)
+    return [
+        _section(backend, platform, grouped[(backend, platform)])
+        for backend, platform in sorted(grouped)
+    ]
+
+
+def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
+    cells: dict[tuple[str, str], dict[str, list[CaseRecord]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for record in records:
+        cells[(record.op, record.limit)][record.dtype].append(record)
+    rows = [
+        Row(
+            op,
+            limit,
+            {
+                dtype: sorted(cases, key=lambda r: natural_key(r.value))
+                for dtype, cases in by_dtype.items()
+            },
+        )
+        for (op, limit), by_dtype in sorted(
+            cells.items(), key=lambda item: natural_key(" ".join(item[0]))
+        )
+    ]
+    dtypes = sorted({record.dtype for record in records})
+    return Section(backend, platform, dtypes, rows, verdict_counts(records))
+
+
+def run_summary(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Platforms, backends and versions seen in the records, then run.json's own entries."""
+    versions: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        for name, version in record.versions.items():
+            versions[name].add(str(version))
+    summary = [
+        ("platforms", ", ".join(sorted({r.platform for r in records}))),
+        ("backends", ", ".join(sorted({r.backend for r in records}))),
+        ("cases", str(len(records))),
+    ]
+    summary += [
+        (f"version: {name}", ", ".join(sorted(versions[name]))) for name in sorted(versions)
+    ]
+    summary += [(f"run: {key}", _text(meta[key])) for key in sorted(meta) if key != UNPROBED_KEY]
+    return summary
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={_text(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(item) for item in value)
+    return str(value)
+
+
+def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
+    """What a matrix cell shows besides value, documentation and verdict (empty ones left out)."""
+    facts = [
+        ("placement", placement_summary(record)),
+        ("rewrites", ", ".join(record.rewrites)),
+        ("metrics", format_metrics(record.metrics)),
+    ]
+    return [(label, text) for label, text in facts if text]
+
+
+def placement_summary(record: CaseRecord) -> str:
+    """Per op type where its layers ran, e.g. "Pow: CPU", "MaxPool: NPU×2"; IO layers left out."""
+    targets: dict[str, Counter[str]] = defaultdict(Counter)
+    for layer in record.placement:
+        op = str(layer.get("op", "?"))
+        if op not in IO_LAYERS:
+            targets[op][str(layer.get("target", "?"))] += 1
+    parts = []
+    for op, counter in targets.items():
+        where = ", ".join(
+            target if count == 1 else f"{target}×{count}"
+            for target, count in sorted(counter.items())
+        )
+        parts.append(f"{op}: {where}")
+    return "; ".join(parts)
+
+
+def format_metrics(metrics: Mapping[str, float]) -> str:
+    return ", ".join(f"{name}={format_number(value)}" for name, value in sorted(metrics.items()))
+
+
+def format_number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def natural_key(text: str) -> list[tuple[int, int | str]]:
+    """Sort key putting "kernel=7x7" before "kernel=8x8" and "999" before "8193"."""
+    return [
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+    ]

@@ -1,0 +1,184 @@
+"""The results journal: append-only JSONL, safe for concurrent pytest-xdist workers, resumable.
+
+Results directory layout (the contract between execution, the plugin and the reports)::
+
+    RESULTS/
+      journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
+      run.json               run metadata (started, platforms, backend, versions); no host data
+      cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"):
+        model.onnx
+        inputs/<index>_<name>.npy
+        reference/<index>_<name>.npy
+        observed/<index>_<name>.npy   absent when the backend produced no output
+        toolkit.json         {"target_platform", "config": {RKNN.config kwargs},
+                              "do_quantization", "dataset": "dataset.txt" | null,
+                              "inference": {"data_format": "nchw"}}
+        dataset.txt, dataset/  int8 only; paths relative to dataset.txt's folder
+        build.log
+      report.md, report.html         written by ``hil report``
+      bundles/<slug>/, bundles/<slug>.tar.gz   repro bundles (``hil repro``, failing cases)
+
+Reading tolerates a truncated last line (a run killed mid-write: skipped with a warning) but
+not a malformed line anywhere else. A case id may appear several times (a resumed run re-ran
+it): the last record wins. ``--resume`` skips every case whose last verdict is anything but
+``infra-error``, so a resumed run retries infrastructure trouble and nothing else.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import warnings
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+from harness.results.records import VERDICTS, CaseRecord
+
+JOURNAL_NAME = "journal.jsonl"
+RUN_META_NAME = "run.json"
+RETRIED_ON_RESUME = frozenset({"infra-error"})
+_REQUIRED = tuple(
+    spec.name
+    for spec in fields(CaseRecord)
+    if spec.default is MISSING and spec.default_factory is MISSING
+)
+
+
+class JournalError(ValueError):
+    """A journal or run metadata file that cannot be used; the message names file and line."""
+
+
+class Journal:
+    """Appends records to ``RESULTS/journal.jsonl``; one instance per process is fine."""
+
+    def __init__(self, results_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(results_dir) / JOURNAL_NAME
+
+    def append(self, record: CaseRecord) -> None:
+        """Write one line atomically with respect to other appenders, and make it durable."""
+        line = (json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True) + "\n").encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _repair_tail(fd, self.path)
+            written = os.write(fd, line)
+            os.fsync(fd)
+            if written != len(line):  # disk full: the fragment is dropped by the next append
+                raise OSError(f"{self.path}: wrote {written} of {len(line)} bytes")
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _repair_tail(fd: int, path: Path) -> None:
+    """Before appending after a killed run: end a complete last line, drop a truncated one.
+
+    Without this the next record would be glued onto the fragment and the journal would have a
+    malformed line in the middle, which reading rightly refuses.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    data = os.pread(fd, size, 0)
+    start = data.rfind(b"\n") + 1
+    try:
+        _parse_line(data[start:])
+    except JournalError:
+        warnings.warn(
+            f"{path}: dropping a truncated last line ({size - start} bytes) left by an "
+            "interrupted run",
+            stacklevel=3,
+        )
+        os.ftruncate(fd, start)
+    else:
+        os.write(fd, b"\n")
+
+
+def read_records(
+    results_dir: str | os.PathLike[str], allow_empty: bool = False
+) -> list[CaseRecord]:
+    """All records, last one per id, in order of first appearance; raises JournalError.
+
+    ``allow_empty``: a missing or empty journal gives ``[]`` (a run with no cases yet) instead
+    of an error (a report of nothing, or a mistyped directory).
+    """
+    path = Path(results_dir) / JOURNAL_NAME
+    if allow_empty and not path.exists():
+        return []
+    records = _read(path)
+    if not records and not allow_empty:
+        raise JournalError(f"{path}: journal holds no records")
+    return records
+
+
+def _read(path: Path) -> list[CaseRecord]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise JournalError(f"{path}: no journal (not a results directory?)") from None
+    lines = data.split(b"\n")
+    truncated = not data.endswith(b"\n")
+    records: dict[str, CaseRecord] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = _parse_line(line)
+        except JournalError as exc:
+            if truncated and number == len(lines):
+                message = f"{path}:{number}: skipping truncated last line ({exc})"
+                warnings.warn(message, stacklevel=3)
+                continue
+            raise JournalError(f"{path}:{number}: {exc}") from None
+        records[record.id] = record
+    return list(records.values())
+
+
+def _parse_line(line: bytes) -> CaseRecord:
+    try:
+        data: Any = json.loads(line.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
+        raise JournalError(f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise JournalError(f"expected a JSON object, got {type(data).__name__}")
+    missing = [name for name in _REQUIRED if name not in data]
+    if missing:
+        raise JournalError(f"missing field(s) {', '.join(missing)}")
+    for name in _REQUIRED:
+        if not isinstance(data[name], str):
+            raise JournalError(f"field {name!r} must be a string, got {data[name]!r}")
+    if data["verdict"] not in VERDICTS:
+        raise JournalError(f"field 'verdict' has unknown value {data['verdict']!r}")
+    return CaseRecord.from_json(data)
+
+
+def finished_ids(results_dir: str | os.PathLike[str]) -> set[str]:
+    """Ids a resumed run may skip: every journaled case except infrastructure errors."""
+    records = read_records(results_dir, allow_empty=True)
+    return {record.id for record in records if record.verdict not in RETRIED_ON_RESUME}
+
+
+def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]) -> Path:
+    """Write ``run.json`` atomically (a crash leaves the old file or the new one, never half)."""
+    path = Path(results_dir) / RUN_META_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """``run.json`` as a dict; ``{}`` when the run wrote none."""
+    path = Path(results_dir) / RUN_META_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except ValueError as exc:
+        raise JournalError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise JournalError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data

@@ -1,0 +1,96 @@
+"""Where a pytest process runs its cases: a board of the platform when one answers, else the
+simulator; and what happens to the remaining cases when a board goes down mid-run.
+
+Selection happens once per process. Under pytest-xdist each worker takes its own board
+(worker ``gwN`` takes the N-th board of the platform, round robin), so with ``-n`` equal to the
+number of boards every board runs exactly one case at a time; the board lock keeps that true
+even across hosts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from harness.boards.discovery import check
+from harness.boards.inventory import Board, load_inventory
+from harness.results.records import Observation
+from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator.request import SimRequest
+
+
+class Backend(Protocol):
+    def run(self, request: SimRequest) -> Observation: ...
+
+
+class NoBoardError(RuntimeError):
+    """A board was required (``--backend board`` or ``--require-board``) and none answered."""
+
+
+def platform_boards(directory: Path, platform: str) -> list[Board]:
+    """The inventory's boards of ``platform``; no inventory folder means no boards."""
+    if not directory.is_dir():
+        return []
+    return [board for board in load_inventory(directory) if board.platform == platform]
+
+
+def worker_board(boards: list[Board], worker_id: str | None) -> Board:
+    """The board of this pytest process: ``gwN`` takes boards[N % len(boards)]."""
+    index = int(worker_id[2:]) if worker_id and worker_id.startswith("gw") else 0
+    return boards[index % len(boards)]
+
+
+@dataclass
+class Selection:
+    backend_name: str  # "simulator" or the board's name
+    why: str  # one line for the run's log: which board, or why the simulator
+
+
+def select_board(
+    boards: list[Board], worker_id: str | None, require: bool
+) -> tuple[Board | None, Selection]:
+    """The board to use, after checking that it answers; None means the simulator."""
+    if not boards:
+        if require:
+            raise NoBoardError("no board file for this platform in the inventory")
+        return None, Selection("simulator", "no board configured for the platform")
+    board = worker_board(boards, worker_id)
+    report = check(board)
+    if report["status"] == "ok":
+        return board, Selection(board.name, f"board {board.name} ({board.address})")
+    problem = "; ".join(report["problems"]) or report["status"]
+    if require:
+        raise NoBoardError(f"board {board.name} is {report['status']}: {problem}")
+    return None, Selection("simulator", f"board {board.name} {report['status']}: {problem}")
+
+
+class BoardWithFallback:
+    """A board backend; once the board is given up on, later cases can go to the simulator.
+
+    With ``to_simulator`` false they stay infrastructure errors (the honest default for a
+    nightly board run); either way the record's backend says where each case really ran.
+    """
+
+    def __init__(
+        self, board: BoardBackend, simulator: Callable[[], Backend], to_simulator: bool
+    ) -> None:
+        self.board = board
+        self.simulator = simulator
+        self.to_simulator = to_simulator
+        self._fallback: Backend | None = None
+
+    def run(self, request: SimRequest) -> Observation:
+        observation = self.board.run(request)
+        if observation.infra_error and self.board.down and self.to_simulator:
+            if self._fallback is None:
+                self._fallback = self.simulator()
+            return self._fallback.run(request)
+        return observation
+
+
+def board_backend(board: Board, rknn_cache: Path | None, timeout_s: float) -> BoardBackend:
+    cache = ConversionCache(rknn_cache) if rknn_cache else None
+    return BoardBackend(board, cache=cache, timeout_s=timeout_s)

@@ -1,0 +1,377 @@
+"""Run cases on a board: the board's counterpart of the simulator pool, same request, same record.
+
+``BoardBackend(board).run_batch(requests)`` converts each ONNX model on the host (cached; the
+verbose build log gives placement, rewrites and native layouts), ships the batch to the board
+runner in one tar and returns one ``Observation`` per request, ``backend`` being the board's
+name. The runner is the Python one (``RunnerSession``) or, for runtime ``c-runner``,
+``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
+Trouble is contained: a dropped connection is re-established and the case in flight retried
+once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
+board that stays unreachable is marked down and every later request gets an ``infra_error`` at
+once, so the caller can fall back to the simulator.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import json
+import logging
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from harness.boards import BoardError
+from harness.boards.inventory import C_RUNNER, STAND_IN, Board, c_runner_binary
+from harness.boards.ssh import BoardConnectionError
+from harness.results.records import Observation
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.c_runner import request_files
+from harness.vendors.rknn.c_session import CRunnerSession
+from harness.vendors.rknn.convert import Conversion, ConversionCache, build_calls
+from harness.vendors.rknn.runner_session import (
+    CaseJob,
+    CaseResult,
+    ConnectionLost,
+    RunnerFailed,
+    RunnerSession,
+    runner_module,
+)
+from harness.vendors.rknn.simulator.request import (
+    MODEL_FILE,
+    SimRequest,
+    toolkit_calls,
+    write_dataset,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "npu-hil/rknn"
+_MAX_FRUITLESS_RESTARTS = 3  # runners dying before any case: the board is treated as down
+
+
+@dataclass
+class _Outcome:
+    """What became of one shipped case."""
+
+    result: CaseResult | None = None
+    infra_error: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class BoardBackend:
+    """Runs SimRequests on one board; use as a context manager (or call ``close``).
+
+    ``timeout_s`` bounds each case on the board (and, plus ``host_grace_s``, on the host);
+    ``reconnect_s`` is how long a lost board is retried before it is marked down;
+    ``lock_wait_s`` how long to wait for another harness holding the board.
+    ``on_case_started(case_id)`` is called as each case begins on the board.
+    """
+
+    def __init__(
+        self,
+        board: Board,
+        *,
+        cache: ConversionCache | None = None,
+        timeout_s: float = 60.0,
+        host_grace_s: float = 10.0,
+        reconnect_s: float = 30.0,
+        lock_wait_s: float = 60.0,
+        lease_s: float = 120.0,
+        trust_on_first_use: bool = False,
+        on_case_started: Callable[[str], None] | None = None,
+    ) -> None:
+        if board.runtime == C_RUNNER:
+            c_runner_binary(board)  # refuses a board whose runner is not built
+        self.board = board
+        self.cache = cache or ConversionCache(DEFAULT_CACHE)
+        self.timeout_s = timeout_s
+        self.host_grace_s = host_grace_s
+        self.reconnect_s = reconnect_s
+        self.lock_wait_s = lock_wait_s
+        self.lease_s = lease_s
+        self.trust_on_first_use = trust_on_first_use
+        self.on_case_started = on_case_started
+        self.down: str | None = None  # why the board was given up on
+        self._token = secrets.token_hex(8)  # this backend's lock identity, kept across reconnects
+        self._session: RunnerSession | None = None
+        self._case_ids: dict[str, str] = {}
+        atexit.register(self.close)
+
+    @property
+    def name(self) -> str:
+        return self.board.name
+
+    def run(self, request: SimRequest, *, test_fault: str | None = None) -> Observation:
+        faults = {request.case_id: test_fault} if test_fault else None
+        return self.run_batch([request], test_faults=faults)[0]
+
+    def run_batch(
+        self, requests: Sequence[SimRequest], *, test_faults: Mapping[str, str] | None = None
+    ) -> list[Observation]:
+        """One Observation per request, in order.
+
+        ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
+        "corrupt-output", which the stand-in runtime acts out on the board.
+        """
+        faults = dict(test_faults or {})
+        self._check(requests, faults)
+        conversions = self.cache.convert_many(requests)
+        jobs: list[CaseJob] = []
+        self._case_ids = {}
+        for index, (request, conversion) in enumerate(zip(requests, conversions, strict=True)):
+            if conversion.rknn_path is not None:
+                job_id = f"c{index}"
+                self._case_ids[job_id] = request.case_id
+                fault = faults.get(request.case_id)
+                jobs.append(
+                    case_job(job_id, request, conversion, self.board, self.timeout_s, fault)
+                )
+        outcomes = self._execute(jobs) if jobs else {}
+        return [
+            self._observation(conversion, outcomes.get(f"c{index}"))
+            for index, conversion in enumerate(conversions)
+        ]
+
+    def _check(self, requests: Sequence[SimRequest], faults: dict[str, str]) -> None:
+        for request in requests:
+            if request.target_platform != self.board.platform:
+                raise ValueError(
+                    f"case {request.case_id!r} targets {request.target_platform}, but board "
+                    f"{self.board.name} is platform {self.board.platform} ({self.board.source})"
+                )
+        if not faults:
+            return
+        if self.board.runtime != STAND_IN:
+            raise ValueError(f"test faults need a {STAND_IN} board, not {self.board.name}")
+        unknown = set(faults) - {request.case_id for request in requests}
+        bad = {value for value in faults.values() if value not in runner_module().TEST_FAULTS}
+        if unknown or bad:
+            raise ValueError(f"test faults: unknown cases {sorted(unknown)} or kinds {sorted(bad)}")
+
+    # -- shipping, with reconnects and restarts ----------------------------------------------
+
+    def _execute(self, jobs: list[CaseJob]) -> dict[str, _Outcome]:
+        outcomes = {job.id: _Outcome() for job in jobs}
+        pending = list(jobs)
+        retried: set[str] = set()
+        fruitless = 0
+        while pending:
+            session = self._session_or_down()
+            if session is None:
+                for job in pending:
+                    outcomes[job.id].infra_error = f"board {self.name} is down: {self.down}"
+                break
+            try:
+                for result in session.run(pending, self._started):
+                    outcomes[result.id].result = result
+                    outcomes[result.id].versions = self._versions(session, result)
+                    fruitless = 0
+            except ConnectionLost as exc:
+                self._drop()
+                case = exc.case or pending[0].id
+                if case in retried:
+                    outcomes[case].infra_error = f"{exc} (the case was already retried once)"
+                else:
+                    retried.add(case)
+                    outcomes[case].notes.append(f"retried once after: {exc}")
+                    log.warning("%s; retrying case %s once", exc, self._case_ids.get(case))
+            except RunnerFailed as exc:
+                self._drop()
+                fruitless += 1
+                if exc.case is not None:
+                    outcomes[exc.case].infra_error = str(exc)
+                    fruitless = 0
+                elif fruitless >= _MAX_FRUITLESS_RESTARTS:
+                    self.down = f"runner failed {fruitless} times without running a case: {exc}"
+            except BoardError as exc:  # e.g. the lock was taken over
+                self._drop()
+                self.down = str(exc)
+            else:
+                if not session.usable:  # the runner exited after a board-side timeout
+                    self._drop()
+            pending = [job for job in pending if not _settled(outcomes[job.id])]
+        return outcomes
+
+    def _started(self, job_id: str) -> None:
+        if self.on_case_started is not None:
+            self.on_case_started(self._case_ids[job_id])
+
+    def _session_or_down(self) -> RunnerSession | None:
+        """The open session, or a new one; None (and ``down`` set) when the board is lost."""
+        if self.down is not None:
+            return None
+        if self._session is not None and self._session.usable:
+            return self._session
+        self._drop()
+        deadline = time.monotonic() + self.reconnect_s
+        pause = 0.5
+        kind = CRunnerSession if self.board.runtime == C_RUNNER else RunnerSession
+        while True:
+            session = kind(
+                self.board,
+                self._token,
+                trust_on_first_use=self.trust_on_first_use,
+                host_grace_s=self.host_grace_s,
+                lease_s=self.lease_s,
+                lock_wait_s=self.lock_wait_s,
+            )
+            try:
+                session.open()
+            except BoardConnectionError as exc:
+                if exc.permanent or time.monotonic() + pause > deadline:
+                    self.down = str(exc)
+                    return None
+                log.info("board %s: %s; reconnecting", self.name, exc)
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+                continue
+            except BoardError as exc:
+                self.down = str(exc)
+                return None
+            self._session = session
+            return session
+
+    def _drop(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def _versions(self, session: RunnerSession, result: CaseResult) -> dict[str, str]:
+        facts = session.facts
+        return {
+            "board": self.name,
+            "board_soc": str(facts.get("soc", "unknown")),
+            "board_npu_driver": str(facts.get("npu_driver", "unknown")),
+            "board_runtime_library": str(facts.get("runtime_library", "unknown")),
+            "board_rknn_toolkit_lite2": str(facts.get("rknn_toolkit_lite2", "unknown")),
+            "board_python": str(facts.get("python", "unknown")),
+            "board_runtime": str(session.hello.get("runtime_version", "unknown")),
+            "board_sdk": result.runtime_version or "unknown",
+            "core_mask": result.core_mask,
+        }
+
+    # -- observations ------------------------------------------------------------------------
+
+    def _observation(self, conversion: Conversion, outcome: _Outcome | None) -> Observation:
+        parsed = parse_build_log(conversion.log)
+        observation = Observation(
+            backend=self.name,
+            placement=parsed.layers,
+            rewrites=parsed.rewrites,
+            tensors=parsed.tensors,
+            versions={"rknn_toolkit2": self.cache.toolkit},
+            log=conversion.log,
+        )
+        if not conversion.cached:
+            observation.timings["convert_s"] = conversion.build_s
+        if conversion.infra_error is not None:
+            observation.infra_error = f"host conversion failed: {conversion.infra_error}"
+        elif conversion.error is not None:
+            observation.failed_stage, observation.error = "build", conversion.error
+        if outcome is None:
+            return observation
+        observation.versions.update(outcome.versions)
+        observation.log += "".join(f"\n[board {self.name}] {note}" for note in outcome.notes)
+        result = outcome.result
+        if outcome.infra_error is not None or result is None:
+            observation.infra_error = outcome.infra_error or "no result from the board"
+            return observation
+        observation.timings.update({f"board_{k}": v for k, v in result.timings.items()})
+        observation.tensors += result.tensors
+        observation.versions.update(result.versions)
+        if result.log:
+            observation.log += f"\n[board {self.name}] runner output:\n{result.log}"
+        if result.status == "ok":
+            assert result.outputs is not None
+            observation.outputs = [
+                np.ascontiguousarray(o, dtype=np.float32) for o in result.outputs
+            ]
+        elif result.status == "runtime-error":
+            observation.failed_stage, observation.error = "runtime", result.error
+        else:  # "timeout" on the board, "corrupt" in transit, or the C runner's "infra-error"
+            observation.infra_error = f"board {self.name}: {result.error}"
+        return observation
+
+    def close(self) -> None:
+        """Stop the runner and clean the board; safe to call more than once."""
+        self._drop()
+        atexit.unregister(self.close)
+
+    def __enter__(self) -> BoardBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def case_job(
+    job_id: str,
+    request: SimRequest,
+    conversion: Conversion,
+    board: Board,
+    timeout_s: float,
+    test_fault: str | None = None,
+) -> CaseJob:
+    """What the runner needs for one converted request: .rknn, inputs and how to run them."""
+    assert conversion.rknn_path is not None
+    model = conversion.rknn_path.read_bytes()
+    data_format = toolkit_calls(request)["inference"]["data_format"]
+    if board.runtime == C_RUNNER:  # inputs NHWC (the zero-copy order) in hil_c_runner's folders
+        files = request_files(model, request.inputs, data_format.upper())
+        inputs = [name for name in files if name != "model.rknn"]
+    else:
+        files = {"model.rknn": model}
+        inputs = []
+        for position, array in enumerate(request.inputs):
+            inputs.append(f"input{position}.npy")
+            files[inputs[-1]] = _npy(array)
+    if board.runtime == STAND_IN:  # it builds the ONNX with the very same calls
+        files[MODEL_FILE] = request.model
+        files[runner_module().BUILD_FILE] = json.dumps(build_calls(request)).encode()
+        if request.quantize and request.dataset:
+            files.update(_dataset_files(request.dataset))
+    return CaseJob(
+        id=job_id,
+        files=files,
+        inputs=inputs,
+        data_format=data_format,
+        timeout_s=timeout_s,
+        core_mask=board.core_mask,
+        test_fault=test_fault,
+    )
+
+
+def _settled(outcome: _Outcome) -> bool:
+    return outcome.result is not None or outcome.infra_error is not None
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
+    """The calibration list and its .npy files, as the simulator writes them."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_dataset(dataset, root)
+        return {
+            path.relative_to(root).as_posix(): path.read_bytes()
+            for path in root.rglob("*")
+            if path.is_file()
+        }

@@ -1,0 +1,280 @@
+"""ONNX -> .rknn for a board's platform with rknn-toolkit2, cached on disk.
+
+The host build is where placement is observed for a board run: its verbose log carries the
+layer and tensor tables, so every cache entry keeps ``build.log`` next to ``model.rknn``. The
+key is sha256 over the model bytes, the toolkit calls (target, config, quantization), the
+calibration arrays and the toolkit version. A toolkit rejection is cached like a success (it
+is deterministic); a converter crash or hang is not.
+
+Builds run in a child process (``python -m harness.vendors.rknn.convert``), one per batch of misses,
+because a boundary-probing model can crash or hang the compiler, and because the compiler's
+tables come from C and can only be captured at the file-descriptor level. Parallel pytest-xdist
+workers share the cache safely: each key is built under an flock on ``<key>.lock`` (taken in
+sorted order, so no two workers deadlock) in a staging folder that is renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.vendors.rknn.simulator.request import (
+    MODEL_FILE,
+    SimRequest,
+    content_key,
+    toolkit_calls,
+    toolkit_version,
+    write_dataset,
+)
+
+FORMAT = 1  # bump when the entry layout changes
+RKNN_FILE = "model.rknn"
+LOG_FILE = "build.log"
+META_FILE = "meta.json"
+CALLS_FILE = "calls.json"
+STARTED_FILE = "started"
+_KEEP = (RKNN_FILE, LOG_FILE, META_FILE)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """The outcome of converting one request's model."""
+
+    key: str
+    rknn_path: Path | None  # None when the toolkit rejected the model or the converter failed
+    log: str  # the verbose build log (layer and tensor tables)
+    error: str | None = None  # the toolkit's rejection: a "build" failure of the case
+    infra_error: str | None = None  # converter crash or timeout: says nothing about the model
+    build_s: float = 0.0
+    cached: bool = False
+
+
+def build_calls(request: SimRequest) -> dict[str, dict[str, Any]]:
+    """The simulator's toolkit calls up to ``build``: the same compile for board and simulator."""
+    calls = toolkit_calls(request)
+    return {name: calls[name] for name in ("RKNN", "config", "load_onnx", "build")}
+
+
+class ConversionCache:
+    """Converts SimRequests' ONNX models to .rknn under ``directory``, at most once per key."""
+
+    def __init__(self, directory: Path, *, timeout_s: float = 300.0) -> None:
+        self.directory = Path(directory)
+        self.timeout_s = timeout_s
+        self.toolkit = toolkit_version()
+
+    def key(self, request: SimRequest) -> str:
+        """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
+        header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(request)}
+        samples = request.dataset if request.quantize and request.dataset else []
+        return content_key(header, request.model, samples)
+
+    def convert(self, request: SimRequest) -> Conversion:
+        return self.convert_many([request])[0]
+
+    def convert_many(self, requests: Sequence[SimRequest]) -> list[Conversion]:
+        """Conversions in request order; misses are built together in one child process."""
+        keys = [self.key(request) for request in requests]
+        found = {key: self._load(key) for key in set(keys)}
+        missing = sorted(key for key, hit in found.items() if hit is None)
+        if missing:
+            by_key = dict(zip(keys, requests, strict=True))
+            with contextlib.ExitStack() as locks:
+                for key in missing:  # sorted: two workers never wait on each other in a cycle
+                    locks.enter_context(self._locked(key))
+                for key in missing:  # another worker may have built it while we waited
+                    found[key] = self._load(key)
+                found.update(self._build([k for k in missing if found[k] is None], by_key))
+        conversions = []
+        for key in keys:
+            conversion = found[key]
+            assert conversion is not None  # every key was loaded, built or failed
+            conversions.append(conversion)
+        return conversions
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / key
+
+    def _load(self, key: str) -> Conversion | None:
+        entry = self._entry(key)
+        try:
+            meta = json.loads((entry / META_FILE).read_text())
+        except FileNotFoundError:
+            return None
+        return Conversion(
+            key=key,
+            rknn_path=None if meta["error"] else entry / RKNN_FILE,
+            log=(entry / LOG_FILE).read_text(errors="replace"),
+            error=meta["error"],
+            build_s=meta["build_s"],
+            cached=True,
+        )
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[None]:
+        path = self._entry(key).parent / f"{key}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield  # the lock goes with the file's closing
+
+    def _build(self, keys: list[str], requests: dict[str, SimRequest]) -> dict[str, Conversion]:
+        """Build ``keys`` in child processes; a crash or hang costs only the build in flight."""
+        staging = {key: self._stage(key, requests[key]) for key in keys}
+        results: dict[str, Conversion] = {}
+        try:
+            todo = list(keys)
+            while todo:
+                failure = self._run_child([staging[key] for key in todo])
+                for key in todo:
+                    if (staging[key] / META_FILE).exists():
+                        results[key] = self._commit(key, staging[key])
+                todo = [key for key in todo if key not in results]
+                if todo and failure is None:
+                    failure = "converter exited before building every model"
+                if failure:
+                    # The build in flight failed; if none had started, the converter cannot run.
+                    lost = [key for key in todo if (staging[key] / STARTED_FILE).exists()]
+                    for key in lost or todo:
+                        log_text = _read(staging[key] / LOG_FILE)
+                        results[key] = Conversion(key, None, log_text, infra_error=failure)
+                    todo = [key for key in todo if key not in results]
+        finally:
+            for folder in staging.values():
+                shutil.rmtree(folder, ignore_errors=True)
+        return results
+
+    def _stage(self, key: str, request: SimRequest) -> Path:
+        """A staging folder with the model, the calibration data and the toolkit calls."""
+        parent = self._entry(key).parent
+        folder = Path(tempfile.mkdtemp(prefix=f".staging-{key[:12]}-", dir=parent))
+        (folder / MODEL_FILE).write_bytes(request.model)
+        if request.quantize and request.dataset:
+            write_dataset(request.dataset, folder)
+        (folder / CALLS_FILE).write_text(json.dumps(build_calls(request)))
+        return folder
+
+    def _run_child(self, folders: list[Path]) -> str | None:
+        """Run one converter child over ``folders``; how it failed, or None when it finished."""
+        jobs = folders[0].parent / f".jobs-{os.getpid()}-{time.monotonic_ns()}.json"
+        jobs.write_text(json.dumps([str(folder) for folder in folders]))
+        with tempfile.TemporaryFile() as output:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "harness.vendors.rknn.convert", str(jobs), str(os.getpid())],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+            )
+            try:
+                return _watch(child, folders, self.timeout_s, output)
+            finally:
+                if child.poll() is None:
+                    child.kill()
+                child.wait()
+                jobs.unlink(missing_ok=True)
+
+    def _commit(self, key: str, folder: Path) -> Conversion:
+        """Keep the entry's files and rename the staging folder into place."""
+        for path in folder.iterdir():
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.name not in _KEEP:
+                path.unlink()
+        if not self._entry(key).exists():
+            os.rename(folder, self._entry(key))
+        conversion = self._load(key)
+        assert conversion is not None  # just renamed into place
+        return replace(conversion, cached=False)
+
+
+def _watch(
+    child: subprocess.Popen[bytes], folders: list[Path], timeout_s: float, output: Any
+) -> str | None:
+    """Wait for the child; kill it when one build runs past ``timeout_s``."""
+    in_flight: dict[Path, float] = {}
+    while child.poll() is None:
+        time.sleep(0.05)
+        now = time.monotonic()
+        for folder in folders:
+            if (folder / STARTED_FILE).exists() and not (folder / META_FILE).exists():
+                started = in_flight.setdefault(folder, now)
+                if now - started > timeout_s:
+                    child.kill()
+                    return f"conversion did not finish within {timeout_s:g} s (converter killed)"
+    if child.returncode == 0:
+        return None
+    output.seek(0)
+    tail = output.read()[-2000:].decode(errors="replace").strip()
+    return f"converter exited with status {child.returncode}" + (
+        f"; its output ends:\n{tail}" if tail else ""
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+# -- the converter child -----------------------------------------------------------------------
+
+
+def main(argv: list[str]) -> int:
+    """Build and export each staged folder; write its meta.json (``error`` None on success)."""
+    from harness.vendors.rknn.simulator.worker import die_with_parent
+
+    folders = [Path(p) for p in json.loads(Path(argv[0]).read_text())]
+    die_with_parent(int(argv[1]))
+    from rknn.api import RKNN
+
+    for folder in folders:
+        if (folder / META_FILE).exists():  # done by an earlier child of this batch
+            continue
+        (folder / STARTED_FILE).touch()
+        started = time.perf_counter()
+        error = _build_one(RKNN, folder)
+        meta = {"error": error, "build_s": time.perf_counter() - started}
+        partial = folder / f"{META_FILE}.part"
+        partial.write_text(json.dumps(meta))
+        partial.rename(folder / META_FILE)
+    return 0
+
+
+def _build_one(rknn_class: Any, folder: Path) -> str | None:
+    """The toolkit's rejection message, or None when model.rknn was exported."""
+    from harness.vendors.rknn.simulator.worker import Rejected, call_stage, captured_output
+
+    os.chdir(folder)  # the toolkit drops intermediate files into the working directory
+    calls = json.loads((folder / CALLS_FILE).read_text())
+    calls["load_onnx"]["model"] = str(folder / calls["load_onnx"]["model"])
+    if calls["build"].get("dataset"):
+        calls["build"]["dataset"] = str(folder / calls["build"]["dataset"])
+    rknn = None
+    with captured_output(folder / LOG_FILE) as log:
+        try:
+            rknn = call_stage("build", log, rknn_class, calls["RKNN"])
+            for name in ("config", "load_onnx", "build"):
+                call_stage("build", log, getattr(rknn, name), calls[name])
+            call_stage("build", log, rknn.export_rknn, {"export_path": str(folder / RKNN_FILE)})
+        except Rejected as rejected:
+            return str(rejected)
+        finally:
+            if rknn is not None:
+                rknn.release()
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

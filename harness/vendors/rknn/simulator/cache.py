@@ -1,0 +1,87 @@
+"""A disk cache of simulator Observations, shareable by parallel pytest-xdist processes.
+
+The key covers everything that decides a simulator result: the model bytes, the inputs and
+calibration arrays (bytes, shapes, dtypes), the exact toolkit calls (target, config,
+quantization) and the toolkit version. An entry is a folder ``<key>/`` holding
+``observation.json`` and ``output<i>.npy``; it is written under a temporary name and renamed
+into place, so a reader sees a whole entry or none. Only simulator results are accepted, and
+never infrastructure errors: a crash or a hang says nothing about the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from harness.results.records import Observation
+from harness.vendors.rknn.simulator.request import (
+    SimRequest,
+    content_key,
+    toolkit_calls,
+    toolkit_version,
+)
+
+FORMAT = 1  # bump when the entry layout or the worker's behaviour changes
+_ENTRY_FILE = "observation.json"
+_FIELDS = [f.name for f in fields(Observation)]
+
+
+class SimCache:
+    """get/put Observations for SimRequests under ``directory``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._toolkit = toolkit_version()
+
+    def key(self, request: SimRequest) -> str:
+        """sha256 over every input of the simulator run (hex)."""
+        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(request)}
+        samples = request.dataset if request.quantize and request.dataset else []
+        return content_key(header, request.model, [request.inputs, *samples])
+
+    def _entry(self, request: SimRequest) -> Path:
+        key = self.key(request)
+        return self.directory / key[:2] / key
+
+    def get(self, request: SimRequest) -> Observation | None:
+        entry = self._entry(request)
+        try:
+            data = json.loads((entry / _ENTRY_FILE).read_text())
+        except FileNotFoundError:
+            return None
+        count = data.pop("outputs")
+        data["outputs"] = (
+            None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
+        )
+        return Observation(**data)
+
+    def put(self, request: SimRequest, observation: Observation) -> None:
+        """Store a simulator observation; one with ``infra_error`` is silently skipped."""
+        if observation.backend != "simulator":
+            raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
+        if observation.infra_error is not None:
+            return
+        entry = self._entry(request)
+        if entry.exists():
+            return
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
+        try:
+            outputs = observation.outputs
+            for i, array in enumerate(outputs or []):
+                np.save(staging / f"output{i}.npy", array)
+            data = {name: getattr(observation, name) for name in _FIELDS}
+            data["outputs"] = None if outputs is None else len(outputs)
+            (staging / _ENTRY_FILE).write_text(json.dumps(data))
+            os.rename(staging, entry)
+        except OSError:
+            if not entry.exists():  # losing the rename race to another process is fine
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,274 @@
+"""The parent side of the simulator: a pool of reusable worker processes.
+
+Each worker imports rknn-toolkit2 once (seconds) and then serves requests (tens of
+milliseconds each). A worker that crashes or exceeds ``timeout_s`` costs only the case it was
+running: that case gets an Observation with ``infra_error`` and a fresh worker is started for
+the next one. Per request the pool makes a working folder, the worker writes the toolkit's log
+there, and the pool parses it into placement, rewrites and native layouts, so even a case that
+hung or crashed keeps the log it got to.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Sequence
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import harness
+from harness.results.records import Observation
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.simulator.cache import SimCache
+from harness.vendors.rknn.simulator.request import LOG_FILE, SimRequest
+
+START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
+STOP_GRACE_S = 5.0
+# The worker imports this package too, whether or not it is installed.
+_SOURCE_ROOT = str(Path(harness.__file__).resolve().parents[1])
+
+
+def _pythonpath() -> str:
+    return os.pathsep.join(filter(None, [_SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
+
+
+class WorkerDied(Exception):
+    """The worker process is gone or unusable; the message says how."""
+
+
+class _Worker:
+    """One worker process and the pipes to it."""
+
+    def __init__(self) -> None:
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "harness.vendors.rknn.simulator.worker", str(os.getpid())],
+            stdin=request_read,
+            stdout=reply_write,
+            stderr=self.stderr,
+            start_new_session=True,  # a terminal's Ctrl-C reaches the pool, which stops us
+            env={**os.environ, "PYTHONPATH": _pythonpath()},
+        )
+        os.close(request_read)
+        os.close(reply_write)
+        self.requests = Connection(request_write, readable=False)
+        self.replies = Connection(reply_read, writable=False)
+        self.versions: dict[str, str] | None = None  # set by the worker's hello
+
+    def wait_ready(self) -> None:
+        if self.versions is not None:
+            return
+        hello = self.receive(START_TIMEOUT_S, "while starting")
+        if "startup_error" in hello:
+            raise WorkerDied(f"worker failed to start:\n{hello['startup_error']}")
+        self.versions = hello["versions"]
+
+    def receive(self, timeout_s: float, doing: str) -> dict[str, Any]:
+        if not self.replies.poll(timeout_s):
+            self.kill()
+            raise WorkerDied(f"timed out after {timeout_s:g} s {doing}")
+        try:
+            reply: dict[str, Any] = self.replies.recv()
+        except (EOFError, OSError):
+            raise WorkerDied(self.exit_status(doing)) from None
+        return reply
+
+    def exit_status(self, doing: str) -> str:
+        """E.g. "worker killed by signal SIGSEGV while running the case", plus its stderr."""
+        code = self.process.wait()
+        if code < 0:
+            status = f"worker killed by signal {signal.Signals(-code).name} {doing}"
+        else:
+            status = f"worker exited with code {code} {doing}"
+        self.stderr.seek(0)
+        tail = self.stderr.read()[-2000:].decode(errors="replace").strip()
+        return f"{status}; its stderr ends:\n{tail}" if tail else status
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)  # the session holds only the worker
+        self.process.wait()
+
+    def stop(self) -> None:
+        """Close the request pipe (the worker exits on EOF); kill it if it does not."""
+        self.requests.close()
+        try:
+            self.process.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.replies.close()
+        self.stderr.close()
+
+
+class _Job:
+    """One case on one worker: its working folder and deadline."""
+
+    def __init__(self, worker: _Worker, index: int) -> None:
+        self.worker = worker
+        self.index = index
+        self.workdir = Path(tempfile.mkdtemp(prefix="npu-hil-sim-"))
+        self.deadline = float("inf")
+
+    def start(self, request: SimRequest, timeout_s: float) -> str | None:
+        """Send the case to the worker; None, or why the worker could not take it.
+
+        The case's time starts once the worker is ready: its import is not the case's.
+        """
+        try:
+            self.worker.wait_ready()
+            self.worker.requests.send((request, str(self.workdir)))
+        except WorkerDied as exc:
+            self.worker.stop()
+            return str(exc)
+        except OSError:  # the worker died while idle
+            status = self.worker.exit_status("before the case was sent")
+            self.worker.stop()
+            return status
+        self.deadline = time.monotonic() + timeout_s
+        return None
+
+
+class SimulatorPool:
+    """Runs SimRequests on rknn-toolkit2 simulator workers; use as a context manager.
+
+    ``run`` and ``run_many`` are for one thread at a time. ``run_many`` spreads a batch over
+    up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results
+    without ``infra_error`` are stored.
+    """
+
+    def __init__(
+        self, workers: int = 1, timeout_s: float = 120.0, cache: SimCache | None = None
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self.cache = cache
+        self.toolkit_runs = 0  # requests handed to a worker (cache hits are not)
+        self._idle: list[_Worker] = []
+        atexit.register(self.close)
+
+    def run(self, request: SimRequest) -> Observation:
+        return self.run_many([request])[0]
+
+    def run_many(self, requests: Sequence[SimRequest]) -> list[Observation]:
+        """Observations in request order."""
+        results: dict[int, Observation] = {}
+        pending: deque[int] = deque()
+        for index, request in enumerate(requests):
+            hit = self.cache.get(request) if self.cache else None
+            if hit is None:
+                pending.append(index)
+            else:
+                results[index] = hit
+        busy: dict[Connection, _Job] = {}
+        try:
+            while pending or busy:
+                # Start the workers this round needs together, so that their imports overlap.
+                while len(self._idle) < min(self.workers - len(busy), len(pending)):
+                    self._idle.append(_Worker())
+                while pending and self._idle:
+                    index = pending.popleft()
+                    job = _Job(self._idle.pop(), index)
+                    failure = job.start(requests[index], self.timeout_s)
+                    if failure is None:
+                        self.toolkit_runs += 1
+                        busy[job.worker.replies] = job
+                    else:
+                        results[index] = self._finish(job, {"infra_error": failure})
+                self._collect(busy, requests, results)
+        except BaseException:  # e.g. Ctrl-C: no worker may keep running a case
+            for job in busy.values():
+                job.worker.kill()
+                job.worker.stop()
+                shutil.rmtree(job.workdir, ignore_errors=True)
+            raise
+        return [results[index] for index in range(len(requests))]
+
+    def _collect(
+        self,
+        busy: dict[Connection, _Job],
+        requests: Sequence[SimRequest],
+        results: dict[int, Observation],
+    ) -> None:
+        """Wait for the first reply or deadline among the busy workers; finish those jobs."""
+        if not busy:
+            return
+        soonest = min(job.deadline for job in busy.values())
+        for conn in wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
+            job = busy.pop(conn)  # type: ignore[call-overload]
+            try:
+                reply = job.worker.receive(0, "while running the case")
+            except WorkerDied as exc:
+                reply = {"infra_error": str(exc)}
+                job.worker.stop()
+            else:
+                self._idle.append(job.worker)
+            results[job.index] = self._finish(job, reply, requests[job.index])
+        for conn, job in list(busy.items()):
+            if time.monotonic() >= job.deadline:
+                del busy[conn]
+                job.worker.kill()
+                job.worker.stop()
+                reply = {"infra_error": f"timed out after {self.timeout_s:g} s"}
+                results[job.index] = self._finish(job, reply)
+
+    def _finish(
+        self, job: _Job, reply: dict[str, Any], request: SimRequest | None = None
+    ) -> Observation:
+        """Turn a reply plus the case's log into an Observation; clean the folder.
+
+        ``request`` is given when the reply may be cached (not for infra errors).
+        """
+        log_path = job.workdir / LOG_FILE
+        log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        shutil.rmtree(job.workdir, ignore_errors=True)
+        parsed = parse_build_log(log)
+        observation = Observation(
+            backend="simulator",
+            outputs=reply.get("outputs"),
+            placement=parsed.layers,
+            rewrites=parsed.rewrites,
+            tensors=parsed.tensors,
+            failed_stage=reply.get("failed_stage"),
+            error=reply.get("error"),
+            infra_error=reply.get("infra_error"),
+            versions=dict(job.worker.versions or {}),
+            timings=reply.get("timings", {}),
+            log=log,
+        )
+        if self.cache and request is not None and observation.infra_error is None:
+            self.cache.put(request, observation)
+        return observation
+
+    def pids(self) -> list[int]:
+        """Process ids of the live (idle) workers."""
+        return [worker.process.pid for worker in self._idle]
+
+    def close(self) -> None:
+        """Stop every worker; safe to call more than once."""
+        while self._idle:
+            self._idle.pop().stop()
+        atexit.unregister(self.close)
+
+    def __enter__(self) -> SimulatorPool:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,221 @@
+"""A simulator worker process: imports rknn-toolkit2 once, then runs one request per message.
+
+Started by ``pool.py`` as ``python -m harness.vendors.rknn.simulator.worker PARENT_PID`` with
+stdin carrying ``(SimRequest, workdir)`` messages and stdout carrying reply dicts
+(multiprocessing.connection framing). The toolkit prints its verbose tables from C (librknnc,
+stdout) and its Python messages through logging (stderr), so for each request file descriptors 1
+and 2 are pointed at ``workdir/toolkit.log``. Measured: the compiler flushes its own lines, so
+both sources land in the file in the order they were printed. The parent reads and parses that
+file, also after a crash or a hang.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.simulator.request import (
+    LOG_FILE,
+    MODEL_FILE,
+    SimRequest,
+    toolkit_calls,
+    toolkit_version,
+    write_dataset,
+)
+
+# Test-only fault hook, because a real toolkit crash cannot be caused on demand: a comma list
+# of "exit:<case_id>", "segv:<case_id>" or "hang:<case_id>" makes the worker exit with code 3,
+# die of SIGSEGV or hang on that case.
+FAULT_ENV = "NPU_HIL_SIM_FAULT"
+
+_libc = ctypes.CDLL(None)
+
+
+class Rejected(Exception):
+    """The toolkit refused the model at a stage ("build" or "runtime")."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+
+
+def main() -> None:
+    requests = Connection(os.dup(0), writable=False)
+    replies = Connection(os.dup(1), readable=False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)  # stray prints go to the worker's stderr file, never into the reply pipe
+    die_with_parent(int(sys.argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    faulthandler.enable()  # a segfault leaves a traceback in the request's log
+    # The toolkit's own import of pkg_resources warns once, into whichever case comes first.
+    warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
+    try:
+        from rknn.api import RKNN
+
+        hello: dict[str, Any] = {"versions": _versions()}
+    except Exception:
+        replies.send({"startup_error": traceback.format_exc()})
+        return
+    replies.send(hello)
+    while True:
+        try:
+            request, workdir = requests.recv()
+        except EOFError:  # the pool closed the pipe or died
+            return
+        try:
+            reply = serve(RKNN, request, Path(workdir))
+        except Exception:
+            reply = {"infra_error": f"worker error outside the toolkit:\n{traceback.format_exc()}"}
+        finally:  # the pool deletes the folder; do not sit in it
+            os.chdir("/")
+            tempfile.tempdir = None
+        replies.send(reply)
+
+
+def serve(rknn_class: Callable[..., Any], request: SimRequest, workdir: Path) -> dict[str, Any]:
+    """Build and simulate one request in ``workdir``; the reply dict for the pool."""
+    os.chdir(workdir)  # the toolkit drops intermediate .onnx files into the working directory
+    tempfile.tempdir = str(workdir)  # and its temporary folders go where the pool cleans up
+    (workdir / MODEL_FILE).write_bytes(request.model)
+    if request.quantize and request.dataset:
+        write_dataset(request.dataset, workdir)
+    calls = toolkit_calls(request)
+    timings: dict[str, float] = {}
+    with captured_output(workdir / LOG_FILE) as log:
+        _inject_fault(request.case_id)
+        started = time.perf_counter()
+        rknn = None
+        try:
+            rknn = call_stage("build", log, rknn_class, calls["RKNN"])
+            for name in ("config", "load_onnx", "build"):
+                call_stage("build", log, getattr(rknn, name), calls[name])
+            timings["build_s"] = time.perf_counter() - started
+            started = time.perf_counter()
+            call_stage("runtime", log, rknn.init_runtime, calls["init_runtime"])
+            outputs = call_stage(
+                "runtime", log, rknn.inference, {"inputs": request.inputs, **calls["inference"]}
+            )
+            timings["run_s"] = time.perf_counter() - started
+        except Rejected as rejected:
+            return {"failed_stage": rejected.stage, "error": str(rejected), "timings": timings}
+        finally:
+            if rknn is not None:
+                rknn.release()
+    # The simulator already returns float32 arrays in the ONNX output shapes; this only
+    # guarantees it (and makes them contiguous) for the comparison downstream.
+    return {
+        "outputs": [np.ascontiguousarray(out, dtype=np.float32) for out in outputs],
+        "timings": timings,
+    }
+
+
+def call_stage(stage: str, log: Path, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call the toolkit; a raised exception or a failure return value becomes ``Rejected``."""
+    name = getattr(method, "__name__", str(method))
+    mark = log.stat().st_size
+    try:
+        result = method(**kwargs)
+    except Exception as exc:
+        raise Rejected(stage, f"{name}: {_exception_message(exc)}") from exc
+    failed = result is None if name == "inference" else isinstance(result, int) and result != 0
+    if failed:
+        _flush()
+        with log.open("rb") as f:
+            f.seek(mark)
+            errors = parse_build_log(f.read().decode(errors="replace")).errors
+        raise Rejected(stage, "\n".join([f"{name} returned {result!r}", *errors]))
+    return result
+
+
+def _exception_message(exc: Exception) -> str:
+    """The toolkit puts a whole traceback into its exceptions; keep the final error."""
+    text = str(exc).strip()
+    if "Traceback (most recent call last)" not in text:
+        return f"{type(exc).__name__}: {text}"
+    lines = text.splitlines()
+    last = max(i for i, line in enumerate(lines) if line and not line[0].isspace())
+    return " ".join(line.strip() for line in lines[last:])
+
+
+@contextmanager
+def captured_output(path: Path) -> Iterator[Path]:
+    """Send everything written to fds 1 and 2 (Python and C) to ``path``."""
+    _flush()
+    saved = os.dup(1), os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        yield path
+    finally:
+        _flush()
+        for target, fd in zip((1, 2), saved, strict=True):
+            os.dup2(fd, target)
+            os.close(fd)
+
+
+def _flush() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _libc.fflush(None)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this worker when the pool's process dies, even mid-toolkit-hang.
+
+    (Linux ties this to the thread that started the worker: keep the pool on one thread.)
+    """
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        _libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(0)
+
+
+def _versions() -> dict[str, str]:
+    import onnx
+
+    return {
+        "rknn_toolkit2": toolkit_version(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "onnx": onnx.__version__,
+    }
+
+
+def _inject_fault(case_id: str) -> None:
+    entries = (entry.partition(":") for entry in os.environ.get(FAULT_ENV, "").split(","))
+    kind = next((kind for kind, _, target in entries if kind and target == case_id), None)
+    if kind is None:
+        return
+    if kind == "exit":
+        os._exit(3)
+    if kind == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if kind == "hang":
+        while True:
+            time.sleep(60)
+    raise ValueError(f"unknown {FAULT_ENV} kind {kind!r}")
+
+
+if __name__ == "__main__":
+    main()
