@@ -15,8 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
-from harness.models import DEFAULT_PARAMS, OPERATORS, BuiltModel, ModelParamError, build_model
+from harness.cases.operators import documented_status, governing_limits
+from harness.models import (
+    DEFAULT_PARAMS,
+    NCHW,
+    OPERATORS,
+    PROBING,
+    BuiltModel,
+    ModelParamError,
+    build_model,
+    subjects,
+    with_subject,
+)
 from harness.models.reference import reference_outputs
+from harness.spec.operators import Limit, OperatorCatalogue, load_operators
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)
@@ -413,3 +425,114 @@ def test_hardmax_winner_clear_of_the_runner_up(axis: int) -> None:
     (x,) = build_model("Hardmax", {"shape": [2, 5, 6, 7], "axis": axis}, seed=4).inputs
     top_two = np.sort(x, axis=axis).take([-1, -2], axis=axis)
     assert (top_two.take(0, axis=axis) - top_two.take(1, axis=axis)).min() >= 0.25
+
+
+# ---------------------------------------------------------------------------------------------
+# Declarations (``PROBING``): the catalogue's subjects mapped onto each model and back.
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> OperatorCatalogue:
+    return load_operators()
+
+
+def test_every_catalogue_operator_declares_its_model(catalogue: OperatorCatalogue) -> None:
+    assert set(PROBING) == set(OPERATORS)
+    assert not set(catalogue.operators) - set(PROBING)
+    for op in catalogue.operators:
+        assert PROBING[op].size(subjects(op, {})) > 0  # the typical model's subjects read
+
+
+def test_typical_models_lie_inside_every_documented_limit(catalogue: OperatorCatalogue) -> None:
+    """The defaults are documented-supported, so each probe changes just what it probes."""
+    for op in catalogue.operators.values():
+        found = subjects(op.name, {})
+        limits = governing_limits(catalogue, op)
+        assert documented_status(op, limits, op.data_dtypes()[0], found) == (), op.name
+
+
+def _documented_values(limit: Limit) -> list[Any]:
+    """Values a limit names for its subject: a range's bounds, a value set, a step."""
+    if limit.kind == "range" and limit.interval is not None:
+        return list(limit.interval.integer_bounds())
+    if limit.kind == "multiple-of":
+        return [limit.rule["multiple_of"], limit.rule["multiple_of"] + 1]
+    if limit.kind == "values" and limit.values is not None:
+        return list(limit.values)
+    return []
+
+
+def test_setting_a_documented_subject_reads_back(catalogue: OperatorCatalogue) -> None:
+    """``with_subject`` is the inverse of ``subjects`` for every value a limit names."""
+    checked: dict[str, int] = {}
+    for op in catalogue.operators.values():
+        declared = PROBING[op.name]
+        checked[op.name] = 0
+        for limit in op.limits():
+            key = str(limit.rule.get("element", limit.subject))
+            base = {k: v[0] for k, v in limit.condition.items()}
+            keys_values = [(key, v) for v in _documented_values(limit)]
+            keys_values += [(key, v) for v in declared.outside_values.get(key, ())]
+            if limit.kind == "product":
+                keys_values += [(factor, 100) for factor in limit.rule["factors"]]
+            if limit.kind == "dtype" and limit.subject in declared.dtype_subjects:
+                keys_values += [(declared.dtype_subjects[limit.subject], v) for v in limit.values]
+            if limit.kind == "dtype":  # once per operator: each dimension one larger
+                typical = subjects(op.name, {})
+                keys_values += [(d, typical[d] + 1) for d in NCHW if d in declared.setters]
+            for subject, value in keys_values:
+                try:
+                    params = with_subject(op.name, base, subject, value)
+                except KeyError:
+                    continue  # not expressible: the case generator reports it unprobed
+                found = subjects(op.name, params)
+                assert found[subject] == value, (limit.id, subject, value)
+                assert all(found[k] == v for k, v in base.items()), limit.id
+                checked[op.name] += 1
+    # Every operator has something to probe; Expand's forms are checked below.
+    assert all(checked[op] or PROBING[op].broadcast for op in checked), checked
+
+
+def test_with_subject_leaves_the_given_params_and_defaults_alone() -> None:
+    given = {"kernel": [2, 2], "pads": [1, 1, 1, 1]}
+    changed = with_subject("MaxPool", given, "kernel_h", 1)
+    assert changed["kernel"] == [1, 2] and changed["pads"] == [0, 1, 0, 1]  # pad < kernel
+    assert given == {"kernel": [2, 2], "pads": [1, 1, 1, 1]}
+    assert DEFAULT_PARAMS["MaxPool"]["kernel"] == [3, 3]
+    with pytest.raises(KeyError, match="kernel"):
+        with_subject("GlobalMaxPool", {}, "kernel_h", 3)  # a global pool has no kernel
+
+
+def test_broadcast_declarations_express_every_documented_form(
+    catalogue: OperatorCatalogue,
+) -> None:
+    forms = [limit for limit in catalogue.limits() if limit.kind == "broadcast"]
+    declared = {op: p.broadcast for op, p in PROBING.items() if p.broadcast}
+    assert forms and declared
+    for op, broadcast in declared.items():
+        roles = {role.name for role in catalogue.operators[op].roles}
+        assert broadcast.operand in roles, (op, broadcast.operand)
+        for form in forms:
+            letters = form.rule["from"].strip("[]").split(",")
+            out = [2, 3, 4, 5]
+            source = [1 if s == "1" else o for s, o in zip(letters, out, strict=True)]
+            params = broadcast.params(source, out)
+            found = subjects(op, params)
+            assert found["form"] == form.rule["from"], (op, form.id)
+            assert [found[d] for d in "bchw"] == out
+            build_model(op, params, seed=0)  # a valid model of that form
+
+
+def test_outside_values_are_undocumented_yet_expressible(catalogue: OperatorCatalogue) -> None:
+    for op, declared in PROBING.items():
+        if op not in catalogue.operators:
+            continue
+        limits = catalogue.operators[op].limits()
+        for key, outside in declared.outside_values.items():
+            documented = [lim for lim in limits if lim.kind == "values" and lim.subject == key]
+            assert documented, (op, key)
+            for value in outside:
+                assert all(value not in (lim.values or ()) for lim in documented), (op, value)
+                build_model(op, with_subject(op, {}, key, value), seed=0)
+        dtype_vars = {lim.subject for lim in limits if lim.kind == "dtype"}
+        assert set(declared.dtype_subjects) <= dtype_vars, op

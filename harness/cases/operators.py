@@ -9,6 +9,10 @@ is not decided by the proposer but by ``documented_status``, which checks the va
 subjects against *every* limit of the operator; so a pad of 7 that needs a kernel of 8 is
 honestly "outside" (because of the kernel).
 
+The generator names no operator: what a limit's subject is in a model's parameters, which
+values off a documented set a model can still take, which limits it cannot express and why,
+all come from the operator model's declaration (``harness.models.PROBING``).
+
 Every case exists once per dtype the operator documents, plus its typical model in each
 dtype it does not document (an "outside" case, e.g. int8 Div). Limits that a tiny model on
 the simulator cannot probe are returned as ``Unprobed`` with the reason, so reports can
@@ -17,7 +21,6 @@ account for every documented limit.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
@@ -25,43 +28,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.models import DEFAULT_PARAMS
+from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.spec.operators import Limit, Operator, OperatorCatalogue
 
 DTYPES = ("int8", "float16")
 # Models larger than this many float32 elements (weights plus activations) are not generated:
 # an 8192-wide GRU's recurrent weights alone are 3*8192*8192 floats (800 MB).
 MAX_ELEMENTS = 1 << 24
-
-# Layer types the toolkit's layer table may list for each operator (fused or renamed forms).
-LAYER_TYPES: dict[str, tuple[str, ...]] = {
-    "GRU": ("GRU", "exGRU"),
-    "LSTM": ("LSTM", "exLSTM"),
-    "GlobalMaxPool": ("GlobalMaxPool", "MaxPool"),
-    "GlobalAveragePool": ("GlobalAveragePool", "AveragePool"),
-}
-# Values just outside a documented value set that an ONNX model can still express.
-OUTSIDE_VALUES: dict[tuple[str, str], tuple[Any, ...]] = {
-    ("Pow", "values"): (4,),
-    ("Gather", "axis"): (-1,),
-    ("Hardmax", "axis"): (0, 2),
-    ("Pad", "mode"): ("edge",),
-    ("AveragePool", "count_include_pad"): (0,),
-}
-# Pow's T2 names the exponent's dtypes the way the document spells them.
-EXPONENT_DTYPES = {
-    "float": "float32",
-    "float16": "float16",
-    "int8": "int8",
-    "int32": "int32",
-    "int64": "int64",
-}
-_BINARY = ("Div", "Mul", "Max", "MulRelu")
-_POOLS = ("MaxPool", "AveragePool")
-_GLOBAL_POOLS = ("GlobalMaxPool", "GlobalAveragePool")
-_RNN = ("GRU", "LSTM")
-_NCHW = ("batch", "channel", "height", "width")
-_POOL_PADS = ("pad_top", "pad_left", "pad_bottom", "pad_right")
 
 
 @dataclass(frozen=True)
@@ -95,67 +68,9 @@ class CaseSet:
     unprobed: list[Unprobed] = field(default_factory=list)
 
 
-# -- subjects: what the documented limits talk about, read off a model's parameters ----------
-
-
-def subjects(op: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The documented quantities (dims, attributes) a model with ``params`` has."""
-    p = {**DEFAULT_PARAMS[op], **params}
-    if op in _BINARY:
-        out = [max(a, b) for a, b in zip(p["a_shape"], p["b_shape"], strict=True)]
-        return {**dict(zip(_NCHW, out, strict=True)), **_form(p["b_shape"], out)}
-    if op == "Expand":
-        out = list(p["output_shape"])
-        return {**dict(zip(_NCHW, out, strict=True)), **_form(p["input_shape"], out)}
-    if op in _RNN:
-        found = {k: p[k] for k in ("seq_length", "batch_size", "input_size", "hidden_size")}
-        found["direction"] = p["direction"]
-        found["num_directions"] = 2 if p["direction"] == "bidirectional" else 1
-        if "linear_before_reset" in p:
-            found["linear_before_reset"] = p["linear_before_reset"]
-        return found
-    if op in _POOLS:
-        found = dict(zip(_NCHW, p["shape"], strict=True))
-        found |= dict(zip(("kernel_h", "kernel_w"), p["kernel"], strict=True))
-        found |= dict(zip(("strides_h", "strides_w"), p["strides"], strict=True))
-        found |= dict(zip(_POOL_PADS, p["pads"], strict=True))
-        found |= {"ceil_mode": p["ceil_mode"], "auto_pad": "NOTSET", "storage_order": 0}
-        found["count_include_pad"] = p.get("count_include_pad", 1)
-        return found
-    if op in _GLOBAL_POOLS:
-        found = dict(zip(_NCHW, p["shape"], strict=True))
-        return found | {"kernel_h": found["height"], "kernel_w": found["width"]}
-    if op == "Pow":
-        found = dict(zip(_NCHW, p["shape"], strict=True))
-        dtype = {v: k for k, v in EXPONENT_DTYPES.items()}[p["exponent_dtype"]]
-        return found | {"values": p["exponent"], "exponent_dtype": dtype}
-    found = dict(zip(_NCHW, p["shape"], strict=True))
-    if op in ("Gather", "Hardmax"):
-        found["axis"] = p["axis"]
-    if op == "Pad":
-        found["mode"] = p["mode"]
-    return found
-
-
-def _form(source: list[int], out: list[int]) -> dict[str, Any]:
-    """The Expand broadcasting form ``[b,c,1,w]->[b,c,h,w]`` that maps ``source`` to ``out``."""
-    letters = [
-        "1" if s == 1 and o != 1 else letter
-        for s, o, letter in zip(source, out, "bchw", strict=True)
-    ]
-    return {"form": "[" + ",".join(letters) + "]", **dict(zip("bchw", out, strict=True))}
-
-
 def element_count(op: str, params: Mapping[str, Any]) -> int:
     """Float32 elements of weights and activations: the size budget's measure."""
-    s = subjects(op, params)
-    if op in _RNN:
-        gates = 3 if op == "GRU" else 4
-        h, i = s["hidden_size"], s["input_size"]
-        weights = s["num_directions"] * gates * h * (i + h + 2)
-        activations = s["seq_length"] * s["batch_size"] * (i + s["num_directions"] * h)
-        return weights + activations
-    return 2 * math.prod(s[d] for d in _NCHW)
+    return PROBING[op].size(subjects(op, params))
 
 
 # -- the documented status of a set of subjects ---------------------------------------------
@@ -177,7 +92,8 @@ def documented_status(
     broken = []
     if dtype not in op.data_dtypes():
         broken.append(f"{op.name}/dtype")
-    broken += [limit.id for limit in limits if not _satisfies(limit, found)]
+    dtype_subjects = PROBING[op.name].dtype_subjects
+    broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
     return tuple(broken)
 
 
@@ -189,7 +105,7 @@ def _applies(limit: Limit, found: Mapping[str, Any]) -> bool:
     return all(found.get(k) in allowed for k, allowed in limit.condition.items())
 
 
-def _satisfies(limit: Limit, found: Mapping[str, Any]) -> bool:
+def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
     if not _applies(limit, found):
         return True
     key = _key(limit)
@@ -210,57 +126,14 @@ def _satisfies(limit: Limit, found: Mapping[str, Any]) -> bool:
     if kind == "broadcast" and found.get("form") == limit.rule["from"] and key in found:
         assert limit.interval is not None
         return found[key] in limit.interval
-    if kind == "dtype" and limit.subject == "T2" and "exponent_dtype" in found:
-        return found["exponent_dtype"] in (limit.values or ())
+    if kind == "dtype" and dtype_subjects.get(limit.subject) in found:
+        return found[dtype_subjects[limit.subject]] in (limit.values or ())
     return True
 
 
 # -- proposing variants ---------------------------------------------------------------------
 
 Variant = tuple[str, dict[str, Any]]  # (what is probed, parameter overrides)
-
-
-def _set(op: str, params: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
-    """``params`` with the subject ``key`` set to ``value`` (the inverse of ``subjects``)."""
-    p = copy.deepcopy({**DEFAULT_PARAMS[op], **params})
-    if op in _RNN and key == "num_directions":
-        p["direction"] = "bidirectional" if value == 2 else "forward"
-    elif op == "Pow" and key == "values":
-        p["exponent"] = value
-    elif op == "Pow" and key == "exponent_dtype":
-        p["exponent_dtype"] = EXPONENT_DTYPES[value]
-    elif key in p and not isinstance(p[key], list):  # a scalar parameter of the same name
-        p[key] = value
-    elif key in ("kernel_h", "kernel_w"):
-        axis = key.endswith("w")
-        p["kernel"][axis] = value
-        for side in (axis, axis + 2):  # ONNX needs each pad smaller than the kernel
-            p["pads"][side] = min(p["pads"][side], value - 1)
-        p["shape"][2 + axis] = max(p["shape"][2 + axis], value)
-    elif key in ("strides_h", "strides_w"):
-        p["strides"][key.endswith("w")] = value
-    elif key in _POOL_PADS:
-        index = _POOL_PADS.index(key)
-        p["pads"][index] = value
-        kernel_axis = index % 2
-        p["kernel"][kernel_axis] = max(p["kernel"][kernel_axis], value + 1)
-    elif key in _NCHW:
-        _set_dim(op, p, _NCHW.index(key), value)
-    else:
-        raise KeyError(f"{op}: no model parameter for subject {key!r}")
-    return p
-
-
-def _set_dim(op: str, p: dict[str, Any], axis: int, value: int) -> None:
-    if op in _BINARY:
-        p["a_shape"][axis] = value
-        if p["b_shape"][axis] != 1:
-            p["b_shape"][axis] = value
-        return
-    p["shape"][axis] = value
-    if op == "Pad" and p["mode"] == "reflect":  # reflect pads must be smaller than the dim
-        for side in (axis, axis + 4):
-            p["pads"][side] = min(p["pads"][side], value - 1)
 
 
 def _range_probes(limit: Limit) -> list[int]:
@@ -277,35 +150,42 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
     """Parameter variants probing ``limit``, or the reason it cannot be probed."""
     name, key = op.name, _key(limit)
     kind = limit.kind
+    declared = PROBING[name]
     base: dict[str, Any] = {k: v[0] for k, v in limit.condition.items()}
     try:
         if kind == "range":
-            return [(f"{key}={v}", _set(name, base, key, v)) for v in _range_probes(limit)]
+            return _probes(name, base, key, _range_probes(limit))
         if kind == "multiple-of":
             step, above = limit.rule["multiple_of"], limit.rule["when_greater_than"]
-            neighbours = sorted({above, step, 2 * step, step - 1, step + 1})
-            return [(f"{key}={v}", _set(name, base, key, v)) for v in neighbours]
+            return _probes(name, base, key, sorted({above, step, 2 * step, step - 1, step + 1}))
         if kind == "values":
             assert limit.values is not None
-            values = (*limit.values, *OUTSIDE_VALUES.get((name, key), ()))
-            if len(values) == 1 and key in ("auto_pad", "storage_order"):
+            values = (*limit.values, *declared.outside_values.get(key, ()))
+            if len(values) == 1 and key in declared.fixed:
                 return f"the model builder always sets {key}={values[0]}; nothing to vary"
-            return [(f"{key}={v}", _set(name, base, key, v)) for v in values]
-        if kind == "unsupported" and name in _POOLS:
-            return [(f"{key}=1", _set(name, base, key, 1))]
+            return _probes(name, base, key, values)
+        # An attribute documented as unsupported is probed switched on, if the model has it.
+        if kind == "unsupported" and key in subjects(name, base):
+            return _probes(name, base, key, [1])
         if kind == "product":
             return _product_variants(name, limit)
-        if kind == "broadcast":
-            return _broadcast_variants(name, limit)
-        if kind == "broadcast-support" and limit.role == "B":
-            return _binary_broadcast_variants(name, catalogue)
-        if kind == "dtype" and name == "Pow" and limit.subject == "T2":
+        if kind == "broadcast" and declared.broadcast:
+            return _broadcast_variants(declared.broadcast, limit, _range_probes(limit))
+        if (
+            kind == "broadcast-support"
+            and declared.broadcast
+            and limit.role == declared.broadcast.operand
+        ):
+            return _adopted_broadcast_variants(declared.broadcast, limit, catalogue)
+        if kind == "dtype" and limit.subject in declared.dtype_subjects:
             assert limit.values is not None
-            return [
-                (f"exponent_dtype={v}", _set(name, {}, "exponent_dtype", v)) for v in limit.values
-            ]
+            return _probes(name, {}, declared.dtype_subjects[limit.subject], limit.values)
     except KeyError as exc:
         return f"no model parameter expresses it ({exc.args[0]})"
+    if kind in declared.unprobed:
+        return declared.unprobed[kind]
+    if kind == "broadcast-support" and declared.broadcast:  # the forms go on one operand only
+        return f"probed once per operator, through role {declared.broadcast.operand}"
     return _UNPROBED_REASONS.get(kind, f"{kind} limits are not probed by the operator suites")
 
 
@@ -313,13 +193,14 @@ _UNPROBED_REASONS = {
     "quantization": "the int8 cases use the toolkit's default per-layer quantization; the "
     "scheme itself is not varied",
     "multi-core": "the simulator has no NPU cores to observe",
-    "layout": "exGRU/exLSTM layouts are toolkit extensions an ONNX model cannot select",
-    "rank": "the Gather model always feeds rank-1 indices",
-    "fixed": "ONNX LSTM/GRU models cannot express this extension attribute",
     "dtype": "the data dtype is probed by every case (one per dtype)",
-    "broadcast-support": "probed once per operator, through role B",
-    "unsupported": "the ONNX operator has no such attribute",
+    "unsupported": "the ONNX operator has no such attribute",  # not among the model's subjects
 }
+
+
+def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> list[Variant]:
+    """The model ``base`` with subject ``key`` at each of ``values``."""
+    return [(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
 
 
 def _product_variants(op: str, limit: Limit) -> list[Variant]:
@@ -329,40 +210,36 @@ def _product_variants(op: str, limit: Limit) -> list[Variant]:
     axis = {k: v[0] for k, v in limit.condition.items()}
     found = []
     for x, y in ((side - 1, side + 1), (side, side)):
-        p = _set(op, _set(op, axis, a, x), b, y)
+        p = with_subject(op, with_subject(op, axis, a, x), b, y)
         found.append((f"{a}*{b}={x * y}", p))
     return found
 
 
-def _broadcast_variants(op: str, limit: Limit) -> list[Variant]:
+def _broadcast_variants(
+    broadcast: Broadcast, limit: Limit, sizes: Iterable[int], prefix: str = ""
+) -> list[Variant]:
+    """The form ``limit`` describes, its subject at each of ``sizes``, the others small."""
     source = limit.rule["from"].strip("[]").split(",")
     variants = []
-    for value in _range_probes(limit):
+    for value in sizes:
         out = [1, 2, 3, 4]  # b, c, h, w; the probed one replaced below
         out["bchw".index(limit.subject)] = value
         shape = [1 if s == "1" else o for s, o in zip(source, out, strict=True)]
-        variants.append(
-            (
-                f"{limit.rule['from']}:{limit.subject}={value}",
-                {"input_shape": shape, "output_shape": out},
-            )
-        )
+        what = f"{prefix}{limit.rule['from']}:{limit.subject}={value}"
+        variants.append((what, broadcast.params(shape, out)))
     return variants
 
 
-def _binary_broadcast_variants(op: str, catalogue: OperatorCatalogue) -> list[Variant]:
-    """Each of Expand's forms, applied to operand B, at a small size and beyond 8192."""
+def _adopted_broadcast_variants(
+    broadcast: Broadcast, limit: Limit, catalogue: OperatorCatalogue
+) -> list[Variant]:
+    """Each form of the operator whose broadcasting ``limit`` adopts, on the broadcast operand,
+    at a small size and beyond the form's range."""
     variants = []
-    for form_limit in catalogue.operators["Expand"].limits():
-        if form_limit.kind != "broadcast":
-            continue
-        source = form_limit.rule["from"].strip("[]").split(",")
-        for value in (5, _range_probes(form_limit)[2]):
-            out = [1, 2, 3, 4]
-            out["bchw".index(form_limit.subject)] = value
-            b_shape = [1 if s == "1" else o for s, o in zip(source, out, strict=True)]
-            what = f"B{form_limit.rule['from']}:{form_limit.subject}={value}"
-            variants.append((what, {"a_shape": out, "b_shape": b_shape}))
+    for form in catalogue.operators[limit.rule["same_as"]].limits():
+        if form.kind == "broadcast":
+            sizes = (5, _range_probes(form)[2])
+            variants += _broadcast_variants(broadcast, form, sizes, prefix=limit.role)
     return variants
 
 
@@ -444,7 +321,7 @@ def _add_case(
             params=params,
             seed=case_seed(case_id),
             source={"seed": seed_file, "section": section, "text": source_limit.text},
-            layer_types=LAYER_TYPES.get(op.name, (op.name,)),
+            layer_types=(op.name, *PROBING[op.name].layer_aliases),
             limits=(limit_id,),
             outside_because=broken,
         )

@@ -3,6 +3,9 @@
 ``build_model(op, params, seed)`` fills the operator's defaults in, checks every value (a
 nonsense value raises :class:`ModelParamError`; a value merely outside the vendor's documented
 limits is built, since probing those limits is the point) and returns a :class:`BuiltModel`.
+
+Each operator's model also declares how the catalogue's limits map onto it (:class:`Probing`):
+``subjects`` reads the documented quantities off parameters, ``with_subject`` sets one.
 """
 
 from __future__ import annotations
@@ -14,15 +17,30 @@ from typing import Any
 import numpy as np
 
 from harness.models import elementwise, pooling, recurrent, shape_ops
-from harness.models.builder import BuiltModel, ModelParamError, OperatorSpec, Params, assemble
+from harness.models.builder import (
+    NCHW,
+    Broadcast,
+    BuiltModel,
+    ModelParamError,
+    OperatorSpec,
+    Params,
+    Probing,
+    assemble,
+)
 
 __all__ = [
     "DEFAULT_PARAMS",
+    "NCHW",
     "OPERATORS",
     "OPERATOR_SPECS",
+    "PROBING",
+    "Broadcast",
     "BuiltModel",
     "ModelParamError",
+    "Probing",
     "build_model",
+    "subjects",
+    "with_subject",
 ]
 
 # The documented operators' models. Other case sources (a vendor's model-I/O probes) bring
@@ -41,6 +59,37 @@ OPERATORS: tuple[str, ...] = tuple(sorted(OPERATOR_SPECS))
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     op: copy.deepcopy(dict(spec.defaults)) for op, spec in OPERATOR_SPECS.items()
 }
+
+
+def _probing(op: str, spec: OperatorSpec) -> Probing:
+    if spec.probing is None:
+        raise TypeError(f"operator {op} declares no Probing: its limits could not be probed")
+    return spec.probing
+
+
+PROBING: dict[str, Probing] = {op: _probing(op, spec) for op, spec in OPERATOR_SPECS.items()}
+
+
+def subjects(op: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The documented quantities (dims, attributes) the model of ``op`` with ``params`` has."""
+    probing = PROBING[op]
+    return {**probing.fixed, **probing.read({**DEFAULT_PARAMS[op], **params})}
+
+
+def with_subject(op: str, params: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """``params`` (defaults filled in) with the subject ``key`` set: the inverse of ``subjects``.
+
+    Raises KeyError when the model has no parameter expressing ``key``.
+    """
+    p = copy.deepcopy({**DEFAULT_PARAMS[op], **params})
+    setter = PROBING[op].setters.get(key)
+    if setter is not None:
+        setter(p, value)
+    elif key in p and not isinstance(p[key], list):  # a scalar parameter of the same name
+        p[key] = value
+    else:
+        raise KeyError(f"{op}: no model parameter for subject {key!r}")
+    return p
 
 
 def build_model(

@@ -143,13 +143,97 @@ class Params:
 
 Builder = Callable[[Params, np.random.Generator], Graph]
 
+# -- what case generation may ask of an operator's model, in the catalogue's terms -------------
+
+# The documented limits talk about "subjects": dims (height), attributes (kernel_h), an
+# exponent's values, a broadcasting form. A Reader finds them in a model's full parameters; a
+# Setter changes one subject in place (raising KeyError naming what the model lacks).
+Reader = Callable[[Mapping[str, Any]], dict[str, Any]]
+Setter = Callable[[dict[str, Any], Any], None]
+DimSetter = Callable[[dict[str, Any], int, int], None]
+
+NCHW = ("batch", "channel", "height", "width")
+
+
+def nchw(shape: Sequence[int]) -> dict[str, int]:
+    """The dimension subjects of a 4-D tensor shape."""
+    return dict(zip(NCHW, shape, strict=True))
+
+
+def set_shape_dim(p: dict[str, Any], axis: int, value: int) -> None:
+    p["shape"][axis] = value
+
+
+def dim_setters(set_dim: DimSetter = set_shape_dim) -> dict[str, Setter]:
+    """A setter per dimension subject; ``set_dim`` says which shapes an axis change touches."""
+
+    def on(axis: int) -> Setter:
+        return lambda p, value: set_dim(p, axis, value)
+
+    return {name: on(axis) for axis, name in enumerate(NCHW)}
+
+
+def shape_reader(*attrs: str) -> Reader:
+    """Subjects of a model of one input ``shape``: its dims plus the attributes ``attrs``."""
+    return lambda p: {**nchw(p["shape"]), **{name: p[name] for name in attrs}}
+
+
+def input_and_output_elements(found: Mapping[str, Any]) -> int:
+    """The size of a model whose input and output both have the NCHW subjects' shape."""
+    return 2 * math.prod(found[d] for d in NCHW)
+
+
+def broadcast_form(source: Sequence[int], out: Sequence[int]) -> dict[str, Any]:
+    """The vendor's broadcasting form ``[b,c,1,w]`` mapping ``source`` to ``out``, and the
+    output sizes by the form's letters (the subjects of its limits)."""
+    letters = [
+        "1" if s == 1 and o != 1 else letter
+        for s, o, letter in zip(source, out, "bchw", strict=True)
+    ]
+    return {"form": "[" + ",".join(letters) + "]", **dict(zip("bchw", out, strict=True))}
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """How a model expresses a broadcasting form: which input is broadcast (its catalogue
+    role), and the parameters for a (source shape, output shape) pair."""
+
+    operand: str
+    params: Callable[[list[int], list[int]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Probing:
+    """An operator model's side of the case generator: documented subjects to parameters and
+    back, and which documented limits the model can express at all."""
+
+    read: Reader
+    # Subjects set other than by a scalar parameter of the same name (which needs no entry).
+    setters: Mapping[str, Setter] = field(default_factory=dict)
+    # Float32 elements of weights and activations, from the subjects: the size budget's measure.
+    size: Callable[[Mapping[str, Any]], int] = input_and_output_elements
+    # Names the toolkit's layer table may use for the operator besides its own (fused, lowered).
+    layer_aliases: tuple[str, ...] = ()
+    # Per subject, values just outside its documented value set that ONNX can still express.
+    outside_values: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    # Attributes the builder never sets, with the ONNX default the model therefore has: read as
+    # subjects, never varied.
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    # Type variables of a dtype limit (T2) the model can choose, and the subject choosing it.
+    dtype_subjects: Mapping[str, str] = field(default_factory=dict)
+    broadcast: Broadcast | None = None
+    # Why limits of a kind (layout, rank...) cannot be expressed by this model.
+    unprobed: Mapping[str, str] = field(default_factory=dict)
+
 
 @dataclass(frozen=True)
 class OperatorSpec:
-    """An operator's default parameters and the builder of its model."""
+    """An operator's default parameters, the builder of its model and (operators of the
+    catalogue) how its documented limits are probed."""
 
     defaults: Mapping[str, Any]
     build: Builder
+    probing: Probing | None = None
 
 
 def fp16_exact(values: np.ndarray) -> np.ndarray:

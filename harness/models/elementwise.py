@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 from onnx import helper
 
 from harness.models.builder import (
+    Broadcast,
     Graph,
     OperatorSpec,
     Params,
+    Probing,
     away_from_zero,
+    broadcast_form,
+    dim_setters,
     distinct,
+    nchw,
     uniform,
 )
 
@@ -35,6 +41,25 @@ def _all_distinct(rng: np.random.Generator, a: list[int], b: list[int]) -> list[
     return distinct(rng, [a, b])
 
 
+def _read_binary(p: Mapping[str, Any]) -> dict[str, Any]:
+    out = [max(a, b) for a, b in zip(p["a_shape"], p["b_shape"], strict=True)]
+    return {**nchw(out), **broadcast_form(p["b_shape"], out)}
+
+
+def _set_binary_dim(p: dict[str, Any], axis: int, value: int) -> None:
+    p["a_shape"][axis] = value
+    if p["b_shape"][axis] != 1:  # a broadcast axis of B stays broadcast
+        p["b_shape"][axis] = value
+
+
+# A is the full-size operand; the vendor's forms ("same as Expand") are probed on B.
+BINARY_PROBING = Probing(
+    read=_read_binary,
+    setters=dim_setters(_set_binary_dim),
+    broadcast=Broadcast("B", lambda source, out: {"a_shape": out, "b_shape": source}),
+)
+
+
 def _binary(chain: tuple[str, ...], operands: Operands) -> OperatorSpec:
     """A binary operator ``chain[0]`` on inputs A, B, followed by the unary ops ``chain[1:]``."""
 
@@ -52,10 +77,18 @@ def _binary(chain: tuple[str, ...], operands: Operands) -> OperatorSpec:
         data_a, data_b = operands(rng, a, b)
         return Graph(nodes, {"A": data_a, "B": data_b}, ["C"])
 
-    return OperatorSpec(BINARY_DEFAULTS, build)
+    return OperatorSpec(BINARY_DEFAULTS, build, BINARY_PROBING)
 
 
-POW_EXPONENT_DTYPES = ("float32", "float16", "int8", "int32", "int64")
+# The exponent's dtypes as the vendor document spells them (its T2), and as numpy does.
+EXPONENT_DTYPES = {
+    "float": "float32",
+    "float16": "float16",
+    "int8": "int8",
+    "int32": "int32",
+    "int64": "int64",
+}
+POW_EXPONENT_DTYPES = tuple(EXPONENT_DTYPES.values())
 
 
 def _build_pow(p: Params, rng: np.random.Generator) -> Graph:
@@ -79,12 +112,42 @@ def _build_pow(p: Params, rng: np.random.Generator) -> Graph:
     return Graph([node], {"X": base}, ["Y"], {"exponent": stored})
 
 
+def _read_pow(p: Mapping[str, Any]) -> dict[str, Any]:
+    spelled = {numpy: doc for doc, numpy in EXPONENT_DTYPES.items()}
+    return {
+        **nchw(p["shape"]),
+        "values": p["exponent"],
+        "exponent_dtype": spelled[p["exponent_dtype"]],
+    }
+
+
+def _set_exponent(p: dict[str, Any], value: Any) -> None:
+    p["exponent"] = value
+
+
+def _set_exponent_dtype(p: dict[str, Any], value: Any) -> None:
+    p["exponent_dtype"] = EXPONENT_DTYPES[value]
+
+
+POW_PROBING = Probing(
+    read=_read_pow,
+    setters={
+        **dim_setters(),
+        "values": _set_exponent,
+        "exponent_dtype": _set_exponent_dtype,
+    },
+    outside_values={"values": (4,)},  # the next integer power after the documented 3
+    dtype_subjects={"T2": "exponent_dtype"},  # the exponent's dtype is a model parameter
+)
+
 OPERATORS = {
     "Div": _binary(("Div",), _nonzero_divisor),
     "Mul": _binary(("Mul",), _signed),
     "Max": _binary(("Max",), _all_distinct),
     "MulRelu": _binary(("Mul", "Relu"), _signed),
     "Pow": OperatorSpec(
-        {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"}, _build_pow
+        {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"},
+        _build_pow,
+        POW_PROBING,
     ),
 }

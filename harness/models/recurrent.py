@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from onnx import helper
 
-from harness.models.builder import Graph, OperatorSpec, Params, uniform
+from harness.models.builder import Graph, OperatorSpec, Params, Probing, uniform
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 RECURRENT_DEFAULTS = {
@@ -17,6 +18,43 @@ RECURRENT_DEFAULTS = {
     "hidden_size": 8,
     "direction": "forward",
 }
+
+
+def _read(p: Mapping[str, Any]) -> dict[str, Any]:
+    found = {k: p[k] for k in ("seq_length", "batch_size", "input_size", "hidden_size")}
+    found["direction"] = p["direction"]
+    found["num_directions"] = 2 if p["direction"] == "bidirectional" else 1
+    if "linear_before_reset" in p:
+        found["linear_before_reset"] = p["linear_before_reset"]
+    return found
+
+
+def _set_num_directions(p: dict[str, Any], value: Any) -> None:
+    p["direction"] = "bidirectional" if value == 2 else "forward"
+
+
+def _size(gates: int) -> Callable[[Mapping[str, Any]], int]:
+    """Weights W, R, B of every direction plus the input and output sequences."""
+
+    def size(s: Mapping[str, Any]) -> int:
+        h, i, dirs = s["hidden_size"], s["input_size"], s["num_directions"]
+        weights = dirs * gates * h * (i + h + 2)
+        return weights + s["seq_length"] * s["batch_size"] * (i + dirs * h)
+
+    return size
+
+
+def _probing(op: str, gates: int) -> Probing:
+    return Probing(
+        read=_read,
+        setters={"num_directions": _set_num_directions},
+        size=_size(gates),
+        layer_aliases=(f"ex{op}",),  # the toolkit's own recurrent layers
+        unprobed={
+            "layout": "exGRU/exLSTM layouts are toolkit extensions an ONNX model cannot select",
+            "fixed": "ONNX LSTM/GRU models cannot express this extension attribute",
+        },
+    )
 
 
 def _recurrent(op: str, gates: int, outputs: list[str]) -> OperatorSpec:
@@ -44,7 +82,7 @@ def _recurrent(op: str, gates: int, outputs: list[str]) -> OperatorSpec:
         node = helper.make_node(op, ["X", "W", "R", "B"], outputs, **attrs)
         return Graph([node], {"X": x}, outputs, weights)
 
-    return OperatorSpec(defaults, build)
+    return OperatorSpec(defaults, build, _probing(op, gates))
 
 
 OPERATORS = {

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from onnx import helper
 
-from harness.models.builder import Graph, OperatorSpec, Params, uniform
+from harness.models.builder import (
+    Broadcast,
+    Graph,
+    OperatorSpec,
+    Params,
+    Probing,
+    broadcast_form,
+    dim_setters,
+    nchw,
+    shape_reader,
+    uniform,
+)
 
 
 def _build_expand(p: Params, rng: np.random.Generator) -> Graph:
@@ -68,13 +82,46 @@ def _build_pad(p: Params, rng: np.random.Generator) -> Graph:
     return Graph([node], {"X": uniform(rng, shape, -2.0, 2.0)}, ["Y"], initializers)
 
 
+def _read_expand(p: Mapping[str, Any]) -> dict[str, Any]:
+    out = list(p["output_shape"])
+    return {**nchw(out), **broadcast_form(p["input_shape"], out)}
+
+
+def _set_pad_dim(p: dict[str, Any], axis: int, value: int) -> None:
+    p["shape"][axis] = value
+    if p["mode"] == "reflect":  # reflect pads must be smaller than the dim
+        for side in (axis, axis + 4):
+            p["pads"][side] = min(p["pads"][side], value - 1)
+
+
+# Values off the documented sets that ONNX still accepts: a negative axis, a further mode.
 OPERATORS = {
     "Expand": OperatorSpec(
-        {"input_shape": [1, 4, 1, 8], "output_shape": [1, 4, 6, 8]}, _build_expand
+        {"input_shape": [1, 4, 1, 8], "output_shape": [1, 4, 6, 8]},
+        _build_expand,
+        Probing(
+            _read_expand,
+            broadcast=Broadcast(
+                "input1", lambda source, out: {"input_shape": source, "output_shape": out}
+            ),
+        ),
     ),
     # Axis 2: the toolkit rewrites a Gather on the channel axis into a 1x1 Conv (gather_to_conv).
-    "Gather": OperatorSpec({"shape": [1, 8, 4, 6], "axis": 2, "indices": None}, _build_gather),
-    "Hardmax": OperatorSpec({"shape": [1, 8, 4, 6], "axis": 1}, _build_hardmax),
+    "Gather": OperatorSpec(
+        {"shape": [1, 8, 4, 6], "axis": 2, "indices": None},
+        _build_gather,
+        Probing(
+            shape_reader("axis"),
+            dim_setters(),
+            outside_values={"axis": (-1,)},
+            unprobed={"rank": "the Gather model always feeds rank-1 indices"},
+        ),
+    ),
+    "Hardmax": OperatorSpec(
+        {"shape": [1, 8, 4, 6], "axis": 1},
+        _build_hardmax,
+        Probing(shape_reader("axis"), dim_setters(), outside_values={"axis": (0, 2)}),
+    ),
     "Pad": OperatorSpec(
         {
             "shape": [1, 2, 4, 6],
@@ -83,5 +130,8 @@ OPERATORS = {
             "constant_value": 0.5,
         },
         _build_pad,
+        Probing(
+            shape_reader("mode"), dim_setters(_set_pad_dim), outside_values={"mode": ("edge",)}
+        ),
     ),
 }
