@@ -34,14 +34,14 @@ from harness.boards.ssh import connect, run, shell_command  # noqa: E402
 from harness.vendors.rknn.board import BoardBackend, case_job  # noqa: E402
 from harness.vendors.rknn.convert import ConversionCache  # noqa: E402
 from harness.vendors.rknn.runner_session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
-from harness.vendors.rknn.simulator.request import SimRequest  # noqa: E402
+from harness.vendors.rknn.toolkit import Job  # noqa: E402
 
 
-def requests(count: int) -> list[SimRequest]:
+def requests(count: int) -> list[Job]:
     rng = np.random.default_rng(0)
     model = onnx_model("Relu", (1, 3, 8, 8))
     return [
-        SimRequest(
+        Job(
             model=model,
             inputs=[rng.standard_normal((1, 3, 8, 8)).astype(np.float32)],
             target_platform="rk3562",
@@ -51,7 +51,7 @@ def requests(count: int) -> list[SimRequest]:
     ]
 
 
-def batched(board: Board, cache: ConversionCache, cases: list[SimRequest]) -> tuple[float, float]:
+def batched(board: Board, cache: ConversionCache, cases: list[Job]) -> tuple[float, float]:
     """(seconds to open the session with a first case, seconds for all ``cases``)."""
     with BoardBackend(board, cache=cache) as backend:
         started = time.perf_counter()
@@ -65,7 +65,7 @@ def batched(board: Board, cache: ConversionCache, cases: list[SimRequest]) -> tu
     return opened, elapsed
 
 
-def naive(board: Board, cache: ConversionCache, cases: list[SimRequest]) -> float:
+def naive(board: Board, cache: ConversionCache, cases: list[Job]) -> float:
     """Seconds for ``cases`` with a new connection and a fresh runner process each."""
     module = runner_module()
     folder = f"{board.workdir}/naive"

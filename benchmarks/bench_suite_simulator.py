@@ -31,7 +31,8 @@ from harness.cases.operators import Case, operator_cases
 from harness.models import build_model
 from harness.pipeline import CaseExecutor, request_for
 from harness.spec.operators import load_operators
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool, write_dataset
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit import write_dataset
 
 
 def select(ops: list[str] | None) -> list[Case]:

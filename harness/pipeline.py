@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -27,19 +26,16 @@ from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
 from harness.models.reference import reference_outputs
 from harness.results.journal import Journal
-from harness.results.records import CaseRecord, Observation, case_slug
+from harness.results.records import CaseRecord, case_slug
+from harness.targets.job import Job
+from harness.targets.observation import Observation
+from harness.targets.target import Target
 from harness.vendors.rknn.io_checks import JUDGES
-from harness.vendors.rknn.simulator.request import SimRequest, toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit import toolkit_calls, write_dataset
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
-
-
-class Backend(Protocol):
-    """Anything that runs a request: the simulator pool, a board."""
-
-    def run(self, request: SimRequest) -> Observation: ...
 
 
 def host_versions() -> dict[str, str]:
@@ -65,9 +61,9 @@ def calibration_dataset(
 
 def request_for(
     case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS
-) -> SimRequest:
+) -> Job:
     quantize = case.dtype == "int8"
-    return SimRequest(
+    return Job(
         model=built.onnx_bytes,
         inputs=built.inputs if built.feeds is None else built.feeds,
         target_platform=case.platform,
@@ -83,7 +79,7 @@ class CaseExecutor:
     def __init__(
         self,
         results_dir: Path,
-        backend: Backend,
+        backend: Target,
         tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
     ) -> None:
@@ -155,7 +151,7 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
 
 
 def _write_inputs(
-    folder: Path, built: BuiltModel, reference: list[np.ndarray], request: SimRequest
+    folder: Path, built: BuiltModel, reference: list[np.ndarray], request: Job
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)

@@ -31,16 +31,17 @@ from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import FAILING_VERDICTS, VERDICTS, CaseRecord
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
-    Backend,
     BoardWithFallback,
     NoBoardError,
-    board_backend,
     platform_boards,
     select_board,
 )
+from harness.targets.target import Target
+from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import model_io_cases
 from harness.vendors.rknn.io_models import MODELS as IO_MODELS
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool, toolkit_version
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit import toolkit_version
 
 DEFAULT_PLATFORM = "rk3562"
 RKNN_CACHE = ".rknn-cache"  # converted models for boards, inside the results directory
@@ -228,7 +229,7 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
             return stack.enter_context(pool)
 
         board = _board(pytestconfig)
-        backend: Backend
+        backend: Target
         if board is None:
             backend = simulator()
         else:

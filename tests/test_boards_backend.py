@@ -10,16 +10,16 @@ import pytest
 from sshd import onnx_model, runner_processes
 
 from harness.boards.inventory import Board
+from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator.request import SimRequest
 
 RNG = np.random.default_rng(7)
 
 
-def relu_case(case_id: str, shape: tuple[int, ...] = (1, 3, 4, 4)) -> SimRequest:
+def relu_case(case_id: str, shape: tuple[int, ...] = (1, 3, 4, 4)) -> Job:
     x = RNG.standard_normal(shape).astype(np.float32)
-    return SimRequest(
+    return Job(
         model=onnx_model("Relu", shape), inputs=[x], target_platform="rk3562", case_id=case_id
     )
 
@@ -29,7 +29,7 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
 ) -> None:
     x0 = RNG.standard_normal((1, 3, 4, 4)).astype(np.float32)
     x1 = RNG.standard_normal((1, 3, 4, 4)).astype(np.float32)
-    add = SimRequest(
+    add = Job(
         model=onnx_model("Add", inputs=2), inputs=[x0, x1], target_platform="rk3562", case_id="add"
     )
     requests = [relu_case("relu"), add, relu_case("relu wide", (1, 8, 2, 16))]
@@ -67,7 +67,7 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
 def test_a_build_rejection_never_reaches_the_board(
     loopback_board: Board, board_cache: ConversionCache, tmp_path: Path
 ) -> None:
-    broken = SimRequest(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
+    broken = Job(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
     unreachable = dataclasses.replace(loopback_board, port=1)  # would fail if contacted
     with BoardBackend(unreachable, cache=board_cache) as backend:
         observation = backend.run(broken)
@@ -93,7 +93,7 @@ def test_int8_case_ships_its_calibration_data(
 ) -> None:
     x = RNG.uniform(-1, 1, (1, 3, 4, 4)).astype(np.float32)
     dataset = [[RNG.uniform(-1, 1, (1, 3, 4, 4)).astype(np.float32)] for _ in range(4)]
-    request = SimRequest(
+    request = Job(
         model=onnx_model("Relu"),
         inputs=[x],
         target_platform="rk3562",

@@ -30,12 +30,12 @@ from c_double import DOUBLE, build_double, descriptor
 from sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
 
 from harness.boards.inventory import Board, BoardFileError, load_board
-from harness.results.records import Observation
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.c_runner import RUNNER_BINARY, build_runner
 from harness.vendors.rknn.convert import Conversion, ConversionCache
 from harness.vendors.rknn.layout import input_stride, output_layout
-from harness.vendors.rknn.simulator.request import SimRequest
 
 BOARD_TOOLS = (
     "sh", "tar", "cat", "mkdir", "rm", "rmdir", "mv", "chmod", "kill", "date", "stat", "touch",
@@ -58,7 +58,7 @@ class DoubleModels(ConversionCache):
         self.folder = folder
         self.models = models
 
-    def convert_many(self, requests: Sequence[SimRequest]) -> list[Conversion]:
+    def convert_many(self, requests: Sequence[Job]) -> list[Conversion]:
         self.folder.mkdir(parents=True, exist_ok=True)
         conversions = []
         for request, conversion in zip(requests, super().convert_many(requests), strict=True):
@@ -140,11 +140,11 @@ def cache(board_cache: ConversionCache, models: dict[str, bytes], tmp_path: Path
     return DoubleModels(board_cache.directory, tmp_path / "descriptors", models)
 
 
-def request(case_id: str, inputs: Sequence[np.ndarray], op: str = "Relu") -> SimRequest:
+def request(case_id: str, inputs: Sequence[np.ndarray], op: str = "Relu") -> Job:
     """An int8 RV1106 case (that platform builds nothing else) with a fixed calibration set."""
     shape = inputs[0].shape
     calibration = [np.full(shape, 0.5, np.float32) for _ in inputs]
-    return SimRequest(
+    return Job(
         model=onnx_model(op, shape, inputs=len(inputs)),
         inputs=list(inputs),
         target_platform="rv1106",
@@ -154,7 +154,7 @@ def request(case_id: str, inputs: Sequence[np.ndarray], op: str = "Relu") -> Sim
     )
 
 
-def small(case_id: str, models: dict[str, bytes], *extra: str) -> SimRequest:
+def small(case_id: str, models: dict[str, bytes], *extra: str) -> Job:
     models[case_id] = SMALL_MODEL + "".join(f"{line}\n" for line in extra).encode()
     return request(case_id, [SMALL_X])
 

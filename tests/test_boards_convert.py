@@ -13,9 +13,9 @@ import numpy as np
 import psutil
 from sshd import onnx_model, wait_until
 
+from harness.targets.job import Job
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator.request import SimRequest
 
 X = np.ones((1, 3, 4, 4), np.float32)
 
@@ -48,9 +48,9 @@ def slow_model(layers: int = 40, channels: int = 128) -> bytes:
     return bytes(model.SerializeToString())
 
 
-def request(model: bytes | None = None, **fields: object) -> SimRequest:
+def request(model: bytes | None = None, **fields: object) -> Job:
     arguments: dict[str, object] = {"inputs": [X], "target_platform": "rk3562", **fields}
-    return SimRequest(model=model or onnx_model(), **arguments)  # type: ignore[arg-type]
+    return Job(model=model or onnx_model(), **arguments)  # type: ignore[arg-type]
 
 
 def test_converts_once_and_keeps_the_build_log(board_cache: ConversionCache) -> None:
@@ -72,7 +72,7 @@ def test_the_key_covers_model_calls_and_calibration_data(board_cache: Conversion
         request(onnx_model("Sigmoid")),
         request(config={"optimization_level": 2}),
         request(quantize=True, dataset=sample),
-        SimRequest(model=onnx_model(), inputs=[X], target_platform="rk3588"),
+        Job(model=onnx_model(), inputs=[X], target_platform="rk3588"),
     ]
     keys = {board_cache.key(r) for r in different}
     assert len(keys) == len(different) and base not in keys
@@ -104,8 +104,8 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from sshd import onnx_model\n"
         "from harness.vendors.rknn.convert import ConversionCache\n"
-        "from harness.vendors.rknn.simulator.request import SimRequest\n"
-        "r = SimRequest(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
+        "from harness.vendors.rknn.toolkit import Job\n"
+        "r = Job(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
         "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"
         "print(c.cached, c.rknn_path)\n"
     )

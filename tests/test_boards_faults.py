@@ -12,23 +12,23 @@ import psutil
 from sshd import SshServer, onnx_model, runner_processes, wait_until
 
 from harness.boards.inventory import Board
-from harness.results.records import Observation
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator.request import SimRequest
 
 RNG = np.random.default_rng(11)
 SLOW = (1, 16, 256, 256)  # the stand-in needs ~0.4 s to build this: a fault lands mid-case
 
 
-def case(case_id: str, shape: tuple[int, ...] = (1, 3, 4, 4)) -> SimRequest:
+def case(case_id: str, shape: tuple[int, ...] = (1, 3, 4, 4)) -> Job:
     x = RNG.standard_normal(shape).astype(np.float32)
-    return SimRequest(
+    return Job(
         model=onnx_model("Relu", shape), inputs=[x], target_platform="rk3562", case_id=case_id
     )
 
 
-def assert_correct(observation: Observation, request: SimRequest) -> None:
+def assert_correct(observation: Observation, request: Job) -> None:
     assert observation.infra_error is None, observation.infra_error
     assert observation.outputs is not None
     np.testing.assert_allclose(observation.outputs[0], np.maximum(request.inputs[0], 0), atol=2e-3)

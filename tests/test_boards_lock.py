@@ -19,16 +19,16 @@ from sshd import onnx_model, runner_processes, wait_until
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
 from harness.boards.ssh import connect
+from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator.request import SimRequest
 
 TESTS = Path(__file__).parent
 
 
-def relu(case_id: str) -> SimRequest:
+def relu(case_id: str) -> Job:
     x = np.ones((1, 3, 4, 4), np.float32)
-    return SimRequest(model=onnx_model(), inputs=[x], target_platform="rk3562", case_id=case_id)
+    return Job(model=onnx_model(), inputs=[x], target_platform="rk3562", case_id=case_id)
 
 
 def lock_dir(board: Board) -> Path:
@@ -142,10 +142,10 @@ from sshd import onnx_model
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
 from harness.boards.inventory import load_board
-from harness.vendors.rknn.simulator.request import SimRequest
+from harness.targets.job import Job
 
 board = load_board(Path(sys.argv[1]))
-request = SimRequest(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
+request = Job(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
                      target_platform="rk3562", case_id="hangs")
 with BoardBackend(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,
                   on_case_started=lambda case: print("STARTED", case, flush=True)) as backend:

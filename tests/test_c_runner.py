@@ -24,7 +24,7 @@ from c_double import DOUBLE, build_double, descriptor
 from sshd import alive, wait_until
 
 from harness.boards.inventory import CORE_MASKS
-from harness.results.records import Observation
+from harness.targets.observation import Observation
 from harness.vendors.rknn import c_runner_cli
 from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
 from harness.vendors.rknn.c_runner import (

@@ -15,8 +15,10 @@ from harness.judge.compare import Comparison
 from harness.report.io_section import NOT_RUN, io_sections
 from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
-from harness.results.records import QUERIED_TENSOR, CaseRecord, Observation
+from harness.results.records import CaseRecord
 from harness.spec.model_io import ModelIOError, load_model_io
+from harness.targets.observation import Observation
+from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.io_cases import (
     UNOBSERVABLE,

@@ -21,15 +21,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.results.records import Observation
-from harness.vendors.rknn.simulator import (
-    SimCache,
-    SimRequest,
-    SimulatorPool,
-    toolkit_calls,
-    write_dataset,
-)
+from harness.targets.job import Job
+from harness.targets.observation import Observation
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.simulator.worker import FAULT_ENV
+from harness.vendors.rknn.toolkit import toolkit_calls, write_dataset
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 
@@ -58,9 +54,9 @@ def sample(n: int = 1) -> list[np.ndarray]:
     return [RNG.random(SHAPE, dtype=np.float32) for _ in range(n)]
 
 
-def sub_request(case_id: str, inputs: list[np.ndarray] | None = None, **kwargs: Any) -> SimRequest:
+def sub_request(case_id: str, inputs: list[np.ndarray] | None = None, **kwargs: Any) -> Job:
     """A rk3562 request for SUB (y = a - b) with fresh random inputs unless given."""
-    return SimRequest(SUB, inputs or sample(2), "rk3562", case_id=case_id, **kwargs)
+    return Job(SUB, inputs or sample(2), "rk3562", case_id=case_id, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +145,7 @@ def test_a_model_the_toolkit_refuses_fails_at_build(pool: SimulatorPool) -> None
     )
     nonzero.ir_version = 8
     onnx.checker.check_model(nonzero)  # valid ONNX: the refusal is the toolkit's
-    request = SimRequest(nonzero.SerializeToString(), sample(), "rk3562", case_id="nonzero")
+    request = Job(nonzero.SerializeToString(), sample(), "rk3562", case_id="nonzero")
     obs = pool.run(request)
     assert (obs.failed_stage, obs.outputs, obs.infra_error) == ("build", None, None)
     assert obs.error == (
@@ -161,7 +157,7 @@ def test_a_model_the_toolkit_refuses_fails_at_build(pool: SimulatorPool) -> None
 
 def test_wrong_input_shape_fails_at_runtime(pool: SimulatorPool) -> None:
     x = RNG.random([1, 2, 4, 4], dtype=np.float32)
-    obs = pool.run(SimRequest(SIGMOID, [x], "rk3562", case_id="wrong-shape"))
+    obs = pool.run(Job(SIGMOID, [x], "rk3562", case_id="wrong-shape"))
     assert (obs.failed_stage, obs.infra_error) == ("runtime", None)
     assert obs.error is not None and obs.error.startswith("inference: ValueError:")
     assert "build_s" in obs.timings and obs.placement  # the build itself succeeded
@@ -250,20 +246,18 @@ def test_cache_key_covers_every_setting() -> None:
     base = sub_request("key")
     a, b = base.inputs
     variants = [
-        SimRequest(SIGMOID, [a], "rk3562"),
-        SimRequest(SUB, [a, b + 1], "rk3562"),
-        SimRequest(SUB, [a.astype(np.float64), b], "rk3562"),
-        SimRequest(SUB, [a.reshape(1, 3, 16), b], "rk3562"),
-        SimRequest(SUB, [a, b], "rk3588"),
-        SimRequest(SUB, [a, b], "rk3562", config={"optimization_level": 2}),
-        SimRequest(SUB, [a, b], "rk3562", quantize=True, dataset=[[a, b]]),
-        SimRequest(SUB, [a, b], "rk3562", quantize=True, dataset=[[b, a]]),
+        Job(SIGMOID, [a], "rk3562"),
+        Job(SUB, [a, b + 1], "rk3562"),
+        Job(SUB, [a.astype(np.float64), b], "rk3562"),
+        Job(SUB, [a.reshape(1, 3, 16), b], "rk3562"),
+        Job(SUB, [a, b], "rk3588"),
+        Job(SUB, [a, b], "rk3562", config={"optimization_level": 2}),
+        Job(SUB, [a, b], "rk3562", quantize=True, dataset=[[a, b]]),
+        Job(SUB, [a, b], "rk3562", quantize=True, dataset=[[b, a]]),
     ]
     keys = {cache.key(r) for r in [base, *variants]}
     assert len(keys) == len(variants) + 1
-    assert cache.key(SimRequest(SUB, [a.copy(), b.copy()], "rk3562", case_id="other")) == (
-        cache.key(base)
-    )
+    assert cache.key(Job(SUB, [a.copy(), b.copy()], "rk3562", case_id="other")) == (cache.key(base))
 
 
 def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
@@ -274,12 +268,13 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
         f"""
         import numpy as np
         from pathlib import Path
-        from harness.vendors.rknn.simulator import SimRequest, SimulatorPool
+        from harness.targets.job import Job
+        from harness.vendors.rknn.simulator import SimulatorPool
         model = Path({str(tmp_path / "model.onnx")!r}).read_bytes()
         pool = SimulatorPool(timeout_s=600)
-        pool.run(SimRequest(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="warm-up"))
+        pool.run(Job(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="warm-up"))
         print(pool.pids()[0], flush=True)
-        pool.run(SimRequest(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="hang-me"))
+        pool.run(Job(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="hang-me"))
         """
     )
     # TMPDIR: the killed parent cannot remove its case folder, pytest's tmp_path will.

@@ -18,10 +18,11 @@ from sshd import SshServer, onnx_model, write_sysroot
 
 from harness.boards.inventory import Board
 from harness.results.journal import read_records, read_run_metadata
+from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator import SimRequest, SimulatorPool
+from harness.vendors.rknn.simulator import SimulatorPool
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
@@ -101,9 +102,9 @@ def test_two_boards_under_xdist_each_run_cases(
 def test_a_board_lost_mid_run_moves_later_cases_to_the_simulator(
     sshd: SshServer, loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    def relu(case_id: str) -> SimRequest:
+    def relu(case_id: str) -> Job:
         x = np.random.default_rng(3).standard_normal((1, 3, 4, 4)).astype(np.float32)
-        return SimRequest(onnx_model("Relu"), [x], "rk3562", case_id=case_id)
+        return Job(onnx_model("Relu"), [x], "rk3562", case_id=case_id)
 
     with ExitStack() as stack:
 

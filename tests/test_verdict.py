@@ -3,7 +3,7 @@ import pytest
 
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.verdict import decide, placement_of
-from harness.results.records import Observation
+from harness.targets.observation import Observation
 
 REF = [np.arange(6, dtype=np.float32)]
 TOL = tolerance_for("float16")

@@ -5,7 +5,7 @@
 
     board = load_inventory(Path("boards"))[0]
     with BoardBackend(board) as backend:
-        observation = backend.run(SimRequest(model=onnx, inputs=[x], target_platform="rk3562"))
+        observation = backend.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
 
 Importing this package imports nothing else; the submodules load paramiko and the toolkit.
 """

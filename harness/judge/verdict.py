@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.judge.compare import Comparison
-from harness.results.records import DOCUMENTED, Observation
+from harness.results.records import DOCUMENTED
+from harness.targets.observation import Observation
 
 # Layers the toolkit lists for every model, always on the CPU: not a fallback.
 IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})

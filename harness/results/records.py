@@ -1,8 +1,7 @@
 """The data that flows from execution to verdicts, journal and reports.
 
-``Observation`` is what any backend (simulator, board) saw for one case; ``CaseRecord`` is
-the journal line written once a case has a verdict. Both are plain data so that every stage
-downstream of execution can be tested without a toolkit or a board.
+``CaseRecord`` is the journal line written once a case has a verdict: plain data, so that
+journal and reports can be tested without a toolkit or a board.
 """
 
 from __future__ import annotations
@@ -24,28 +23,6 @@ VERDICTS = (
 )
 FAILING_VERDICTS = ("violation", "wrong-result")
 DOCUMENTED = ("supported", "outside")
-# Observation.tensors entries with this "source" were queried from a board's runtime
-# (rknn_query: w_stride, size_with_stride, native layout), not read from the host build log.
-QUERIED_TENSOR = "rknn_query"
-
-
-@dataclass
-class Observation:
-    """What one backend run of one case produced."""
-
-    backend: str  # "simulator" or the board's name
-    outputs: list[np.ndarray] | None = None
-    # One entry per layer of the compiled network: {"op": "Pow", "target": "CPU", "name": ...}
-    placement: list[dict[str, Any]] = field(default_factory=list)
-    rewrites: list[str] = field(default_factory=list)  # compiler rewrites (fuse_ops results)
-    # Per tensor: {"name", "dtype", "format" (e.g. NC1HWC2), "orig_shape", "native_shape"}
-    tensors: list[dict[str, Any]] = field(default_factory=list)
-    failed_stage: str | None = None  # "build" or "runtime" when the toolkit/runtime rejected it
-    error: str | None = None  # the toolkit's or runtime's message for failed_stage
-    infra_error: str | None = None  # crash, hang, lost board: says nothing about the NPU
-    versions: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    log: str = ""  # build/run log, kept for repro bundles
 
 
 @dataclass

@@ -12,18 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, load_inventory
-from harness.results.records import Observation
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator.request import SimRequest
-
-
-class Backend(Protocol):
-    def run(self, request: SimRequest) -> Observation: ...
+from harness.targets.job import Job
+from harness.targets.observation import Observation
+from harness.targets.target import BoardTarget, Target
 
 
 class NoBoardError(RuntimeError):
@@ -68,29 +62,24 @@ def select_board(
 
 
 class BoardWithFallback:
-    """A board backend; once the board is given up on, later cases can go to the simulator.
+    """A board target; once the board is given up on, later cases can go to the simulator.
 
     With ``to_simulator`` false they stay infrastructure errors (the honest default for a
     nightly board run); either way the record's backend says where each case really ran.
     """
 
     def __init__(
-        self, board: BoardBackend, simulator: Callable[[], Backend], to_simulator: bool
+        self, board: BoardTarget, simulator: Callable[[], Target], to_simulator: bool
     ) -> None:
         self.board = board
         self.simulator = simulator
         self.to_simulator = to_simulator
-        self._fallback: Backend | None = None
+        self._fallback: Target | None = None
 
-    def run(self, request: SimRequest) -> Observation:
+    def run(self, request: Job) -> Observation:
         observation = self.board.run(request)
         if observation.infra_error and self.board.down and self.to_simulator:
             if self._fallback is None:
                 self._fallback = self.simulator()
             return self._fallback.run(request)
         return observation
-
-
-def board_backend(board: Board, rknn_cache: Path | None, timeout_s: float) -> BoardBackend:
-    cache = ConversionCache(rknn_cache) if rknn_cache else None
-    return BoardBackend(board, cache=cache, timeout_s=timeout_s)

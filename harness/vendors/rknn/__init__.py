@@ -8,3 +8,6 @@ Nothing outside this package imports rknn-toolkit2; importing this package does 
 from pathlib import Path
 
 BOARD_FILES = Path(__file__).resolve().parent / "board_files"
+# Observation.tensors entries with this "source" were queried from a board's runtime
+# (rknn_query: w_stride, size_with_stride, native layout), not read from the host build log.
+QUERIED_TENSOR = "rknn_query"

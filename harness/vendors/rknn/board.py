@@ -31,7 +31,8 @@ import numpy as np
 from harness.boards import BoardError
 from harness.boards.inventory import C_RUNNER, STAND_IN, Board, c_runner_binary
 from harness.boards.ssh import BoardConnectionError
-from harness.results.records import Observation
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.c_runner import request_files
 from harness.vendors.rknn.c_session import CRunnerSession
@@ -44,12 +45,7 @@ from harness.vendors.rknn.runner_session import (
     RunnerSession,
     runner_module,
 )
-from harness.vendors.rknn.simulator.request import (
-    MODEL_FILE,
-    SimRequest,
-    toolkit_calls,
-    write_dataset,
-)
+from harness.vendors.rknn.toolkit import MODEL_FILE, toolkit_calls, write_dataset
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +106,12 @@ class BoardBackend:
     def name(self) -> str:
         return self.board.name
 
-    def run(self, request: SimRequest, *, test_fault: str | None = None) -> Observation:
+    def run(self, request: Job, *, test_fault: str | None = None) -> Observation:
         faults = {request.case_id: test_fault} if test_fault else None
         return self.run_batch([request], test_faults=faults)[0]
 
     def run_batch(
-        self, requests: Sequence[SimRequest], *, test_faults: Mapping[str, str] | None = None
+        self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> list[Observation]:
         """One Observation per request, in order.
 
@@ -141,7 +137,7 @@ class BoardBackend:
             for index, conversion in enumerate(conversions)
         ]
 
-    def _check(self, requests: Sequence[SimRequest], faults: dict[str, str]) -> None:
+    def _check(self, requests: Sequence[Job], faults: dict[str, str]) -> None:
         for request in requests:
             if request.target_platform != self.board.platform:
                 raise ValueError(
@@ -320,7 +316,7 @@ class BoardBackend:
 
 def case_job(
     job_id: str,
-    request: SimRequest,
+    request: Job,
     conversion: Conversion,
     board: Board,
     timeout_s: float,
@@ -375,3 +371,8 @@ def _dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
             for path in root.rglob("*")
             if path.is_file()
         }
+
+
+def board_backend(board: Board, rknn_cache: Path | None, timeout_s: float) -> BoardBackend:
+    cache = ConversionCache(rknn_cache) if rknn_cache else None
+    return BoardBackend(board, cache=cache, timeout_s=timeout_s)

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.results.records import QUERIED_TENSOR, Observation
-from harness.vendors.rknn import BOARD_FILES
+from harness.targets.observation import Observation
+from harness.vendors.rknn import BOARD_FILES, QUERIED_TENSOR
 from harness.vendors.rknn.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
 
 RUNNER_SOURCE = BOARD_FILES / "c-runner"

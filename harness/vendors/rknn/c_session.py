@@ -26,7 +26,7 @@ import paramiko
 from harness.boards import BoardError
 from harness.boards.inventory import Board, c_runner_binary
 from harness.boards.lock import BoardBusy
-from harness.results.records import Observation
+from harness.targets.observation import Observation
 from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
 from harness.vendors.rknn.c_runner import (
     RUNNER_BINARY,

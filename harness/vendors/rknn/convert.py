@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.vendors.rknn.simulator.request import (
+from harness.targets.job import Job
+from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
-    SimRequest,
     content_key,
     toolkit_calls,
     toolkit_version,
@@ -60,7 +60,7 @@ class Conversion:
     cached: bool = False
 
 
-def build_calls(request: SimRequest) -> dict[str, dict[str, Any]]:
+def build_calls(request: Job) -> dict[str, dict[str, Any]]:
     """The simulator's toolkit calls up to ``build``: the same compile for board and simulator."""
     calls = toolkit_calls(request)
     return {name: calls[name] for name in ("RKNN", "config", "load_onnx", "build")}
@@ -74,16 +74,16 @@ class ConversionCache:
         self.timeout_s = timeout_s
         self.toolkit = toolkit_version()
 
-    def key(self, request: SimRequest) -> str:
+    def key(self, request: Job) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
         header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(request)}
         samples = request.dataset if request.quantize and request.dataset else []
         return content_key(header, request.model, samples)
 
-    def convert(self, request: SimRequest) -> Conversion:
+    def convert(self, request: Job) -> Conversion:
         return self.convert_many([request])[0]
 
-    def convert_many(self, requests: Sequence[SimRequest]) -> list[Conversion]:
+    def convert_many(self, requests: Sequence[Job]) -> list[Conversion]:
         """Conversions in request order; misses are built together in one child process."""
         keys = [self.key(request) for request in requests]
         found = {key: self._load(key) for key in set(keys)}
@@ -129,7 +129,7 @@ class ConversionCache:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield  # the lock goes with the file's closing
 
-    def _build(self, keys: list[str], requests: dict[str, SimRequest]) -> dict[str, Conversion]:
+    def _build(self, keys: list[str], requests: dict[str, Job]) -> dict[str, Conversion]:
         """Build ``keys`` in child processes; a crash or hang costs only the build in flight."""
         staging = {key: self._stage(key, requests[key]) for key in keys}
         results: dict[str, Conversion] = {}
@@ -155,7 +155,7 @@ class ConversionCache:
                 shutil.rmtree(folder, ignore_errors=True)
         return results
 
-    def _stage(self, key: str, request: SimRequest) -> Path:
+    def _stage(self, key: str, request: Job) -> Path:
         """A staging folder with the model, the calibration data and the toolkit calls."""
         parent = self._entry(key).parent
         folder = Path(tempfile.mkdtemp(prefix=f".staging-{key[:12]}-", dir=parent))

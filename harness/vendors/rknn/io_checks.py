@@ -36,7 +36,8 @@ from harness.cases.operators import Case
 from harness.judge.compare import Comparison
 from harness.judge.verdict import IO_LAYERS, Verdict, placement_of
 from harness.layout.align import align_up
-from harness.results.records import QUERIED_TENSOR, Observation
+from harness.targets.observation import Observation
+from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log, tensor_sizes
 from harness.vendors.rknn.io_cases import (
     BACKEND,

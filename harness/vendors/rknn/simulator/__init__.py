@@ -1,25 +1,12 @@
-"""The rknn-toolkit2 simulator backend: worker processes, a result cache, the request contract.
+"""The rknn-toolkit2 simulator target: worker processes and a result cache.
 
     with SimulatorPool(workers=1, timeout_s=120, cache=SimCache(path)) as pool:
-        observation = pool.run(SimRequest(model=onnx_bytes, inputs=[x], target_platform="rk3562"))
+        observation = pool.run(Job(model=onnx_bytes, inputs=[x], target_platform="rk3562"))
 
 Importing this package does not import the toolkit; only the worker processes do.
 """
 
 from harness.vendors.rknn.simulator.cache import SimCache
 from harness.vendors.rknn.simulator.pool import SimulatorPool
-from harness.vendors.rknn.simulator.request import (
-    SimRequest,
-    toolkit_calls,
-    toolkit_version,
-    write_dataset,
-)
 
-__all__ = [
-    "SimCache",
-    "SimRequest",
-    "SimulatorPool",
-    "toolkit_calls",
-    "toolkit_version",
-    "write_dataset",
-]
+__all__ = ["SimCache", "SimulatorPool"]

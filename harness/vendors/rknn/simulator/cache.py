@@ -19,13 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.records import Observation
-from harness.vendors.rknn.simulator.request import (
-    SimRequest,
-    content_key,
-    toolkit_calls,
-    toolkit_version,
-)
+from harness.targets.job import Job
+from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
 
 FORMAT = 1  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
@@ -39,17 +35,17 @@ class SimCache:
         self.directory = Path(directory)
         self._toolkit = toolkit_version()
 
-    def key(self, request: SimRequest) -> str:
+    def key(self, request: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""
         header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(request)}
         samples = request.dataset if request.quantize and request.dataset else []
         return content_key(header, request.model, [request.inputs, *samples])
 
-    def _entry(self, request: SimRequest) -> Path:
+    def _entry(self, request: Job) -> Path:
         key = self.key(request)
         return self.directory / key[:2] / key
 
-    def get(self, request: SimRequest) -> Observation | None:
+    def get(self, request: Job) -> Observation | None:
         entry = self._entry(request)
         try:
             data = json.loads((entry / _ENTRY_FILE).read_text())
@@ -61,7 +57,7 @@ class SimCache:
         )
         return Observation(**data)
 
-    def put(self, request: SimRequest, observation: Observation) -> None:
+    def put(self, request: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")

@@ -26,10 +26,11 @@ from types import TracebackType
 from typing import IO, Any
 
 import harness
-from harness.results.records import Observation
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.simulator.request import LOG_FILE, SimRequest
+from harness.vendors.rknn.toolkit import LOG_FILE
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 STOP_GRACE_S = 5.0
@@ -120,7 +121,7 @@ class _Job:
         self.workdir = Path(tempfile.mkdtemp(prefix="npu-hil-sim-"))
         self.deadline = float("inf")
 
-    def start(self, request: SimRequest, timeout_s: float) -> str | None:
+    def start(self, request: Job, timeout_s: float) -> str | None:
         """Send the case to the worker; None, or why the worker could not take it.
 
         The case's time starts once the worker is ready: its import is not the case's.
@@ -159,10 +160,10 @@ class SimulatorPool:
         self._idle: list[_Worker] = []
         atexit.register(self.close)
 
-    def run(self, request: SimRequest) -> Observation:
+    def run(self, request: Job) -> Observation:
         return self.run_many([request])[0]
 
-    def run_many(self, requests: Sequence[SimRequest]) -> list[Observation]:
+    def run_many(self, requests: Sequence[Job]) -> list[Observation]:
         """Observations in request order."""
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
@@ -199,7 +200,7 @@ class SimulatorPool:
     def _collect(
         self,
         busy: dict[Connection, _Job],
-        requests: Sequence[SimRequest],
+        requests: Sequence[Job],
         results: dict[int, Observation],
     ) -> None:
         """Wait for the first reply or deadline among the busy workers; finish those jobs."""
@@ -224,9 +225,7 @@ class SimulatorPool:
                 reply = {"infra_error": f"timed out after {self.timeout_s:g} s"}
                 results[job.index] = self._finish(job, reply)
 
-    def _finish(
-        self, job: _Job, reply: dict[str, Any], request: SimRequest | None = None
-    ) -> Observation:
+    def _finish(self, job: _Job, reply: dict[str, Any], request: Job | None = None) -> Observation:
         """Turn a reply plus the case's log into an Observation; clean the folder.
 
         ``request`` is given when the reply may be cached (not for infra errors).

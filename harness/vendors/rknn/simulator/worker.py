@@ -1,7 +1,7 @@
 """A simulator worker process: imports rknn-toolkit2 once, then runs one request per message.
 
 Started by ``pool.py`` as ``python -m harness.vendors.rknn.simulator.worker PARENT_PID`` with
-stdin carrying ``(SimRequest, workdir)`` messages and stdout carrying reply dicts
+stdin carrying ``(Job, workdir)`` messages and stdout carrying reply dicts
 (multiprocessing.connection framing). The toolkit prints its verbose tables from C (librknnc,
 stdout) and its Python messages through logging (stderr), so for each request file descriptors 1
 and 2 are pointed at ``workdir/toolkit.log``. Measured: the compiler flushes its own lines, so
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from harness.targets.job import Job
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.simulator.request import (
+from harness.vendors.rknn.toolkit import (
     LOG_FILE,
     MODEL_FILE,
-    SimRequest,
     toolkit_calls,
     toolkit_version,
     write_dataset,
@@ -90,7 +90,7 @@ def main() -> None:
         replies.send(reply)
 
 
-def serve(rknn_class: Callable[..., Any], request: SimRequest, workdir: Path) -> dict[str, Any]:
+def serve(rknn_class: Callable[..., Any], request: Job, workdir: Path) -> dict[str, Any]:
     """Build and simulate one request in ``workdir``; the reply dict for the pool."""
     os.chdir(workdir)  # the toolkit drops intermediate .onnx files into the working directory
     tempfile.tempdir = str(workdir)  # and its temporary folders go where the pool cleans up

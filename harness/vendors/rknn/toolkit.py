@@ -1,8 +1,8 @@
-"""What the harness asks of the rknn-toolkit2 simulator, and the exact toolkit calls it makes.
+"""The exact rknn-toolkit2 calls a job becomes, its calibration files and the toolkit version.
 
-``toolkit_calls`` is the single description of how a request is executed: the worker calls
-the toolkit with exactly these keyword arguments, and repro bundles write the same dict, so a
-vendor report reproduces what the harness ran.
+``toolkit_calls`` is the single description of how a job is executed: the simulator worker and
+the converter call the toolkit with exactly these keyword arguments, and repro bundles write
+the same dict, so a vendor report reproduces what the harness ran.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import hashlib
 import importlib.metadata
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from harness.targets.job import Job
 
 MODEL_FILE = "model.onnx"
 DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separated
@@ -24,36 +25,7 @@ DATA_FORMAT = "nchw"
 LOG_FILE = "toolkit.log"  # everything the toolkit printed for one request
 
 
-@dataclass
-class SimRequest:
-    """One case for the simulator: an ONNX model, its inputs and the build settings."""
-
-    model: bytes  # serialized ONNX
-    inputs: list[np.ndarray]  # in the model's input order, NCHW float32 as fed to onnxruntime
-    target_platform: str  # e.g. "rk3562"
-    quantize: bool = False  # int8 build; needs a calibration dataset
-    dataset: list[list[np.ndarray]] | None = None  # samples, each one array per model input
-    config: dict[str, Any] = field(default_factory=dict)  # extra RKNN.config keyword arguments
-    case_id: str = ""
-
-    def __post_init__(self) -> None:
-        if "target_platform" in self.config:
-            raise ValueError("give target_platform as its own field, not inside config")
-        try:
-            json.dumps(self.config, sort_keys=True)
-        except TypeError as exc:
-            raise ValueError(f"config must be JSON-serializable: {exc}") from exc
-        if self.quantize and not self.dataset:
-            raise ValueError("quantize=True needs a calibration dataset")
-        for sample in self.dataset or []:
-            if len(sample) != len(self.inputs):
-                raise ValueError(
-                    f"each dataset sample needs one array per input ({len(self.inputs)}), "
-                    f"got {len(sample)}"
-                )
-
-
-def toolkit_calls(request: SimRequest) -> dict[str, dict[str, Any]]:
+def toolkit_calls(request: Job) -> dict[str, dict[str, Any]]:
     """The toolkit calls, in order, with their keyword arguments (JSON-able).
 
     File arguments are relative to the working folder that holds ``model.onnx`` and, for int8,

@@ -1,0 +1,27 @@
+"""What a target saw for one case: plain data, so that judging can be tested without a target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Observation:
+    """What one backend run of one case produced."""
+
+    backend: str  # "simulator" or the board's name
+    outputs: list[np.ndarray] | None = None
+    # One entry per layer of the compiled network: {"op": "Pow", "target": "CPU", "name": ...}
+    placement: list[dict[str, Any]] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)  # compiler rewrites (fuse_ops results)
+    # Per tensor: {"name", "dtype", "format" (e.g. NC1HWC2), "orig_shape", "native_shape"}
+    tensors: list[dict[str, Any]] = field(default_factory=list)
+    failed_stage: str | None = None  # "build" or "runtime" when the toolkit/runtime rejected it
+    error: str | None = None  # the toolkit's or runtime's message for failed_stage
+    infra_error: str | None = None  # crash, hang, lost board: says nothing about the NPU
+    versions: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    log: str = ""  # build/run log, kept for repro bundles
