@@ -292,7 +292,7 @@ def test_lookup_errors_name_the_value(call: Any, error: type[Exception], match: 
 
 
 def test_every_toolkit_target_in_exactly_one_group() -> None:
-    # The targets rknn-toolkit2 2.5.0 accepts (design.md, measured).
+    # The targets rknn-toolkit2 2.5.0 accepts (measured; docs/rknn.md).
     accepted = "rk3562 rk3566 rk3568 rk3576 rk3588 rv1103 rv1106 rv1103b rv1106b rk2118 rv1126b"
     assert sorted(MODEL.targets) == sorted(accepted.split())
 

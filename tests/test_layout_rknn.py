@@ -1,7 +1,7 @@
-"""RKNN zero-copy layouts: worked numbers from seed 003 and design.md, and round-trip properties.
+"""RKNN zero-copy layouts: worked numbers from seed 003 and vendor samples; round trips.
 
-Expected offsets use design.md's NC1HWC2 formula written out here element by element, not the
-module's reshapes; expected alignments are read from the seed tables by hand.
+Expected offsets use the vendor samples' NC1HWC2 formula written out here element by element,
+not the module's reshapes; expected alignments are read from the seed tables by hand.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def test_output_layout_matches_the_toolkit_allocation() -> None:
 
 
 def design_offset(shape: tuple[int, ...], c2: int, plane: int, n: int, c: int, hw: int) -> int:
-    """design.md: n*C1*H*W*C2 + (c//C2)*H*W*C2 + (h*W + w)*C2 + c%C2, H*W taken as ``plane``."""
+    """Vendor samples: n*C1*H*W*C2 + (c//C2)*H*W*C2 + (h*W + w)*C2 + c%C2, H*W as ``plane``."""
     c1 = -(-shape[1] // c2)
     return n * c1 * plane * c2 + (c // c2) * plane * c2 + hw * c2 + c % c2
 

@@ -2,7 +2,7 @@
 
 Each test starts a real ``pytest suites/...`` process (the plugin is loaded through its
 pytest11 entry point) on a handful of cases; the expected verdicts are the behaviour of
-rknn-toolkit2 2.5.0 recorded in design.md.
+rknn-toolkit2 2.5.0 measured on the simulator (docs/rknn.md).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from harness.models.builder import (
 )
 
 # Both operands are graph inputs: the toolkit rewrites a constant divisor into a Mul, and a
-# constant operand would test the constant path rather than the operator (design notes).
+# constant operand would test the constant path rather than the operator (docs/rknn.md).
 BINARY_DEFAULTS = {"a_shape": [1, 8, 4, 6], "b_shape": [1, 8, 1, 6]}
 
 Operands = Callable[[np.random.Generator, list[int], list[int]], list[np.ndarray]]

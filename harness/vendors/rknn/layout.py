@@ -1,14 +1,15 @@
 """RKNN zero-copy buffer layouts: width-padded inputs, NC1HWC2 and channel-padded NHWC outputs.
 
 Every alignment number comes from the model I/O catalogue (seed 003). Shapes are the model's
-logical ``(N, C, H, W)``; ``layout`` names the buffer's order. Facts from design.md:
-``w_stride`` counts elements and includes padding, ``size_with_stride`` counts bytes;
-NC1HWC2 has ``C1 = ceil(C / C2)`` and memory order C2, W, H, C1, N.
+logical ``(N, C, H, W)``; ``layout`` names the buffer's order. From the vendor's public
+zero-copy samples (docs/rknn.md): ``w_stride`` counts elements and includes padding,
+``size_with_stride`` counts bytes; NC1HWC2 has ``C1 = ceil(C / C2)`` and memory order C2, W, H,
+C1, N.
 
 H*W alignment ("Aligned to 4" in the NC1HWC2 rows): each C1 plane holds ``align_up(H*W, 4)``
 pixels, the tail being padding, so an element sits at
 ``n*C1*P*C2 + (c//C2)*P*C2 + (h*W + w)*C2 + c%C2`` with ``P = align_up(H*W, hw_align)`` (the
-design.md formula when H*W is aligned). rknn-toolkit2 2.5.0 allocates exactly that: rk3588
+vendor samples' formula when H*W is aligned). rknn-toolkit2 2.5.0 allocates exactly that: rk3588
 float16, output 1x13x3x5 -> 512 bytes = 2 (C1) * 16 (P) * 8 (C2) * 2 bytes.
 """
 
