@@ -34,7 +34,8 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
-from harness.results.records import VERDICTS, CaseRecord
+from harness.judge.verdict import VERDICTS
+from harness.results.records import CaseRecord
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
