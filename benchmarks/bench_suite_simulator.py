@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.cases.operators import Case, operator_cases
+from harness.cases.case import Case
+from harness.cases.operators import operator_cases
 from harness.models import build_model
 from harness.pipeline import CaseExecutor, request_for
 from harness.spec.operators import load_operators

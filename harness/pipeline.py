@@ -1,8 +1,9 @@
 """Running one case end to end: model, reference, backend, comparison, verdict, journal.
 
 Data flows one way: a ``Case`` becomes a ``BuiltModel`` and reference outputs, the backend
-turns the request into an ``Observation``, and the verdict plus everything needed to
-reproduce the case are written to the results directory (layout in ``harness.results.journal``).
+turns the request into an ``Observation``, the judge checks the case's expectations against
+it, and the verdict plus everything needed to reproduce the case are written to the results
+directory (layout in ``harness.results.journal``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from harness import __version__
-from harness.cases.operators import Case
+from harness.cases.case import Case
+from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare, tolerance_for
-from harness.judge.verdict import decide
+from harness.judge.observers import GENERIC_OBSERVERS
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
 from harness.models.reference import reference_outputs
@@ -30,12 +32,13 @@ from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import Target
-from harness.vendors.rknn.io_checks import JUDGES
 from harness.vendors.rknn.toolkit import toolkit_calls, write_dataset
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
+# Judges the properties every target can serve; the plugin adds the vendor's observers.
+GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 
 
 def host_versions() -> dict[str, str]:
@@ -74,7 +77,11 @@ def request_for(
 
 
 class CaseExecutor:
-    """Executes cases on one backend and journals each record the moment it has a verdict."""
+    """Executes cases on one backend and journals each record the moment it has a verdict.
+
+    ``judge`` holds the observers of every property the cases expect: the generic ones by
+    default, plus the vendor's when the plugin wires them in.
+    """
 
     def __init__(
         self,
@@ -82,12 +89,14 @@ class CaseExecutor:
         backend: Target,
         tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
+        judge: Judge = GENERIC_JUDGE,
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
         self.tolerances = tolerances or {}  # op -> dtype -> overrides, from the catalogue
         self.journal = Journal(results_dir)
         self.models = models  # the model declarations cases name in Case.op
+        self.judge = judge
         self.versions = host_versions()
 
     def execute(self, case: Case) -> CaseRecord:
@@ -104,11 +113,7 @@ class CaseExecutor:
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
             comparison = compare(observation.outputs, reference, tolerance, _span(built.inputs))
-        judge = JUDGES.get(case.op)  # model-I/O cases judge every documented property
-        if judge is None:
-            verdict = decide(case.documented, observation, comparison, case.layer_types)
-        else:
-            verdict = judge(case, observation, comparison)
+        verdict = self.judge(case, observation, comparison)
         record = CaseRecord(
             id=case.id,
             platform=case.platform,

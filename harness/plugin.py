@@ -23,12 +23,16 @@ import pytest
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board
-from harness.cases.operators import Case, operator_cases
+from harness.cases.case import Case
+from harness.cases.operators import operator_cases
+from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.models import OPERATOR_SPECS
 from harness.pipeline import CaseExecutor, host_versions
+from harness.report.io_section import MODEL_IO_KEY
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
-from harness.results.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.results.records import CaseRecord
+from harness.spec.model_io import ModelIOError
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
@@ -37,8 +41,9 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
+from harness.vendors.rknn import io_checks
 from harness.vendors.rknn.board import board_backend
-from harness.vendors.rknn.io_cases import model_io_cases
+from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_models import MODELS as IO_MODELS
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import toolkit_version
@@ -125,6 +130,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "versions": {**host_versions(), "rknn_toolkit2": toolkit_version()},
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
+        MODEL_IO_KEY: _model_io_rows(config),
     }
 
 
@@ -137,6 +143,14 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
     ]
+
+
+def _model_io_rows(config: pytest.Config) -> list[dict[str, Any]]:
+    """The seed-003 rows of the platform's group, for the report's model-I/O section."""
+    try:
+        return documented_rows(_platform(config))
+    except ModelIOError:  # a platform the model-I/O document does not cover
+        return []
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -237,7 +251,8 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
                 board_backend(board, results / RKNN_CACHE, option("hil_timeout"))
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
-        yield CaseExecutor(results, backend, tolerances, {**OPERATOR_SPECS, **IO_MODELS})
+        models = {**OPERATOR_SPECS, **IO_MODELS}
+        yield CaseExecutor(results, backend, tolerances, models, io_checks.JUDGE)
 
 
 def _board(config: pytest.Config) -> Board | None:

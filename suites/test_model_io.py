@@ -1,8 +1,9 @@
 """Model I/O suites (seed 003): input width alignment, convolution width limits, output layouts.
 
 One test per case (``harness.vendors.rknn.io_cases``) for ``--platform X`` (``all``: every
-documented target). Each record lists a check per documented property; properties the
-simulator cannot observe are checks with status ``unobserved`` and never make a test pass or fail.
+documented target). Each record lists a check per documented property; properties the target
+that ran the case cannot observe are checks with status ``unobserved`` and never make a test
+pass or fail.
 Select with -k, e.g. ``-k "conv and ConvTranspose"`` or ``-k input``.
 """
 

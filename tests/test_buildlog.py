@@ -37,6 +37,7 @@ def test_pow_exponent_4_is_placed_on_the_cpu() -> None:
         ("Pow", "CPU"),
         ("OutputOperator", "CPU"),
     ]
+    assert [e["op"] for e in log.layers if e["io"]] == ["InputOperator", "OutputOperator"]
     assert layer(log, "Pow") == {
         "id": 2,
         "op": "Pow",
@@ -47,6 +48,7 @@ def test_pow_exponent_4_is_placed_on_the_cpu() -> None:
         "input_shapes": [[1, 3, 4, 4], [1]],
         "output_shapes": [[1, 3, 4, 4]],
         "truncated": False,
+        "io": False,
     }
     assert layer(log, "Conv")["name"] == ""  # inserted layers have no FullName
     assert log.rewrites == []

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from harness.cases.operators import case_seed, element_count, operator_cases, subjects
+from harness.cases.case import case_seed
+from harness.cases.operators import element_count, operator_cases, subjects
 from harness.models import build_model
 from harness.spec.operators import load_operators
 

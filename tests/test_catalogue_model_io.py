@@ -19,6 +19,7 @@ import yaml
 
 from harness.spec.loader import CatalogueError, key_path
 from harness.spec.model_io import DEFAULT_PATH, ModelIOError, dilated_kernel, load_model_io
+from harness.vendors.rknn.io_cases import WidthRule
 
 SEED = Path(__file__).parents[1] / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"
 LINES = SEED.read_text(encoding="utf-8").splitlines()
@@ -159,15 +160,17 @@ CONDITION_CASES = [pytest.param(*t, id=f"{t[0]}-{t[1]}") for t in condition_tabl
 def test_condition_formulas(
     target: str, condition: str, rows: dict[str, str], n_range: tuple[int, int]
 ) -> None:
-    assert MODEL.condition(target, condition).n_range == n_range
+    conditions = MODEL.group(target).conditions
+    assert conditions[condition].n_range == n_range
     for label, conv_type in CONV_TYPES.items():
         for kh in KERNELS:
             for kw in (1, 3, kh):
                 for dilation in (1, 2):
                     dk_h, dk_w = kh * dilation - dilation + 1, kw * dilation - dilation + 1
                     n = evaluate(rows[label], dilation_kernel_h=dk_h, dilation_kernel_w=dk_w)
-                    args = (target, condition, conv_type, kh, kw, dilation, dilation)
-                    assert MODEL.conv_n(*args) == n
+                    group = MODEL.group(target).id
+                    rule = WidthRule(group, conditions[condition], conv_type, (dk_h, dk_w))
+                    assert rule.n == n
 
                     def inside(width: int, n: int = n, dk_h: int = dk_h) -> bool:
                         values = {"width": width, "dilation_kernel_h": dk_h, "N": n}
@@ -175,15 +178,13 @@ def test_condition_formulas(
                             evaluate(rows["(1)"], **values) and evaluate(rows["(2)"], **values)
                         )
 
-                    top = MODEL.max_width(*args)
                     if not n_range[0] <= n <= n_range[1]:
-                        assert top == 0
-                        assert not MODEL.width_supported(target, condition, conv_type, 1, *args[3:])
+                        assert not rule.n_in_range and rule.ids()["range"] in rule.broken(1)
                         continue
+                    top, _ = rule.largest()
                     assert inside(top) and not inside(top + 1)
                     for width in {1, max(top - 1, 1), top, top + 1}:
-                        check = MODEL.width_check(target, condition, conv_type, width, *args[3:])
-                        assert check.supported == inside(width), check.reason
+                        assert (not rule.broken(width)) == inside(width), rule.describe(width)
 
 
 def test_dilated_kernel_formulas_from_the_seed() -> None:
@@ -241,16 +242,15 @@ def test_n_and_max_width_by_hand(
     n: int,
     max_width: int,
 ) -> None:
-    args = (target, condition, conv_type, *kernel, dilation, dilation)
-    assert MODEL.conv_n(*args) == n
-    assert MODEL.max_width(*args) == max_width
+    group = MODEL.group(target)
+    dilated = tuple(dilated_kernel(k, dilation) for k in kernel)
+    rule = WidthRule(group.id, group.conditions[condition], conv_type, dilated)
+    assert rule.n == n
     if max_width:
-        assert MODEL.width_supported(target, condition, conv_type, max_width, *args[3:])
-        assert not MODEL.width_supported(target, condition, conv_type, max_width + 1, *args[3:])
+        assert rule.largest()[0] == max_width
+        assert not rule.broken(max_width) and rule.broken(max_width + 1)
     else:
-        assert (
-            "outside 1..7" in MODEL.width_check(target, condition, conv_type, 1, *args[3:]).reason
-        )
+        assert "outside 1..7" in rule.describe(1)
 
 
 def test_dilated_kernel_by_hand() -> None:
@@ -281,9 +281,6 @@ def test_other_types_and_unrestricted_rows() -> None:
         (lambda: MODEL.input_rule("rk3588", "int8", "uint8", 0), ValueError, "channels"),
         (lambda: MODEL.output_rule("rv1106", "float16", "NCHW"), ModelIOError, "float16"),
         (lambda: MODEL.output_rule("rk3588", "int8", "NCWH"), ModelIOError, "NCWH"),
-        (lambda: MODEL.conv_n("rk2118", "B", "Convolution", 3, 3), ModelIOError, "'B'"),
-        (lambda: MODEL.conv_n("rk3588", "A", "Conv", 3, 3), ValueError, "Conv"),
-        (lambda: MODEL.conv_n("rk3588", "A", "Convolution", 0, 3), ValueError, "kernel"),
     ],
 )
 def test_lookup_errors_name_the_value(call: Any, error: type[Exception], match: str) -> None:

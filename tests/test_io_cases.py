@@ -6,13 +6,15 @@ the report section.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
+from harness.cases.case import Case
 from harness.judge.compare import Comparison
-from harness.report.io_section import NOT_RUN, io_sections
+from harness.report.io_section import MODEL_IO_KEY, NOT_RUN, io_sections
 from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
 from harness.results.records import CaseRecord
@@ -20,20 +22,23 @@ from harness.spec.model_io import ModelIOError, load_model_io
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.io_cases import (
-    UNOBSERVABLE,
-    IOProbe,
-    model_io_cases,
-    platform_probes,
-    probe_for,
+from harness.vendors.rknn.io_cases import documented_rows, model_io_cases, platform_cases
+from harness.vendors.rknn.io_checks import JUDGE, OBSERVERS
+from harness.vendors.rknn.properties import (
+    BACKEND,
+    C_RUNNER_OBSERVES,
+    INPUT_STRIDE,
+    PYTHON_RUNNER_OBSERVES,
+    SIMULATOR_OBSERVES,
+    W_STRIDE,
 )
-from harness.vendors.rknn.io_checks import judge
 
 TARGETS = load_model_io().targets
+judge = JUDGE
 
 
-def probe(case_id: str) -> IOProbe:
-    return platform_probes(case_id.split("/", 1)[0])[case_id]
+def probe(case_id: str) -> Case:
+    return platform_cases(case_id.split("/", 1)[0])[case_id]
 
 
 def expect(case_id: str, prop: str) -> Any:
@@ -83,7 +88,7 @@ def test_an_undocumented_platform_is_refused() -> None:
 @pytest.mark.parametrize("platform", ["rk3566", "rk3588", "rv1106", "rk2118", "rv1103b"])
 def test_every_input_and_output_row_is_probed(platform: str) -> None:
     group = load_model_io().group(platform)
-    cited = {i for p in platform_probes(platform).values() for e in p.expects for i in e.limits}
+    cited = {i for c in platform_cases(platform).values() for e in c.expects for i in e.limits}
     assert {r.id for r in group.inputs} <= cited
     assert {r.id for r in group.outputs} <= cited
 
@@ -109,12 +114,11 @@ def test_precisions_follow_the_tables() -> None:
     ],
 )
 def test_input_cases_carry_the_documented_stride(case_id: str, w_stride: int, fed: str) -> None:
-    case = probe(case_id).case
+    case = probe(case_id)
     assert case.params["w_stride"] == w_stride
     assert case.params["input_type"] == fed
     assert expect(case_id, "input buffer stride").value == w_stride
-    assert expect(case_id, "w_stride attribute").unobservable
-    assert expect(case_id, "mean/scale/quant backend").unobservable
+    assert expect(case_id, "w_stride attribute").value == w_stride
 
 
 def test_backend_expectation_is_the_rows_backend() -> None:
@@ -123,7 +127,7 @@ def test_backend_expectation_is_the_rows_backend() -> None:
 
 
 def test_not_four_d_inputs_are_one_dimensional_convolutions() -> None:
-    case = probe("rk2118/input/float16/float16/nd/c3/w4097").case
+    case = probe("rk2118/input/float16/float16/nd/c3/w4097")
     assert case.params["shape"] == [1, 3, 4097] and case.params["kernel"] == [3]
     # RK2118's not-4-D row names condition A: 4096 is the cap with dk_h = 1, N = 6.
     assert case.documented == "outside" and case.outside_because == ("rk2118/conv/A/2",)
@@ -180,7 +184,7 @@ def test_not_four_d_inputs_are_one_dimensional_convolutions() -> None:
     ],
 )
 def test_width_formula_edges(case_id: str, documented: str, broken: tuple[str, ...]) -> None:
-    case = probe(case_id).case
+    case = probe(case_id)
     assert case.documented == documented
     assert case.outside_because == broken
     assert expect(case_id, "width limit").value is (documented == "supported")
@@ -188,13 +192,13 @@ def test_width_formula_edges(case_id: str, documented: str, broken: tuple[str, .
 
 def test_rk3588_convolution_enters_n_range_at_dilated_23() -> None:
     """21x21 = 441 -> CEIL 4 -> MAX(4, 3) -> N = 8: the 3x3 probes stop just before 23x23."""
-    cases = [p.case for p in platform_probes("rk3588").values()]
+    cases = list(platform_cases("rk3588").values())
     dilations = {c.params["dilation"][0] for c in cases if "/conv/A/Convolution/" in c.id}
     assert 11 in dilations and 10 not in dilations
 
 
 def test_unrestricted_channels_are_supported_beyond_the_condition() -> None:
-    case = probe("rk3566/conv/A/unrestricted/c5/w2390").case
+    case = probe("rk3566/conv/A/unrestricted/c5/w2390")
     assert case.documented == "supported" and case.params["shape"][1] == 5
 
 
@@ -209,11 +213,25 @@ def test_output_cases_carry_the_documented_nc1hwc2_size() -> None:
     assert expect("rk3562/output/int8/4d/Add/c3-3x7", "NHWC channels").value == 3  # "None"
 
 
-def test_probe_for_refuses_a_changed_case() -> None:
-    case = probe("rk3566/input/int8/uint8/4d/c3/w33").case
-    assert probe_for(case).case is case
-    with pytest.raises(LookupError):
-        probe_for(type(case)(**{**case.__dict__, "params": {**case.params, "w_stride": 33}}))
+def test_what_a_target_observes_is_the_targets_not_the_cases() -> None:
+    """The runtime's w_stride is seen by a C-runner board only; no target sees the backend."""
+    assert W_STRIDE in C_RUNNER_OBSERVES
+    assert W_STRIDE not in SIMULATOR_OBSERVES | PYTHON_RUNNER_OBSERVES
+    assert INPUT_STRIDE in SIMULATOR_OBSERVES & PYTHON_RUNNER_OBSERVES & C_RUNNER_OBSERVES
+    assert BACKEND not in C_RUNNER_OBSERVES and OBSERVERS[BACKEND].check is None
+
+
+def test_the_judge_reads_the_expectations_the_case_carries() -> None:
+    """Judging never regenerates a case: a changed expectation is what the check compares."""
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
+    wider = tuple(
+        replace(e, value=48) if e.prop == "input buffer stride" else e for e in case.expects
+    )
+    seen = observation(input_log(3 * 48 * 3), [np.zeros(1)])
+    assert statuses(judge(case, seen, MATCH))["input buffer stride"] == "doc-drift"
+    assert statuses(judge(replace(case, expects=wider), seen, MATCH))["input buffer stride"] == (
+        "confirmed"
+    )
 
 
 # -- verdicts on constructed observations ----------------------------------------------------
@@ -259,7 +277,7 @@ def observation(log: str, outputs: list[np.ndarray] | None = None, **kw: Any) ->
         rewrites=parsed.rewrites,
         tensors=parsed.tensors,
         log=log,
-        **kw,
+        **{"observes": SIMULATOR_OBSERVES, **kw},
     )
 
 
@@ -282,7 +300,7 @@ def statuses(verdict: Any) -> dict[str, str]:
 
 
 def test_input_stride_from_the_tensor_size_confirms_the_documented_alignment() -> None:
-    case = probe("rk3566/input/int8/uint8/4d/c3/w33").case
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
     verdict = judge(case, observation(input_log(3 * 40 * 3), [np.zeros(1)]), MATCH)
     assert verdict.verdict == "confirmed"
     assert statuses(verdict) == {
@@ -292,14 +310,14 @@ def test_input_stride_from_the_tensor_size_confirms_the_documented_alignment() -
         "width limit": "confirmed",
         "result": "confirmed",
     }
-    assert "not observable on the simulator: w_stride attribute" in verdict.detail
+    assert "not observable on simulator: w_stride attribute" in verdict.detail
     backend = next(c for c in verdict.checks if c["prop"] == "mean/scale/quant backend")
-    assert UNOBSERVABLE["mean/scale/quant backend"] in backend["observed"]
-    assert "InputOperator INT8 on CPU" in backend["observed"]
+    assert OBSERVERS[BACKEND].needs in backend["observed"]
+    assert backend["observed"].startswith("simulator does not observe this")
 
 
 def test_a_wider_stride_than_documented_is_doc_drift() -> None:
-    case = probe("rk3566/input/int8/uint8/4d/c3/w33").case
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
     verdict = judge(case, observation(input_log(3 * 48 * 3), [np.zeros(1)]), MATCH)
     assert verdict.verdict == "doc-drift"
     stride = next(c for c in verdict.checks if c["prop"] == "input buffer stride")
@@ -307,7 +325,7 @@ def test_a_wider_stride_than_documented_is_doc_drift() -> None:
 
 
 def test_a_size_without_whole_rows_is_unobserved_not_passed() -> None:
-    case = probe("rk3566/input/int8/uint8/4d/c3/w33").case
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
     verdict = judge(case, observation(input_log(3 * 40 * 3 + 1), [np.zeros(1)]), MATCH)
     assert statuses(verdict)["input buffer stride"] == "unobserved"
 
@@ -327,7 +345,7 @@ def test_a_size_without_whole_rows_is_unobserved_not_passed() -> None:
     ],
 )
 def test_width_limit_verdicts(case_id: str, log_kw: dict, width_status: str) -> None:
-    case = probe(case_id).case
+    case = probe(case_id)
     verdict = judge(case, observation(build_log(CONV_NPU, [], **log_kw), [np.zeros(1)]), MATCH)
     assert statuses(verdict)["width limit"] == width_status
     assert verdict.verdict == width_status
@@ -335,8 +353,8 @@ def test_width_limit_verdicts(case_id: str, log_kw: dict, width_status: str) -> 
 
 def test_cpu_fallback_confirms_a_limit_and_violates_support() -> None:
     on_cpu = [("Conv", "INT8", "CPU")]
-    outside = probe("rk3566/conv/A/Convolution/k3d1/w2390").case
-    inside = probe("rk3566/conv/A/Convolution/k3d1/w2389").case
+    outside = probe("rk3566/conv/A/Convolution/k3d1/w2390")
+    inside = probe("rk3566/conv/A/Convolution/k3d1/w2389")
     assert judge(outside, observation(build_log(on_cpu, []), [np.zeros(1)]), MATCH).verdict == (
         "limit-confirmed"
     )
@@ -348,8 +366,8 @@ def test_cpu_fallback_confirms_a_limit_and_violates_support() -> None:
 def test_a_compiler_abort_after_an_error_is_a_rejected_build() -> None:
     aborted = "worker killed by signal SIGABRT while running the case"
     log = build_log([], [], errors=("failed to tile argb mode layer!",))
-    inside = probe("rk2118/conv/A/Convolution/k1d1/w4096").case
-    outside = probe("rk2118/conv/A/Convolution/k1d1/w4097").case
+    inside = probe("rk2118/conv/A/Convolution/k1d1/w4096")
+    outside = probe("rk2118/conv/A/Convolution/k1d1/w4097")
     verdict = judge(inside, observation(log, infra_error=aborted), None)
     assert verdict.verdict == "violation" and "failed to tile argb" in verdict.detail
     assert judge(outside, observation(log, infra_error=aborted), None).verdict == "limit-confirmed"
@@ -359,7 +377,7 @@ def test_a_compiler_abort_after_an_error_is_a_rejected_build() -> None:
 
 
 def test_a_wrong_result_outranks_everything_observed() -> None:
-    case = probe("rk3566/input/int8/uint8/4d/c3/w33").case
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
     wrong = Comparison(False, {}, {}, "12 of 40 elements differ")
     verdict = judge(case, observation(input_log(3 * 48 * 3), [np.zeros(1)]), wrong)
     assert verdict.verdict == "wrong-result" and "12 of 40" in verdict.detail
@@ -372,7 +390,7 @@ def output_log(native: str, size: int, *extra: tuple[str, str, str, str, str, in
 
 def test_nc1hwc2_decoding_with_the_documented_c2() -> None:
     """RK3588 int8, last layer conv: 32 channels of 24 pixels; C2 documented as 32."""
-    case = probe("rk3588/output/int8/4d/Conv/c3-3x7").case
+    case = probe("rk3588/output/int8/4d/Conv/c3-3x7")
     out = [np.random.default_rng(0).uniform(-1, 1, (1, 3, 3, 7)).astype(np.float32)]
     as_documented = judge(case, observation(output_log("(1,1,3,7,32)", 768), out), MATCH)
     assert statuses(as_documented)["NC1HWC2 C2"] == "confirmed"
@@ -394,7 +412,7 @@ def test_nc1hwc2_decoding_with_the_documented_c2() -> None:
 )
 def test_nhwc_forms_of_the_output(forms: list, status: str) -> None:
     """RK3566 int8 NHWC: channels aligned to 8, so 3 channels occupy 8."""
-    case = probe("rk3566/output/int8/4d/Add/c3-3x7").case
+    case = probe("rk3566/output/int8/4d/Add/c3-3x7")
     out = [np.zeros((1, 3, 3, 7), np.float32)]
     verdict = judge(case, observation(output_log("(1,1,3,7,8)", 192, *forms), out), MATCH)
     assert statuses(verdict)["NHWC channels"] == status
@@ -402,7 +420,7 @@ def test_nhwc_forms_of_the_output(forms: list, status: str) -> None:
 
 def test_values_queried_on_a_board_do_not_stand_in_for_the_compiler_forms() -> None:
     """A c-runner board appends rknn_query entries; the NHWC check reads the build log's."""
-    case = probe("rk3566/output/int8/4d/Add/c3-3x7").case
+    case = probe("rk3566/output/int8/4d/Add/c3-3x7")
     out = [np.zeros((1, 3, 3, 7), np.float32)]
     seen = observation(output_log("(1,1,3,7,8)", 192), out)
     queried = {"name": "y_exSecondary", "source": QUERIED_TENSOR, "format": "NHWC"}
@@ -410,8 +428,52 @@ def test_values_queried_on_a_board_do_not_stand_in_for_the_compiler_forms() -> N
     assert statuses(judge(case, seen, MATCH))["NHWC channels"] == "unobserved"
 
 
+def on_c_runner_board(seen: Observation, w_stride: int | None) -> Observation:
+    """``seen`` as a C-runner board reports it, with the runtime's queried input entry."""
+    board = replace(seen, backend="rk3566-c", observes=C_RUNNER_OBSERVES, tensors=[*seen.tensors])
+    if w_stride is not None:  # as hil_c_runner reports a 3-channel, 33-wide NHWC int8 input
+        board.tensors.append(
+            {
+                "source": QUERIED_TENSOR,
+                "role": "input",
+                "name": "x",
+                "dtype": "INT8",
+                "format": "NHWC",
+                "orig_shape": [1, 3, 33, 3],
+                "native_shape": [1, 3, 33, 3],
+                "w_stride": w_stride,
+                "size_with_stride": 3 * (w_stride or 33) * 3,
+            }
+        )
+    return board
+
+
+@pytest.mark.parametrize(
+    ("w_stride", "status"),
+    [(40, "confirmed"), (48, "doc-drift"), (0, "doc-drift")],  # 0: the width itself, 33
+)
+def test_a_c_runner_boards_queried_w_stride_is_judged(w_stride: int, status: str) -> None:
+    """RK3566 int8 uint8, 3 channels at width 33: documented w_stride 40 (aligned to 8)."""
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
+    seen = on_c_runner_board(observation(input_log(3 * 40 * 3), [np.zeros(1)]), w_stride)
+    verdict = judge(case, seen, MATCH)
+    assert statuses(verdict)["w_stride attribute"] == status
+    assert verdict.verdict == status
+    assert "not observable on rk3566-c: mean/scale/quant backend" in verdict.detail
+    check = next(c for c in verdict.checks if c["prop"] == "w_stride attribute")
+    assert f"w_stride {w_stride}," in check["observed"]
+
+
+def test_a_c_runner_board_without_queried_attributes_leaves_w_stride_unobserved() -> None:
+    case = probe("rk3566/input/int8/uint8/4d/c3/w33")
+    failed = observation(input_log(3 * 40 * 3), failed_stage="runtime", error="E RKNN: init")
+    verdict = judge(case, on_c_runner_board(failed, None), None)
+    assert statuses(verdict)["w_stride attribute"] == "unobserved"
+    assert verdict.verdict == "violation"
+
+
 def test_undefined_output_of_a_three_d_model() -> None:
-    case = probe("rk3566/output/int8/nd/Reshape/c3-21").case
+    case = probe("rk3566/output/int8/nd/Reshape/c3-21")
     y = ("y", "INT8", "UNDEFINED", "(1,3,21)", "(1,3,21)", 64)
     plain = judge(case, observation(build_log(CONV_NPU, [y]), [np.zeros(1)]), MATCH)
     assert plain.verdict == "confirmed"
@@ -425,7 +487,7 @@ def test_undefined_output_of_a_three_d_model() -> None:
 
 
 def record(case_id: str, status: str, prop: str = "input buffer stride") -> CaseRecord:
-    case = probe(case_id).case
+    case = probe(case_id)
     check = {
         "prop": prop,
         "limits": list(case.limits),
@@ -454,7 +516,7 @@ def test_report_section_lists_every_row_of_the_group_with_its_status() -> None:
         record("rk3568/input/int8/uint8/4d/c3/w32", "confirmed"),
         CaseRecord("op", "rk3562", "Pow", "int8", "l", "v", "supported", "simulator", "confirmed"),
     ]
-    (section,) = io_sections(records)
+    (section,) = io_sections(records, documented_rows("rk3566"))
     assert section.group == "RK3566/RK3568" and section.platforms == ["rk3566", "rk3568"]
     group_rows = [lim.id for lim in load_model_io().limits() if lim.group == "rk3566-rk3568"]
     assert {row.limit for row in section.rows} == {i for i in group_rows if "/remark/" not in i}
@@ -470,7 +532,7 @@ def test_report_section_lists_every_row_of_the_group_with_its_status() -> None:
 
 def test_report_renderers_include_the_io_section_escaped() -> None:
     records = [record("rk3588/input/int8/uint8/4d/c3/w33", "doc-drift")]
-    report = build_report(records, {}, {})
+    report = build_report(records, {MODEL_IO_KEY: documented_rows("rk3588")}, {})
     assert len(report.io) == 1
     markdown = render_markdown(report)
     assert "## Model I/O: RK3588 on simulator" in markdown
@@ -493,5 +555,5 @@ def test_a_passing_result_does_not_stand_in_for_an_unobservable_property() -> No
         return CaseRecord(**{**base.__dict__, "checks": [base.checks[0], result]})
 
     for status, row_status in [("confirmed", "unobserved"), ("wrong-result", "wrong-result")]:
-        (section,) = io_sections([with_result(status)])
+        (section,) = io_sections([with_result(status)], documented_rows("rk3588"))
         assert next(r for r in section.rows if r.limit == nchw).status == row_status

@@ -15,8 +15,8 @@ from onnx import numpy_helper
 from harness.models import OPERATORS, BuiltModel, ModelParamError
 from harness.models.reference import reference_outputs
 from harness.pipeline import CaseExecutor
-from harness.vendors.rknn import io_models
-from harness.vendors.rknn.io_cases import platform_probes
+from harness.vendors.rknn import io_checks, io_models
+from harness.vendors.rknn.io_cases import platform_cases
 from harness.vendors.rknn.io_models import build_io_model
 from harness.vendors.rknn.layout import unpack_input
 
@@ -189,13 +189,16 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CaseExecutor]
 
     with SimulatorPool(workers=1, timeout_s=300) as pool:
         yield CaseExecutor(
-            Path(tmp_path_factory.mktemp("io-results")), pool, models=io_models.MODELS
+            Path(tmp_path_factory.mktemp("io-results")),
+            pool,
+            models=io_models.MODELS,
+            judge=io_checks.JUDGE,
         )
 
 
 def checks_of(executor: CaseExecutor, case_id: str) -> dict[str, dict]:
     platform = case_id.split("/", 1)[0]
-    record = executor.execute(platform_probes(platform)[case_id].case)
+    record = executor.execute(platform_cases(platform)[case_id])
     assert record.verdict != "infra-error", record.detail
     return {check["prop"]: check for check in record.checks}
 

@@ -12,9 +12,10 @@ import pytest
 from test_journal import make_record
 
 from harness.cli import main
+from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
-from harness.results.records import FAILING_VERDICTS, CaseRecord, case_slug
+from harness.results.records import CaseRecord, case_slug
 
 HOSTILE_ID = '<script>alert("id")</script>'
 
@@ -26,9 +27,9 @@ def hil(argv: list[str]) -> int:
 
 def _records() -> list[CaseRecord]:
     pow_layers = [
-        {"op": "InputOperator", "target": "CPU"},
+        {"op": "InputOperator", "target": "CPU", "io": True},
         {"op": "Pow", "target": "CPU"},
-        {"op": "OutputOperator", "target": "CPU"},
+        {"op": "OutputOperator", "target": "CPU", "io": True},
     ]
     return [
         make_record("expand-h-8192"),

@@ -7,7 +7,9 @@ For every limit the generator proposes parameter variants of the operator's typi
 of their cap (Hardmax h*w = 16383 and 16384). Whether a variant is documented as supported
 is not decided by the proposer but by ``documented_status``, which checks the variant's
 subjects against *every* limit of the operator; so a pad of 7 that needs a kernel of 8 is
-honestly "outside" (because of the kernel).
+honestly "outside" (because of the kernel). Each case expects a placement (on the NPU when
+documented supported; CPU fallback or rejection when outside) and a result matching the host
+reference.
 
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
@@ -21,13 +23,13 @@ account for every documented limit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from harness.cases.case import PLACEMENT, RESULT, Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.spec.operators import Limit, Operator, OperatorCatalogue
 
@@ -35,37 +37,6 @@ DTYPES = ("int8", "float16")
 # Models larger than this many float32 elements (weights plus activations) are not generated:
 # an 8192-wide GRU's recurrent weights alone are 3*8192*8192 floats (800 MB).
 MAX_ELEMENTS = 1 << 24
-
-
-@dataclass(frozen=True)
-class Case:
-    """One model to run: an operator, a dtype and parameters probing one or more limits."""
-
-    id: str
-    platform: str
-    op: str
-    dtype: str
-    limit: str  # the first limit this case probes
-    value: str  # what is probed, e.g. "batch_size=3"
-    documented: str  # "supported" or "outside"
-    params: dict[str, Any]
-    seed: int
-    source: dict[str, str]
-    layer_types: tuple[str, ...]
-    limits: tuple[str, ...] = ()  # every limit whose probe produced these parameters
-    outside_because: tuple[str, ...] = ()  # limit ids the parameters break
-
-
-@dataclass(frozen=True)
-class Unprobed:
-    limit: Limit
-    reason: str
-
-
-@dataclass
-class CaseSet:
-    cases: list[Case] = field(default_factory=list)
-    unprobed: list[Unprobed] = field(default_factory=list)
 
 
 def element_count(op: str, params: Mapping[str, Any]) -> int:
@@ -246,11 +217,6 @@ def _adopted_broadcast_variants(
 # -- the generator --------------------------------------------------------------------------
 
 
-def case_seed(case_id: str) -> int:
-    """The recorded seed of a case: stable across runs and machines."""
-    return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16)
-
-
 def operator_cases(
     catalogue: OperatorCatalogue, ops: Iterable[str] | None = None, max_elements: int = MAX_ELEMENTS
 ) -> CaseSet:
@@ -324,9 +290,24 @@ def _add_case(
             layer_types=(op.name, *PROBING[op.name].layer_aliases),
             limits=(limit_id,),
             outside_because=broken,
+            expects=_expects((limit_id,), broken),
         )
     )
 
 
 def _with_limit(case: Case, limit_id: str) -> Case:
-    return replace(case, limits=(*case.limits, limit_id))
+    limits = (*case.limits, limit_id)
+    return replace(case, limits=limits, expects=_expects(limits, case.outside_because))
+
+
+def _expects(limits: tuple[str, ...], broken: tuple[str, ...]) -> tuple[Expect, ...]:
+    """Where the op runs (the NPU when documented supported) and that its output is right."""
+    where = (
+        f"CPU fallback or rejected (outside: {', '.join(broken)})"
+        if broken
+        else "on the NPU (documented supported)"
+    )
+    return (
+        Expect(PLACEMENT, limits, where, not broken),
+        Expect(RESULT, limits, "the output matches the host reference"),
+    )

@@ -1,4 +1,10 @@
-"""Verdicts: the documented expectation against what a backend observed (design.md's table).
+"""The verdict vocabulary and how a case's checks make its verdict.
+
+A case is judged property by property (``harness.judge.checks``); each check has a status,
+one of ``VERDICTS`` or ``UNOBSERVED`` (the target that ran the case cannot see the property).
+The case's verdict is the most severe observed status in ``SEVERITY`` order; unobserved checks
+never make a case pass or fail. For an operator case (a placement and a result check) this
+gives the operator verdict table:
 
 | documented | observed                                   | verdict         |
 |------------|--------------------------------------------|-----------------|
@@ -14,69 +20,56 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.judge.compare import Comparison
-from harness.results.records import DOCUMENTED
-from harness.targets.observation import Observation
+VERDICTS = (
+    "confirmed",  # documented supported; on the NPU and correct
+    "limit-confirmed",  # documented outside a limit; CPU fallback or rejected at build
+    "doc-drift",  # documented outside a limit; still on the NPU and correct
+    "violation",  # documented supported; CPU fallback, build error or runtime error
+    "wrong-result",  # output does not match the reference
+    "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
+)
+FAILING_VERDICTS = ("violation", "wrong-result")
+# Most severe first: a case's verdict is the first of these any observed check has.
+SEVERITY = ("infra-error", "wrong-result", "violation", "doc-drift", "limit-confirmed", "confirmed")
+UNOBSERVED = "unobserved"  # a check's status when the target cannot see the property
 
-# Layers the toolkit lists for every model, always on the CPU: not a fallback.
-IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})
+
+@dataclass(frozen=True)
+class Check:
+    """One expectation of a case against what the target showed (a ``CaseRecord.checks`` entry)."""
+
+    prop: str
+    limits: tuple[str, ...]
+    documented: str
+    observed: str
+    status: str  # a verdict, or UNOBSERVED
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["limits"] = list(self.limits)
+        return data
 
 
 @dataclass(frozen=True)
 class Verdict:
     verdict: str
     detail: str
-    checks: tuple[
-        dict[str, Any], ...
-    ] = ()  # per documented property (harness.vendors.rknn.io_checks)
+    checks: tuple[dict[str, Any], ...] = ()  # Check.to_json() per expectation
 
 
-def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
-    """Where the op under test ran: ("NPU" | "CPU", how that was decided).
-
-    The op counts as on the CPU if any layer of its type is; when the compiler rewrote it into
-    other layer types (none of ``op_types`` is left), the whole network is judged instead.
-    """
-    wanted = {name.lower() for name in op_types}
-    compute = [layer for layer in layers if str(layer.get("op", "")) not in IO_LAYERS]
-    mine = [layer for layer in compute if str(layer.get("op", "")).lower() in wanted]
-    judged = mine or compute
-    if not judged:
-        return "NPU", "no layer table in the build log; assumed NPU"
-    on_cpu = [layer for layer in judged if str(layer.get("target", "")).upper() == "CPU"]
-    scope = "/".join(op_types) if mine else "whole network (op rewritten away)"
-    if on_cpu:
-        names = ", ".join(sorted({str(layer.get("op")) for layer in on_cpu}))
-        return "CPU", f"{scope}: {names} on CPU"
-    return "NPU", f"{scope}: on NPU"
-
-
-def decide(
-    documented: str,
-    observation: Observation,
-    comparison: Comparison | None,
-    op_types: Sequence[str],
-) -> Verdict:
-    """Apply the verdict table; ``comparison`` is None when there were no outputs to compare."""
-    if documented not in DOCUMENTED:
-        raise ValueError(f"documented must be one of {DOCUMENTED}, got {documented!r}")
-    supported = documented == "supported"
-    if observation.infra_error:
-        return Verdict("infra-error", observation.infra_error)
-    if observation.failed_stage:
-        what = f"{observation.failed_stage} failed: {observation.error or 'no message'}"
-        return Verdict("violation" if supported else "limit-confirmed", what)
-    if comparison is None:
-        return Verdict("infra-error", "the backend returned no outputs and reported no failure")
-    if not comparison.passed:
-        return Verdict("wrong-result", comparison.detail)
-    target, how = placement_of(observation.placement, op_types)
-    if target == "CPU":
-        return Verdict("violation" if supported else "limit-confirmed", f"CPU fallback: {how}")
-    if supported:
-        return Verdict("confirmed", f"{how}; {comparison.detail}")
-    return Verdict("doc-drift", f"limit not enforced: {how}; {comparison.detail}")
+def verdict_of(checks: list[Check], infra: str | None, backend: str) -> Verdict:
+    """The most severe observed check; infrastructure trouble overrides everything."""
+    if infra:
+        return Verdict("infra-error", infra, tuple(c.to_json() for c in checks))
+    observed = [c for c in checks if c.status != UNOBSERVED]
+    if not observed:
+        raise ValueError(f"{backend} observed none of the case's properties")
+    worst = min(observed, key=lambda c: SEVERITY.index(c.status))
+    unobserved = [c.prop for c in checks if c.status == UNOBSERVED]
+    detail = f"{worst.prop}: {worst.observed}"
+    if unobserved:
+        detail += f" (not observable on {backend}: {', '.join(unobserved)})"
+    return Verdict(worst.status, detail, tuple(c.to_json() for c in checks))

@@ -27,10 +27,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
-from harness.results.records import FAILING_VERDICTS, CaseRecord, case_slug
+from harness.results.records import CaseRecord, case_slug
 
 BUNDLES_DIR = "bundles"
 COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log")

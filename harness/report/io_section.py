@@ -1,27 +1,27 @@
 """The model-I/O part of a report: every row of seed 003 per platform group, and what was seen.
 
-Per (backend, platform group) with model-I/O records: the group's input rows, convolution
-rows (bounds, N formulas, N range) and output rows in the seed's order. Under each row, per
-documented property, how many checks cite the row with each status, one example per status
-(case value, documented value, observation), and for properties the backend cannot observe
-the reason instead. A row no case cited says so.
+The rows come from the run's metadata (``run.json`` key ``MODEL_IO_KEY``, written when the run
+started): per platform group its name, targets and the input rows, convolution rows (bounds,
+N formulas, N range) and output rows in the seed's order. One section per (backend, platform
+group) whose records have checks citing those rows. Under each row, per documented property,
+how many checks cite the row with each status, one example per status (case value, documented
+value, observation), and for properties the backend cannot observe the reason instead. A row
+no case cited says so.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from harness.cases.case import RESULT
+from harness.judge.verdict import SEVERITY, UNOBSERVED
 from harness.results.records import CaseRecord
-from harness.spec.model_io import ModelIO, ModelIOError, load_model_io
-from harness.vendors.rknn.io_cases import RESULT
-from harness.vendors.rknn.io_checks import SEVERITY, UNOBSERVED
 
-# Row kinds reported, ranked in the seed's order (a condition's bounds and N formulas together).
-_SEED_ORDER = {"input": 0, "n_range": 1, "condition": 2, "n_formula": 2, "output": 3}
+MODEL_IO_KEY = "model_io"  # run.json: [{"group", "targets", "rows": [{"limit", "kind", "text"}]}]
 NOT_RUN = "not run"
 STATUS_ORDER = (*SEVERITY, UNOBSERVED, NOT_RUN)
 
@@ -83,30 +83,26 @@ def _worst(counts: Counter[str] | dict[str, int]) -> str:
     return next((s for s in STATUS_ORDER if counts.get(s)), NOT_RUN)
 
 
-def io_sections(records: Iterable[CaseRecord], model_io: ModelIO | None = None) -> list[IOSection]:
-    """One section per (backend, platform group) that has records with I/O checks."""
-    catalogue = load_model_io() if model_io is None else model_io
-    grouped: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
-    for record in records:
-        if not record.checks:
-            continue
-        try:
-            group = catalogue.group(record.platform)
-        except ModelIOError:
-            continue
-        grouped[(record.backend, group.id)].append(record)
+def io_sections(
+    records: Iterable[CaseRecord], groups: Iterable[Mapping[str, Any]]
+) -> list[IOSection]:
+    """One section per (backend, platform group) whose records have checks citing its rows;
+    ``groups`` are the run metadata's ``MODEL_IO_KEY`` entries."""
+    found = list(records)
     sections = []
-    for (backend, group_id), found in sorted(grouped.items()):
-        group = next(g for g in catalogue.groups if g.id == group_id)
-        limits = [lim for lim in catalogue.limits() if lim.group == group_id]
-        ordered = sorted(
-            (lim for lim in limits if lim.kind in _SEED_ORDER),
-            key=lambda lim: _SEED_ORDER[lim.kind],
-        )
-        rows = [_row(lim.id, lim.kind, lim.text, found) for lim in ordered]
-        platforms = sorted({r.platform for r in found})
-        sections.append(IOSection(backend, group.name, platforms, rows))
-    return sections
+    for group in groups:
+        cited = {row["limit"] for row in group["rows"]}
+        mine = [
+            r
+            for r in found
+            if r.platform in group["targets"] and any(cited & set(c["limits"]) for c in r.checks)
+        ]
+        for backend in sorted({r.backend for r in mine}):
+            ran = [r for r in mine if r.backend == backend]
+            rows = [_row(row["limit"], row["kind"], row["text"], ran) for row in group["rows"]]
+            platforms = sorted({r.platform for r in ran})
+            sections.append(IOSection(backend, group["group"], platforms, rows))
+    return sorted(sections, key=lambda section: (section.backend, section.group))
 
 
 def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> IORow:

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.judge.verdict import IO_LAYERS
-from harness.report.io_section import IOSection, io_sections
-from harness.results.records import FAILING_VERDICTS, VERDICTS, CaseRecord
+from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
+from harness.results.records import CaseRecord
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 
@@ -67,7 +67,7 @@ def build_report(
             for record in sorted(records, key=lambda r: natural_key(r.id))
             if record.verdict in FAILING_VERDICTS
         ],
-        io=io_sections(records),
+        io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
         unprobed=[(item["limit"], item["reason"]) for item in meta.get(UNPROBED_KEY, [])],
     )
 
@@ -125,7 +125,11 @@ def run_summary(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tupl
     summary += [
         (f"version: {name}", ", ".join(sorted(versions[name]))) for name in sorted(versions)
     ]
-    summary += [(f"run: {key}", _text(meta[key])) for key in sorted(meta) if key != UNPROBED_KEY]
+    summary += [
+        (f"run: {key}", _text(meta[key]))
+        for key in sorted(meta)
+        if key not in (UNPROBED_KEY, MODEL_IO_KEY)
+    ]
     return summary
 
 
@@ -148,12 +152,12 @@ def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
 
 
 def placement_summary(record: CaseRecord) -> str:
-    """Per op type where its layers ran, e.g. "Pow: CPU", "MaxPool: NPU×2"; IO layers left out."""
+    """Per op type where its layers ran, e.g. "Pow: CPU", "MaxPool: NPU×2"; the layers the
+    vendor marks as model input/output (``"io"``) left out."""
     targets: dict[str, Counter[str]] = defaultdict(Counter)
     for layer in record.placement:
-        op = str(layer.get("op", "?"))
-        if op not in IO_LAYERS:
-            targets[op][str(layer.get("target", "?"))] += 1
+        if not layer.get("io"):
+            targets[str(layer.get("op", "?"))][str(layer.get("target", "?"))] += 1
     parts = []
     for op, counter in targets.items():
         where = ", ".join(

@@ -4,7 +4,8 @@ Results directory layout (the contract between execution, the plugin and the rep
 
     RESULTS/
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
-      run.json               run metadata (started, platforms, backend, versions); no host data
+      run.json               run metadata (started, platforms, backend, versions, the documented
+                             rows reports list: "unprobed", "model_io"); no host data
       cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"):
         model.onnx
         inputs/<index>_<name>.npy
@@ -34,7 +35,8 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
-from harness.results.records import VERDICTS, CaseRecord
+from harness.judge.verdict import VERDICTS
+from harness.results.records import CaseRecord
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"

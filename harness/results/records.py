@@ -13,18 +13,6 @@ from typing import Any
 
 import numpy as np
 
-VERDICTS = (
-    "confirmed",  # documented supported; on the NPU and correct
-    "limit-confirmed",  # documented outside a limit; CPU fallback or rejected at build
-    "doc-drift",  # documented outside a limit; still on the NPU and correct
-    "violation",  # documented supported; CPU fallback, build error or runtime error
-    "wrong-result",  # output does not match the reference
-    "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
-)
-FAILING_VERDICTS = ("violation", "wrong-result")
-DOCUMENTED = ("supported", "outside")
-
-
 @dataclass
 class CaseRecord:
     """One journal line: a case, where it ran, what was seen and the verdict."""
@@ -51,8 +39,8 @@ class CaseRecord:
     duration_s: float = 0.0
     seed: int = 0  # the recorded seed the inputs were drawn from
     params: dict[str, Any] = field(default_factory=dict)  # the model's resolved parameters
-    # Model-I/O cases: one entry per documented property, {"prop", "limits", "documented",
-    # "observed", "status"}; status is a verdict or "unobserved" (the backend cannot see it).
+    # One entry per expectation of the case, {"prop", "limits", "documented", "observed",
+    # "status"}; status is a verdict or "unobserved" (the backend cannot see the property).
     checks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:

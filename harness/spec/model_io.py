@@ -106,16 +106,6 @@ class Condition:
 
 
 @dataclass(frozen=True)
-class WidthCheck:
-    """Whether a width is inside a condition for one kernel, and why."""
-
-    supported: bool
-    n: int
-    max_width: int
-    reason: str
-
-
-@dataclass(frozen=True)
 class InputRow:
     """One row of an input table; ``align``/``limit`` are (channel=1,3,4, other channels)."""
 
@@ -273,91 +263,6 @@ class ModelIO:
             f"{platform} ({group.name}) documents no output row for precision {precision!r}, "
             f"layout {layout!r}, {ndim}-D output; rows: " + "; ".join(r.row for r in group.outputs)
         )
-
-    def condition(self, platform: str, name: str) -> Condition:
-        group = self.group(platform)
-        if name not in group.conditions:
-            raise ModelIOError(
-                f"{platform} ({group.name}) has no width condition {name!r}; "
-                f"it has {sorted(group.conditions)}"
-            )
-        return group.conditions[name]
-
-    def conv_n(
-        self,
-        platform: str,
-        condition: str,
-        conv_type: str,
-        kernel_h: int,
-        kernel_w: int,
-        dilation_h: int = 1,
-        dilation_w: int = 1,
-    ) -> int:
-        """N of the condition's formula for this convolution type and (dilated) kernel."""
-        formulas = self.condition(platform, condition).n_formulas
-        if conv_type not in formulas:
-            raise ValueError(f"conv_type must be one of {sorted(formulas)}, got {conv_type!r}")
-        return formulas[conv_type].n(
-            dilated_kernel(kernel_h, dilation_h), dilated_kernel(kernel_w, dilation_w)
-        )
-
-    def width_check(
-        self,
-        platform: str,
-        condition: str,
-        conv_type: str,
-        width: int,
-        kernel_h: int,
-        kernel_w: int,
-        dilation_h: int = 1,
-        dilation_w: int = 1,
-    ) -> WidthCheck:
-        cond = self.condition(platform, condition)
-        n = self.conv_n(platform, condition, conv_type, kernel_h, kernel_w, dilation_h, dilation_w)
-        _positive("width", width)
-        lo, hi = cond.n_range
-        if not lo <= n <= hi:
-            return WidthCheck(
-                False, n, 0, f"N = {n} is outside {lo}..{hi}: the convolution is unsupported"
-            )
-        dk_h = dilated_kernel(kernel_h, dilation_h)
-        rhs = cond.product.value * n
-        largest = min(cond.product.largest(dk_h, rhs), cond.width.largest(1, cond.width.value))
-        if not cond.product.allows(width * dk_h, rhs):
-            return WidthCheck(
-                False, n, largest, f"{width} * {dk_h} fails '{cond.product.text}' with N = {n}"
-            )
-        if not cond.width.allows(width, cond.width.value):
-            return WidthCheck(False, n, largest, f"{width} fails '{cond.width.text}'")
-        return WidthCheck(True, n, largest, f"within condition {condition} (N = {n})")
-
-    def width_supported(
-        self,
-        platform: str,
-        condition: str,
-        conv_type: str,
-        width: int,
-        kernel_h: int,
-        kernel_w: int,
-        dilation_h: int = 1,
-        dilation_w: int = 1,
-    ) -> bool:
-        args = (platform, condition, conv_type, width, kernel_h, kernel_w, dilation_h, dilation_w)
-        return self.width_check(*args).supported
-
-    def max_width(
-        self,
-        platform: str,
-        condition: str,
-        conv_type: str,
-        kernel_h: int,
-        kernel_w: int,
-        dilation_h: int = 1,
-        dilation_w: int = 1,
-    ) -> int:
-        """Largest width the condition allows for this kernel; 0 when N leaves its range."""
-        args = (platform, condition, conv_type, 1, kernel_h, kernel_w, dilation_h, dilation_w)
-        return self.width_check(*args).max_width
 
     def _check_precision(self, precision: str) -> None:
         named = {r.precision for g in self.groups for r in g.inputs}

@@ -14,7 +14,8 @@ class Observation:
 
     backend: str  # "simulator" or the board's name
     outputs: list[np.ndarray] | None = None
-    # One entry per layer of the compiled network: {"op": "Pow", "target": "CPU", "name": ...}
+    # One entry per layer of the compiled network: {"op": "Pow", "target": "CPU", "name": ...};
+    # the vendor marks the layers that only feed or read the model with "io": True.
     placement: list[dict[str, Any]] = field(default_factory=list)
     rewrites: list[str] = field(default_factory=list)  # compiler rewrites (fuse_ops results)
     # Per tensor: {"name", "dtype", "format" (e.g. NC1HWC2), "orig_shape", "native_shape"}
@@ -25,3 +26,6 @@ class Observation:
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     log: str = ""  # build/run log, kept for repro bundles
+    # The properties the target that produced this observation can see (Target.observes); a
+    # board run that fell back to the simulator carries the simulator's.
+    observes: frozenset[str] = frozenset()

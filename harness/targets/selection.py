@@ -76,6 +76,11 @@ class BoardWithFallback:
         self.to_simulator = to_simulator
         self._fallback: Target | None = None
 
+    @property
+    def observes(self) -> frozenset[str]:
+        """The board's; an observation made on the fallback carries the simulator's."""
+        return self.board.observes
+
     def run(self, request: Job) -> Observation:
         observation = self.board.run(request)
         if observation.infra_error and self.board.down and self.to_simulator:

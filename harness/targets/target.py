@@ -9,7 +9,14 @@ from harness.targets.observation import Observation
 
 
 class Target(Protocol):
-    """Runs a job and says what it saw."""
+    """Runs a job and says what it saw.
+
+    ``observes`` names the documented properties its observations let a judge check (each
+    observation carries the set of the target that produced it).
+    """
+
+    @property
+    def observes(self) -> frozenset[str]: ...
 
     def run(self, job: Job) -> Observation: ...
 

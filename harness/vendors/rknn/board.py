@@ -37,6 +37,7 @@ from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.c_runner import request_files
 from harness.vendors.rknn.c_session import CRunnerSession
 from harness.vendors.rknn.convert import Conversion, ConversionCache, build_calls
+from harness.vendors.rknn.properties import C_RUNNER_OBSERVES, PYTHON_RUNNER_OBSERVES
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -105,6 +106,10 @@ class BoardBackend:
     @property
     def name(self) -> str:
         return self.board.name
+
+    @property
+    def observes(self) -> frozenset[str]:
+        return C_RUNNER_OBSERVES if self.board.runtime == C_RUNNER else PYTHON_RUNNER_OBSERVES
 
     def run(self, request: Job, *, test_fault: str | None = None) -> Observation:
         faults = {request.case_id: test_fault} if test_fault else None
@@ -266,6 +271,7 @@ class BoardBackend:
             tensors=parsed.tensors,
             versions={"rknn_toolkit2": self.cache.toolkit},
             log=conversion.log,
+            observes=self.observes,
         )
         if not conversion.cached:
             observation.timings["convert_s"] = conversion.build_s

@@ -24,6 +24,8 @@ _REWRITE = re.compile(r"^D\s+(\w+): remove node = (\[.*?\]), add node = (\[.*\])
 _TIMESTAMP = re.compile(r"(?<=^RKNN: )\[[0-9:.]+\] ")
 _SHAPE = re.compile(r"\(([^()]*)\)")
 
+# Layers the toolkit lists for every model, always on the CPU: never a fallback.
+IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})
 LAYER_TABLE = "Network Layer Information Table"
 TENSOR_TABLE = "Feature Tensor Information Table"
 
@@ -33,7 +35,8 @@ class BuildLog:
     """What one build log says about the compiled network."""
 
     # {"id", "op", "name", "full_name", "target", "dtype", "input_shapes", "output_shapes",
-    #  "truncated"}; "op" is the compiled op type (e.g. ConvRelu), "name" the ONNX node name.
+    #  "truncated", "io"}; "op" is the compiled op type (e.g. ConvRelu), "name" the ONNX node
+    #  name, "io" true for the model's input and output operators (IO_LAYERS).
     layers: list[dict[str, Any]] = field(default_factory=list)
     # fuse_ops results, verbatim: "tiling_maxpool: remove node = ['mp'], add node = [...]"
     rewrites: list[str] = field(default_factory=list)
@@ -174,6 +177,7 @@ def _layer(row: dict[str, str]) -> dict[str, Any] | None:
         "input_shapes": inputs,
         "output_shapes": outputs,
         "truncated": cut_in or cut_out,
+        "io": row["OpType"] in IO_LAYERS,
     }
 
 

@@ -1,9 +1,8 @@
 """Cases from the model I/O catalogue (seed 003): input rows, convolution widths, output rows.
 
-Every case is an ordinary :class:`harness.cases.operators.Case` of an I/O model
-(``harness.vendors.rknn.io_models``) plus the documented expectations it probes, kept alongside
-in an :class:`IOProbe` and found again by case id (``probe_for``). Representative values, not
-sweeps:
+Every case is an ordinary :class:`harness.cases.case.Case` of an I/O model
+(``harness.vendors.rknn.io_models``) carrying the documented expectations it probes, one per
+property of ``harness.vendors.rknn.properties``. Representative values, not sweeps:
 
 - input rows: per row, a 3x3 first-layer Convolution (1-D for a not-4-D row) fed the row's
   input type (``float32`` stands for "Other types" and "Unrestricted"); channel 3 at width
@@ -29,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.cases.operators import Case, case_seed
+from harness.cases.case import RESULT, Case, Expect, case_seed
 from harness.layout.align import align_up
 from harness.spec.model_io import (
     OTHER_TYPES,
@@ -44,6 +43,17 @@ from harness.spec.model_io import (
 )
 from harness.vendors.rknn.io_models import CONV_TYPES
 from harness.vendors.rknn.layout import input_stride, output_layout
+from harness.vendors.rknn.properties import (
+    BACKEND,
+    INPUT_STRIDE,
+    NC1HWC2_C2,
+    NC1HWC2_SIZE,
+    NCHW_OUTPUT,
+    NHWC_CHANNELS,
+    UNDEFINE_OUTPUT,
+    W_STRIDE,
+    WIDTH_LIMIT,
+)
 
 FIRST_CONV = "FirstConv"
 CONV_OUTPUT = "ConvOutput"
@@ -61,48 +71,9 @@ FED_TYPE = {OTHER_TYPES: "float32", UNRESTRICTED: "float32"}
 OUTPUT_SHAPES = ((3, 3, 7), (20, 3, 7))  # C, H, W
 OUTPUT_IN_CHANNELS = 8
 MAX_DILATION = 128  # N-edge search over dilated 3x3 kernels up to 257
-
-# Properties a case can probe; each becomes one check in the case's record.
-RESULT = "result"
-INPUT_STRIDE = "input buffer stride"
-W_STRIDE = "w_stride attribute"
-BACKEND = "mean/scale/quant backend"
-WIDTH_LIMIT = "width limit"
-NC1HWC2_SIZE = "NC1HWC2 buffer size"
-NC1HWC2_C2 = "NC1HWC2 C2"
-NHWC_CHANNELS = "NHWC channels"
-NCHW_OUTPUT = "NCHW output"
-UNDEFINE_OUTPUT = "UNDEFINE output"
-
-# Why the simulator cannot observe a property (rknn-toolkit2 2.5.0).
-UNOBSERVABLE = {
-    W_STRIDE: "w_stride is a zero-copy runtime attribute (rknn_query of the input "
-    "attributes); the simulator has no zero-copy API and reports no stride",
-    BACKEND: "the simulator converts any input dtype itself before its own quantization "
-    "(measured: identical outputs for uint8, int8, float16 and float32 feeds), so where a "
-    "runtime runs mean/scale/quant for the configured type is not exercised",
-    NCHW_OUTPUT: "an NCHW output is converted by the runtime and its size queried through the "
-    "zero-copy API (output note 3); the simulator returns host-side NCHW arrays",
-    UNDEFINE_OUTPUT: "UNDEFINE is a format the runtime reports for an output; the compiled 4-D "
-    "output is NC1HWC2 and the simulator cannot select another",
-}
-
-
-@dataclass(frozen=True)
-class Expect:
-    """One documented property as a case probes it."""
-
-    prop: str
-    limits: tuple[str, ...]  # catalogue limit ids the documented value comes from
-    documented: str
-    value: Any = None  # what the observer compares with
-    unobservable: str = ""  # why the simulator cannot see it; "" when it can
-
-
-@dataclass(frozen=True)
-class IOProbe:
-    case: Case
-    expects: tuple[Expect, ...]
+# Row kinds a report lists, ranked in the seed's order (a condition's bounds and N formulas
+# together).
+_SEED_ORDER = {"input": 0, "n_range": 1, "condition": 2, "n_formula": 2, "output": 3}
 
 
 def result_expect(limits: tuple[str, ...], how: str) -> Expect:
@@ -215,6 +186,7 @@ def _case(
     params: dict[str, Any],
     source: dict[str, str],
     layer_types: tuple[str, ...],
+    expects: tuple[Expect, ...],
 ) -> Case:
     full_id = f"{platform}/{case_id}"
     return Case(
@@ -231,6 +203,7 @@ def _case(
         layer_types=layer_types,
         limits=limits,
         outside_because=broken,
+        expects=expects,
     )
 
 
@@ -273,16 +246,16 @@ def _doc_stride(
     return rule.width_align, align_up(shape[-1], rule.width_align)
 
 
-def _input_probes(model_io: ModelIO, platform: str, group: Group) -> Iterator[IOProbe]:
+def _input_cases(model_io: ModelIO, platform: str, group: Group) -> Iterator[Case]:
     for row in group.inputs:
         precisions = [row.precision] if row.precision != UNRESTRICTED else _precisions(group)
         for precision in precisions:
-            yield from _input_row_probes(model_io, platform, group, row, precision)
+            yield from _input_row_cases(model_io, platform, group, row, precision)
 
 
-def _input_row_probes(
+def _input_row_cases(
     model_io: ModelIO, platform: str, group: Group, row: InputRow, precision: str
-) -> Iterator[IOProbe]:
+) -> Iterator[Case]:
     input_type = FED_TYPE.get(row.input_type, row.input_type)
     four_d = row.dims == "4"
     kernel_h = INPUT_KERNEL if four_d else 1
@@ -306,12 +279,12 @@ def _input_row_probes(
             shape = [1, channels, INPUT_HEIGHT, width] if four_d else [1, channels, width]
             resolved = model_io.input_rule(platform, precision, input_type, channels, len(shape))
             assert resolved.id == row.id, f"{row.id} is shadowed by {resolved.id}"
-            yield _input_probe(
+            yield _input_case(
                 model_io, platform, row, precision, input_type, shape, resolved.width_limit, rule
             )
 
 
-def _input_probe(
+def _input_case(
     model_io: ModelIO,
     platform: str,
     row: InputRow,
@@ -320,7 +293,7 @@ def _input_probe(
     shape: list[int],
     limit: str | None,
     rule: WidthRule | None,
-) -> IOProbe:
+) -> Case:
     channels, width = shape[1], shape[-1]
     align, w_stride = _doc_stride(model_io, platform, precision, input_type, shape)
     column = "channel=1,3,4" if channels in model_io.listed_channels else "channel≠1,3,4"
@@ -336,19 +309,18 @@ def _input_probe(
         width_text = rule.describe(width)
     expects = (
         Expect(INPUT_STRIDE, (row.id,), stride_text, w_stride),
-        Expect(W_STRIDE, (row.id,), stride_text, w_stride, UNOBSERVABLE[W_STRIDE]),
+        Expect(W_STRIDE, (row.id,), stride_text, w_stride),
         Expect(
             BACKEND,
             (row.id,),
             f"{row.backend} (input type {input_type})",
             row.backend,
-            UNOBSERVABLE[BACKEND],
         ),
         Expect(WIDTH_LIMIT, width_ids, width_text, not broken),
         result_expect((row.id,), "data read back from the zero-copy buffer"),
     )
     dims = "4d" if len(shape) == 4 else "nd"
-    case = _case(
+    return _case(
         platform,
         f"input/{precision}/{input_type}/{dims}/c{channels}/w{width}",
         FIRST_CONV,
@@ -359,11 +331,11 @@ def _input_probe(
         _first_conv_params(shape, w_stride, input_type),
         _source(row.row, row.source),
         LAYER_TYPES["Convolution"],
+        expects,
     )
-    return IOProbe(case, expects)
 
 
-def _conv_probes(model_io: ModelIO, platform: str, group: Group) -> Iterator[IOProbe]:
+def _conv_cases(model_io: ModelIO, platform: str, group: Group) -> Iterator[Case]:
     for name, condition in group.conditions.items():
         for row in _condition_rows(group, name):
             fed = FED_TYPE.get(row.input_type, row.input_type)
@@ -374,10 +346,10 @@ def _conv_probes(model_io: ModelIO, platform: str, group: Group) -> Iterator[IOP
                     rule = replace(base, dilated=(size, size))
                     widths, probed = _probe_widths(rule)
                     for width in widths:
-                        yield _conv_probe(
+                        yield _conv_case(
                             model_io, platform, row, fed, rule, (kernel, dilation), width, probed
                         )
-            yield _unrestricted_probe(model_io, platform, group, row, fed, condition)
+            yield _unrestricted_case(model_io, platform, group, row, fed, condition)
 
 
 def _condition_rows(group: Group, name: str) -> list[InputRow]:
@@ -395,7 +367,7 @@ def _kernels(base: WidthRule) -> list[tuple[int, int]]:
     return [(1, 1), (3, 1), *[(3, d) for d in edges]]
 
 
-def _conv_probe(
+def _conv_case(
     model_io: ModelIO,
     platform: str,
     row: InputRow,
@@ -404,7 +376,7 @@ def _conv_probe(
     kernel: tuple[int, int],
     width: int,
     probed: str,
-) -> IOProbe:
+) -> Case:
     size, dilation = kernel
     ids = rule.ids()
     broken = rule.broken(width)
@@ -425,7 +397,7 @@ def _conv_probe(
         Expect(WIDTH_LIMIT, limits, rule.describe(width), not broken),
         result_expect(limits, "the convolution at this width"),
     )
-    case = _case(
+    return _case(
         platform,
         f"conv/{rule.condition.name}/{rule.conv_type}/k{size}d{dilation}/w{width}",
         FIRST_CONV,
@@ -436,18 +408,18 @@ def _conv_probe(
         params,
         _source(rule.condition.n_formulas[rule.conv_type].text, rule.condition.source),
         LAYER_TYPES[rule.conv_type],
+        expects,
     )
-    return IOProbe(case, expects)
 
 
-def _unrestricted_probe(
+def _unrestricted_case(
     model_io: ModelIO,
     platform: str,
     group: Group,
     row: InputRow,
     input_type: str,
     condition: Condition,
-) -> IOProbe:
+) -> Case:
     """Channel 5 beyond the condition's 3x3 width: the row says "Unrestricted" for it."""
     rule = WidthRule(group.id, condition, "Convolution", (INPUT_KERNEL, INPUT_KERNEL))
     width = rule.largest()[0] + 1
@@ -461,7 +433,7 @@ def _unrestricted_probe(
         Expect(WIDTH_LIMIT, (row.id,), text, True),
         result_expect((row.id,), "the convolution at this width"),
     )
-    case = _case(
+    return _case(
         platform,
         f"conv/{condition.name}/unrestricted/c{OTHER_CHANNELS}/w{width}",
         FIRST_CONV,
@@ -472,21 +444,21 @@ def _unrestricted_probe(
         _first_conv_params(shape, w_stride, input_type),
         _source(row.row, row.source),
         LAYER_TYPES["Convolution"],
+        expects,
     )
-    return IOProbe(case, expects)
 
 
-def _output_probes(model_io: ModelIO, platform: str, group: Group) -> Iterator[IOProbe]:
+def _output_cases(model_io: ModelIO, platform: str, group: Group) -> Iterator[Case]:
     for precision in _precisions(group):
         rows = [r for r in group.outputs if r.precision == precision and r.dims == "4"]
         for last in ("Conv", "Add") if rows else ():
             for dims in OUTPUT_SHAPES:
-                yield _output_probe(model_io, platform, precision, rows, last, dims)
+                yield _output_case(model_io, platform, precision, rows, last, dims)
         flat = [
             r for r in group.outputs if r.dims != "4" and r.precision in (precision, UNRESTRICTED)
         ]
         if flat:
-            yield _flat_output_probe(platform, precision, flat[0], OUTPUT_SHAPES[0])
+            yield _flat_output_case(platform, precision, flat[0], OUTPUT_SHAPES[0])
 
 
 def _output_params(shape: tuple[int, int, int], last: str) -> dict[str, Any]:
@@ -504,7 +476,7 @@ def _output_expect(
     ids = (rule.id,)
     if rule.layout in ("NCHW", "UNDEFINE"):
         prop = NCHW_OUTPUT if rule.layout == "NCHW" else UNDEFINE_OUTPUT
-        yield Expect(prop, ids, f"{rule.layout}: no alignment", None, UNOBSERVABLE[prop])
+        yield Expect(prop, ids, f"{rule.layout}: no alignment")
         return
     found = output_layout(
         platform, rule.precision, rule.layout, shape, last_conv, model_io=model_io
@@ -530,22 +502,22 @@ def _output_expect(
     )
 
 
-def _output_probe(
+def _output_case(
     model_io: ModelIO,
     platform: str,
     precision: str,
     rows: list[OutputRule],
     last: str,
     dims: tuple[int, int, int],
-) -> IOProbe:
+) -> Case:
     shape = [1, *dims]
     ids = tuple(r.id for r in rows)
     expects = [
         e for r in rows for e in _output_expect(model_io, platform, r, shape, last == "Conv")
     ]
-    expects.append(result_expect(ids, "the simulator's NCHW output"))
+    expects.append(result_expect(ids, "the NCHW output"))
     channels, height, width = dims
-    case = _case(
+    return _case(
         platform,
         f"output/{precision}/4d/{last}/c{channels}-{height}x{width}",
         CONV_OUTPUT,
@@ -556,20 +528,20 @@ def _output_probe(
         _output_params(dims, last),
         _source(rows[0].row, rows[0].source),
         (last,),
+        tuple(expects),
     )
-    return IOProbe(case, tuple(expects))
 
 
-def _flat_output_probe(
+def _flat_output_case(
     platform: str, precision: str, rule: OutputRule, dims: tuple[int, int, int]
-) -> IOProbe:
+) -> Case:
     channels, height, width = dims
     shape = [1, channels, height * width]
     expects = (
         Expect(UNDEFINE_OUTPUT, (rule.id,), f"UNDEFINE, no alignment: native shape {shape}", shape),
-        result_expect((rule.id,), "the simulator's output"),
+        result_expect((rule.id,), "the not-4-D output"),
     )
-    case = _case(
+    return _case(
         platform,
         f"output/{precision}/nd/Reshape/c{channels}-{height * width}",
         CONV_OUTPUT,
@@ -580,25 +552,25 @@ def _flat_output_probe(
         _output_params(dims, "Reshape"),
         _source(rule.row, rule.source),
         ("Reshape",),
+        expects,
     )
-    return IOProbe(case, expects)
 
 
 # -- the public entry points -----------------------------------------------------------------
 
 
 @functools.cache
-def platform_probes(platform: str) -> dict[str, IOProbe]:
-    """Every I/O probe of one toolkit target, by case id, in generation order."""
+def platform_cases(platform: str) -> dict[str, Case]:
+    """Every I/O case of one toolkit target, by id, in generation order."""
     model_io = load_model_io()
     group = model_io.group(platform)
-    probes = [
-        *_input_probes(model_io, platform, group),
-        *_conv_probes(model_io, platform, group),
-        *_output_probes(model_io, platform, group),
+    cases = [
+        *_input_cases(model_io, platform, group),
+        *_conv_cases(model_io, platform, group),
+        *_output_cases(model_io, platform, group),
     ]
-    found = {probe.case.id: probe for probe in probes}
-    if len(found) != len(probes):
+    found = {case.id: case for case in cases}
+    if len(found) != len(cases):
         raise AssertionError(f"{platform}: duplicate I/O case ids")
     return found
 
@@ -606,12 +578,22 @@ def platform_probes(platform: str) -> dict[str, IOProbe]:
 def model_io_cases(platform: str) -> list[Case]:
     """The I/O cases of ``platform``, or of every documented target for ``"all"``."""
     targets = load_model_io().targets if platform == ALL_PLATFORMS else (platform,)
-    return [probe.case for target in targets for probe in platform_probes(target).values()]
+    return [case for target in targets for case in platform_cases(target).values()]
 
 
-def probe_for(case: Case) -> IOProbe:
-    """The probe (expectations) a case was generated with; the case must be unchanged."""
-    probe = platform_probes(case.platform).get(case.id)
-    if probe is None or probe.case != case:
-        raise LookupError(f"{case.id} is not a model-I/O case of this catalogue")
-    return probe
+def documented_rows(platform: str) -> list[dict[str, Any]]:
+    """The seed-003 rows a report lists, per platform group of ``platform`` (every group for
+    ``"all"``): ``{"group", "targets", "rows": [{"limit", "kind", "text"}]}``, rows in the
+    seed's order. Written into the run's metadata, so reports need no catalogue."""
+    model_io = load_model_io()
+    groups = model_io.groups if platform == ALL_PLATFORMS else (model_io.group(platform),)
+    found = []
+    for group in groups:
+        limits = [lim for lim in model_io.limits() if lim.group == group.id]
+        ordered = sorted(
+            (lim for lim in limits if lim.kind in _SEED_ORDER),
+            key=lambda lim: _SEED_ORDER[lim.kind],
+        )
+        rows = [{"limit": lim.id, "kind": lim.kind, "text": lim.text} for lim in ordered]
+        found.append({"group": group.name, "targets": list(group.targets), "rows": rows})
+    return found

@@ -25,7 +25,8 @@ from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_ver
 
 FORMAT = 1  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
-_FIELDS = [f.name for f in fields(Observation)]
+# What the simulator observes is the pool's to say, not the entry's.
+_FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
 
 
 class SimCache:

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,7 @@ import harness
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
 from harness.vendors.rknn.toolkit import LOG_FILE
 
@@ -157,6 +159,7 @@ class SimulatorPool:
         self.timeout_s = timeout_s
         self.cache = cache
         self.toolkit_runs = 0  # requests handed to a worker (cache hits are not)
+        self.observes = SIMULATOR_OBSERVES
         self._idle: list[_Worker] = []
         atexit.register(self.close)
 
@@ -172,7 +175,7 @@ class SimulatorPool:
             if hit is None:
                 pending.append(index)
             else:
-                results[index] = hit
+                results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
         try:
             while pending or busy:
@@ -233,19 +236,17 @@ class SimulatorPool:
         log_path = job.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
         shutil.rmtree(job.workdir, ignore_errors=True)
-        parsed = parse_build_log(log)
-        observation = Observation(
-            backend="simulator",
-            outputs=reply.get("outputs"),
-            placement=parsed.layers,
-            rewrites=parsed.rewrites,
-            tensors=parsed.tensors,
-            failed_stage=reply.get("failed_stage"),
-            error=reply.get("error"),
-            infra_error=reply.get("infra_error"),
-            versions=dict(job.worker.versions or {}),
-            timings=reply.get("timings", {}),
-            log=log,
+        observation = _observed(
+            Observation(
+                backend="simulator",
+                outputs=reply.get("outputs"),
+                failed_stage=reply.get("failed_stage"),
+                error=reply.get("error"),
+                infra_error=reply.get("infra_error"),
+                versions=dict(job.worker.versions or {}),
+                timings=reply.get("timings", {}),
+                log=log,
+            )
         )
         if self.cache and request is not None and observation.infra_error is None:
             self.cache.put(request, observation)
@@ -271,3 +272,18 @@ class SimulatorPool:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _observed(observation: Observation) -> Observation:
+    """``observation`` with what its build log shows, and with what the simulator observes.
+
+    A cache hit is parsed afresh too, so cached entries follow the parser.
+    """
+    parsed = parse_build_log(observation.log)
+    return replace(
+        observation,
+        placement=parsed.layers,
+        rewrites=parsed.rewrites,
+        tensors=parsed.tensors,
+        observes=SIMULATOR_OBSERVES,
+    )

@@ -1,0 +1,71 @@
+"""The one case type every case source yields, with the expectations it is judged by.
+
+A case names the model to run (``op`` and ``params``) and carries its ``expects``: per
+documented property, what the documentation says and the value an observer compares with.
+Judging reads these expectations; it never regenerates them from the catalogue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.spec.operators import Limit
+
+DOCUMENTED = ("supported", "outside")
+
+# Properties every case source may expect; vendors add their own names.
+RESULT = "result"  # the output matches the host reference
+PLACEMENT = "placement"  # where the layers under test ran (NPU, CPU fallback, rejected)
+
+
+@dataclass(frozen=True)
+class Expect:
+    """One documented property as a case probes it."""
+
+    prop: str
+    limits: tuple[str, ...]  # catalogue limit ids the documented value comes from
+    documented: str  # the documentation's statement, as the record shows it
+    value: Any = None  # what the observer compares with
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model to run: an operator, a dtype and parameters probing one or more limits."""
+
+    id: str
+    platform: str
+    op: str
+    dtype: str
+    limit: str  # the first limit this case probes
+    value: str  # what is probed, e.g. "batch_size=3"
+    documented: str  # "supported" or "outside"
+    params: dict[str, Any]
+    seed: int
+    source: dict[str, str]
+    layer_types: tuple[str, ...]
+    limits: tuple[str, ...] = ()  # every limit whose probe produced these parameters
+    outside_because: tuple[str, ...] = ()  # limit ids the parameters break
+    expects: tuple[Expect, ...] = ()  # one per documented property the case is judged on
+
+    def __post_init__(self) -> None:
+        if self.documented not in DOCUMENTED:
+            raise ValueError(f"documented must be one of {DOCUMENTED}, got {self.documented!r}")
+
+
+@dataclass(frozen=True)
+class Unprobed:
+    limit: Limit
+    reason: str
+
+
+@dataclass
+class CaseSet:
+    cases: list[Case] = field(default_factory=list)
+    unprobed: list[Unprobed] = field(default_factory=list)
+
+
+def case_seed(case_id: str) -> int:
+    """The recorded seed of a case: stable across runs and machines."""
+    return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16)

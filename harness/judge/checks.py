@@ -1,0 +1,82 @@
+"""Judging a case expectation by expectation: the observer registry and the judge.
+
+The judge reads the expectations the case carries (``Case.expects``) and looks up an observer
+for each property in its registry: the generic ones (``harness.judge.observers``) plus those
+a vendor hands in through the plugin. A property is checked only when the target that ran the
+case says it can see it (``Observation.observes``); otherwise its check is ``unobserved``, the
+reason naming that target and what it takes to observe the property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from harness.cases.case import Case, Expect
+from harness.judge.compare import Comparison
+from harness.judge.verdict import UNOBSERVED, Check, Verdict, verdict_of
+from harness.targets.observation import Observation
+
+Outcome = tuple[str, str]  # (status, observed text)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """Everything an observer may look at for one case."""
+
+    case: Case
+    observation: Observation
+    comparison: Comparison | None
+    failure: str | None  # the model was rejected: a failed stage or what the vendor reads as one
+    infra: str | None  # trouble that says nothing about the model
+
+
+@dataclass(frozen=True)
+class Observer:
+    """How one property is checked, and what a target must see to check it."""
+
+    check: Callable[[Expect, Seen], Outcome] | None  # None: no target observes it yet
+    needs: str  # the reason a target without the property in its ``observes`` cannot see it
+
+
+Rejection = Callable[[Observation], tuple[str | None, str | None]]  # -> (failure, infra)
+
+
+def rejection(observation: Observation) -> tuple[str | None, str | None]:
+    """(how the target rejected the model, infrastructure trouble), as the target reported."""
+    failure = None
+    if observation.failed_stage:
+        failure = f"{observation.failed_stage} failed: {observation.error or 'no message'}"
+    return failure, observation.infra_error
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Judges cases with ``observers`` (property -> Observer); ``rejected`` reads failures."""
+
+    observers: Mapping[str, Observer]
+    rejected: Rejection = rejection
+
+    def __call__(
+        self, case: Case, observation: Observation, comparison: Comparison | None
+    ) -> Verdict:
+        """The case's verdict, with one check per expectation."""
+        if not case.expects:
+            raise ValueError(f"{case.id} carries no expectations to judge")
+        failure, infra = self.rejected(observation)
+        seen = Seen(case, observation, comparison, failure, infra)
+        checks = [self._check(expect, seen) for expect in case.expects]
+        return verdict_of(checks, infra, observation.backend)
+
+    def _check(self, expect: Expect, seen: Seen) -> Check:
+        observer = self.observers.get(expect.prop)
+        if observer is None:
+            raise LookupError(f"no observer for property {expect.prop!r} of {seen.case.id}")
+        backend = seen.observation.backend
+        if observer.check is None or expect.prop not in seen.observation.observes:
+            status, observed = UNOBSERVED, f"{backend} does not observe this: {observer.needs}"
+        elif seen.infra:
+            status, observed = "infra-error", seen.infra
+        else:
+            status, observed = observer.check(expect, seen)
+        return Check(expect.prop, expect.limits, expect.documented, observed, status)

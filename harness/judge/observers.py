@@ -1,0 +1,67 @@
+"""The observers every target can serve: the result against the host reference, and placement.
+
+Placement is read from ``Observation.placement``, one entry per compiled layer; layers the
+vendor marks ``"io": True`` (its input/output operators, listed for every model) never count
+as a fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.cases.case import PLACEMENT, RESULT, Expect
+from harness.judge.checks import Observer, Outcome, Seen
+
+
+def by_documentation(supported: bool) -> str:
+    """The verdict of a rejection or a CPU fallback: a violation of support, or a limit shown."""
+    return "violation" if supported else "limit-confirmed"
+
+
+def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
+    """Where the op under test ran: ("NPU" | "CPU", how that was decided).
+
+    The op counts as on the CPU if any layer of its type is; when the compiler rewrote it into
+    other layer types (none of ``op_types`` is left), the whole network is judged instead.
+    """
+    wanted = {name.lower() for name in op_types}
+    compute = [layer for layer in layers if not layer.get("io")]
+    mine = [layer for layer in compute if str(layer.get("op", "")).lower() in wanted]
+    judged = mine or compute
+    if not judged:
+        return "NPU", "no layer table in the build log; assumed NPU"
+    on_cpu = [layer for layer in judged if str(layer.get("target", "")).upper() == "CPU"]
+    scope = "/".join(op_types) if mine else "whole network (op rewritten away)"
+    if on_cpu:
+        names = ", ".join(sorted({str(layer.get("op")) for layer in on_cpu}))
+        return "CPU", f"{scope}: {names} on CPU"
+    return "NPU", f"{scope}: on NPU"
+
+
+def _result(expect: Expect, seen: Seen) -> Outcome:
+    if seen.failure:
+        return by_documentation(seen.case.documented == "supported"), seen.failure
+    if seen.comparison is None:
+        return "infra-error", "the backend returned no outputs and reported no failure"
+    status = "confirmed" if seen.comparison.passed else "wrong-result"
+    return status, seen.comparison.detail
+
+
+def _placement(expect: Expect, seen: Seen) -> Outcome:
+    """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported)."""
+    supported = bool(expect.value)
+    if seen.failure:
+        return by_documentation(supported), seen.failure
+    target, how = placement_of(seen.observation.placement, seen.case.layer_types)
+    if target == "CPU":
+        return by_documentation(supported), f"CPU fallback: {how}"
+    if supported:
+        return "confirmed", how
+    return "doc-drift", f"limit not enforced: {how}"
+
+
+GENERIC_OBSERVERS = {
+    RESULT: Observer(_result, "the target returns no outputs to compare"),
+    PLACEMENT: Observer(_placement, "the target reports no layer placement"),
+}
