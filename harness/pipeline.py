@@ -8,11 +8,10 @@ directory (layout in ``harness.results.journal``).
 
 from __future__ import annotations
 
-import json
 import platform as host_platform
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -32,13 +31,15 @@ from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import Target
-from harness.vendors.rknn.toolkit import toolkit_calls, write_dataset
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
 # Judges the properties every target can serve; the plugin adds the vendor's observers.
 GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
+# The files that reproduce a job with a vendor's own tools (name -> content), written into the
+# case folder; the plugin passes the vendor's.
+Recipe = Callable[[Job], Mapping[str, bytes]]
 
 
 def host_versions() -> dict[str, str]:
@@ -80,7 +81,8 @@ class CaseExecutor:
     """Executes cases on one backend and journals each record the moment it has a verdict.
 
     ``judge`` holds the observers of every property the cases expect: the generic ones by
-    default, plus the vendor's when the plugin wires them in.
+    default, plus the vendor's when the plugin wires them in; ``recipe`` gives the files that
+    reproduce a job with the vendor's tools (none by default).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class CaseExecutor:
         tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
         judge: Judge = GENERIC_JUDGE,
+        recipe: Recipe = lambda job: {},
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
@@ -97,6 +100,7 @@ class CaseExecutor:
         self.journal = Journal(results_dir)
         self.models = models  # the model declarations cases name in Case.op
         self.judge = judge
+        self.recipe = recipe
         self.versions = host_versions()
 
     def execute(self, case: Case) -> CaseRecord:
@@ -106,7 +110,7 @@ class CaseExecutor:
         reference = reference_outputs(built)
         request = request_for(case, built, self.models)
         folder = self.results_dir / "cases" / case_slug(case.id)
-        _write_inputs(folder, built, reference, request)
+        _write_inputs(folder, built, reference, self.recipe(request))
         observation = self.backend.run(request)
         _write_observation(folder, built.output_names, observation)
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
@@ -156,23 +160,15 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
 
 
 def _write_inputs(
-    folder: Path, built: BuiltModel, reference: list[np.ndarray], request: Job
+    folder: Path, built: BuiltModel, reference: list[np.ndarray], recipe: Mapping[str, bytes]
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
     _save_arrays(folder / "inputs", built.input_names, built.inputs)
     _save_arrays(folder / "reference", built.output_names, reference)
-    if request.dataset:
-        write_dataset(request.dataset, folder)
-    calls = toolkit_calls(request)
-    toolkit = {
-        "target_platform": request.target_platform,
-        "config": {k: v for k, v in calls["config"].items() if k != "target_platform"},
-        "do_quantization": request.quantize,
-        "dataset": calls["build"]["dataset"],
-        "inference": calls["inference"],
-    }
-    (folder / "toolkit.json").write_text(json.dumps(toolkit, indent=2) + "\n")
+    for name, data in recipe.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
 
 
 def _write_observation(folder: Path, output_names: list[str], observation: Observation) -> None:

@@ -46,7 +46,7 @@ from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_models import MODELS as IO_MODELS
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.toolkit import toolkit_version
+from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
 DEFAULT_PLATFORM = "rk3562"
 RKNN_CACHE = ".rknn-cache"  # converted models for boards, inside the results directory
@@ -252,7 +252,7 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
         models = {**OPERATOR_SPECS, **IO_MODELS}
-        yield CaseExecutor(results, backend, tolerances, models, io_checks.JUDGE)
+        yield CaseExecutor(results, backend, tolerances, models, io_checks.JUDGE, recipe)
 
 
 def _board(config: pytest.Config) -> Board | None:

@@ -24,6 +24,8 @@ from test_reporting import hil
 from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
+from harness.targets.job import Job
+from harness.vendors.rknn.toolkit import recipe
 
 SECRET = "s3cret-Value-42"
 INT8_TOLERANCE = {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98}
@@ -45,7 +47,7 @@ def _add_model(path: Path) -> None:
 
 
 def write_case(results: Path, record: CaseRecord, int8: bool = False) -> CaseRecord:
-    """The case folder the executor writes (see harness/journal.py), plus the journal line."""
+    """The case folder the executor writes (harness.results.journal), plus the journal line."""
     case_dir = results / "cases" / case_slug(record.id)
     rng = np.random.default_rng(7)
     a, b = (rng.standard_normal((1, 3, 4, 4)).astype(np.float32) for _ in range(2))
@@ -65,6 +67,8 @@ def write_case(results: Path, record: CaseRecord, int8: bool = False) -> CaseRec
         "inference": {"data_format": "nchw"},
     }
     (case_dir / "toolkit.json").write_text(json.dumps(toolkit))
+    # The vendor's recipe puts its reproduce.py into every case folder.
+    (case_dir / "reproduce.py").write_bytes(recipe(Job(b"", [], record.platform))["reproduce.py"])
     if int8:
         (case_dir / "dataset").mkdir()
         np.save(case_dir / "dataset" / "0_a.npy", a)

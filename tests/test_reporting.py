@@ -213,6 +213,7 @@ def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
     case_dir.mkdir(parents=True)
     (case_dir / "model.onnx").write_bytes(b"placeholder: a report does not read the model")
     (case_dir / "toolkit.json").write_text('{"target_platform": "rk3562"}')
+    (case_dir / "reproduce.py").write_text("# the vendor's reproduction script\n")
     journal = Journal(results)
     journal.append(dataclasses.replace(bundled, artifacts=f"cases/{case_dir.name}"))
     assert hil(["repro", str(results), bundled.id]) == 0

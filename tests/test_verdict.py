@@ -1,12 +1,13 @@
 import numpy as np
 import pytest
 
-from harness.cases.case import PLACEMENT, RESULT, Case
+from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
 from harness.pipeline import GENERIC_JUDGE
 from harness.spec.operators import load_operators
+from harness.spec.properties import PLACEMENT, RESULT
 from harness.targets.observation import Observation
 
 REF = [np.arange(6, dtype=np.float32)]

@@ -15,10 +15,6 @@ from harness.spec.operators import Limit
 
 DOCUMENTED = ("supported", "outside")
 
-# Properties every case source may expect; vendors add their own names.
-RESULT = "result"  # the output matches the host reference
-PLACEMENT = "placement"  # where the layers under test ran (NPU, CPU fallback, rejected)
-
 
 @dataclass(frozen=True)
 class Expect:

@@ -29,9 +29,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from harness.cases.case import PLACEMENT, RESULT, Case, CaseSet, Expect, Unprobed, case_seed
+from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.spec.operators import Limit, Operator, OperatorCatalogue
+from harness.spec.properties import PLACEMENT, RESULT
 
 DTYPES = ("int8", "float16")
 # Models larger than this many float32 elements (weights plus activations) are not generated:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.cases.case import PLACEMENT, RESULT, Expect
+from harness.cases.case import Expect
 from harness.judge.checks import Observer, Outcome, Seen
+from harness.spec.properties import PLACEMENT, RESULT
 
 
 def by_documentation(supported: bool) -> str:

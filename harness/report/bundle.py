@@ -1,8 +1,9 @@
 """Repro bundles: one failing case as a folder (and .tar.gz) a vendor can run without npu-hil.
 
 ``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
-observed/, toolkit.json, dataset.txt + dataset/, build.log), ``case.json`` (the record),
-``README.md`` (the documented expectation and what was seen) and ``reproduce.py``.
+observed/, toolkit.json, dataset.txt + dataset/, build.log, reproduce.py), ``case.json`` (the
+record),
+``README.md`` (the documented expectation and what was seen) and the vendor's ``reproduce.py``.
 
 Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
 own fixed text) is rewritten so that the results directory's absolute path, the home directory
@@ -23,7 +24,6 @@ import shutil
 import socket
 import tarfile
 import warnings
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +34,11 @@ from harness.results.journal import JOURNAL_NAME, read_records
 from harness.results.records import CaseRecord, case_slug
 
 BUNDLES_DIR = "bundles"
-COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log")
+REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
+COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT)
 COPIED_DIRS = ("inputs", "reference", "observed", "dataset")
-REQUIRED = ("model.onnx", "toolkit.json")
+REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
-REPRO_SCRIPT = "reproduce.py"
 SECRET_KEY = re.compile(
     r"passw(or)?d|secret|token|key_?file|passphrase|api_?key|private_?key", re.I
 )
@@ -135,8 +135,6 @@ def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
     _write_json(folder / "toolkit.json", _without_secrets(toolkit))
     _write_json(folder / "case.json", _without_secrets(record.to_json()))
     (folder / "README.md").write_text(_readme(record, folder), encoding="utf-8")
-    template = resources.files("harness.report").joinpath("repro_template.py")
-    (folder / REPRO_SCRIPT).write_text(template.read_text(encoding="utf-8"), encoding="utf-8")
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -200,7 +198,7 @@ def _readme(record: CaseRecord, folder: Path) -> str:
         "",
         "## Files",
         "",
-        ", ".join([*files, "README.md", REPRO_SCRIPT]),
+        ", ".join([*files, "README.md"]),
     ]
     return "\n".join(lines) + "\n"
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.cases.case import RESULT, Case, Expect, case_seed
+from harness.cases.case import Case, Expect, case_seed
 from harness.layout.align import align_up
 from harness.spec.model_io import (
     OTHER_TYPES,
@@ -41,6 +41,7 @@ from harness.spec.model_io import (
     dilated_kernel,
     load_model_io,
 )
+from harness.spec.properties import RESULT
 from harness.vendors.rknn.io_models import CONV_TYPES
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import (

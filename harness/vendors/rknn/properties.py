@@ -9,7 +9,7 @@ attributes (``w_stride``, ``size_with_stride``, native formats).
 
 from __future__ import annotations
 
-from harness.cases.case import PLACEMENT, RESULT
+from harness.spec.properties import PLACEMENT, RESULT
 
 INPUT_STRIDE = "input buffer stride"
 W_STRIDE = "w_stride attribute"

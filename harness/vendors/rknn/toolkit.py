@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import tempfile
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separ
 DATASET_DIR = "dataset"
 DATA_FORMAT = "nchw"
 LOG_FILE = "toolkit.log"  # everything the toolkit printed for one request
+REPRO_SCRIPT = "reproduce.py"
 
 
 def toolkit_calls(request: Job) -> dict[str, dict[str, Any]]:
@@ -66,6 +69,18 @@ def write_dataset(dataset: list[list[np.ndarray]], folder: Path) -> Path:
     return path
 
 
+def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
+    """``write_dataset``'s files (the list and its .npy files) by relative path."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_dataset(dataset, root)
+        return {
+            path.relative_to(root).as_posix(): path.read_bytes()
+            for path in sorted(root.rglob("*"))
+            if path.is_file()
+        }
+
+
 def toolkit_version() -> str:
     """The installed rknn-toolkit2 version, read without importing the (slow) toolkit."""
     try:
@@ -96,3 +111,26 @@ def content_key(
             add(f"{array.dtype.str}{array.shape}".encode())
             add(array.tobytes())
     return digest.hexdigest()
+
+
+def recipe(job: Job) -> dict[str, bytes]:
+    """The files that reproduce ``job`` with rknn-toolkit2 alone, by name in the case folder.
+
+    ``toolkit.json`` (target, config, quantization, dataset, inference arguments), the
+    calibration files for int8 and ``reproduce.py`` (``repro_template.py``), which a repro
+    bundle ships as it is.
+    """
+    calls = toolkit_calls(job)
+    toolkit = {
+        "target_platform": job.target_platform,
+        "config": {k: v for k, v in calls["config"].items() if k != "target_platform"},
+        "do_quantization": job.quantize,
+        "dataset": calls["build"]["dataset"],
+        "inference": calls["inference"],
+    }
+    files = {"toolkit.json": (json.dumps(toolkit, indent=2) + "\n").encode()}
+    if job.dataset:
+        files |= dataset_files(job.dataset)
+    template = resources.files("harness.vendors.rknn").joinpath("repro_template.py")
+    files[REPRO_SCRIPT] = template.read_bytes()
+    return files
