@@ -11,10 +11,8 @@ Results directory layout (the contract between execution, the plugin and the rep
         inputs/<index>_<name>.npy
         reference/<index>_<name>.npy
         observed/<index>_<name>.npy   absent when the backend produced no output
-        toolkit.json         {"target_platform", "config": {RKNN.config kwargs},
-                              "do_quantization", "dataset": "dataset.txt" | null,
-                              "inference": {"data_format": "nchw"}}
-        dataset.txt, dataset/  int8 only; paths relative to dataset.txt's folder
+        the vendor's job recipe   what reproduces the job with the vendor's own tools; for
+                             RKNN: toolkit.json, dataset.txt + dataset/ (int8), reproduce.py
         build.log
       report.md, report.html         written by ``hil report``
       bundles/<slug>/, bundles/<slug>.tar.gz   repro bundles (``hil repro``, failing cases)
