@@ -10,14 +10,8 @@ import pytest
 from sshd import SshServer, keygen
 
 from harness.boards.inventory import Board
-from harness.boards.ssh import (
-    BoardConnectionError,
-    HostKeyError,
-    connect,
-    fingerprint,
-    run,
-    shell_command,
-)
+from harness.boards.ssh import HostKeyError, connect, fingerprint
+from harness.boards.transport import BoardConnectionError, shell_command
 
 HOSTILE = "a b 'c' \"d\" ; e $(touch pwned) `touch pwned2` & f|g > h"
 
@@ -26,14 +20,13 @@ def test_connects_and_runs_a_quoted_command(loopback_board: Board, tmp_path: Pat
     client = connect(loopback_board)
     try:
         marker = tmp_path / "pwned"
-        result = run(
-            client,
+        result = client.run(
             f"cd {shell_command([str(tmp_path)])} && " + shell_command(["printf", "%s", HOSTILE]),
         )
         assert result.status == 0
         assert result.stdout.decode() == HOSTILE
         assert not marker.exists() and not (tmp_path / "pwned2").exists()
-        failing = run(client, "echo oops >&2; exit 7")
+        failing = client.run("echo oops >&2; exit 7")
         assert (failing.status, failing.stderr) == (7, b"oops\n")
     finally:
         client.close()

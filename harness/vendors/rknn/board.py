@@ -30,7 +30,7 @@ import numpy as np
 
 from harness.boards import BoardError
 from harness.boards.inventory import C_RUNNER, STAND_IN, Board, c_runner_binary
-from harness.boards.ssh import BoardConnectionError
+from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
