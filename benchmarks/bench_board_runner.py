@@ -34,6 +34,7 @@ from harness.boards.transport import Stream, open_transport, shell_command  # no
 from harness.vendors.rknn.board import BoardBackend, case_job  # noqa: E402
 from harness.vendors.rknn.convert import ConversionCache  # noqa: E402
 from harness.vendors.rknn.runner_session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
+from harness.vendors.rknn.runtimes import RUNTIMES  # noqa: E402
 from harness.vendors.rknn.toolkit import Job  # noqa: E402
 
 
@@ -86,7 +87,7 @@ def naive(board: Board, cache: ConversionCache, cases: list[Job]) -> float:
     setup.close()
     argv = [
         "exec", board.python, "-u", f"{folder}/{RUNNER_NAME}", "--workdir", folder,
-        "--runtime", board.runtime,
+        "--runtime", board.runtime.name,
     ]  # fmt: skip
     started = time.perf_counter()
     for request in cases:
@@ -114,7 +115,7 @@ def main() -> int:
         server.start()
         try:
             sysroot = write_sysroot(root / "sysroot")
-            board = load_board(server.board_file(root / "boards", sysroot=str(sysroot)))
+            board = load_board(server.board_file(root / "boards", sysroot=str(sysroot)), RUNTIMES)
             cache = ConversionCache(root / "cache")
             cases = requests(args.cases)
             cache.convert(cases[0])  # every case shares the model: conversion is excluded

@@ -40,6 +40,7 @@ from harness.targets.target import Target
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import model_io_cases
 from harness.vendors.rknn.io_models import MODELS as IO_MODELS
+from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import toolkit_version
 
@@ -157,7 +158,7 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
     return [check(board) for board in boards]
 
 
@@ -245,7 +246,7 @@ def _board(config: pytest.Config) -> Board | None:
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(

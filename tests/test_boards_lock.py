@@ -142,9 +142,10 @@ from sshd import onnx_model
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
 from harness.boards.inventory import load_board
+from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.targets.job import Job
 
-board = load_board(Path(sys.argv[1]))
+board = load_board(Path(sys.argv[1]), RUNTIMES)
 request = Job(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
                      target_platform="rk3562", case_id="hangs")
 with BoardBackend(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,

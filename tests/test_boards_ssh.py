@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,8 +118,6 @@ def test_a_stopped_server_is_a_retryable_connection_error(
 
 
 def test_fingerprint_matches_ssh_keygen(sshd: SshServer) -> None:
-    import subprocess
-
     import paramiko
 
     key = paramiko.Ed25519Key.from_private_key_file(str(sshd.host_key))
@@ -125,3 +125,13 @@ def test_fingerprint_matches_ssh_keygen(sshd: SshServer) -> None:
         ["ssh-keygen", "-l", "-f", str(sshd.host_key)], capture_output=True, text=True, check=True
     ).stdout.split()[1]
     assert fingerprint(key) == f"ssh-ed25519 {listed}"
+
+
+def test_paramiko_stays_behind_the_transport() -> None:
+    """Lock, discovery and the runner sessions name no SSH library: only ssh.py loads it."""
+    code = (
+        "import sys, harness.boards.lock, harness.boards.discovery, harness.vendors.rknn.board\n"
+        "assert 'paramiko' not in sys.modules, 'paramiko imported'"
+    )
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True)

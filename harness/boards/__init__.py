@@ -1,9 +1,10 @@
 """Boards, vendor-neutral: inventory files, the transport (SSH today), discovery, on-board locking.
 
-    from harness.vendors.rknn.board import BoardBackend
     from harness.boards.inventory import load_inventory
+    from harness.vendors.rknn.board import BoardBackend
+    from harness.vendors.rknn.runtimes import RUNTIMES
 
-    board = load_inventory(Path("boards"))[0]
+    board = load_inventory(Path("boards"), RUNTIMES)[0]
     with BoardBackend(board) as backend:
         observation = backend.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
 

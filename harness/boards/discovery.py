@@ -88,7 +88,7 @@ def check(
         "board": board.name,
         "address": board.address,
         "platform": board.platform,
-        "runtime": board.runtime,
+        "runtime": board.runtime.name,
         "soc_expected": board.soc,
         "status": "ok",
         "problems": [],

@@ -84,6 +84,7 @@ def open_transport(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> Transport:
     """An open link to ``board``, its identity verified; SSH is the one transport today."""
-    from harness.boards.ssh import connect  # paramiko loads only when a board is contacted
+    # Imported here: ssh builds on this module, and paramiko loads only once a board is contacted.
+    from harness.boards.ssh import connect
 
     return connect(board, trust_on_first_use=trust_on_first_use, timeout=timeout)

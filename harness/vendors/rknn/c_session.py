@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.boards import BoardError
-from harness.boards.inventory import Board, c_runner_binary
+from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy
 from harness.boards.transport import BoardConnectionError
 from harness.targets.observation import Observation
@@ -60,11 +60,14 @@ _SHA256 = re.compile(r"\b[0-9a-f]{64}\b")
 
 
 class CRunnerSession(RunnerSession):
-    """``hil_c_runner`` on one board; ``open()`` before ``run()``, always ``close()``."""
+    """``hil_c_runner`` on one board; ``open()`` before ``run()``, always ``close()``.
 
-    def __init__(self, board: Board, token: str, **options: Any) -> None:
+    ``binary`` is the runner built for the board, on the host (the board file's ``c_runner``).
+    """
+
+    def __init__(self, board: Board, token: str, binary: Path, **options: Any) -> None:
         super().__init__(board, token, **options)
-        self.binary = c_runner_binary(board)
+        self.binary = binary
         self.runner = f"{board.workdir}/{RUNNER_BINARY}"
 
     def _install(self) -> None:
@@ -80,7 +83,10 @@ class CRunnerSession(RunnerSession):
                     f"push, not {digest} ({self.binary})"
                 )
             log.info("board %s: pushed %s to %s", self.board.name, self.binary, self.runner)
-        self.hello = {"runtime": self.board.runtime, "runtime_version": f"{RUNNER_BINARY} {digest}"}
+        self.hello = {
+            "runtime": self.board.runtime.name,
+            "runtime_version": f"{RUNNER_BINARY} {digest}",
+        }
 
     def run(
         self, jobs: Sequence[CaseJob], on_started: Callable[[str], None] | None = None

@@ -221,7 +221,7 @@ class RunnerSession:
     def _start_runner(self) -> None:
         argv = [
             "exec", self.board.python, "-u", f"{self.dir}/{RUNNER_NAME}", "--workdir", self.dir,
-            "--runtime", self.board.runtime, "--start-timeout", str(self.start_timeout),
+            "--runtime", self.board.runtime.name, "--start-timeout", str(self.start_timeout),
             "--idle-timeout", str(self.idle_timeout_s),
         ]  # fmt: skip
         self._stream = self._exec(argv, "start runner")
