@@ -30,11 +30,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 from sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
 
 from harness.boards.inventory import Board, load_board  # noqa: E402
-from harness.boards.ssh import connect, run, shell_command  # noqa: E402
+from harness.boards.transport import Stream, open_transport, shell_command  # noqa: E402
+from harness.targets.job import Job  # noqa: E402
 from harness.vendors.rknn.board import BoardBackend, case_job  # noqa: E402
 from harness.vendors.rknn.convert import ConversionCache  # noqa: E402
 from harness.vendors.rknn.runner_session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
-from harness.vendors.rknn.toolkit import Job  # noqa: E402
+from harness.vendors.rknn.runtimes import RUNTIMES  # noqa: E402
 
 
 def requests(count: int) -> list[Job]:
@@ -65,35 +66,42 @@ def batched(board: Board, cache: ConversionCache, cases: list[Job]) -> tuple[flo
     return opened, elapsed
 
 
+class StdoutReader:
+    """A stream's stdout as the file object the runner's ``read_frame`` reads."""
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+
+    def read(self, size: int) -> bytes:
+        return self.stream.recv(size, timeout=60)
+
+
 def naive(board: Board, cache: ConversionCache, cases: list[Job]) -> float:
     """Seconds for ``cases`` with a new connection and a fresh runner process each."""
     module = runner_module()
     folder = f"{board.workdir}/naive"
-    setup = connect(board)
-    run(setup, shell_command(["mkdir", "-p", folder]))
+    setup = open_transport(board)
+    setup.run(shell_command(["mkdir", "-p", folder]))
     command = f"cat > {shell_command([f'{folder}/{RUNNER_NAME}'])}"
-    run(setup, command, stdin=RUNNER_PATH.read_bytes())
+    setup.run(command, stdin=RUNNER_PATH.read_bytes())
     setup.close()
     argv = [
         "exec", board.python, "-u", f"{folder}/{RUNNER_NAME}", "--workdir", folder,
-        "--runtime", board.runtime,
+        "--runtime", board.runtime.name,
     ]  # fmt: skip
     started = time.perf_counter()
     for request in cases:
         job = case_job("c0", request, cache.convert(request), board, timeout_s=60)
-        client = connect(board)
-        transport = client.get_transport()
-        assert transport is not None
-        channel = transport.open_session()
-        channel.exec_command(shell_command(argv))
-        replies = channel.makefile("rb")
+        transport = open_transport(board)
+        stream = transport.open_stream(shell_command(argv))
+        replies = StdoutReader(stream)
         assert module.read_frame(replies)[0]["type"] == "hello"
-        channel.sendall(batch_frame([job]))
+        stream.send(batch_frame([job]), timeout=60)
         frames = [module.read_frame(replies)[0] for _ in range(3)]  # started, result, done
         assert frames[1]["status"] == "ok", frames[1]
-        channel.sendall(module.encode_frame({"type": "exit"}))
-        channel.recv_exit_status()
-        client.close()
+        stream.send(module.encode_frame({"type": "exit"}), timeout=60)
+        stream.wait(60)
+        transport.close()
     return time.perf_counter() - started
 
 
@@ -107,7 +115,7 @@ def main() -> int:
         server.start()
         try:
             sysroot = write_sysroot(root / "sysroot")
-            board = load_board(server.board_file(root / "boards", sysroot=str(sysroot)))
+            board = load_board(server.board_file(root / "boards", sysroot=str(sysroot)), RUNTIMES)
             cache = ConversionCache(root / "cache")
             cases = requests(args.cases)
             cache.convert(cases[0])  # every case shares the model: conversion is excluded

@@ -45,6 +45,7 @@ from harness.vendors.rknn import io_checks
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_models import MODELS as IO_MODELS
+from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
@@ -171,7 +172,7 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
     return [check(board) for board in boards]
 
 
@@ -260,7 +261,7 @@ def _board(config: pytest.Config) -> Board | None:
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config))
+    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(

@@ -10,6 +10,7 @@ from sshd import SshServer, write_sysroot
 
 from harness.boards.inventory import Board, load_board
 from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.runtimes import RUNTIMES
 
 
 @pytest.fixture
@@ -40,7 +41,7 @@ def sshd(sshd_factory: Callable[..., SshServer]) -> SshServer:
 def loopback_board(sshd: SshServer, tmp_path: Path) -> Board:
     """A board file for ``sshd``: an RK3562 (fake sysroot) running the simulator stand-in."""
     sysroot = write_sysroot(tmp_path / "sysroot")
-    return load_board(sshd.board_file(tmp_path / "boards", sysroot=str(sysroot)))
+    return load_board(sshd.board_file(tmp_path / "boards", sysroot=str(sysroot)), RUNTIMES)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from harness.boards.inventory import Board
 from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.runtimes import RknnLite
 
 RNG = np.random.default_rng(7)
 
@@ -118,7 +119,7 @@ def test_wrong_platform_and_misplaced_test_faults_are_refused(
             backend.run(request)
         with pytest.raises(ValueError, match="unknown cases"):
             backend.run_batch([relu_case("x")], test_faults={"nope": "hang"})
-    lite = dataclasses.replace(loopback_board, runtime="rknnlite")
+    lite = dataclasses.replace(loopback_board, runtime=RknnLite())
     with (
         BoardBackend(lite, cache=board_cache) as backend,
         pytest.raises(ValueError, match="test faults need"),
@@ -129,7 +130,7 @@ def test_wrong_platform_and_misplaced_test_faults_are_refused(
 def test_a_board_without_the_runtime_is_down_with_the_reason(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    lite = dataclasses.replace(loopback_board, runtime="rknnlite")  # not installed here
+    lite = dataclasses.replace(loopback_board, runtime=RknnLite())  # not installed here
     with BoardBackend(lite, cache=board_cache) as backend:
         first, second = backend.run_batch([relu_case("a"), relu_case("b")])
         assert backend.down is not None and "cannot load runtime" in backend.down

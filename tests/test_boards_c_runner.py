@@ -39,6 +39,7 @@ from harness.vendors.rknn.convert import Conversion, ConversionCache
 from harness.vendors.rknn.io_cases import platform_cases
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import W_STRIDE
+from harness.vendors.rknn.runtimes import RUNTIMES
 
 BOARD_TOOLS = (
     "sh", "tar", "cat", "mkdir", "rm", "rmdir", "mv", "chmod", "kill", "date", "stat", "touch",
@@ -127,7 +128,7 @@ def c_board_for(
             "sysroot": str(sysroot),
             **fields,
         }
-        return load_board(server.board_file(tmp_path / "boards", **document)), server
+        return load_board(server.board_file(tmp_path / "boards", **document), RUNTIMES), server
 
     return make
 
@@ -278,7 +279,7 @@ def test_a_batch_runs_on_a_c_runner_board_in_one_stream(
     assert (versions["board"], versions["board_soc"]) == (board.name, "rv1106")
     assert versions["board_python"] == "unknown"  # no python on this board
     assert versions["board_sdk"] == "2.3.2-test" and versions["board_rknn_driver"] == "0.9.8-test"
-    binary = board.c_runner.read_bytes()
+    binary = board.runtime.binary.read_bytes()
     assert versions["board_runtime"] == f"{RUNNER_BINARY} {hashlib.sha256(binary).hexdigest()}"
     assert versions["board_hil_c_runner"] == "hil_c_runner 1" and versions["core_mask"] == "auto"
     assert {"board_run_s", "board_case_s"} <= set(tiny.timings)
@@ -389,7 +390,7 @@ def test_the_runner_is_pushed_when_missing_or_changed_and_only_then(
 ) -> None:
     board, _ = c_board_for()
     on_board = Path(board.workdir, RUNNER_BINARY)
-    host = board.c_runner
+    host = board.runtime.binary
     assert host is not None and not on_board.exists()
 
     def run_once() -> os.stat_result:
@@ -447,7 +448,8 @@ def test_a_board_whose_runner_is_not_built_is_refused(
     c_board_for: Callable[..., tuple[Board, SshServer]], tmp_path: Path
 ) -> None:
     board, _ = c_board_for()
-    missing = dataclasses.replace(board, c_runner=tmp_path / "not-built" / RUNNER_BINARY)
+    built = tmp_path / "not-built" / RUNNER_BINARY
+    missing = dataclasses.replace(board, runtime=dataclasses.replace(board.runtime, binary=built))
     with pytest.raises(BoardFileError) as info:
         BoardBackend(missing)
     assert info.value.key_path == "c_runner"

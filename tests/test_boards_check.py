@@ -15,7 +15,7 @@ from sshd import SshServer, write_sysroot
 
 from harness.boards.discovery import check, probe
 from harness.boards.inventory import Board
-from harness.boards.ssh import connect
+from harness.boards.transport import open_transport
 from harness.cli import boards as cli
 
 
@@ -50,7 +50,7 @@ def test_other_driver_locations_are_probed(loopback_board: Board, tmp_path: Path
     shutil.rmtree(root / "sys")
     (root / "proc/rknpu").mkdir(parents=True)
     (root / "proc/rknpu/driver_version").write_text("RKNPU driver: v0.8.2\n")
-    client = connect(loopback_board)
+    client = open_transport(loopback_board)
     try:
         facts = probe(dataclasses.replace(loopback_board, sysroot=str(root)), client)
     finally:

@@ -104,7 +104,7 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from sshd import onnx_model\n"
         "from harness.vendors.rknn.convert import ConversionCache\n"
-        "from harness.vendors.rknn.toolkit import Job\n"
+        "from harness.targets.job import Job\n"
         "r = Job(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
         "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"
         "print(c.cached, c.rknn_path)\n"

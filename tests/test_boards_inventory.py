@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from harness.boards.inventory import BoardFileError, load_board, load_inventory
+from harness.boards.inventory import BoardFileError, Runtimes, load_board, load_inventory
+from harness.vendors.rknn.runtimes import RUNTIMES, RknnLite
 
 EXAMPLES = Path(__file__).parent.parent / "boards" / "examples"
 SECRET = "hunter2-Secret!"
@@ -36,9 +39,9 @@ def write(folder: Path, doc: dict[str, Any], name: str | None = None) -> Path:
     return path
 
 
-def refused(path: Path) -> BoardFileError:
+def refused(path: Path, runtimes: Runtimes = RUNTIMES) -> BoardFileError:
     with pytest.raises(BoardFileError) as info:
-        load_board(path)
+        load_board(path, runtimes)
     assert str(path) in str(info.value)
     return info.value
 
@@ -48,10 +51,10 @@ def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path)
         tmp_path / "boards",
         board_doc(port=2222, known_hosts="../kh", core_mask="0_1_2", tags=["nightly"]),
     )
-    board = load_board(path)
+    board = load_board(path, RUNTIMES)
     assert board.key_file == tmp_path / "boards" / "keys" / "id_ed25519"
     assert board.known_hosts == tmp_path / "kh"
-    assert (board.port, board.core_mask, board.tags) == (2222, "0_1_2", ("nightly",))
+    assert (board.port, board.runtime.core_mask, board.tags) == (2222, "0_1_2", ("nightly",))
     assert (board.python, board.sysroot, board.agent, board.password_env) == (
         "python3",
         "/",
@@ -63,13 +66,13 @@ def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path)
 
 def test_a_c_runner_board_names_its_runner_relative_to_the_file(tmp_path: Path) -> None:
     doc = board_doc(runtime="c-runner", c_runner="../build/rv1106/hil_c_runner", core_mask="all")
-    board = load_board(write(tmp_path / "boards", doc))
-    assert board.c_runner == tmp_path / "build" / "rv1106" / "hil_c_runner"
-    assert load_board(write(tmp_path, board_doc())).c_runner is None
+    board = load_board(write(tmp_path / "boards", doc), RUNTIMES)
+    assert board.runtime.binary == tmp_path / "build" / "rv1106" / "hil_c_runner"
+    assert load_board(write(tmp_path, board_doc()), RUNTIMES).runtime == RknnLite()
 
 
 def test_defaults_known_hosts_to_the_users_file(tmp_path: Path) -> None:
-    board = load_board(write(tmp_path, board_doc(auth={"agent": True})))
+    board = load_board(write(tmp_path, board_doc(auth={"agent": True})), RUNTIMES)
     assert board.known_hosts == Path("~/.ssh/known_hosts").expanduser()
     assert board.agent and board.key_file is None
 
@@ -145,7 +148,7 @@ def test_bad_values_name_file_key_and_value(
 ) -> None:
     path = write(tmp_path, board_doc(**fields))
     if says is None:
-        assert load_board(path).core_mask == value
+        assert load_board(path, RUNTIMES).runtime.core_mask == value
         return
     error = refused(path)
     assert error.key_path == key
@@ -172,24 +175,52 @@ def test_inventory_reads_top_level_files_only_and_sorts_by_name(tmp_path: Path) 
     write(tmp_path, board_doc(name="alpha"), name="file-b")
     write(tmp_path / "examples", board_doc(name="example-only"))
     (tmp_path / "notes.txt").write_text("not a board")
-    assert [b.name for b in load_inventory(tmp_path)] == ["alpha", "zeta"]
+    assert [b.name for b in load_inventory(tmp_path, RUNTIMES)] == ["alpha", "zeta"]
 
 
 def test_inventory_refuses_duplicate_names(tmp_path: Path) -> None:
     first = write(tmp_path, board_doc(name="same"), name="a")
     second = write(tmp_path, board_doc(name="same"), name="b")
     with pytest.raises(BoardFileError) as info:
-        load_inventory(tmp_path)
+        load_inventory(tmp_path, RUNTIMES)
     assert str(second) in str(info.value) and str(first) in str(info.value)
 
 
 def test_inventory_of_a_missing_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(BoardFileError, match="does not exist"):
-        load_inventory(tmp_path / "nope")
+        load_inventory(tmp_path / "nope", RUNTIMES)
 
 
 def test_shipped_examples_are_valid_and_cover_three_socs() -> None:
-    boards = [load_board(path) for path in sorted(EXAMPLES.glob("*.yaml"))]
+    boards = [load_board(path, RUNTIMES) for path in sorted(EXAMPLES.glob("*.yaml"))]
     assert {b.soc for b in boards} == {"rk3588", "rk3562", "rv1106"}
-    assert {b.runtime for b in boards} == {"rknnlite", "c-runner"}
+    assert {b.runtime.name for b in boards} == {"rknnlite", "c-runner"}
     assert all(b.password_env or b.key_file or b.agent for b in boards)
+
+
+@dataclass(frozen=True)
+class Toy:
+    """A runtime of no vendor: all the loader asks of one is its name."""
+
+    speed: int
+    name: str = "toy"
+
+
+class ToyKind:
+    def __init__(self, key: str) -> None:
+        self.platforms = ("toy-1",)
+        self.keys = {key: {"type": "integer"}}
+
+    def load(self, path: Path, document: Mapping[str, Any]) -> Toy:
+        return Toy(document.get("speed", 1))
+
+
+def test_runtimes_and_their_keys_come_from_the_registry_alone(tmp_path: Path) -> None:
+    toys: Runtimes = {"toy": ToyKind("speed"), "other": ToyKind("lane")}
+    board = load_board(write(tmp_path, board_doc(platform="toy-1", runtime="toy", speed=3)), toys)
+    assert board.runtime == Toy(3)
+    error = refused(write(tmp_path, board_doc(platform="toy-1", runtime="toy", lane=2)), toys)
+    assert (error.key_path, error.value) == ("lane", 2)
+    assert "only for runtime other (runtime: toy)" in str(error)
+    assert refused(write(tmp_path, board_doc(platform="toy-1")), toys).key_path == "runtime"
+    assert refused(write(tmp_path, board_doc(runtime="toy")), toys).key_path == "platform"

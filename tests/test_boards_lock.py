@@ -18,7 +18,7 @@ from sshd import onnx_model, runner_processes, wait_until
 
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
-from harness.boards.ssh import connect
+from harness.boards.transport import open_transport
 from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
@@ -66,13 +66,13 @@ def test_a_waiting_harness_gets_the_board_when_it_is_released(
 
 
 def test_a_lock_whose_holder_is_gone_is_taken_over(loopback_board: Board) -> None:
-    holder = connect(loopback_board)
+    holder = open_transport(loopback_board)
     BoardLock(holder, loopback_board, "dead-holder").acquire()
     session_pid = int((lock_dir(loopback_board) / "session").read_text())
     assert psutil_alive(session_pid)
     holder.close()  # its SSH session ends, as when a harness is killed or loses its network
     assert wait_until(lambda: not psutil_alive(session_pid))
-    client = connect(loopback_board)
+    client = open_transport(loopback_board)
     try:
         how = BoardLock(client, loopback_board, "new-holder").acquire()
         assert how == f"took over: the holder's SSH session (pid {session_pid}) is gone"
@@ -82,7 +82,7 @@ def test_a_lock_whose_holder_is_gone_is_taken_over(loopback_board: Board) -> Non
 
 
 def test_a_live_holder_with_a_stale_heartbeat_is_taken_over(loopback_board: Board) -> None:
-    holder, contender = connect(loopback_board), connect(loopback_board)
+    holder, contender = open_transport(loopback_board), open_transport(loopback_board)
     try:
         stuck = BoardLock(holder, loopback_board, "stuck", lease_s=60)
         assert stuck.acquire() == "acquired"
@@ -110,7 +110,7 @@ def test_the_heartbeat_keeps_a_short_lease_alive(
         first_beat = beat.stat().st_mtime
         time.sleep(3.5)  # longer than the lease: only the heartbeat keeps the lock
         assert beat.stat().st_mtime > first_beat
-        client = connect(loopback_board)
+        client = open_transport(loopback_board)
         try:
             with pytest.raises(BoardBusy):
                 BoardLock(client, loopback_board, "contender", lease_s=2).acquire()
@@ -120,7 +120,7 @@ def test_the_heartbeat_keeps_a_short_lease_alive(
 
 def test_a_half_created_lock_is_left_alone_until_abandoned(loopback_board: Board) -> None:
     (lock_dir(loopback_board)).mkdir(parents=True)  # a contender between mkdir and its token
-    client = connect(loopback_board)
+    client = open_transport(loopback_board)
     try:
         with pytest.raises(BoardBusy):
             BoardLock(client, loopback_board, "eager").acquire()
@@ -142,9 +142,10 @@ from sshd import onnx_model
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
 from harness.boards.inventory import load_board
+from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.targets.job import Job
 
-board = load_board(Path(sys.argv[1]))
+board = load_board(Path(sys.argv[1]), RUNTIMES)
 request = Job(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
                      target_platform="rk3562", case_id="hangs")
 with BoardBackend(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from sshd import SshServer, keygen
 
 from harness.boards.inventory import Board
-from harness.boards.ssh import (
-    BoardConnectionError,
-    HostKeyError,
-    connect,
-    fingerprint,
-    run,
-    shell_command,
-)
+from harness.boards.ssh import HostKeyError, connect, fingerprint
+from harness.boards.transport import BoardConnectionError, shell_command
 
 HOSTILE = "a b 'c' \"d\" ; e $(touch pwned) `touch pwned2` & f|g > h"
 
@@ -26,14 +22,13 @@ def test_connects_and_runs_a_quoted_command(loopback_board: Board, tmp_path: Pat
     client = connect(loopback_board)
     try:
         marker = tmp_path / "pwned"
-        result = run(
-            client,
+        result = client.run(
             f"cd {shell_command([str(tmp_path)])} && " + shell_command(["printf", "%s", HOSTILE]),
         )
         assert result.status == 0
         assert result.stdout.decode() == HOSTILE
         assert not marker.exists() and not (tmp_path / "pwned2").exists()
-        failing = run(client, "echo oops >&2; exit 7")
+        failing = client.run("echo oops >&2; exit 7")
         assert (failing.status, failing.stderr) == (7, b"oops\n")
     finally:
         client.close()
@@ -123,8 +118,6 @@ def test_a_stopped_server_is_a_retryable_connection_error(
 
 
 def test_fingerprint_matches_ssh_keygen(sshd: SshServer) -> None:
-    import subprocess
-
     import paramiko
 
     key = paramiko.Ed25519Key.from_private_key_file(str(sshd.host_key))
@@ -132,3 +125,13 @@ def test_fingerprint_matches_ssh_keygen(sshd: SshServer) -> None:
         ["ssh-keygen", "-l", "-f", str(sshd.host_key)], capture_output=True, text=True, check=True
     ).stdout.split()[1]
     assert fingerprint(key) == f"ssh-ed25519 {listed}"
+
+
+def test_paramiko_stays_behind_the_transport() -> None:
+    """Lock, discovery and the runner sessions name no SSH library: only ssh.py loads it."""
+    code = (
+        "import sys, harness.boards.lock, harness.boards.discovery, harness.vendors.rknn.board\n"
+        "assert 'paramiko' not in sys.modules, 'paramiko imported'"
+    )
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True)

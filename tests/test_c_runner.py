@@ -23,7 +23,6 @@ import pytest
 from c_double import DOUBLE, build_double, descriptor
 from sshd import alive, wait_until
 
-from harness.boards.inventory import CORE_MASKS
 from harness.targets.observation import Observation
 from harness.vendors.rknn import c_runner_cli
 from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
@@ -41,6 +40,7 @@ from harness.vendors.rknn.c_runner import (
     write_request,
 )
 from harness.vendors.rknn.layout import input_stride, output_layout
+from harness.vendors.rknn.platforms import CORE_MASKS
 
 RUN_TIMEOUT_S = 30
 

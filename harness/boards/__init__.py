@@ -1,13 +1,15 @@
-"""Boards over SSH: inventory files, discovery, on-board locking, the runner session, the backend.
+"""Boards, vendor-neutral: inventory files, the transport (SSH today), discovery, on-board locking.
 
-    from harness.vendors.rknn.board import BoardBackend
     from harness.boards.inventory import load_inventory
+    from harness.vendors.rknn.board import BoardBackend
+    from harness.vendors.rknn.runtimes import RUNTIMES
 
-    board = load_inventory(Path("boards"))[0]
+    board = load_inventory(Path("boards"), RUNTIMES)[0]
     with BoardBackend(board) as backend:
         observation = backend.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
 
-Importing this package imports nothing else; the submodules load paramiko and the toolkit.
+Importing this package imports nothing else; ``ssh`` loads paramiko. Runner sessions and the
+backend that runs cases on a board belong to the vendor packages (``harness.vendors``).
 """
 
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import paramiko
-
 from harness.boards.inventory import Board
-from harness.boards.ssh import BoardConnectionError, connect, run, shell_command
+from harness.boards.transport import (
+    BoardConnectionError,
+    Transport,
+    open_transport,
+    shell_command,
+)
 
 UNKNOWN = "unknown"
 
@@ -58,10 +61,10 @@ _SOC = re.compile(r"^rockchip,(r[kv]\d{4}[a-z]?)$")
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)+)")
 
 
-def probe(board: Board, client: paramiko.SSHClient, timeout: float = 30.0) -> dict[str, Any]:
-    """The board's facts over an open connection; "unknown" for what it does not show."""
+def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str, Any]:
+    """The board's facts over an open transport; "unknown" for what it does not show."""
     argv = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
-    result = run(client, shell_command(argv), timeout=timeout)
+    result = transport.run(shell_command(argv), timeout=timeout)
     sections = _sections(result.stdout.decode(errors="replace"))
     compatible = sections.get("compatible", [])
     socs = [m[1] for m in map(_SOC.match, compatible) if m]
@@ -85,17 +88,17 @@ def check(
         "board": board.name,
         "address": board.address,
         "platform": board.platform,
-        "runtime": board.runtime,
+        "runtime": board.runtime.name,
         "soc_expected": board.soc,
         "status": "ok",
         "problems": [],
     }
     try:
-        client = connect(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
+        transport = open_transport(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
         try:
-            report.update(probe(board, client, timeout=max(timeout, 30.0)))
+            report.update(probe(board, transport, timeout=max(timeout, 30.0)))
         finally:
-            client.close()
+            transport.close()
     except BoardConnectionError as exc:
         report.update(status="unreachable", problems=[str(exc)])
         return report

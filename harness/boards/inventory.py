@@ -1,53 +1,28 @@
 """Board files: one YAML file per board, a directory of them is the inventory.
 
-A board file says how to reach a board (host, port, user, auth, known_hosts), what it should
-be (SoC, toolkit platform) and how to run cases on it (board-side python or, for boards with
-only the C API, the host path of the ``hil_c_runner`` built for it; work directory, runtime,
-NPU core mask). Secrets never live in it: a password is given only as the NAME of an
-environment variable (``auth.password_env``), and a ``password`` key is rejected outright.
-Every error names the file, the key and the value, like the catalogue loader's.
+A board file says how to reach a board (host, port, user, auth, known_hosts: the transport's
+settings), what it should be (SoC, toolkit platform), where the harness may work on it (work
+directory, board-side python) and which runtime runs cases on it, with that runtime's own keys.
+Runtimes belong to the vendors: the loader takes a registry (``Runtimes``: runtime name ->
+``RuntimeKind``) and each kind checks its part of the file and makes the board's ``Runtime``.
+Secrets never live in a board file: a password is given only as the NAME of an environment
+variable (``auth.password_env``), and a ``password`` key is rejected outright. Every error
+names the file, the key and the value, like the catalogue loader's.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 
 from harness.spec.loader import CatalogueError, key_path, load_yaml
 
-# RKNN.config(target_platform=...) of rknn-toolkit2 2.5.0.
-PLATFORMS = (
-    "rk3562",
-    "rk3566",
-    "rk3568",
-    "rk3576",
-    "rk3588",
-    "rv1103",
-    "rv1106",
-    "rv1103b",
-    "rv1106b",
-    "rk2118",
-    "rv1126b",
-)
-# rknn-toolkit-lite2 (the on-board Python runtime) exists for these only; the rest need a C runner.
-LITE2_PLATFORMS = ("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1126b")
-STAND_IN = "simulator-stand-in"  # TEST ONLY: the runner simulates the shipped ONNX model
-# Boards without Python (RV1103/RV1106/RK2118): the C runner of harness.vendors.rknn.
-C_RUNNER = "c-runner"
-RUNTIMES = (
-    "rknnlite",  # rknn-toolkit-lite2 through harness/vendors/rknn/board_files/hil_board_runner.py
-    C_RUNNER,
-    STAND_IN,
-)
-# Platforms whose only runtime is librknnmrt.so, which has no rknn_set_core_mask (design.md).
-MRT_PLATFORMS = ("rv1103", "rv1106", "rv1103b", "rv1106b", "rk2118")
-NPU_CORES = {"rk3588": 3, "rk3576": 2}  # other platforms have one core and no mask to choose
-CORE_MASKS = ("auto", "all", "0", "1", "2", "0_1", "0_1_2")
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 _NOT_SHOWN = "<not shown>"
 _AUTH_HELP = (
@@ -55,6 +30,7 @@ _AUTH_HELP = (
     "or password_env (the NAME of an environment variable holding the password)"
 )
 
+# Without platform and runtime, whose values the runtime registry gives (``_schema``).
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -77,12 +53,8 @@ SCHEMA: dict[str, Any] = {
         },
         "known_hosts": {"type": "string", "minLength": 1},
         "soc": {"type": "string", "pattern": r"^r[kv]\d{4}[a-z]?$"},
-        "platform": {"enum": list(PLATFORMS)},
         "python": {"type": "string", "minLength": 1},
-        "c_runner": {"type": "string", "minLength": 1},
         "workdir": {"type": "string", "pattern": r"^/(?!/*$)"},  # absolute, not "/" itself
-        "runtime": {"enum": list(RUNTIMES)},
-        "core_mask": {"enum": list(CORE_MASKS)},
         "tags": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "sysroot": {"type": "string", "pattern": r"^/"},
     },
@@ -91,6 +63,32 @@ SCHEMA: dict[str, Any] = {
 
 class BoardFileError(CatalogueError):
     """A board file (or inventory directory) that cannot be used: file, key path, value."""
+
+
+class Runtime(Protocol):
+    """How cases run on a board: a vendor's object, made from its part of the board file."""
+
+    @property
+    def name(self) -> str:
+        """The board file's ``runtime`` value."""
+
+
+class RuntimeKind(Protocol):
+    """A runtime that board files may name, as its vendor declares it."""
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """The toolkit platforms it serves."""
+
+    @property
+    def keys(self) -> Mapping[str, Any]:
+        """Its own board-file keys, each with its JSON schema."""
+
+    def load(self, path: Path, document: Mapping[str, Any]) -> Runtime:
+        """Its part of the (schema-checked) board file at ``path``; ``BoardFileError`` if bad."""
+
+
+Runtimes = Mapping[str, RuntimeKind]  # the registry: board-file runtime name -> its kind
 
 
 @dataclass(frozen=True)
@@ -106,12 +104,10 @@ class Board:
     password_env: str | None
     known_hosts: Path
     soc: str  # expected SoC, e.g. "rk3588"; discovery flags a board that reports another
-    platform: str  # RKNN.config target_platform used to convert models for this board
-    python: str  # board-side interpreter for the runner
-    c_runner: Path | None  # runtime c-runner: the hil_c_runner binary on the host, else None
+    platform: str  # toolkit target platform used to convert models for this board
+    python: str  # board-side interpreter (a Python runner's, and discovery's)
     workdir: str  # absolute board-side folder the harness may own (locks, sessions)
-    runtime: str
-    core_mask: str
+    runtime: Runtime
     tags: tuple[str, ...]
     sysroot: str  # test/diagnostic aid: prefix of the probed /proc, /sys and /usr/lib paths
     source: Path  # the board file
@@ -121,19 +117,19 @@ class Board:
         return f"{self.user}@{self.host}:{self.port}"
 
 
-def load_board(path: Path) -> Board:
-    """Read and check one board file."""
+def load_board(path: Path, runtimes: Runtimes) -> Board:
+    """Read and check one board file; ``runtimes`` are those it may name."""
     document = load_yaml(path, BoardFileError)
     _reject_passwords(path, document, [])
-    if isinstance(document, dict) and isinstance(document.get("core_mask"), int):
-        raise BoardFileError(
-            path,
-            "core_mask",
-            document["core_mask"],
-            'quote the core mask (e.g. "0_1"): YAML reads an unquoted 0_1 as the number 1',
-        )
+    validate(path, document, _schema(runtimes))
+    return _board(path, document, runtimes)
+
+
+def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
+    """Check ``document`` (all or part of the board file at ``path``) against a JSON schema;
+    the best-matching error is raised as a ``BoardFileError``."""
     errors = sorted(
-        jsonschema.Draft202012Validator(SCHEMA).iter_errors(document),
+        jsonschema.Draft202012Validator(schema).iter_errors(document),
         key=lambda e: list(e.absolute_path),
     )
     if errors:
@@ -144,14 +140,25 @@ def load_board(path: Path) -> Board:
             # The value may be a secret typed into the wrong key: never echo it.
             raise BoardFileError(path, where, _NOT_SHOWN, f"{_AUTH_HELP} ({error.validator})")
         raise BoardFileError(path, where, error.instance, error.message)
-    return _board(path, document)
 
 
-def load_inventory(directory: Path) -> list[Board]:
+def _schema(runtimes: Runtimes) -> dict[str, Any]:
+    """``SCHEMA`` with the registry's platforms and runtime names; the runtimes' own keys take
+    any value here, as each runtime checks its own."""
+    platforms = list(dict.fromkeys(p for kind in runtimes.values() for p in kind.platforms))
+    properties: dict[str, Any] = {key: True for kind in runtimes.values() for key in kind.keys}
+    properties.update(SCHEMA["properties"])
+    properties["platform"] = {"enum": platforms}
+    properties["runtime"] = {"enum": list(runtimes)}
+    return {**SCHEMA, "properties": properties}
+
+
+def load_inventory(directory: Path, runtimes: Runtimes) -> list[Board]:
     """Every ``*.yaml``/``*.yml`` board file directly in ``directory``, sorted by name.
 
     Sub-folders (``examples/``, ``runner/``) are not read, so the shipped examples never
-    become part of an inventory by accident. Board names must be unique.
+    become part of an inventory by accident. Board names must be unique; ``runtimes`` are
+    those the files may name.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -159,7 +166,7 @@ def load_inventory(directory: Path) -> list[Board]:
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     boards: dict[str, Board] = {}
     for path in files:
-        board = load_board(path)
+        board = load_board(path, runtimes)
         if board.name in boards:
             first = boards[board.name].source
             raise BoardFileError(path, "name", board.name, f"board name already used by {first}")
@@ -185,47 +192,17 @@ def _reject_passwords(path: Path, node: object, where: list[object]) -> None:
             _reject_passwords(path, item, [*where, index])
 
 
-def _board(path: Path, doc: dict[str, Any]) -> Board:
-    platform, runtime = doc["platform"], doc["runtime"]
-    if runtime == "rknnlite" and platform not in LITE2_PLATFORMS:
-        raise BoardFileError(
-            path,
-            "runtime",
-            runtime,
-            f"rknn-toolkit-lite2 does not support platform {platform}; "
-            "use runtime c-runner for boards with the C API only",
-        )
-    if runtime == C_RUNNER and "c_runner" not in doc:
-        raise BoardFileError(
-            path,
-            "c_runner",
-            None,
-            f"runtime {C_RUNNER} needs c_runner: the host path of the hil_c_runner built for "
-            f"this board (hil boards build-runner --platform {platform} ...)",
-        )
-    if runtime != C_RUNNER and "c_runner" in doc:
-        raise BoardFileError(
-            path, "c_runner", doc["c_runner"], f"only for runtime {C_RUNNER} (runtime: {runtime})"
-        )
-    core_mask = str(doc.get("core_mask", "auto"))
-    if runtime == C_RUNNER and platform in MRT_PLATFORMS and core_mask != "auto":
-        raise BoardFileError(
-            path,
-            "core_mask",
-            core_mask,
-            f"platform {platform} runs librknnmrt, which cannot choose NPU cores; use auto",
-        )
-    cores = NPU_CORES.get(platform, 0)
-    if core_mask not in ("auto", "all") and max(map(int, core_mask.split("_"))) >= cores:
-        raise BoardFileError(
-            path,
-            "core_mask",
-            core_mask,
-            f"platform {platform} has no such NPU core to choose "
-            f"(selectable cores: {', '.join(map(str, range(cores))) or 'none; use auto'})",
-        )
+def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
+    name = doc["runtime"]
+    kind = runtimes[name]
+    for key, value in doc.items():
+        owners = [other for other, owner in runtimes.items() if key in owner.keys]
+        if owners and key not in kind.keys:
+            raise BoardFileError(
+                path, key, value, f"only for runtime {' or '.join(owners)} (runtime: {name})"
+            )
     auth = doc["auth"]
-    key_file = _path(path, auth["key_file"]) if "key_file" in auth else None
+    key_file = board_path(path, auth["key_file"]) if "key_file" in auth else None
     return Board(
         name=doc["name"],
         host=doc["host"],
@@ -234,32 +211,18 @@ def _board(path: Path, doc: dict[str, Any]) -> Board:
         key_file=key_file,
         agent=bool(auth.get("agent", False)),
         password_env=auth.get("password_env"),
-        known_hosts=_path(path, doc.get("known_hosts", DEFAULT_KNOWN_HOSTS)),
+        known_hosts=board_path(path, doc.get("known_hosts", DEFAULT_KNOWN_HOSTS)),
         soc=doc["soc"],
-        platform=platform,
+        platform=doc["platform"],
         python=doc.get("python", "python3"),
-        c_runner=_path(path, doc["c_runner"]) if "c_runner" in doc else None,
         workdir=doc["workdir"].rstrip("/") or "/",
-        runtime=runtime,
-        core_mask=core_mask,
+        runtime=kind.load(path, doc),
         tags=tuple(doc.get("tags", [])),
         sysroot=doc.get("sysroot", "/"),
         source=path,
     )
 
 
-def c_runner_binary(board: Board) -> Path:
-    """The board's ``c_runner`` file; refused, naming the field, when it is not built yet."""
-    if board.c_runner is None or not board.c_runner.is_file():
-        raise BoardFileError(
-            board.source,
-            "c_runner",
-            str(board.c_runner),
-            "no such file: build the runner (hil boards build-runner; see the C runner's README)",
-        )
-    return board.c_runner
-
-
-def _path(board_file: Path, text: str) -> Path:
+def board_path(board_file: Path, text: str) -> Path:
     """``~`` expanded; relative paths are relative to the board file's folder."""
     return Path(os.path.normpath((board_file.parent / Path(text).expanduser()).absolute()))

@@ -21,11 +21,9 @@ import socket
 import time
 from datetime import datetime, timezone
 
-import paramiko
-
 from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.ssh import run, shell_command
+from harness.boards.transport import Transport, shell_command
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +81,12 @@ class BoardBusy(BoardError):
 
 
 class BoardLock:
-    """The lock on one board, used over one SSH connection (a new one after a reconnect)."""
+    """The lock on one board, used over one transport (a new one after a reconnect)."""
 
     def __init__(
-        self, client: paramiko.SSHClient, board: Board, token: str, lease_s: float = 120.0
+        self, transport: Transport, board: Board, token: str, lease_s: float = 120.0
     ) -> None:
-        self.client = client
+        self.transport = transport
         self.board = board
         self.token = token
         self.lease_s = lease_s
@@ -99,7 +97,7 @@ class BoardLock:
             "exec", "sh", "-c", _SCRIPT, "sh", mode, self.path, self.token, owner,
             str(int(self.lease_s)), str(INCOMPLETE_S),
         ]  # fmt: skip
-        result = run(self.client, shell_command(argv), timeout=30)
+        result = self.transport.run(shell_command(argv), timeout=30)
         return result.status, (result.stdout + result.stderr).decode(errors="replace").strip()
 
     def acquire(self, wait_s: float = 0.0) -> str:

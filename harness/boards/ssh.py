@@ -1,9 +1,9 @@
-"""SSH to a board with paramiko: host keys verified, secrets kept out of every message.
+"""The SSH transport, with paramiko: host keys verified, secrets kept out of every message.
 
 The board's known_hosts file decides who the board is: an unknown host key is refused unless
 the caller explicitly asks for trust on first use (then the key is appended to that file), and
-a changed key is always refused. Remote commands are built with ``shell_command`` so every
-argument reaching the board's shell is quoted.
+a changed key is always refused. ``connect`` gives an ``SshTransport``
+(``harness.boards.transport.Transport``); no paramiko type or exception leaves this module.
 """
 
 from __future__ import annotations
@@ -12,25 +12,17 @@ import base64
 import hashlib
 import logging
 import os
-import shlex
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 import paramiko
 
-from harness.boards import BoardError
 from harness.boards.inventory import Board
+from harness.boards.transport import BoardConnectionError, CommandResult
 
 log = logging.getLogger(__name__)
 
-
-class BoardConnectionError(BoardError):
-    """The board cannot be reached or refused us; ``permanent`` when retrying will not help."""
-
-    def __init__(self, message: str, *, permanent: bool = False) -> None:
-        super().__init__(message)
-        self.permanent = permanent
+# What paramiko raises when the link fails; outside this module it is a BoardConnectionError.
+_LINK_ERRORS = (OSError, paramiko.SSHException, EOFError)
 
 
 class HostKeyError(BoardConnectionError):
@@ -38,18 +30,6 @@ class HostKeyError(BoardConnectionError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, permanent=True)
-
-
-@dataclass
-class CommandResult:
-    status: int
-    stdout: bytes
-    stderr: bytes
-
-
-def shell_command(argv: Sequence[str]) -> str:
-    """One command line for the remote shell, every argument quoted."""
-    return shlex.join(argv)
 
 
 def fingerprint(key: paramiko.PKey) -> str:
@@ -120,7 +100,7 @@ def _auth_method(board: Board) -> str:
 
 def connect(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
-) -> paramiko.SSHClient:
+) -> SshTransport:
     """An authenticated connection to ``board`` whose host key matched its known_hosts."""
     client = paramiko.SSHClient()
     if board.known_hosts.is_file():
@@ -158,51 +138,120 @@ def connect(
     except BoardConnectionError:  # from _auth or the host key policy
         client.close()
         raise
-    except (OSError, paramiko.SSHException, EOFError) as exc:
+    except _LINK_ERRORS as exc:
         client.close()
         raise BoardConnectionError(f"{where}: cannot connect: {exc}") from None
     transport = client.get_transport()
     assert transport is not None  # connect() succeeded
     transport.set_keepalive(15)
-    return client
+    return SshTransport(client)
 
 
-def run(
-    client: paramiko.SSHClient, command: str, *, timeout: float = 30.0, stdin: bytes = b""
-) -> CommandResult:
-    """Run ``command`` (already quoted) on the board and collect its output within ``timeout``."""
-    transport = client.get_transport()
-    if transport is None or not transport.is_active():
-        raise BoardConnectionError("the SSH connection is closed")
-    deadline = time.monotonic() + timeout
-    out, err = bytearray(), bytearray()
-    try:
-        channel = transport.open_session(timeout=timeout)
-    except (OSError, paramiko.SSHException, EOFError) as exc:
-        raise BoardConnectionError(f"cannot open an SSH channel: {exc}") from None
-    try:
-        channel.exec_command(command)
-        channel.sendall(stdin)
-        channel.shutdown_write()
-        chunk = None
-        while chunk != b"":  # until end of stdout
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+class SshTransport:
+    """A ``Transport`` over one authenticated SSH connection; ``connect`` makes it."""
+
+    def __init__(self, client: paramiko.SSHClient) -> None:
+        self._client = client
+
+    def _open_channel(self, timeout: float) -> paramiko.Channel:
+        transport = self._client.get_transport()
+        if transport is None or not transport.is_active():
+            raise BoardConnectionError("the SSH connection is closed")
+        try:
+            return transport.open_session(timeout=timeout)
+        except _LINK_ERRORS as exc:
+            raise BoardConnectionError(f"cannot open an SSH channel: {exc}") from None
+
+    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
+        """Run ``command`` (already quoted) and collect its output within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        out, err = bytearray(), bytearray()
+        channel = self._open_channel(timeout)
+        try:
+            channel.exec_command(command)
+            channel.sendall(stdin)
+            channel.shutdown_write()
+            chunk = None
+            while chunk != b"":  # until end of stdout
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise BoardConnectionError(
+                        f"remote command did not finish within {timeout:g} s"
+                    )
+                channel.settimeout(min(remaining, 1.0))
+                try:
+                    chunk = channel.recv(65536)
+                except TimeoutError:
+                    chunk = None
+                out += chunk or b""
+                while channel.recv_stderr_ready():
+                    err += channel.recv_stderr(65536)
+            if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
                 raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
-            channel.settimeout(min(remaining, 1.0))
-            try:
-                chunk = channel.recv(65536)
-            except TimeoutError:
-                chunk = None
-            out += chunk or b""
             while channel.recv_stderr_ready():
                 err += channel.recv_stderr(65536)
-        if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
-            raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
-        while channel.recv_stderr_ready():
-            err += channel.recv_stderr(65536)
-        return CommandResult(channel.recv_exit_status(), bytes(out), bytes(err))
-    except (OSError, paramiko.SSHException, EOFError) as exc:
-        raise BoardConnectionError(f"remote command failed: {exc}") from None
-    finally:
-        channel.close()
+            return CommandResult(channel.recv_exit_status(), bytes(out), bytes(err))
+        except _LINK_ERRORS as exc:
+            raise BoardConnectionError(f"remote command failed: {exc}") from None
+        finally:
+            channel.close()
+
+    def open_stream(self, command: str, *, timeout: float = 10.0) -> SshStream:
+        """Start ``command`` (already quoted) on its own channel."""
+        channel = self._open_channel(timeout)
+        try:
+            channel.exec_command(command)
+        except _LINK_ERRORS as exc:
+            channel.close()
+            raise BoardConnectionError(f"cannot start a remote command: {exc}") from None
+        return SshStream(channel)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class SshStream:
+    """A ``Stream``: one remote command on its own SSH channel."""
+
+    def __init__(self, channel: paramiko.Channel) -> None:
+        self._channel = channel
+
+    def send(self, data: bytes, timeout: float) -> None:
+        try:
+            self._channel.settimeout(timeout)
+            self._channel.sendall(data)
+        except _LINK_ERRORS as exc:
+            raise BoardConnectionError(f"cannot write to the remote command: {exc}") from None
+
+    def close_stdin(self) -> None:
+        try:
+            self._channel.shutdown_write()
+        except _LINK_ERRORS as exc:
+            raise BoardConnectionError(f"cannot close the remote command's input: {exc}") from None
+
+    def recv(self, size: int, timeout: float) -> bytes:
+        self._channel.settimeout(timeout)
+        try:
+            return self._channel.recv(size)
+        except TimeoutError:
+            raise
+        except _LINK_ERRORS as exc:
+            raise BoardConnectionError(f"cannot read from the remote command: {exc}") from None
+
+    def recv_stderr(self) -> bytes:
+        data = bytearray()
+        while self._channel.recv_stderr_ready():
+            data += self._channel.recv_stderr(65536)
+        return bytes(data)
+
+    def wait(self, timeout: float) -> int | None:
+        if not self._channel.status_event.wait(timeout):
+            return None
+        return self._channel.recv_exit_status()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._channel.closed)
+
+    def close(self) -> None:
+        self._channel.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.boards.discovery import check
-from harness.boards.inventory import Board, load_inventory
+from harness.boards.inventory import Board, Runtimes, load_inventory
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, Target
@@ -24,11 +24,12 @@ class NoBoardError(RuntimeError):
     """A board was required (``--backend board`` or ``--require-board``) and none answered."""
 
 
-def platform_boards(directory: Path, platform: str) -> list[Board]:
-    """The inventory's boards of ``platform``; no inventory folder means no boards."""
+def platform_boards(directory: Path, platform: str, runtimes: Runtimes) -> list[Board]:
+    """The inventory's boards of ``platform`` (``runtimes``: those board files may name); no
+    inventory folder means no boards."""
     if not directory.is_dir():
         return []
-    return [board for board in load_inventory(directory) if board.platform == platform]
+    return [board for board in load_inventory(directory, runtimes) if board.platform == platform]
 
 
 def worker_board(boards: list[Board], worker_id: str | None) -> Board:

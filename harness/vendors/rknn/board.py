@@ -3,8 +3,8 @@
 ``BoardBackend(board).run_batch(requests)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
 runner in one tar and returns one ``Observation`` per request, ``backend`` being the board's
-name. The runner is the Python one (``RunnerSession``) or, for runtime ``c-runner``,
-``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
+name. The board's runtime (``runtimes``) chooses the runner: the Python one (``RunnerSession``)
+or ``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
 Trouble is contained: a dropped connection is re-established and the case in flight retried
 once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
 board that stays unreachable is marked down and every later request gets an ``infra_error`` at
@@ -14,12 +14,9 @@ once, so the caller can fall back to the simulator.
 from __future__ import annotations
 
 import atexit
-import io
-import json
 import logging
 import os
 import secrets
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,15 +26,12 @@ from types import TracebackType
 import numpy as np
 
 from harness.boards import BoardError
-from harness.boards.inventory import C_RUNNER, STAND_IN, Board, c_runner_binary
-from harness.boards.ssh import BoardConnectionError
+from harness.boards.inventory import Board
+from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.c_runner import request_files
-from harness.vendors.rknn.c_session import CRunnerSession
-from harness.vendors.rknn.convert import Conversion, ConversionCache, build_calls
-from harness.vendors.rknn.properties import C_RUNNER_OBSERVES, PYTHON_RUNNER_OBSERVES
+from harness.vendors.rknn.convert import Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -46,7 +40,8 @@ from harness.vendors.rknn.runner_session import (
     RunnerSession,
     runner_module,
 )
-from harness.vendors.rknn.toolkit import MODEL_FILE, toolkit_calls, write_dataset
+from harness.vendors.rknn.runtimes import StandIn, rknn_runtime
+from harness.vendors.rknn.toolkit import toolkit_calls
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +81,8 @@ class BoardBackend:
         trust_on_first_use: bool = False,
         on_case_started: Callable[[str], None] | None = None,
     ) -> None:
-        if board.runtime == C_RUNNER:
-            c_runner_binary(board)  # refuses a board whose runner is not built
+        self.runtime = rknn_runtime(board)
+        self.runtime.ready(board)
         self.board = board
         self.cache = cache or ConversionCache(DEFAULT_CACHE)
         self.timeout_s = timeout_s
@@ -109,7 +104,7 @@ class BoardBackend:
 
     @property
     def observes(self) -> frozenset[str]:
-        return C_RUNNER_OBSERVES if self.board.runtime == C_RUNNER else PYTHON_RUNNER_OBSERVES
+        return self.runtime.observes
 
     def run(self, request: Job, *, test_fault: str | None = None) -> Observation:
         faults = {request.case_id: test_fault} if test_fault else None
@@ -151,8 +146,8 @@ class BoardBackend:
                 )
         if not faults:
             return
-        if self.board.runtime != STAND_IN:
-            raise ValueError(f"test faults need a {STAND_IN} board, not {self.board.name}")
+        if not self.runtime.test_faults:
+            raise ValueError(f"test faults need a {StandIn.name} board, not {self.board.name}")
         unknown = set(faults) - {request.case_id for request in requests}
         bad = {value for value in faults.values() if value not in runner_module().TEST_FAULTS}
         if unknown or bad:
@@ -215,9 +210,8 @@ class BoardBackend:
         self._drop()
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.5
-        kind = CRunnerSession if self.board.runtime == C_RUNNER else RunnerSession
         while True:
-            session = kind(
+            session = self.runtime.session(
                 self.board,
                 self._token,
                 trust_on_first_use=self.trust_on_first_use,
@@ -330,53 +324,22 @@ def case_job(
 ) -> CaseJob:
     """What the runner needs for one converted request: .rknn, inputs and how to run them."""
     assert conversion.rknn_path is not None
-    model = conversion.rknn_path.read_bytes()
+    runtime = rknn_runtime(board)
     data_format = toolkit_calls(request)["inference"]["data_format"]
-    if board.runtime == C_RUNNER:  # inputs NHWC (the zero-copy order) in hil_c_runner's folders
-        files = request_files(model, request.inputs, data_format.upper())
-        inputs = [name for name in files if name != "model.rknn"]
-    else:
-        files = {"model.rknn": model}
-        inputs = []
-        for position, array in enumerate(request.inputs):
-            inputs.append(f"input{position}.npy")
-            files[inputs[-1]] = _npy(array)
-    if board.runtime == STAND_IN:  # it builds the ONNX with the very same calls
-        files[MODEL_FILE] = request.model
-        files[runner_module().BUILD_FILE] = json.dumps(build_calls(request)).encode()
-        if request.quantize and request.dataset:
-            files.update(_dataset_files(request.dataset))
+    files, inputs = runtime.case_files(request, conversion.rknn_path.read_bytes(), data_format)
     return CaseJob(
         id=job_id,
         files=files,
         inputs=inputs,
         data_format=data_format,
         timeout_s=timeout_s,
-        core_mask=board.core_mask,
+        core_mask=runtime.core_mask,
         test_fault=test_fault,
     )
 
 
 def _settled(outcome: _Outcome) -> bool:
     return outcome.result is not None or outcome.infra_error is not None
-
-
-def _npy(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
-    return buffer.getvalue()
-
-
-def _dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
-    """The calibration list and its .npy files, as the simulator writes them."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        write_dataset(dataset, root)
-        return {
-            path.relative_to(root).as_posix(): path.read_bytes()
-            for path in root.rglob("*")
-            if path.is_file()
-        }
 
 
 def board_backend(board: Board, rknn_cache: Path | None, timeout_s: float) -> BoardBackend:

@@ -30,7 +30,7 @@ from harness.vendors.rknn.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc
 RUNNER_SOURCE = BOARD_FILES / "c-runner"
 RUNNER_BINARY = "hil_c_runner"
 RESULT_FILE = "result.json"
-# Board-file core masks (harness.boards.inventory.CORE_MASKS) as rknn_core_mask values.
+# Board-file core masks (harness.vendors.rknn.platforms.CORE_MASKS) as rknn_core_mask values.
 CORE_MASK_VALUES = {"auto": 0, "0": 1, "1": 2, "2": 4, "0_1": 3, "0_1_2": 7, "all": 0xFFFF}
 
 

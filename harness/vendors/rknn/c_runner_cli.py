@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.boards.inventory import MRT_PLATFORMS, PLATFORMS
 from harness.vendors.rknn.c_runner import RunnerBuildError, build_runner
+from harness.vendors.rknn.platforms import MRT_PLATFORMS, PLATFORMS
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]

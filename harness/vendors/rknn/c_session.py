@@ -3,7 +3,7 @@
 Same connection, lock, probe, timeouts and fault classes as the Python runner's session
 (``RunnerSession``); what differs is the runtime. ``open()`` keeps the board's copy of the
 binary (``<workdir>/hil_c_runner``) and pushes the board file's ``c_runner`` when the board's
-sha256 differs or the copy is missing. Each batch then takes ONE channel: one tar in (every case
+sha256 differs or the copy is missing. Each batch then takes ONE stream: one tar in (every case
 folder and the ``run.sh`` driver, ``harness.vendors.rknn.c_batch``), one tar stream out, read as
 it arrives, so the host knows the case in flight and its runner's pid. The board needs ``sh``,
 ``tar`` and the coreutils the lock and discovery use (busybox has them all); ``sha256sum`` is
@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import paramiko
-
 from harness.boards import BoardError
-from harness.boards.inventory import Board, c_runner_binary
+from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy
+from harness.boards.transport import BoardConnectionError
 from harness.targets.observation import Observation
 from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
 from harness.vendors.rknn.c_runner import (
@@ -61,11 +60,14 @@ _SHA256 = re.compile(r"\b[0-9a-f]{64}\b")
 
 
 class CRunnerSession(RunnerSession):
-    """``hil_c_runner`` on one board; ``open()`` before ``run()``, always ``close()``."""
+    """``hil_c_runner`` on one board; ``open()`` before ``run()``, always ``close()``.
 
-    def __init__(self, board: Board, token: str, **options: Any) -> None:
+    ``binary`` is the runner built for the board, on the host (the board file's ``c_runner``).
+    """
+
+    def __init__(self, board: Board, token: str, binary: Path, **options: Any) -> None:
         super().__init__(board, token, **options)
-        self.binary = c_runner_binary(board)
+        self.binary = binary
         self.runner = f"{board.workdir}/{RUNNER_BINARY}"
 
     def _install(self) -> None:
@@ -81,18 +83,21 @@ class CRunnerSession(RunnerSession):
                     f"push, not {digest} ({self.binary})"
                 )
             log.info("board %s: pushed %s to %s", self.board.name, self.binary, self.runner)
-        self.hello = {"runtime": self.board.runtime, "runtime_version": f"{RUNNER_BINARY} {digest}"}
+        self.hello = {
+            "runtime": self.board.runtime.name,
+            "runtime_version": f"{RUNNER_BINARY} {digest}",
+        }
 
     def run(
         self, jobs: Sequence[CaseJob], on_started: Callable[[str], None] | None = None
     ) -> Iterator[CaseResult]:
-        """Ship ``jobs`` in one tar over one channel and yield their results as they end.
+        """Ship ``jobs`` in one tar over one stream and yield their results as they end.
 
         Raises ``ConnectionLost`` or ``RunnerFailed`` naming the case in flight.
         """
         if self.lock_lost:
             raise BoardBusy(f"board {self.board.name}: this session's lock was taken over")
-        assert self.client is not None and self.usable
+        assert self.transport is not None and self.usable
         # The runner's own --timeout-ms fires first; this one catches a wedged runner or board.
         timeout = max(job.timeout_s for job in jobs) + self.host_grace_s
         by_id = {job.id: job for job in jobs}
@@ -100,12 +105,11 @@ class CRunnerSession(RunnerSession):
         self.in_flight, self.pids = None, []
         self._buffer.clear()
         self._stderr.clear()
-        self._channel = self._exec(["exec", "sh", "-c", _BATCH, "sh", self.dir, self.runner], "run")
+        self._stream = self._exec(["exec", "sh", "-c", _BATCH, "sh", self.dir, self.runner], "run")
         try:
-            self._channel.settimeout(timeout)
-            self._channel.sendall(payload)
-            self._channel.shutdown_write()
-        except (OSError, paramiko.SSHException, EOFError):
+            self._stream.send(payload, timeout)
+            self._stream.close_stdin()
+        except BoardConnectionError:
             self._lost("while sending the batch")
         with tempfile.TemporaryDirectory(prefix="hil-c-batch-") as folder:
             # Only members of cases still pending are accepted (by_id shrinks as they end).
@@ -139,14 +143,15 @@ class CRunnerSession(RunnerSession):
         self._finish()
 
     def _finish(self) -> None:
-        """The driver's end after its last case; its channel is closed either way."""
-        assert self._channel is not None
-        if not self._channel.status_event.wait(self.host_grace_s):
+        """The driver's end after its last case; its stream is closed either way."""
+        assert self._stream is not None
+        status = self._stream.wait(self.host_grace_s)
+        if status is None:
             log.warning("board %s: batch driver still running after its stream", self.board.name)
-        elif self._channel.recv_exit_status() != 0:
+        elif status != 0:
             self._drain_stderr()
             log.warning("board %s: batch driver: %s", self.board.name, self._stderr_tail())
-        self._channel.close()
+        self._stream.close()
 
     def _stop_runner(self) -> None:
         """A batch is in flight (an interrupted ``run``): end its driver and runner."""

@@ -1,12 +1,13 @@
-"""Host side of the board runner protocol: one SSH connection, one lock, one runner process.
+"""Host side of the board runner protocol: one connection, one lock, one runner process.
 
-``open()`` connects, takes the board's lock (a heartbeat thread keeps it fresh), probes the
-board, clears what earlier sessions left in the work directory, uploads the runner and starts
-it over ONE SSH channel. ``run()`` ships a batch as one tar and yields results as they come.
-The host enforces its own case timeout on top of the runner's, and tells a lost connection
-(``ConnectionLost``: reconnect and retry) from a runner that crashed or hung (``RunnerFailed``:
-the case in flight is lost, a new runner is needed). ``close()`` leaves nothing behind: the
-runner is told to exit (killed if it does not), the session folder removed, the lock released.
+``open()`` opens a transport to the board (``harness.boards.transport``), takes the board's
+lock (a heartbeat thread keeps it fresh), probes the board, clears what earlier sessions left
+in the work directory, uploads the runner and starts it as ONE stream. ``run()`` ships a batch
+as one tar and yields results as they come. The host enforces its own case timeout on top of
+the runner's, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
+runner that crashed or hung (``RunnerFailed``: the case in flight is lost, a new runner is
+needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does
+not), the session folder removed, the lock released.
 """
 
 from __future__ import annotations
@@ -27,13 +28,18 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 import numpy as np
-import paramiko
 
 from harness.boards import BoardError
 from harness.boards.discovery import probe
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
-from harness.boards.ssh import BoardConnectionError, connect, run, shell_command
+from harness.boards.transport import (
+    BoardConnectionError,
+    Stream,
+    Transport,
+    open_transport,
+    shell_command,
+)
 from harness.vendors.rknn import BOARD_FILES
 
 log = logging.getLogger(__name__)
@@ -64,7 +70,7 @@ def runner_module() -> ModuleType:
 
 
 class ConnectionLost(BoardConnectionError):
-    """The SSH connection dropped; ``case`` was in flight (None between cases)."""
+    """The connection to the board dropped; ``case`` was in flight (None between cases)."""
 
     def __init__(self, message: str, case: str | None) -> None:
         super().__init__(message)
@@ -153,7 +159,7 @@ class RunnerSession:
         self.lease_s = lease_s
         self.lock_wait_s = lock_wait_s
         self.idle_timeout_s = idle_timeout_s
-        self.client: paramiko.SSHClient | None = None
+        self.transport: Transport | None = None
         self.lock: BoardLock | None = None
         self.facts: dict[str, Any] = {}
         self.hello: dict[str, Any] = {}
@@ -161,7 +167,7 @@ class RunnerSession:
         self.in_flight: str | None = None
         self.pids: list[int] = []  # board-side processes to kill when the runner hangs
         self.usable = False
-        self._channel: paramiko.Channel | None = None
+        self._stream: Stream | None = None
         self._buffer = bytearray()
         self._stderr = bytearray()
         self._stop = threading.Event()
@@ -172,14 +178,14 @@ class RunnerSession:
     def open(self) -> None:
         """Connect, lock, probe, prepare the work directory and start the runner."""
         try:
-            self.client = connect(
+            self.transport = open_transport(
                 self.board, trust_on_first_use=self.trust_on_first_use, timeout=self.connect_timeout
             )
-            self.lock = BoardLock(self.client, self.board, self.token, self.lease_s)
+            self.lock = BoardLock(self.transport, self.board, self.token, self.lease_s)
             self.lock.acquire(self.lock_wait_s)
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
             self._heartbeat.start()
-            self.facts = probe(self.board, self.client)
+            self.facts = probe(self.board, self.transport)
             self._install()
         except BaseException:
             self.close()
@@ -194,9 +200,9 @@ class RunnerSession:
 
     def _prepare(self, lines: str, *args: str, stdin: bytes = b"") -> str:
         """Clear older sessions' folders, create this one, then run ``lines``; their stdout."""
-        assert self.client is not None
+        assert self.transport is not None
         argv = ["sh", "-c", _PREPARE + lines, "sh", self.board.workdir, self.dir, *args]
-        prepared = run(self.client, shell_command(argv), stdin=stdin)
+        prepared = self.transport.run(shell_command(argv), stdin=stdin)
         if prepared.status != 0:
             raise BoardError(
                 f"board {self.board.name}: cannot prepare {self.dir}: "
@@ -204,26 +210,21 @@ class RunnerSession:
             )
         return prepared.stdout.decode(errors="replace")
 
-    def _exec(self, argv: Sequence[str], doing: str) -> paramiko.Channel:
-        """A new channel running ``argv`` on the board: the runner's one channel."""
-        assert self.client is not None
-        transport = self.client.get_transport()
+    def _exec(self, argv: Sequence[str], doing: str) -> Stream:
+        """A new stream running ``argv`` on the board: the runner's one stream."""
+        assert self.transport is not None
         try:
-            if transport is None:
-                raise EOFError("the SSH connection is closed")
-            channel = transport.open_session(timeout=self.connect_timeout)
-            channel.exec_command(shell_command(argv))
-        except (OSError, paramiko.SSHException, EOFError) as exc:
+            return self.transport.open_stream(shell_command(argv), timeout=self.connect_timeout)
+        except BoardConnectionError as exc:
             raise BoardConnectionError(f"board {self.board.name}: cannot {doing}: {exc}") from None
-        return channel
 
     def _start_runner(self) -> None:
         argv = [
             "exec", self.board.python, "-u", f"{self.dir}/{RUNNER_NAME}", "--workdir", self.dir,
-            "--runtime", self.board.runtime, "--start-timeout", str(self.start_timeout),
+            "--runtime", self.board.runtime.name, "--start-timeout", str(self.start_timeout),
             "--idle-timeout", str(self.idle_timeout_s),
         ]  # fmt: skip
-        self._channel = self._exec(argv, "start runner")
+        self._stream = self._exec(argv, "start runner")
         # The runner's own start-up deadline fires first; the host's catches a wedged board.
         header, _ = self._frame(self.start_timeout + self.host_grace_s, "while the runner started")
         if header.get("type") != "hello":
@@ -257,13 +258,13 @@ class RunnerSession:
         """
         if self.lock_lost:
             raise BoardBusy(f"board {self.board.name}: this session's lock was taken over")
-        assert self._channel is not None and self.usable
+        assert self._stream is not None and self.usable
         # The runner's per-case deadline fires first; this one catches a wedged runner or board.
         timeout = max(job.timeout_s for job in jobs) + self.host_grace_s
         self.in_flight = None
         try:
-            self._channel.sendall(batch_frame(jobs))
-        except (OSError, paramiko.SSHException, EOFError):
+            self._stream.send(batch_frame(jobs), timeout)
+        except BoardConnectionError:
             self._lost("while sending the batch")
         started = time.monotonic()
         while True:
@@ -304,19 +305,18 @@ class RunnerSession:
             raise RunnerFailed(f"unreadable frame {doing}: {exc}", self.in_flight) from None
 
     def _read(self, size: int, deadline: float) -> bytes:
-        channel = self._channel
-        assert channel is not None
+        stream = self._stream
+        assert stream is not None
         while len(self._buffer) < size:
             self._drain_stderr()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            channel.settimeout(min(remaining, 0.5))
             try:
-                chunk = channel.recv(max(65536, size - len(self._buffer)))
+                chunk = stream.recv(max(65536, size - len(self._buffer)), min(remaining, 0.5))
             except TimeoutError:
                 continue
-            except (OSError, paramiko.SSHException, EOFError):
+            except BoardConnectionError:
                 raise _Eof from None
             if not chunk:
                 raise _Eof
@@ -333,9 +333,8 @@ class RunnerSession:
             return b""
 
     def _drain_stderr(self) -> None:
-        assert self._channel is not None
-        while self._channel.recv_stderr_ready():
-            self._stderr += self._channel.recv_stderr(65536)
+        assert self._stream is not None
+        self._stderr += self._stream.recv_stderr()
         del self._stderr[:-_STDERR_TAIL]
 
     def _stderr_tail(self) -> str:
@@ -344,18 +343,19 @@ class RunnerSession:
     def _lost(self, doing: str) -> NoReturn:
         """The runner's stdout ended: a dead runner, or a dead connection."""
         self.usable = False
-        channel = self._channel
-        assert channel is not None
-        channel.status_event.wait(2)
+        stream = self._stream
+        assert stream is not None
+        stream.wait(2)
         self._drain_stderr()
         if not self._connected():
             message = f"board {self.board.name}: SSH connection lost {doing}"
             raise ConnectionLost(message, self.in_flight)
-        if not channel.closed:
+        if not stream.closed:
             self._kill_runner()
             message = f"board {self.board.name}: runner closed its output {doing}; runner killed"
             raise RunnerFailed(message, self.in_flight)
-        status = channel.recv_exit_status()
+        status = stream.wait(0)
+        assert status is not None  # a closed stream has ended
         tail = self._stderr_tail()
         raise RunnerFailed(
             f"board {self.board.name}: runner exited {doing} (exit status {status}"
@@ -381,27 +381,24 @@ class RunnerSession:
         )
 
     def _connected(self) -> bool:
-        """True when a fresh command still runs over the connection."""
-        if self.client is None:
-            return False
-        transport = self.client.get_transport()
-        if transport is None or not transport.is_active():
+        """True when a fresh command still runs over the transport."""
+        if self.transport is None:
             return False
         try:
-            return run(self.client, "true", timeout=10).status == 0
+            return self.transport.run("true", timeout=10).status == 0
         except BoardError:
             return False
 
     def _kill_runner(self) -> None:
-        """SIGKILL the runner (it may be stopped or stuck in a driver call); close its channel."""
-        if self.pids and self.client is not None:
+        """SIGKILL the runner (it may be stopped or stuck in a driver call); close its stream."""
+        if self.pids and self.transport is not None:
             pids = [str(pid) for pid in self.pids]
             try:
-                run(self.client, shell_command(["kill", "-9", *pids]), timeout=10)
+                self.transport.run(shell_command(["kill", "-9", *pids]), timeout=10)
             except BoardError as exc:
                 log.warning("board %s: cannot kill runner %s: %s", self.board.name, pids, exc)
-        if self._channel is not None:
-            self._channel.close()
+        if self._stream is not None:
+            self._stream.close()
 
     # -- end ---------------------------------------------------------------------------------
 
@@ -411,35 +408,35 @@ class RunnerSession:
         self._stop.set()
         if self._heartbeat is not None:
             self._heartbeat.join(timeout=15)
-        if self._channel is not None and not self._channel.closed:
+        if self._stream is not None and not self._stream.closed:
             self._stop_runner()
-        if self.client is not None:
+        if self.transport is not None:
             self._clean_board()
-            self.client.close()
-            self.client = None
+            self.transport.close()
+            self.transport = None
 
     def _stop_runner(self) -> None:
-        channel = self._channel
-        assert channel is not None
+        stream = self._stream
+        assert stream is not None
         if self.in_flight is None:  # idle: ask it to exit; a busy one may never read the frame
             try:
-                channel.sendall(runner_module().encode_frame({"type": "exit"}))
-                channel.shutdown_write()
-            except (OSError, paramiko.SSHException, EOFError):
+                stream.send(runner_module().encode_frame({"type": "exit"}), STOP_GRACE_S)
+                stream.close_stdin()
+            except BoardConnectionError:
                 pass
-            if channel.status_event.wait(STOP_GRACE_S):
-                channel.close()
+            if stream.wait(STOP_GRACE_S) is not None:
+                stream.close()
                 return
         self._kill_runner()
 
     def _clean_board(self) -> None:
-        assert self.client is not None
+        assert self.transport is not None
         try:
-            run(self.client, shell_command(["rm", "-rf", "--", self.dir]), timeout=60)
+            self.transport.run(shell_command(["rm", "-rf", "--", self.dir]), timeout=60)
             if self.lock is not None:
                 self.lock.release()
                 # The work directory goes too when nothing else is in it.
-                run(self.client, f"rmdir -- {shell_command([self.board.workdir])} 2>/dev/null")
+                self.transport.run(f"rmdir -- {shell_command([self.board.workdir])} 2>/dev/null")
         except BoardError as exc:
             log.warning("board %s: cleaning up %s failed: %s", self.board.name, self.dir, exc)
 

@@ -1,0 +1,90 @@
+"""How the harness talks to a board, whatever carries it: commands and long-lived processes.
+
+``open_transport(board)`` gives a ``Transport``: ``run`` runs one shell command line to its end
+(stdin in; exit status, stdout and stderr out; within a timeout), ``open_stream`` starts a
+process the caller talks to for as long as it lives (a runner session's one channel). The lock,
+discovery and the runner sessions use only this module; SSH (``harness.boards.ssh``) is the one
+transport today. Command lines are built with ``shell_command`` so that every argument reaching
+the board's shell is quoted. Every failure of the link is a ``BoardConnectionError``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from harness.boards import BoardError
+from harness.boards.inventory import Board
+
+
+class BoardConnectionError(BoardError):
+    """The board cannot be reached or refused us; ``permanent`` when retrying will not help."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+@dataclass
+class CommandResult:
+    status: int
+    stdout: bytes
+    stderr: bytes
+
+
+def shell_command(argv: Sequence[str]) -> str:
+    """One command line for the remote shell, every argument quoted."""
+    return shlex.join(argv)
+
+
+class Stream(Protocol):
+    """A process on the board: its stdin to write, its stdout and stderr to read, its end."""
+
+    def send(self, data: bytes, timeout: float) -> None:
+        """Write all of ``data`` to stdin within ``timeout`` seconds."""
+
+    def close_stdin(self) -> None:
+        """End of input for the process."""
+
+    def recv(self, size: int, timeout: float) -> bytes:
+        """Up to ``size`` bytes of stdout, b"" at its end; TimeoutError if none within
+        ``timeout`` seconds."""
+
+    def recv_stderr(self) -> bytes:
+        """What has arrived on stderr, without waiting."""
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit status (negative when killed by a signal) once the process has ended or
+        the stream closed within ``timeout`` seconds; None while it runs."""
+
+    @property
+    def closed(self) -> bool:
+        """True once either side closed the stream."""
+
+    def close(self) -> None:
+        """Close the stream; the process is not waited for."""
+
+
+class Transport(Protocol):
+    """An open link to one board."""
+
+    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
+        """Run ``command`` (already quoted) and collect its output within ``timeout``."""
+
+    def open_stream(self, command: str, *, timeout: float = 10.0) -> Stream:
+        """Start ``command`` (already quoted) as a long-lived process."""
+
+    def close(self) -> None:
+        """Close the link; its streams end with it."""
+
+
+def open_transport(
+    board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
+) -> Transport:
+    """An open link to ``board``, its identity verified; SSH is the one transport today."""
+    # Imported here: ssh builds on this module, and paramiko loads only once a board is contacted.
+    from harness.boards.ssh import connect
+
+    return connect(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
