@@ -12,13 +12,17 @@ import platform as host_platform
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from harness import __version__
+from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare, tolerance_for
@@ -30,16 +34,43 @@ from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.target import Target
+from harness.targets.target import BoardTarget, Target
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
-# Judges the properties every target can serve; the plugin adds the vendor's observers.
+# Judges the properties every target can serve; a vendor's judge adds its own observers.
 GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 # The files that reproduce a job with a vendor's own tools (name -> content), written into the
-# case folder; the plugin passes the vendor's.
+# case folder.
 Recipe = Callable[[Job], Mapping[str, bytes]]
+
+
+@dataclass(frozen=True)
+class Vendor:
+    """What a vendor package hands the harness (``harness.vendors.vendor_for(platform)``).
+
+    The stages are vendor-neutral; a vendor fills them in. The plugin and the CLI use only
+    what this record holds, so a second vendor is a sibling package plus one line in
+    ``harness.vendors``.
+    """
+
+    name: str
+    platforms: tuple[str, ...]
+    versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
+    # Model declarations of the vendor's own case sources (the operators' are always there).
+    models: Mapping[str, OperatorSpec]
+    # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
+    case_sources: Mapping[str, Callable[[str], list[Case]]]
+    # What the vendor's documents say for a platform, as run.json entries the report lists.
+    documented: Callable[[str], dict[str, Any]]
+    judge: Judge  # the generic observers plus the vendor's
+    recipe: Recipe
+    runtimes: Runtimes  # the runtimes a board file of this vendor may name
+    # (timeout_s, result cache folder or None) -> the simulator, a context manager.
+    simulator: Callable[[float, Path | None], AbstractContextManager[Target]]
+    # (board, conversion cache folder, timeout_s) -> the board's target, a context manager.
+    board_target: Callable[[Board, Path, float], AbstractContextManager[BoardTarget]]
 
 
 def host_versions() -> dict[str, str]:
@@ -81,8 +112,8 @@ class CaseExecutor:
     """Executes cases on one backend and journals each record the moment it has a verdict.
 
     ``judge`` holds the observers of every property the cases expect: the generic ones by
-    default, plus the vendor's when the plugin wires them in; ``recipe`` gives the files that
-    reproduce a job with the vendor's tools (none by default).
+    default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
+    files that reproduce a job with the vendor's tools (none by default).
     """
 
     def __init__(

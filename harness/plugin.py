@@ -9,6 +9,7 @@ a test failure.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections import Counter
@@ -27,12 +28,10 @@ from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.models import OPERATOR_SPECS
-from harness.pipeline import CaseExecutor, host_versions
-from harness.report.io_section import MODEL_IO_KEY
+from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord
-from harness.spec.model_io import ModelIOError
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
@@ -41,16 +40,10 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
-from harness.vendors.rknn import io_checks
-from harness.vendors.rknn.board import board_backend
-from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
-from harness.vendors.rknn.io_models import MODELS as IO_MODELS
-from harness.vendors.rknn.runtimes import RUNTIMES
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.toolkit import recipe, toolkit_version
+from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
-RKNN_CACHE = ".rknn-cache"  # converted models for boards, inside the results directory
+CONVERSION_CACHE = ".conversion-cache"  # converted models for boards, in the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 
 
@@ -122,16 +115,23 @@ def _platform(config: pytest.Config) -> str:
     return str(config.getoption("platform") or DEFAULT_PLATFORM)
 
 
+def _vendor(config: pytest.Config) -> Vendor:
+    try:
+        return vendor_for(_platform(config))
+    except LookupError as exc:
+        raise pytest.UsageError(f"--platform: {exc}") from None
+
+
 def _run_metadata(config: pytest.Config) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": _platform(config),
         "backend": config.getoption("backend"),
         "strict_docs": bool(config.getoption("strict_docs")),
-        "versions": {**host_versions(), "rknn_toolkit2": toolkit_version()},
+        "versions": {**host_versions(), **_vendor(config).versions()},
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
-        MODEL_IO_KEY: _model_io_rows(config),
+        **_vendor(config).documented(_platform(config)),
     }
 
 
@@ -144,14 +144,6 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
     ]
-
-
-def _model_io_rows(config: pytest.Config) -> list[dict[str, Any]]:
-    """The seed-003 rows of the platform's group, for the report's model-I/O section."""
-    try:
-        return documented_rows(_platform(config))
-    except ModelIOError:  # a platform the model-I/O document does not cover
-        return []
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -172,7 +164,9 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
+    boards = platform_boards(
+        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
+    )
     return [check(board) for board in boards]
 
 
@@ -189,27 +183,29 @@ def _operator_cases(config: pytest.Config) -> list[Case]:
     return operator_cases(catalogue).cases
 
 
-def _model_io_cases(config: pytest.Config) -> list[Case]:
-    return model_io_cases(_platform(config))  # --platform all: every documented target
-
-
-# Suites name their case source with ``pytestmark = pytest.mark.hil_suite("<name>")``.
-CASE_SOURCES: dict[str, Callable[[pytest.Config], list[Case]]] = {
-    "operators": _operator_cases,
-    "model-io": _model_io_cases,
-}
+def _case_sources(config: pytest.Config) -> dict[str, Callable[[], list[Case]]]:
+    """Suite name (``pytest.mark.hil_suite("<name>")``) -> its cases for this run."""
+    vendor, platform = _vendor(config), _platform(config)
+    return {
+        "operators": lambda: _operator_cases(config),
+        **{
+            name: functools.partial(source, platform)
+            for name, source in vendor.case_sources.items()
+        },
+    }
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "hil_case" not in metafunc.fixturenames:
         return
     marker = metafunc.definition.get_closest_marker("hil_suite")
-    if marker is None or marker.args[0] not in CASE_SOURCES:
+    sources = _case_sources(metafunc.config)
+    if marker is None or marker.args[0] not in sources:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid}: a test using hil_case needs "
-            f"pytest.mark.hil_suite(<one of {sorted(CASE_SOURCES)}>)"
+            f"pytest.mark.hil_suite(<one of {sorted(sources)}>)"
         )
-    cases = CASE_SOURCES[marker.args[0]](metafunc.config)
+    cases = sources[marker.args[0]]()
     metafunc.parametrize(
         "hil_case",
         [
@@ -235,13 +231,13 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
         }
         for name, op in _catalogue(pytestconfig).operators.items()
     }
+    vendor = _vendor(pytestconfig)
     with ExitStack() as stack:
 
-        def simulator() -> SimulatorPool:
+        def simulator() -> Target:
             cache_dir = option("hil_cache")
-            cache = None if cache_dir == "off" else SimCache(Path(cache_dir))
-            pool = SimulatorPool(workers=1, timeout_s=option("hil_timeout"), cache=cache)
-            return stack.enter_context(pool)
+            cache = None if cache_dir == "off" else Path(cache_dir)
+            return stack.enter_context(vendor.simulator(option("hil_timeout"), cache))
 
         board = _board(pytestconfig)
         backend: Target
@@ -249,11 +245,11 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
             backend = simulator()
         else:
             on_board = stack.enter_context(
-                board_backend(board, results / RKNN_CACHE, option("hil_timeout"))
+                vendor.board_target(board, results / CONVERSION_CACHE, option("hil_timeout"))
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
-        models = {**OPERATOR_SPECS, **IO_MODELS}
-        yield CaseExecutor(results, backend, tolerances, models, io_checks.JUDGE, recipe)
+        models = {**OPERATOR_SPECS, **vendor.models}
+        yield CaseExecutor(results, backend, tolerances, models, vendor.judge, vendor.recipe)
 
 
 def _board(config: pytest.Config) -> Board | None:
@@ -261,7 +257,9 @@ def _board(config: pytest.Config) -> Board | None:
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = platform_boards(Path(config.getoption("boards")), _platform(config), RUNTIMES)
+    boards = platform_boards(
+        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
+    )
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(
@@ -308,7 +306,7 @@ def hil_record(
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
-    """Pass, fail or warn according to the verdict table (design.md)."""
+    """Pass, fail or warn according to the verdict table (README, "Verdicts")."""
     where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {record.detail}", pytrace=False)

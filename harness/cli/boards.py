@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
+from harness.vendors import all_runtimes
 from harness.vendors.rknn import c_runner_cli
-from harness.vendors.rknn.runtimes import RUNTIMES
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -63,7 +63,7 @@ def register(subparsers: Subparsers) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     try:
-        boards = load_inventory(args.boards, RUNTIMES)
+        boards = load_inventory(args.boards, all_runtimes())
     except BoardFileError as exc:
         args.parser.error(str(exc))
     if not boards:

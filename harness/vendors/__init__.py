@@ -1,0 +1,24 @@
+"""The vendor packages, one per NPU vendor, each filling the stages in through a ``Vendor``."""
+
+from __future__ import annotations
+
+from harness.boards.inventory import Runtimes
+from harness.pipeline import Vendor
+from harness.vendors.rknn.vendor import VENDOR as RKNN
+
+VENDORS: tuple[Vendor, ...] = (RKNN,)
+ALL_PLATFORMS = "all"  # --platform all: every platform of the vendor
+
+
+def vendor_for(platform: str) -> Vendor:
+    """The vendor whose toolkit targets ``platform``; ``all`` means the first vendor's."""
+    for vendor in VENDORS:
+        if platform == ALL_PLATFORMS or platform in vendor.platforms:
+            return vendor
+    known = sorted(p for vendor in VENDORS for p in vendor.platforms)
+    raise LookupError(f"unknown platform {platform!r}; known: {', '.join(known)} or all")
+
+
+def all_runtimes() -> Runtimes:
+    """Every vendor's board runtimes by name: what a board file may name."""
+    return {name: kind for vendor in VENDORS for name, kind in vendor.runtimes.items()}

@@ -60,7 +60,7 @@ class _Outcome:
 
 
 class BoardBackend:
-    """Runs SimRequests on one board; use as a context manager (or call ``close``).
+    """Runs Jobs on one board; use as a context manager (or call ``close``).
 
     ``timeout_s`` bounds each case on the board (and, plus ``host_grace_s``, on the host);
     ``reconnect_s`` is how long a lost board is retried before it is marked down;

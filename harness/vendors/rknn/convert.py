@@ -67,7 +67,7 @@ def build_calls(request: Job) -> dict[str, dict[str, Any]]:
 
 
 class ConversionCache:
-    """Converts SimRequests' ONNX models to .rknn under ``directory``, at most once per key."""
+    """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key."""
 
     def __init__(self, directory: Path, *, timeout_s: float = 300.0) -> None:
         self.directory = Path(directory)

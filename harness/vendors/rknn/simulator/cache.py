@@ -30,7 +30,7 @@ _FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
 
 
 class SimCache:
-    """get/put Observations for SimRequests under ``directory``."""
+    """get/put Observations for Jobs under ``directory``."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)

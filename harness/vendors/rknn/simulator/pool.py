@@ -143,7 +143,7 @@ class _Job:
 
 
 class SimulatorPool:
-    """Runs SimRequests on rknn-toolkit2 simulator workers; use as a context manager.
+    """Runs Jobs on rknn-toolkit2 simulator workers; use as a context manager.
 
     ``run`` and ``run_many`` are for one thread at a time. ``run_many`` spreads a batch over
     up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results

@@ -1,0 +1,45 @@
+"""Rockchip RKNN2 as the harness sees it: the ``Vendor`` record the plugin and the CLI use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.pipeline import Vendor
+from harness.report.io_section import MODEL_IO_KEY
+from harness.spec.model_io import ModelIOError
+from harness.vendors.rknn.board import board_backend
+from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
+from harness.vendors.rknn.io_checks import JUDGE
+from harness.vendors.rknn.io_models import MODELS
+from harness.vendors.rknn.platforms import PLATFORMS
+from harness.vendors.rknn.runtimes import RUNTIMES
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit import recipe, toolkit_version
+
+
+def _documented(platform: str) -> dict[str, Any]:
+    """The seed-003 rows of the platform's group, for the report's model-I/O section."""
+    try:
+        return {MODEL_IO_KEY: documented_rows(platform)}
+    except ModelIOError:  # a platform the model-I/O document does not cover
+        return {MODEL_IO_KEY: []}
+
+
+def _simulator(timeout_s: float, cache: Path | None) -> SimulatorPool:
+    return SimulatorPool(workers=1, timeout_s=timeout_s, cache=SimCache(cache) if cache else None)
+
+
+VENDOR = Vendor(
+    name="rknn",
+    platforms=PLATFORMS,
+    versions=lambda: {"rknn_toolkit2": toolkit_version()},
+    models=MODELS,
+    case_sources={"model-io": model_io_cases},
+    documented=_documented,
+    judge=JUDGE,
+    recipe=recipe,
+    runtimes=RUNTIMES,
+    simulator=_simulator,
+    board_target=board_backend,
+)
