@@ -11,7 +11,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
 
 @dataclass
 class CaseRecord:
