@@ -151,7 +151,9 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
             return _adopted_broadcast_variants(declared.broadcast, limit, catalogue)
         if kind == "dtype" and limit.subject in declared.dtype_subjects:
             assert limit.values is not None
-            return _probes(name, {}, declared.dtype_subjects[limit.subject], limit.values)
+            subject = declared.dtype_subjects[limit.subject]
+            values = (*limit.values, *declared.outside_values.get(subject, ()))
+            return _probes(name, {}, subject, values)
     except KeyError as exc:
         return f"no model parameter expresses it ({exc.args[0]})"
     if kind in declared.unprobed:
@@ -206,11 +208,13 @@ def _adopted_broadcast_variants(
     broadcast: Broadcast, limit: Limit, catalogue: OperatorCatalogue
 ) -> list[Variant]:
     """Each form of the operator whose broadcasting ``limit`` adopts, on the broadcast operand,
-    at a small size and beyond the form's range."""
+    at a small size, at the top of the form's range and beyond it."""
     variants = []
     for form in catalogue.operators[limit.rule["same_as"]].limits():
         if form.kind == "broadcast":
-            sizes = (5, _range_probes(form)[2])
+            assert form.interval is not None
+            top = form.interval.integer_bounds()[1]
+            sizes = (5, top, top + 1)
             variants += _broadcast_variants(broadcast, form, sizes, prefix=limit.role)
     return variants
 
