@@ -191,14 +191,18 @@ def test_max_documents_no_constant_operand(cases):
     assert not [case for case in cases.values() if case.op == "Max" and "constant" in case.id]
 
 
-def test_an_exponent_type_the_document_omits_is_outside(cases):
+@pytest.mark.parametrize(
+    ("spelled", "onnx_type"),
+    [("int16", onnx.TensorProto.INT16), ("double", onnx.TensorProto.DOUBLE)],
+)
+def test_an_exponent_type_the_document_omits_is_outside(cases, spelled, onnx_type):
     for dtype in ("int8", "float16"):
-        case = cases[f"rk3562/Pow/{dtype}/exponent_dtype=int16"]
+        case = cases[f"rk3562/Pow/{dtype}/exponent_dtype={spelled}"]
         assert case.outside_because == ("Pow/dtype/T2",)
         assert case.deciding_limit == "Pow/dtype/T2"
         built = build_model(case.op, case.params, case.seed)
         (exponent,) = onnx.load_from_string(built.onnx_bytes).graph.initializer
-        assert exponent.data_type == onnx.TensorProto.INT16
+        assert exponent.data_type == onnx_type
 
 
 def test_a_negative_axis_is_the_axis_it_denotes(catalogue, cases):

@@ -227,6 +227,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("Pow", {"exponent": 3.0, "exponent_dtype": "int64"}),
     ("Pow", {"exponent": -0.5, "exponent_dtype": "float16"}),
     ("Pow", {"exponent": 3.0, "exponent_dtype": "int16"}),
+    ("Pow", {"exponent": -0.5, "exponent_dtype": "float64"}),
     *[
         ("Expand", {"input_shape": s, "output_shape": [1, 4, 6, 8]})
         for s in ([1, 4, 1, 8], [1, 1, 1, 8], [1, 4, 6, 1], [1, 1, 6, 1], [1, 4, 1, 1])

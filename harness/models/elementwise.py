@@ -95,12 +95,13 @@ def _binary(
 
 
 # The exponent's dtypes as the vendor document spells them (its T2), and as numpy does; int16
-# is one ONNX Pow takes that the document does not list.
+# and double are types ONNX Pow takes that the document does not list.
 EXPONENT_DTYPES = {
     "float": "float32",
     "float16": "float16",
     "int8": "int8",
     "int16": "int16",
+    "double": "float64",
     "int32": "int32",
     "int64": "int64",
 }
@@ -152,8 +153,9 @@ POW_PROBING = Probing(
         "values": _set_exponent,
         "exponent_dtype": _set_exponent_dtype,
     },
-    # The next integer power after the documented 3; an exponent type T2 does not list.
-    outside_values={"values": (4,), "exponent_dtype": ("int16",)},
+    # The next integer power after the documented 3; exponent types T2 does not list, an
+    # integer and a float one.
+    outside_values={"values": (4,), "exponent_dtype": ("int16", "double")},
     dtype_subjects={"T2": "exponent_dtype"},  # the exponent's dtype is a model parameter
 )
 
