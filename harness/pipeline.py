@@ -173,6 +173,8 @@ class CaseExecutor:
             seed=case.seed,
             params=built.params,
             checks=list(verdict.checks),
+            deciding_limit=case.deciding_limit,
+            not_isolable=case.not_isolable,
         )
         self.journal.append(record)
         return record

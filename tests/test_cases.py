@@ -2,10 +2,11 @@
 
 import json
 
+import onnx
 import pytest
 
 from harness.cases.case import case_seed
-from harness.cases.operators import element_count, operator_cases, subjects
+from harness.cases.operators import documented_status, element_count, operator_cases, subjects
 from harness.models import build_model
 from harness.spec.operators import load_operators
 
@@ -115,3 +116,140 @@ def test_every_generated_case_builds_a_valid_model(catalogue):
     # A case the model builder rejects would surface as a harness error in the suite.
     for case in operator_cases(catalogue).cases:
         build_model(case.op, case.params, case.seed)
+
+
+# -- every bound probed alone, or the reason it cannot be --------------------------------------
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize(("pad", "kernel"), [("pad_top", "kernel_h"), ("pad_right", "kernel_w")])
+def test_the_largest_pad_a_documented_kernel_allows_is_probed_inside(cases, op, pad, kernel):
+    # ONNX wants a pad below the kernel: pad 6 with kernel 7 is the top of [0,7] inside.
+    case = cases[f"rk3562/{op}/float16/{pad}=6"]
+    found = subjects(case.op, case.params)
+    assert (found[pad], found[kernel]) == (6, 7)
+    assert case.documented == "supported" and case.outside_because == ()
+    assert case.limits == (f"{op}/attr/pad/{pad}",)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_a_pad_needing_an_undocumented_kernel_is_decided_by_the_kernel(cases, op):
+    case = cases[f"rk3562/{op}/int8/pad_top=7"]
+    assert case.limit == f"{op}/attr/pad/pad_top"
+    assert case.deciding_limit == f"{op}/attr/kernel_shape/kernel_h"  # not the pad it probes
+    assert case.not_isolable == "needs kernel_h=8"
+    above = cases[f"rk3562/{op}/int8/pad_top=8"]
+    assert above.deciding_limit == f"{op}/attr/pad/pad_top"
+    assert above.not_isolable == "needs kernel_h=9"
+    placement = case.expects[0]
+    assert f"decided by {op}/attr/kernel_shape/kernel_h" in placement.documented
+    assert "not isolable: needs kernel_h=8" in placement.documented
+
+
+def test_a_bound_probed_alone_records_no_reason(cases):
+    case = cases["rk3562/MaxPool/float16/kernel_h=8"]
+    assert case.deciding_limit == "MaxPool/attr/kernel_shape/kernel_h"
+    assert case.not_isolable == ""
+    # 8193 is also no multiple of 4; 8196 crosses the batch range alone.
+    first = cases["rk3562/GRU/float16/batch_size=8193"]
+    assert first.not_isolable == "also crosses GRU/X/batch_size/multiple-of"
+    alone = cases["rk3562/GRU/float16/batch_size=8196"]
+    assert alone.documented == "outside" and alone.not_isolable == ""
+    assert set(alone.outside_because) == {
+        f"GRU/{role}/batch_size" for role in ("X", "sequence_lens", "initial_h", "Y", "Y_h")
+    }
+
+
+@pytest.mark.parametrize("op", ["Div", "Mul", "Max", "MulRelu"])
+def test_adopted_broadcast_forms_are_probed_at_their_top_and_beyond(catalogue, cases, op):
+    forms = [lim for lim in catalogue.operators["Expand"].limits() if lim.kind == "broadcast"]
+    for form in forms:
+        what = f"B{form.rule['from']}:{form.subject}"
+        inside, outside = (
+            cases[f"rk3562/{op}/float16/{what}=8192"],
+            cases[f"rk3562/{op}/float16/{what}=8193"],
+        )
+        assert subjects(op, inside.params)[form.subject] == 8192
+        assert inside.documented == "supported"
+        assert outside.outside_because == (form.id,)
+        assert outside.deciding_limit == form.id and outside.not_isolable == ""
+
+
+@pytest.mark.parametrize("op", ["Div", "Mul", "MulRelu"])
+def test_the_documented_constant_operand_is_probed(cases, op):
+    # T2: float(constTensor): B as a float32 initializer instead of a graph input.
+    case = cases[f"rk3562/{op}/float16/constant_B=float"]
+    assert case.limits == (f"{op}/dtype/T2",)
+    assert case.documented == "supported"
+    built = build_model(case.op, case.params, case.seed)
+    assert built.input_names == ["A"]
+    initializer = onnx.load_from_string(built.onnx_bytes).graph.initializer
+    assert [(t.name, t.data_type) for t in initializer] == [("B", onnx.TensorProto.FLOAT)]
+
+
+def test_max_documents_no_constant_operand(cases):
+    assert not [case for case in cases.values() if case.op == "Max" and "constant" in case.id]
+
+
+@pytest.mark.parametrize(
+    ("spelled", "onnx_type"),
+    [("int16", onnx.TensorProto.INT16), ("double", onnx.TensorProto.DOUBLE)],
+)
+def test_an_exponent_type_the_document_omits_is_outside(cases, spelled, onnx_type):
+    for dtype in ("int8", "float16"):
+        case = cases[f"rk3562/Pow/{dtype}/exponent_dtype={spelled}"]
+        assert case.outside_because == ("Pow/dtype/T2",)
+        assert case.deciding_limit == "Pow/dtype/T2"
+        built = build_model(case.op, case.params, case.seed)
+        (exponent,) = onnx.load_from_string(built.onnx_bytes).graph.initializer
+        assert exponent.data_type == onnx_type
+
+
+def test_a_negative_axis_is_the_axis_it_denotes(catalogue, cases):
+    gather = catalogue.operators["Gather"]
+    found = subjects("Gather", {"axis": -1})
+    assert found["axis"] == 3
+    assert documented_status(gather, gather.limits(), "float16", found) == ()
+    # Every ONNX axis of a 4-D input is documented: no Gather case is outside by its axis.
+    assert not [c for c in cases.values() if "Gather/attr/axis" in c.outside_because]
+    assert cases["rk3562/Hardmax/float16/axis=-1"].documented == "supported"
+
+
+def test_outside_cases_name_a_deciding_limit_they_break(cases):
+    for case in cases.values():
+        if case.documented == "supported":
+            assert (case.deciding_limit, case.not_isolable) == ("", ""), case.id
+            continue
+        assert case.deciding_limit in case.outside_because, case.id
+        # Parameters that break only other limits never credit the probed one (an adopted
+        # broadcasting form is probed through the operator's own limit, so it is exempt).
+        if case.limit not in case.outside_because and not case.limit.endswith("/broadcast"):
+            assert case.deciding_limit != case.limit and case.not_isolable, case.id
+
+
+def test_every_range_bound_is_probed_alone_or_says_why(catalogue):
+    result = operator_cases(catalogue)
+    for limit in catalogue.limits():
+        if limit.kind != "range":
+            continue
+        key = limit.rule.get("element", limit.subject)
+        lo, hi = limit.interval.integer_bounds()
+        probing = [case for case in result.cases if limit.id in case.limits]
+        if not probing:  # the model cannot express it: unprobed, with the reason
+            assert any(u.limit.id == limit.id for u in result.unprobed), limit.id
+            continue
+        values = {case.id: subjects(case.op, case.params)[key] for case in probing}
+        for edge, documented in ((hi, "supported"), (hi + 1, "outside")):
+            at = [case for case in probing if values[case.id] == edge]
+            if not at:  # only a model over the size budget may leave a bound out
+                assert any(
+                    u.limit.id == limit.id and u.reason.startswith(f"{key}={edge}:")
+                    for u in result.unprobed
+                ), (limit.id, edge)
+                continue
+            alone = [c for c in at if c.documented == documented and not c.not_isolable]
+            assert alone or all(c.not_isolable for c in at), (limit.id, edge)
+            if not alone and documented == "supported":  # the nearest value that is alone
+                assert any(
+                    c.documented == "supported" and lo <= values[c.id] < hi for c in probing
+                ), limit.id

@@ -142,7 +142,14 @@ def pad_numpy(built: BuiltModel) -> list[np.ndarray]:
 
 
 def binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[BuiltModel], list]:
-    return lambda built: [fn(*built.inputs)]
+    """``fn`` of A and B; a constant B is read off the model's initializers."""
+
+    def run(built: BuiltModel) -> list[np.ndarray]:
+        model = onnx.load_from_string(built.onnx_bytes)
+        constants = [numpy_helper.to_array(t) for t in model.graph.initializer]
+        return [fn(*built.inputs, *constants)]
+
+    return run
 
 
 NUMPY: dict[str, Callable[[BuiltModel], list[np.ndarray]]] = {
@@ -210,6 +217,8 @@ def case_id(value: object) -> str:
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("Div", {"b_shape": [1, 1, 1, 1]}),
+    ("Div", {"b_constant": 1}),
+    ("MulRelu", {"b_constant": 1, "b_shape": [1, 1, 1, 6]}),
     ("Mul", {"a_shape": [1, 8, 1, 6], "b_shape": [1, 8, 4, 1]}),
     ("Max", {"a_shape": [1, 1, 4, 1], "b_shape": [2, 3, 4, 5]}),
     ("MulRelu", {"b_shape": [1, 8, 4, 6]}),
@@ -217,6 +226,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     *[("Pow", {"exponent": 2.0, "exponent_dtype": t}) for t in ("float16", "int8", "int32")],
     ("Pow", {"exponent": 3.0, "exponent_dtype": "int64"}),
     ("Pow", {"exponent": -0.5, "exponent_dtype": "float16"}),
+    ("Pow", {"exponent": 3.0, "exponent_dtype": "int16"}),
+    ("Pow", {"exponent": -0.5, "exponent_dtype": "float64"}),
     *[
         ("Expand", {"input_shape": s, "output_shape": [1, 4, 6, 8]})
         for s in ([1, 4, 1, 8], [1, 1, 1, 8], [1, 4, 6, 1], [1, 1, 6, 1], [1, 4, 1, 1])
@@ -310,6 +321,7 @@ def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str,
         ("Max", {"a_shape": [1, 8, 4]}, "a_shape"),
         ("Max", {"b_shape": [1, 8, 3, 6]}, "b_shape"),
         ("MulRelu", {"b_shape": "1,8,4,6"}, "b_shape"),
+        ("Div", {"b_constant": True}, "b_constant"),
         ("Pow", {"exponent": 0.5, "exponent_dtype": "int32"}, "exponent"),
         ("Pow", {"exponent": 200.0, "exponent_dtype": "int8"}, "exponent"),
         ("Pow", {"exponent": 0.1, "exponent_dtype": "float16"}, "exponent"),
@@ -403,8 +415,15 @@ def test_inputs_and_weights_are_exact_in_float16(op: str) -> None:
         np.testing.assert_array_equal(data.astype(np.float16).astype(np.float32), data)
 
 
-def test_divisor_is_away_from_zero_with_both_signs() -> None:
-    divisor = build_model("Div", {"b_shape": [1, 8, 4, 6]}, seed=4).inputs[1]
+@pytest.mark.parametrize("b_constant", [0, 1])
+def test_divisor_is_away_from_zero_with_both_signs(b_constant: int) -> None:
+    params = {"b_shape": [1, 8, 4, 6], "b_constant": b_constant}
+    built = build_model("Div", params, seed=4)
+    model = onnx.load_from_string(built.onnx_bytes)
+    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    divisor = constants["B"] if b_constant else built.inputs[1]
+    assert built.input_names == (["A"] if b_constant else ["A", "B"])
+    assert divisor.dtype == np.float32  # the documented constTensor type, "float"
     assert np.abs(divisor).min() >= 0.5
     assert (divisor < 0).any() and (divisor > 0).any()
 
@@ -476,7 +495,9 @@ def test_setting_a_documented_subject_reads_back(catalogue: OperatorCatalogue) -
             if limit.kind == "product":
                 keys_values += [(factor, 100) for factor in limit.rule["factors"]]
             if limit.kind == "dtype" and limit.subject in declared.dtype_subjects:
-                keys_values += [(declared.dtype_subjects[limit.subject], v) for v in limit.values]
+                subject = declared.dtype_subjects[limit.subject]
+                values = [*limit.values, *declared.outside_values.get(subject, ())]
+                keys_values += [(subject, v) for v in values]
             if limit.kind == "dtype":  # once per operator: each dimension one larger
                 typical = subjects(op.name, {})
                 keys_values += [(d, typical[d] + 1) for d in NCHW if d in declared.setters]
@@ -486,7 +507,9 @@ def test_setting_a_documented_subject_reads_back(catalogue: OperatorCatalogue) -
                 except KeyError:
                     continue  # not expressible: the case generator reports it unprobed
                 found = subjects(op.name, params)
-                assert found[subject] == value, (limit.id, subject, value)
+                # A negative axis reads as the axis of the 4-D input it denotes (-1 is 3).
+                wanted = value % 4 if subject == "axis" else value
+                assert found[subject] == wanted, (limit.id, subject, value)
                 assert all(found[k] == v for k, v in base.items()), limit.id
                 checked[op.name] += 1
     # Every operator has something to probe; Expand's forms are checked below.
@@ -528,8 +551,15 @@ def test_outside_values_are_undocumented_yet_expressible(catalogue: OperatorCata
         if op not in catalogue.operators:
             continue
         limits = catalogue.operators[op].limits()
+        # A dtype subject's values are those of the type variable choosing it (Pow's T2).
+        chosen_by = {subject: var for var, subject in declared.dtype_subjects.items()}
         for key, outside in declared.outside_values.items():
-            documented = [lim for lim in limits if lim.kind == "values" and lim.subject == key]
+            documented = [
+                lim
+                for lim in limits
+                if (lim.kind == "values" and lim.subject == key)
+                or (lim.kind == "dtype" and lim.subject == chosen_by.get(key))
+            ]
             assert documented, (op, key)
             for value in outside:
                 assert all(value not in (lim.values or ()) for lim in documented), (op, value)

@@ -44,6 +44,12 @@ class Case:
     limits: tuple[str, ...] = ()  # every limit whose probe produced these parameters
     outside_because: tuple[str, ...] = ()  # limit ids the parameters break
     expects: tuple[Expect, ...] = ()  # one per documented property the case is judged on
+    # Of ``outside_because``, the limit whose bound decides the documented status: the bound
+    # the case probes if its parameters break it, else the limit they do break ("" inside).
+    deciding_limit: str = ""
+    # Why the parameters also cross limits besides the probed bound, e.g. "needs kernel_h=8"
+    # (ONNX wants a pad below the kernel); "" when the bound is probed alone.
+    not_isolable: str = ""
 
     def __post_init__(self) -> None:
         if self.documented not in DOCUMENTED:

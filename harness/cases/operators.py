@@ -11,6 +11,12 @@ honestly "outside" (because of the kernel). Each case expects a placement (on th
 documented supported; CPU fallback or rejection when outside) and a result matching the host
 reference.
 
+A probe should cross only the bound it probes. Where a range's bound value cannot be had
+alone (ONNX wants a pad below the kernel), the generator adds the nearest value that can (a
+pad of 6 with a kernel of 7; a GRU batch of 8196, outside the range yet a multiple of 4), and
+every case records the limit deciding its status and, when not isolable, what else it needs
+(``Case.deciding_limit``, ``Case.not_isolable``).
+
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
 all come from the operator model's declaration (``harness.models.PROBING``).
@@ -25,9 +31,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
@@ -103,9 +109,54 @@ def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[s
     return True
 
 
+def _same_statement(a: Limit, b: Limit) -> bool:
+    """Whether two limits state one thing (GRU's batch_size range, repeated per tensor)."""
+    return (a.kind, _key(a), a.interval, a.values, dict(a.condition), dict(a.rule)) == (
+        b.kind,
+        _key(b),
+        b.interval,
+        b.values,
+        dict(b.condition),
+        dict(b.rule),
+    )
+
+
+def _crossed_besides(bound: Limit, broken: Iterable[str], limits: Sequence[Limit]) -> list[Limit]:
+    """Of the ``broken`` limit ids, the limits other than ``bound`` (and its restatements),
+    one per statement."""
+    crossed: list[Limit] = []
+    for limit in limits:
+        if limit.id in broken and not any(
+            _same_statement(limit, seen) for seen in (bound, *crossed)
+        ):
+            crossed.append(limit)
+    return crossed
+
+
+def _decision(
+    bound: str, broken: tuple[str, ...], limits: Sequence[Limit], found: Mapping[str, Any]
+) -> tuple[str, str]:
+    """``Case.deciding_limit`` and ``Case.not_isolable`` of a case probing ``bound``."""
+    if not broken:
+        return "", ""
+    probed = next((limit for limit in limits if limit.id == bound), None)
+    if probed is None:  # the operator's data dtype, broken only by itself
+        return bound, ""
+    reasons = []
+    for other in _crossed_besides(probed, broken, limits):
+        key = _key(other)
+        differs = key in found and key != _key(probed)
+        reasons.append(f"needs {key}={found[key]}" if differs else f"also crosses {other.id}")
+    return (bound if bound in broken else broken[0]), "; ".join(reasons)
+
+
 # -- proposing variants ---------------------------------------------------------------------
 
-Variant = tuple[str, dict[str, Any]]  # (what is probed, parameter overrides)
+
+class Variant(NamedTuple):
+    what: str  # what is probed, e.g. "kernel_h=8"
+    params: dict[str, Any]  # the parameter overrides
+    bound: str = ""  # the limit id whose bound it sits at, when not the proposing limit's
 
 
 def _range_probes(limit: Limit) -> list[int]:
@@ -118,6 +169,34 @@ def _range_probes(limit: Limit) -> list[int]:
     return probes
 
 
+def _range_variants(
+    op: Operator, limit: Limit, base: dict[str, Any], limits: Sequence[Limit]
+) -> list[Variant]:
+    """The bounds of ``limit`` and the first value above, each with the nearest value crossing
+    no other limit when it cannot (inward for a bound, outward up to twice the upper bound,
+    beyond which a value no longer probes it)."""
+    assert limit.interval is not None
+    key, (lo, hi) = _key(limit), limit.interval.integer_bounds()
+    probes = _range_probes(limit)
+
+    def alone(value: int) -> bool:
+        found = subjects(op.name, with_subject(op.name, base, key, value))
+        broken = documented_status(op, limits, op.data_dtypes()[0], found)
+        return not _crossed_besides(limit, broken, limits)
+
+    nearest = {
+        hi: range(hi - 1, lo - 1, -1),
+        lo: range(lo + 1, hi + 1),
+        hi + 1: range(hi + 2, 2 * hi + 1),
+    }
+    for edge, nearer in nearest.items():
+        if not alone(edge):
+            found = next((value for value in nearer if alone(value)), None)
+            if found is not None and found not in probes:
+                probes.append(found)
+    return _probes(op.name, base, key, probes)
+
+
 def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[Variant] | str:
     """Parameter variants probing ``limit``, or the reason it cannot be probed."""
     name, key = op.name, _key(limit)
@@ -126,7 +205,7 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
     base: dict[str, Any] = {k: v[0] for k, v in limit.condition.items()}
     try:
         if kind == "range":
-            return _probes(name, base, key, _range_probes(limit))
+            return _range_variants(op, limit, base, governing_limits(catalogue, op))
         if kind == "multiple-of":
             step, above = limit.rule["multiple_of"], limit.rule["when_greater_than"]
             return _probes(name, base, key, sorted({above, step, 2 * step, step - 1, step + 1}))
@@ -151,7 +230,9 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
             return _adopted_broadcast_variants(declared.broadcast, limit, catalogue)
         if kind == "dtype" and limit.subject in declared.dtype_subjects:
             assert limit.values is not None
-            return _probes(name, {}, declared.dtype_subjects[limit.subject], limit.values)
+            subject = declared.dtype_subjects[limit.subject]
+            values = (*limit.values, *declared.outside_values.get(subject, ()))
+            return _probes(name, {}, subject, values)
     except KeyError as exc:
         return f"no model parameter expresses it ({exc.args[0]})"
     if kind in declared.unprobed:
@@ -172,7 +253,7 @@ _UNPROBED_REASONS = {
 
 def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> list[Variant]:
     """The model ``base`` with subject ``key`` at each of ``values``."""
-    return [(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
+    return [Variant(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
 
 
 def _product_variants(op: str, limit: Limit) -> list[Variant]:
@@ -183,7 +264,7 @@ def _product_variants(op: str, limit: Limit) -> list[Variant]:
     found = []
     for x, y in ((side - 1, side + 1), (side, side)):
         p = with_subject(op, with_subject(op, axis, a, x), b, y)
-        found.append((f"{a}*{b}={x * y}", p))
+        found.append(Variant(f"{a}*{b}={x * y}", p))
     return found
 
 
@@ -198,7 +279,7 @@ def _broadcast_variants(
         out["bchw".index(limit.subject)] = value
         shape = [1 if s == "1" else o for s, o in zip(source, out, strict=True)]
         what = f"{prefix}{limit.rule['from']}:{limit.subject}={value}"
-        variants.append((what, broadcast.params(shape, out)))
+        variants.append(Variant(what, broadcast.params(shape, out), limit.id))
     return variants
 
 
@@ -206,11 +287,13 @@ def _adopted_broadcast_variants(
     broadcast: Broadcast, limit: Limit, catalogue: OperatorCatalogue
 ) -> list[Variant]:
     """Each form of the operator whose broadcasting ``limit`` adopts, on the broadcast operand,
-    at a small size and beyond the form's range."""
+    at a small size, at the top of the form's range and beyond it."""
     variants = []
     for form in catalogue.operators[limit.rule["same_as"]].limits():
         if form.kind == "broadcast":
-            sizes = (5, _range_probes(form)[2])
+            assert form.interval is not None
+            top = form.interval.integer_bounds()[1]
+            sizes = (5, top, top + 1)
             variants += _broadcast_variants(broadcast, form, sizes, prefix=limit.role)
     return variants
 
@@ -228,14 +311,14 @@ def operator_cases(
     for op in catalogue.operators.values():
         if wanted is not None and op.name not in wanted:
             continue
-        proposals: list[tuple[Limit | None, Variant]] = [(None, ("typical", {}))]
+        proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
         for limit in op.limits():
             found = _variants(op, limit, catalogue)
             if isinstance(found, str):
                 result.unprobed.append(Unprobed(limit, found))
             else:
                 proposals.extend((limit, variant) for variant in found)
-        for probed, (what, params) in proposals:
+        for probed, (what, params, bound) in proposals:
             if element_count(op.name, params) > max_elements:
                 assert probed is not None  # the typical model is always small
                 result.unprobed.append(
@@ -248,7 +331,8 @@ def operator_cases(
                 continue
             dtypes = DTYPES if probed is None else op.data_dtypes()
             for dtype in dtypes:
-                _add_case(result, by_params, catalogue, op, dtype, probed, what, params)
+                variant = Variant(what, params, bound)
+                _add_case(result, by_params, catalogue, op, dtype, probed, variant)
     return result
 
 
@@ -259,9 +343,9 @@ def _add_case(
     op: Operator,
     dtype: str,
     limit: Limit | None,
-    what: str,
-    params: dict[str, Any],
+    variant: Variant,
 ) -> None:
+    what, params = variant.what, variant.params
     limit_id = limit.id if limit else f"{op.name}/dtype"
     key = (op.name, dtype, json.dumps(params, sort_keys=True))
     if key in by_params:
@@ -272,7 +356,9 @@ def _add_case(
         return
     case_id = f"{catalogue.platform}/{op.name}/{dtype}/{what}"
     limits = governing_limits(catalogue, op)
-    broken = documented_status(op, limits, dtype, subjects(op.name, params))
+    found = subjects(op.name, params)
+    broken = documented_status(op, limits, dtype, found)
+    deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
     source_limit = limit or next(lim for lim in op.limits() if lim.kind == "dtype")
     seed_file, _, section = source_limit.source.partition(" § ")
     by_params[key] = len(result.cases)
@@ -291,20 +377,26 @@ def _add_case(
             layer_types=(op.name, *PROBING[op.name].layer_aliases),
             limits=(limit_id,),
             outside_because=broken,
-            expects=_expects((limit_id,), broken),
+            expects=_expects((limit_id,), broken, deciding, not_isolable),
+            deciding_limit=deciding,
+            not_isolable=not_isolable,
         )
     )
 
 
 def _with_limit(case: Case, limit_id: str) -> Case:
     limits = (*case.limits, limit_id)
-    return replace(case, limits=limits, expects=_expects(limits, case.outside_because))
+    expects = _expects(limits, case.outside_because, case.deciding_limit, case.not_isolable)
+    return replace(case, limits=limits, expects=expects)
 
 
-def _expects(limits: tuple[str, ...], broken: tuple[str, ...]) -> tuple[Expect, ...]:
+def _expects(
+    limits: tuple[str, ...], broken: tuple[str, ...], deciding: str, not_isolable: str
+) -> tuple[Expect, ...]:
     """Where the op runs (the NPU when documented supported) and that its output is right."""
+    why = f"; not isolable: {not_isolable}" if not_isolable else ""
     where = (
-        f"CPU fallback or rejected (outside: {', '.join(broken)})"
+        f"CPU fallback or rejected (outside: {', '.join(broken)}; decided by {deciding}{why})"
         if broken
         else "on the NPU (documented supported)"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,10 @@ from harness.models.builder import (
     uniform,
 )
 
-# Both operands are graph inputs: the toolkit rewrites a constant divisor into a Mul, and a
-# constant operand would test the constant path rather than the operator (docs/rknn.md).
-BINARY_DEFAULTS = {"a_shape": [1, 8, 4, 6], "b_shape": [1, 8, 1, 6]}
+# Both operands are graph inputs by default: the toolkit rewrites a constant divisor into a
+# Mul, and a constant operand would test the constant path rather than the operator
+# (docs/rknn.md). ``b_constant: 1`` makes B a float32 initializer, the documented constTensor.
+BINARY_DEFAULTS = {"a_shape": [1, 8, 4, 6], "b_shape": [1, 8, 1, 6], "b_constant": 0}
 
 Operands = Callable[[np.random.Generator, list[int], list[int]], list[np.ndarray]]
 
@@ -43,7 +45,13 @@ def _all_distinct(rng: np.random.Generator, a: list[int], b: list[int]) -> list[
 
 def _read_binary(p: Mapping[str, Any]) -> dict[str, Any]:
     out = [max(a, b) for a, b in zip(p["a_shape"], p["b_shape"], strict=True)]
-    return {**nchw(out), **broadcast_form(p["b_shape"], out)}
+    # A constant B has the type of its float32 initializer; a graph input B has the data's.
+    constant = {"constant_B": "float"} if p["b_constant"] else {}
+    return {**nchw(out), **broadcast_form(p["b_shape"], out), **constant}
+
+
+def _set_constant_b(p: dict[str, Any], value: Any) -> None:
+    p["b_constant"] = 1  # stored as float32, the one type the documented constTensor lists
 
 
 def _set_binary_dim(p: dict[str, Any], axis: int, value: int) -> None:
@@ -55,12 +63,16 @@ def _set_binary_dim(p: dict[str, Any], axis: int, value: int) -> None:
 # A is the full-size operand; the vendor's forms ("same as Expand") are probed on B.
 BINARY_PROBING = Probing(
     read=_read_binary,
-    setters=dim_setters(_set_binary_dim),
+    setters={**dim_setters(_set_binary_dim), "constant_B": _set_constant_b},
     broadcast=Broadcast("B", lambda source, out: {"a_shape": out, "b_shape": source}),
 )
+# Operators documenting an operand type T2 "float(constTensor)": a constant B chooses it.
+CONSTANT_B_PROBING = replace(BINARY_PROBING, dtype_subjects={"T2": "constant_B"})
 
 
-def _binary(chain: tuple[str, ...], operands: Operands) -> OperatorSpec:
+def _binary(
+    chain: tuple[str, ...], operands: Operands, probing: Probing = BINARY_PROBING
+) -> OperatorSpec:
     """A binary operator ``chain[0]`` on inputs A, B, followed by the unary ops ``chain[1:]``."""
 
     def build(p: Params, rng: np.random.Generator) -> Graph:
@@ -75,16 +87,21 @@ def _binary(chain: tuple[str, ...], operands: Operands) -> OperatorSpec:
             for op, src, dst in zip(chain[1:], names[:-1], names[1:], strict=True)
         ]
         data_a, data_b = operands(rng, a, b)
+        if p.choice("b_constant", (0, 1)):
+            return Graph(nodes, {"A": data_a}, ["C"], {"B": data_b})
         return Graph(nodes, {"A": data_a, "B": data_b}, ["C"])
 
-    return OperatorSpec(BINARY_DEFAULTS, build, BINARY_PROBING)
+    return OperatorSpec(BINARY_DEFAULTS, build, probing)
 
 
-# The exponent's dtypes as the vendor document spells them (its T2), and as numpy does.
+# The exponent's dtypes as the vendor document spells them (its T2), and as numpy does; int16
+# and double are types ONNX Pow takes that the document does not list.
 EXPONENT_DTYPES = {
     "float": "float32",
     "float16": "float16",
     "int8": "int8",
+    "int16": "int16",
+    "double": "float64",
     "int32": "int32",
     "int64": "int64",
 }
@@ -136,15 +153,17 @@ POW_PROBING = Probing(
         "values": _set_exponent,
         "exponent_dtype": _set_exponent_dtype,
     },
-    outside_values={"values": (4,)},  # the next integer power after the documented 3
+    # The next integer power after the documented 3; exponent types T2 does not list, an
+    # integer and a float one.
+    outside_values={"values": (4,), "exponent_dtype": ("int16", "double")},
     dtype_subjects={"T2": "exponent_dtype"},  # the exponent's dtype is a model parameter
 )
 
 OPERATORS = {
-    "Div": _binary(("Div",), _nonzero_divisor),
-    "Mul": _binary(("Mul",), _signed),
+    "Div": _binary(("Div",), _nonzero_divisor, CONSTANT_B_PROBING),
+    "Mul": _binary(("Mul",), _signed, CONSTANT_B_PROBING),
     "Max": _binary(("Max",), _all_distinct),
-    "MulRelu": _binary(("Mul", "Relu"), _signed),
+    "MulRelu": _binary(("Mul", "Relu"), _signed, CONSTANT_B_PROBING),
     "Pow": OperatorSpec(
         {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"},
         _build_pow,

@@ -41,6 +41,8 @@ class CaseRecord:
     # One entry per expectation of the case, {"prop", "limits", "documented", "observed",
     # "status"}; status is a verdict or "unobserved" (the backend cannot see the property).
     checks: list[dict[str, Any]] = field(default_factory=list)
+    deciding_limit: str = ""  # the limit deciding ``documented`` (Case.deciding_limit)
+    not_isolable: str = ""  # what else the parameters need, e.g. "needs kernel_h=8"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
