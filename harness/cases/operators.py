@@ -8,8 +8,8 @@ of their cap (Hardmax h*w = 16383 and 16384). Whether a variant is documented as
 is not decided by the proposer but by ``documented_status``, which checks the variant's
 subjects against *every* limit of the operator; so a pad of 7 that needs a kernel of 8 is
 honestly "outside" (because of the kernel). Each case expects a placement (on the NPU when
-documented supported; CPU fallback or rejection when outside) and a result matching the host
-reference.
+documented supported; CPU fallback or rejection when outside), for int8 the precision asked,
+and a result matching the host reference.
 
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
@@ -32,7 +32,7 @@ from typing import Any
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.spec.operators import Limit, Operator, OperatorCatalogue
-from harness.spec.properties import PLACEMENT, RESULT
+from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 DTYPES = ("int8", "float16")
 # Models larger than this many float32 elements (weights plus activations) are not generated:
@@ -263,15 +263,16 @@ def _add_case(
     params: dict[str, Any],
 ) -> None:
     limit_id = limit.id if limit else f"{op.name}/dtype"
+    limits = governing_limits(catalogue, op)
+    marked = {lim.id: lim.inconsistent for lim in limits if lim.inconsistent}
     key = (op.name, dtype, json.dumps(params, sort_keys=True))
     if key in by_params:
         index = by_params[key]
         existing = result.cases[index]
         if limit_id not in existing.limits:
-            result.cases[index] = _with_limit(existing, limit_id)
+            result.cases[index] = _with_limit(existing, limit_id, marked)
         return
     case_id = f"{catalogue.platform}/{op.name}/{dtype}/{what}"
-    limits = governing_limits(catalogue, op)
     broken = documented_status(op, limits, dtype, subjects(op.name, params))
     source_limit = limit or next(lim for lim in op.limits() if lim.kind == "dtype")
     seed_file, _, section = source_limit.source.partition(" § ")
@@ -291,24 +292,34 @@ def _add_case(
             layer_types=(op.name, *PROBING[op.name].layer_aliases),
             limits=(limit_id,),
             outside_because=broken,
-            expects=_expects((limit_id,), broken),
+            expects=_expects((limit_id,), broken, dtype, marked),
         )
     )
 
 
-def _with_limit(case: Case, limit_id: str) -> Case:
+def _with_limit(case: Case, limit_id: str, marked: Mapping[str, str]) -> Case:
     limits = (*case.limits, limit_id)
-    return replace(case, limits=limits, expects=_expects(limits, case.outside_because))
+    expects = _expects(limits, case.outside_because, case.dtype, marked)
+    return replace(case, limits=limits, expects=expects)
 
 
-def _expects(limits: tuple[str, ...], broken: tuple[str, ...]) -> tuple[Expect, ...]:
-    """Where the op runs (the NPU when documented supported) and that its output is right."""
+def _expects(
+    limits: tuple[str, ...], broken: tuple[str, ...], dtype: str, marked: Mapping[str, str]
+) -> tuple[Expect, ...]:
+    """Where the op runs (the NPU when documented supported), in the precision asked (int8
+    cases), and that its output is right; each naming the limits of ``marked`` (limit id ->
+    why the document contradicts itself) the case probes or breaks."""
     where = (
         f"CPU fallback or rejected (outside: {', '.join(broken)})"
         if broken
         else "on the NPU (documented supported)"
     )
-    return (
-        Expect(PLACEMENT, limits, where, not broken),
-        Expect(RESULT, limits, "the output matches the host reference"),
+    inconsistent = tuple(
+        f"{i}: {marked[i]}" for i in dict.fromkeys((*limits, *broken)) if i in marked
     )
+    expects = [Expect(PLACEMENT, limits, where, not broken, inconsistent)]
+    if dtype == "int8":
+        asked = "the layers under test run in int8, as the build asks"
+        expects.append(Expect(PRECISION, limits, asked, "int8", inconsistent))
+    result = "the output matches the host reference"
+    return (*expects, Expect(RESULT, limits, result, inconsistent=inconsistent))
