@@ -2,13 +2,19 @@
 
 import json
 
+import numpy as np
 import onnx
 import pytest
+import yaml
 
 from harness.cases.case import case_seed
 from harness.cases.operators import documented_status, element_count, operator_cases, subjects
+from harness.judge.compare import compare, tolerance_for
 from harness.models import build_model
-from harness.spec.operators import load_operators
+from harness.pipeline import GENERIC_JUDGE
+from harness.spec.operators import DEFAULT_PATH, load_operators
+from harness.spec.properties import PLACEMENT, RESULT
+from harness.targets.observation import Observation
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +259,24 @@ def test_every_range_bound_is_probed_alone_or_says_why(catalogue):
                 assert any(
                     c.documented == "supported" and lo <= values[c.id] < hi for c in probing
                 ), limit.id
+
+
+def test_cases_carry_the_contradictions_of_the_limits_they_probe(tmp_path):
+    """Marking a probed limit (Pow's exponent types) reaches the probing cases' expectations,
+    and only theirs; the judge then reads it from the case, not from the catalogue."""
+    raw = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    raw["operators"]["Pow"]["dtypes"]["T2"]["inconsistent"] = "a reason"
+    marked = tmp_path / "rk3562-operators.yaml"
+    marked.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+    cases = {c.id: c for c in operator_cases(load_operators(marked), ops=["Pow"]).cases}
+    probing = cases["rk3562/Pow/float16/exponent_dtype=int32"]
+    assert "Pow/dtype/T2" in probing.limits
+    assert all(e.inconsistent == ("Pow/dtype/T2: a reason",) for e in probing.expects)
+    assert all(not e.inconsistent for e in cases["rk3562/Pow/float16/typical"].expects)
+
+    ref = [np.arange(4, dtype=np.float32)]
+    layers = [{"op": "Pow", "target": "NPU", "dtype": "FLOAT16"}]
+    seen = Observation("simulator", ref, layers, observes=frozenset({PLACEMENT, RESULT}))
+    verdict = GENERIC_JUDGE(probing, seen, compare(ref, ref, tolerance_for("float16")))
+    assert verdict.verdict == "doc-inconsistent"
+    assert "would be confirmed; the document contradicts Pow/dtype/T2: a reason" in verdict.detail

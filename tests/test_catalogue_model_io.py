@@ -434,3 +434,36 @@ def test_malformed_catalogue_names_file_key_and_value(
     assert caught.value.file == str(bad)
     assert caught.value.key_path == where
     assert caught.value.value == (value if reported is None else reported)
+
+
+def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
+    doc = copy.deepcopy(RAW)
+    _set(doc, [*COND0, "n", 0, "inconsistent"], "")
+    bad = tmp_path / "model-io.yaml"
+    bad.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(CatalogueError) as caught:
+        load_model_io(bad)
+    assert caught.value.key_path == "groups[0].convolution.conditions[0].n[0].inconsistent"
+
+
+def test_marked_n_formulas_are_exactly_those_leaving_the_documents_own_n_range() -> None:
+    """The document says N is 1..7; a formula is contradicted when even the smallest kernel
+    (1x1) gives an N above that range. Computed from the catalogue's own numbers, so a mark
+    that is dropped or invented fails here."""
+    model_io = load_model_io()
+    marked = model_io.inconsistencies()
+    for group in model_io.groups:
+        for name, condition in group.conditions.items():
+            for conv_type, formula in condition.n_formulas.items():
+                limit_id = f"{group.id}/conv/{name}/{conv_type}/N"
+                above = formula.n(1, 1) > condition.n_range[1]
+                assert (limit_id in marked) == above, limit_id
+                if above:
+                    assert f"N = {formula.n(1, 1)}" in marked[limit_id]
+
+
+def test_the_missing_note_9_is_marked_on_its_remarks() -> None:
+    marked = load_model_io().inconsistencies()
+    remarks = {i for i in marked if "/remark/" in i}
+    assert remarks == {"rv1103-rv1106/remark/1", "rv1103b-rv1106b/remark/1"}
+    assert all("note 9" in marked[i] for i in remarks)

@@ -634,3 +634,23 @@ def test_tolerance_override_is_loaded(tmp_path: Path) -> None:
         "int8": Tolerance(1, None, None),
     }
     assert not catalogue.operators["GRU"].tolerance
+
+
+def test_contradictions_the_document_makes_are_marked(limits: dict[str, Limit]) -> None:
+    marked = {i: lim.inconsistent for i, lim in limits.items() if lim.inconsistent}
+    assert set(marked) == {"GRU/dtype/T3", "GRU/attr/output_layout", "LSTM/attr/output_layout"}
+    # sequence_lens is shaped [batch_size] yet typed a Scalar
+    assert limits["GRU/dtype/T3"].rule["roles"] == ("sequence_lens",)
+    assert limits["GRU/dtype/T3"].rule["kinds"] == {"float": "Scalar"}
+    assert limits["LSTM/dtype/T2"].inconsistent is None
+    # the layout limit names the layout the reason is about
+    assert marked["LSTM/attr/output_layout"].startswith("(sn)c: ")
+
+
+def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
+    raw = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    raw["operators"]["Pow"]["dtypes"]["T1"]["inconsistent"] = ""
+    bad = tmp_path / "rk3562-operators.yaml"
+    bad.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(CatalogueError, match=r"operators\.Pow\.dtypes\.T1\.inconsistent"):
+        load_operators(bad)

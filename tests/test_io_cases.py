@@ -19,6 +19,7 @@ from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
 from harness.results.records import CaseRecord
 from harness.spec.model_io import ModelIOError, load_model_io
+from harness.spec.properties import PRECISION
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log
@@ -31,6 +32,7 @@ from harness.vendors.rknn.properties import (
     PYTHON_RUNNER_OBSERVES,
     SIMULATOR_OBSERVES,
     W_STRIDE,
+    WIDTH_LIMIT,
 )
 
 TARGETS = load_model_io().targets
@@ -309,6 +311,7 @@ def test_input_stride_from_the_tensor_size_confirms_the_documented_alignment() -
         "mean/scale/quant backend": "unobserved",
         "width limit": "confirmed",
         "result": "confirmed",
+        "precision": "confirmed",  # the Conv layer's DataType is INT8
     }
     assert "not observable on simulator: w_stride attribute" in verdict.detail
     backend = next(c for c in verdict.checks if c["prop"] == "mean/scale/quant backend")
@@ -557,3 +560,21 @@ def test_a_passing_result_does_not_stand_in_for_an_unobservable_property() -> No
     for status, row_status in [("confirmed", "unobserved"), ("wrong-result", "wrong-result")]:
         (section,) = io_sections([with_result(status)], documented_rows("rk3588"))
         assert next(r for r in section.rows if r.limit == nchw).status == row_status
+
+
+def test_width_expectations_carry_the_formulas_the_document_contradicts() -> None:
+    """RK3576/RV1126B condition B's ConvTranspose N leaves 1..7; its depthwise N differs from
+    condition A's but stays in range, so it is not marked."""
+    cases = platform_cases("rk3576").values()
+    for case in cases:
+        for width in (e for e in case.expects if e.prop == WIDTH_LIMIT):
+            contradicted = "rk3576-rv1126b/conv/B/ConvTranspose/N" in width.limits
+            assert bool(width.inconsistent) == contradicted, case.id
+    assert any(c.id.startswith("rk3576/conv/B/ConvTranspose/") for c in cases)
+    assert all(not e.inconsistent for c in platform_cases("rk3562").values() for e in c.expects)
+
+
+def test_int8_cases_expect_their_precision() -> None:
+    for case in platform_cases("rk3588").values():
+        precision = [e for e in case.expects if e.prop == PRECISION]
+        assert [e.value for e in precision] == (["int8"] if case.dtype == "int8" else []), case.id

@@ -24,6 +24,9 @@ class Expect:
     limits: tuple[str, ...]  # catalogue limit ids the documented value comes from
     documented: str  # the documentation's statement, as the record shows it
     value: Any = None  # what the observer compares with
+    # "<limit id>: <reason>" for each of ``limits`` (and the limits the case breaks) that the
+    # catalogue marks as contradicted by the document itself: the judge does not reload it.
+    inconsistent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

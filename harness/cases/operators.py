@@ -8,8 +8,8 @@ of their cap (Hardmax h*w = 16383 and 16384). Whether a variant is documented as
 is not decided by the proposer but by ``documented_status``, which checks the variant's
 subjects against *every* limit of the operator; so a pad of 7 that needs a kernel of 8 is
 honestly "outside" (because of the kernel). Each case expects a placement (on the NPU when
-documented supported; CPU fallback or rejection when outside) and a result matching the host
-reference.
+documented supported; CPU fallback or rejection when outside), for int8 the precision asked,
+and a result matching the host reference.
 
 A probe should cross only the bound it probes. Where a range's bound value cannot be had
 alone (ONNX wants a pad below the kernel), the generator adds the nearest value that can (a
@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.spec.operators import Limit, Operator, OperatorCatalogue
-from harness.spec.properties import PLACEMENT, RESULT
+from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 DTYPES = ("int8", "float16")
 # Models larger than this many float32 elements (weights plus activations) are not generated:
@@ -347,15 +347,16 @@ def _add_case(
 ) -> None:
     what, params = variant.what, variant.params
     limit_id = limit.id if limit else f"{op.name}/dtype"
+    limits = governing_limits(catalogue, op)
+    marked = {lim.id: lim.inconsistent for lim in limits if lim.inconsistent}
     key = (op.name, dtype, json.dumps(params, sort_keys=True))
     if key in by_params:
         index = by_params[key]
         existing = result.cases[index]
         if limit_id not in existing.limits:
-            result.cases[index] = _with_limit(existing, limit_id)
+            result.cases[index] = _with_limit(existing, limit_id, marked)
         return
     case_id = f"{catalogue.platform}/{op.name}/{dtype}/{what}"
-    limits = governing_limits(catalogue, op)
     found = subjects(op.name, params)
     broken = documented_status(op, limits, dtype, found)
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
@@ -377,30 +378,45 @@ def _add_case(
             layer_types=(op.name, *PROBING[op.name].layer_aliases),
             limits=(limit_id,),
             outside_because=broken,
-            expects=_expects((limit_id,), broken, deciding, not_isolable),
+            expects=_expects((limit_id,), broken, dtype, marked, deciding, not_isolable),
             deciding_limit=deciding,
             not_isolable=not_isolable,
         )
     )
 
 
-def _with_limit(case: Case, limit_id: str) -> Case:
+def _with_limit(case: Case, limit_id: str, marked: Mapping[str, str]) -> Case:
     limits = (*case.limits, limit_id)
-    expects = _expects(limits, case.outside_because, case.deciding_limit, case.not_isolable)
+    expects = _expects(
+        limits, case.outside_because, case.dtype, marked, case.deciding_limit, case.not_isolable
+    )
     return replace(case, limits=limits, expects=expects)
 
 
 def _expects(
-    limits: tuple[str, ...], broken: tuple[str, ...], deciding: str, not_isolable: str
+    limits: tuple[str, ...],
+    broken: tuple[str, ...],
+    dtype: str,
+    marked: Mapping[str, str],
+    deciding: str,
+    not_isolable: str,
 ) -> tuple[Expect, ...]:
-    """Where the op runs (the NPU when documented supported) and that its output is right."""
+    """Where the op runs (the NPU when documented supported; an outside case names the limit
+    deciding it), in the precision asked (int8 cases), and that its output is right; each
+    naming the limits of ``marked`` (limit id -> why the document contradicts itself) the case
+    probes or breaks."""
     why = f"; not isolable: {not_isolable}" if not_isolable else ""
     where = (
         f"CPU fallback or rejected (outside: {', '.join(broken)}; decided by {deciding}{why})"
         if broken
         else "on the NPU (documented supported)"
     )
-    return (
-        Expect(PLACEMENT, limits, where, not broken),
-        Expect(RESULT, limits, "the output matches the host reference"),
+    inconsistent = tuple(
+        f"{i}: {marked[i]}" for i in dict.fromkeys((*limits, *broken)) if i in marked
     )
+    expects = [Expect(PLACEMENT, limits, where, not broken, inconsistent)]
+    if dtype == "int8":
+        asked = "the layers under test run in int8, as the build asks"
+        expects.append(Expect(PRECISION, limits, asked, "int8", inconsistent))
+    result = "the output matches the host reference"
+    return (*expects, Expect(RESULT, limits, result, inconsistent=inconsistent))

@@ -4,7 +4,9 @@ The judge reads the expectations the case carries (``Case.expects``) and looks u
 for each property in its registry: the generic ones (``harness.judge.observers``) plus those
 a vendor hands in through the plugin. A property is checked only when the target that ran the
 case says it can see it (``Observation.observes``); otherwise its check is ``unobserved``, the
-reason naming that target and what it takes to observe the property.
+reason naming that target and what it takes to observe the property. Each observer belongs
+to a phase of judgement (``harness.judge.verdict``), and each check carries the document's
+contradictions its expectation rests on (``Expect.inconsistent``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Observer:
 
     check: Callable[[Expect, Seen], Outcome] | None  # None: no target observes it yet
     needs: str  # the reason a target without the property in its ``observes`` cannot see it
+    phase: str  # PLACEMENT_PHASE, RESULT_PHASE or LAYOUT_PHASE (harness.judge.verdict)
 
 
 Rejection = Callable[[Observation], tuple[str | None, str | None]]  # -> (failure, infra)
@@ -79,4 +82,12 @@ class Judge:
             status, observed = "infra-error", seen.infra
         else:
             status, observed = observer.check(expect, seen)
-        return Check(expect.prop, expect.limits, expect.documented, observed, status)
+        return Check(
+            expect.prop,
+            expect.limits,
+            expect.documented,
+            observed,
+            status,
+            observer.phase,
+            expect.inconsistent,
+        )

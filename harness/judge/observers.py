@@ -1,8 +1,9 @@
-"""The observers every target can serve: the result against the host reference, and placement.
+"""The observers every target can serve: the result against the host reference, placement
+and precision.
 
-Placement is read from ``Observation.placement``, one entry per compiled layer; layers the
-vendor marks ``"io": True`` (its input/output operators, listed for every model) never count
-as a fallback.
+Placement and precision are read from ``Observation.placement``, one entry per compiled layer
+(its ``"target"`` and ``"dtype"``, e.g. NPU and INT8); layers the vendor marks ``"io": True``
+(its input/output operators, listed for every model) never count as a fallback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 from harness.cases.case import Expect
 from harness.judge.checks import Observer, Outcome, Seen
-from harness.spec.properties import PLACEMENT, RESULT
+from harness.judge.verdict import PLACEMENT_PHASE, RESULT_PHASE, UNOBSERVED
+from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 
 def by_documentation(supported: bool) -> str:
@@ -20,20 +22,29 @@ def by_documentation(supported: bool) -> str:
     return "violation" if supported else "limit-confirmed"
 
 
-def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
-    """Where the op under test ran: ("NPU" | "CPU", how that was decided).
+def layers_under_test(
+    layers: Sequence[dict[str, Any]], op_types: Sequence[str]
+) -> tuple[list[dict[str, Any]], str]:
+    """The compiled layers of the op under test and how they were chosen.
 
-    The op counts as on the CPU if any layer of its type is; when the compiler rewrote it into
-    other layer types (none of ``op_types`` is left), the whole network is judged instead.
+    When the compiler rewrote the op into other layer types (none of ``op_types`` is left),
+    the whole network stands for it.
     """
     wanted = {name.lower() for name in op_types}
     compute = [layer for layer in layers if not layer.get("io")]
     mine = [layer for layer in compute if str(layer.get("op", "")).lower() in wanted]
-    judged = mine or compute
+    return (mine, "/".join(op_types)) if mine else (compute, "whole network (op rewritten away)")
+
+
+def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
+    """Where the op under test ran: ("NPU" | "CPU", how that was decided).
+
+    The op counts as on the CPU if any of its layers (``layers_under_test``) is.
+    """
+    judged, scope = layers_under_test(layers, op_types)
     if not judged:
         return "NPU", "no layer table in the build log; assumed NPU"
     on_cpu = [layer for layer in judged if str(layer.get("target", "")).upper() == "CPU"]
-    scope = "/".join(op_types) if mine else "whole network (op rewritten away)"
     if on_cpu:
         names = ", ".join(sorted({str(layer.get("op")) for layer in on_cpu}))
         return "CPU", f"{scope}: {names} on CPU"
@@ -62,7 +73,30 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
     return "doc-drift", f"limit not enforced: {how}"
 
 
+def _precision(expect: Expect, seen: Seen) -> Outcome:
+    """The precision the layers under test ran in, against the one asked (``expect.value``).
+
+    Another precision (an int8 build running a layer in FLOAT16) is a precision fallback:
+    the asked path was never exercised, judged like a CPU fallback. The precision asked is
+    ``confirmed`` whatever the case's documented status: whether an outside case's limit went
+    unenforced is the placement check's to say.
+    """
+    supported = seen.case.documented == "supported"
+    if seen.failure:
+        return by_documentation(supported), seen.failure
+    judged, scope = layers_under_test(seen.observation.placement, seen.case.layer_types)
+    ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
+    if not ran:
+        return UNOBSERVED, f"{scope}: the layer table gives no data type"
+    asked = str(expect.value).upper()
+    observed = f"{scope}: {', '.join(ran)} ({asked} asked)"
+    if ran != [asked]:
+        return by_documentation(supported), f"precision fallback: {observed}"
+    return "confirmed", observed
+
+
 GENERIC_OBSERVERS = {
-    RESULT: Observer(_result, "the target returns no outputs to compare"),
-    PLACEMENT: Observer(_placement, "the target reports no layer placement"),
+    RESULT: Observer(_result, "the target returns no outputs to compare", RESULT_PHASE),
+    PLACEMENT: Observer(_placement, "the target reports no layer placement", PLACEMENT_PHASE),
+    PRECISION: Observer(_precision, "the target reports no per-layer data types", PLACEMENT_PHASE),
 }

@@ -1,40 +1,77 @@
 """The verdict vocabulary and how a case's checks make its verdict.
 
 A case is judged property by property (``harness.judge.checks``); each check has a status,
-one of ``VERDICTS`` or ``UNOBSERVED`` (the target that ran the case cannot see the property).
-The case's verdict is the most severe observed status in ``SEVERITY`` order; unobserved checks
-never make a case pass or fail. For an operator case (a placement and a result check) this
-gives the operator verdict table:
+one of ``VERDICTS`` or ``UNOBSERVED`` (the target that ran the case cannot see the property),
+and the phase of its property. Unobserved checks never make a case pass or fail. The order of
+judgement:
 
-| documented | observed                                   | verdict         |
-|------------|--------------------------------------------|-----------------|
-| any        | board, SSH, toolkit or timeout trouble     | infra-error     |
-| supported  | rejected at build or failed at run time    | violation       |
-| outside    | rejected at build or failed at run time    | limit-confirmed |
-| any        | output does not match the reference        | wrong-result    |
-| supported  | op under test on CPU                       | violation       |
-| outside    | op under test on CPU                       | limit-confirmed |
-| supported  | on NPU and correct                         | confirmed       |
-| outside    | on NPU and correct                         | doc-drift       |
+1. infrastructure trouble decides everything (``infra-error``);
+2. a check of the placement phase (where and in what precision the layers under test ran,
+   a vendor's width limit) that shows a rejected build, a failed run, a CPU fallback or a
+   precision fallback (``FALLBACK`` statuses) decides: the most severe of those. The layers
+   did not run as asked, so a numeric disagreement is only a note in the detail;
+3. otherwise the most severe observed check in ``SEVERITY`` order: placement, the numeric
+   result, then the layout properties (strides, NC1HWC2, ...) of model-I/O cases.
+
+A check whose expectation rests on a limit the document contradicts itself on
+(``Check.inconsistent``) and whose status depends on the document (``DOCUMENTED_STATUSES``)
+counts as ``doc-inconsistent``, its observation naming the reason and the status it would
+have had; ``wrong-result`` and ``infra-error`` stand whatever the document says.
+
+For an operator case (placement, result and, for int8, precision checks) this gives:
+
+| documented | observed                                           | verdict          |
+|------------|----------------------------------------------------|------------------|
+| any        | board, SSH, toolkit or timeout trouble             | infra-error      |
+| supported  | rejected at build or failed at run time            | violation        |
+| outside    | rejected at build or failed at run time            | limit-confirmed  |
+| supported  | op under test on CPU, or int8 asked and another    | violation        |
+|            | precision ran (any output; a mismatch is a note)   |                  |
+| outside    | op under test on CPU, or int8 asked and another    | limit-confirmed  |
+|            | precision ran (any output; a mismatch is a note)   |                  |
+| any        | on NPU as asked, output does not match reference   | wrong-result     |
+| supported  | on NPU as asked and correct                        | confirmed        |
+| outside    | on NPU as asked and correct                        | doc-drift        |
+| any        | one of the above but confirmed, limit-confirmed,   | doc-inconsistent |
+|            | doc-drift or violation, resting on a limit the     |                  |
+|            | document contradicts                               |                  |
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 VERDICTS = (
     "confirmed",  # documented supported; on the NPU and correct
-    "limit-confirmed",  # documented outside a limit; CPU fallback or rejected at build
-    "doc-drift",  # documented outside a limit; still on the NPU and correct
-    "violation",  # documented supported; CPU fallback, build error or runtime error
-    "wrong-result",  # output does not match the reference
+    "limit-confirmed",  # documented outside a limit; CPU or precision fallback, or rejected
+    "doc-drift",  # documented outside a limit, or a documented layout value not followed
+    "doc-inconsistent",  # the documented status rests on a limit the document contradicts
+    "violation",  # documented supported; CPU or precision fallback, build or runtime error
+    "wrong-result",  # ran on the NPU as asked; output does not match the reference
     "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
 )
 FAILING_VERDICTS = ("violation", "wrong-result")
-# Most severe first: a case's verdict is the first of these any observed check has.
-SEVERITY = ("infra-error", "wrong-result", "violation", "doc-drift", "limit-confirmed", "confirmed")
+# Most severe first: a case's verdict is the first of these a deciding check has.
+SEVERITY = (
+    "infra-error",
+    "wrong-result",
+    "violation",
+    "doc-drift",
+    "doc-inconsistent",
+    "limit-confirmed",
+    "confirmed",
+)
 UNOBSERVED = "unobserved"  # a check's status when the target cannot see the property
+
+# Phases of judgement, in order (see the module docstring).
+PLACEMENT_PHASE = "placement"
+RESULT_PHASE = "result"
+LAYOUT_PHASE = "layout"
+# What a placement-phase check reports when the layers under test did not run as asked.
+FALLBACK = ("violation", "limit-confirmed")
+# Statuses that say what the document is worth; the others stand whatever it says.
+DOCUMENTED_STATUSES = ("confirmed", "limit-confirmed", "doc-drift", "violation")
 
 
 @dataclass(frozen=True)
@@ -46,10 +83,22 @@ class Check:
     documented: str
     observed: str
     status: str  # a verdict, or UNOBSERVED
+    phase: str  # PLACEMENT_PHASE, RESULT_PHASE or LAYOUT_PHASE
+    inconsistent: tuple[str, ...]  # "<limit id>: <reason>" the document contradicts
+
+    def judged(self) -> Check:
+        """This check as the verdict counts it: ``doc-inconsistent`` when its status rests on
+        a limit the document contradicts."""
+        if not self.inconsistent or self.status not in DOCUMENTED_STATUSES:
+            return self
+        reasons = "; ".join(self.inconsistent)
+        observed = f"{self.observed} [would be {self.status}; the document contradicts {reasons}]"
+        return replace(self, status="doc-inconsistent", observed=observed)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["limits"] = list(self.limits)
+        data["inconsistent"] = list(self.inconsistent)
         return data
 
 
@@ -57,19 +106,37 @@ class Check:
 class Verdict:
     verdict: str
     detail: str
-    checks: tuple[dict[str, Any], ...] = ()  # Check.to_json() per expectation
+    checks: tuple[dict[str, Any], ...] = ()  # Check.to_json() per expectation, as judged
 
 
 def verdict_of(checks: list[Check], infra: str | None, backend: str) -> Verdict:
-    """The most severe observed check; infrastructure trouble overrides everything."""
+    """The case's verdict by the order of judgement (module docstring)."""
+    judged = [check.judged() for check in checks]
+    recorded = tuple(check.to_json() for check in judged)
     if infra:
-        return Verdict("infra-error", infra, tuple(c.to_json() for c in checks))
-    observed = [c for c in checks if c.status != UNOBSERVED]
+        return Verdict("infra-error", infra, recorded)
+    observed = [check for check in judged if check.status != UNOBSERVED]
     if not observed:
         raise ValueError(f"{backend} observed none of the case's properties")
-    worst = min(observed, key=lambda c: SEVERITY.index(c.status))
-    unobserved = [c.prop for c in checks if c.status == UNOBSERVED]
+    # the fallback rule reads the observer's own status, before doc-inconsistent replaces it
+    fallbacks = [
+        check
+        for raw, check in zip(checks, judged, strict=True)
+        if raw.phase == PLACEMENT_PHASE and raw.status in FALLBACK
+    ]
+    worst = min(fallbacks or observed, key=_severity)
     detail = f"{worst.prop}: {worst.observed}"
+    if fallbacks:  # the numbers of layers that did not run as asked are a note, not the verdict
+        detail += "".join(
+            f" (not run as asked; {check.prop}: {check.observed})"
+            for check in observed
+            if check.phase == RESULT_PHASE and check.status == "wrong-result"
+        )
+    unobserved = [c.prop for c in checks if c.status == UNOBSERVED]
     if unobserved:
         detail += f" (not observable on {backend}: {', '.join(unobserved)})"
-    return Verdict(worst.status, detail, tuple(c.to_json() for c in checks))
+    return Verdict(worst.status, detail, recorded)
+
+
+def _severity(check: Check) -> int:
+    return SEVERITY.index(check.status)

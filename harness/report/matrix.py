@@ -15,6 +15,7 @@ from typing import Any
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
 from harness.results.records import CaseRecord
+from harness.spec.properties import PRECISION
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 
@@ -145,6 +146,8 @@ def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
     """What a matrix cell shows besides value, documentation and verdict (empty ones left out)."""
     facts = [
         ("placement", placement_summary(record)),
+        # the precision an int8 case's layers ran in, as its precision check saw it
+        ("precision", next((c["observed"] for c in record.checks if c["prop"] == PRECISION), "")),
         ("rewrites", ", ".join(record.rewrites)),
         ("metrics", format_metrics(record.metrics)),
     ]

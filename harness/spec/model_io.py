@@ -166,6 +166,7 @@ class Limit:
     kind: str  # input, output, condition, n_formula, n_range, note, remark, formula
     text: str
     source: str
+    inconsistent: str | None = None  # why the document contradicts itself on this limit
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,10 @@ class ModelIO:
 
     def limits(self) -> list[Limit]:
         return list(self.limit_items)
+
+    def inconsistencies(self) -> dict[str, str]:
+        """Limit id -> why the document contradicts itself on it (catalogue ``inconsistent``)."""
+        return {lim.id: lim.inconsistent for lim in self.limit_items if lim.inconsistent}
 
     def input_rule(
         self, platform: str, precision: str, input_type: str, channels: int, ndim: int = 4
@@ -393,7 +398,12 @@ class _Reader:
         for ri, remark in enumerate(raw.get("remarks", [])):
             limit_id = f"{raw['id']}/remark/{ri + 1}"
             limit = Limit(
-                limit_id, raw["id"], "remark", remark["text"], self.source(remark["source"])
+                limit_id,
+                raw["id"],
+                "remark",
+                remark["text"],
+                self.source(remark["source"]),
+                remark.get("inconsistent"),
             )
             self.add([*at, "remarks", ri], limit)
         return Group(raw["id"], raw["name"], tuple(raw["targets"]), inputs, outputs, conditions)
@@ -440,9 +450,9 @@ class _Reader:
                     conv_type, item["label"], text, int(found["base"]), divisor, floor
                 )
                 row = _row([f"{name} / {item['label']}", text])
-                self.add(
-                    fwhere, Limit(f"{gid}/conv/{name}/{conv_type}/N", gid, "n_formula", row, source)
-                )
+                limit_id = f"{gid}/conv/{name}/{conv_type}/N"
+                reason = item.get("inconsistent")
+                self.add(fwhere, Limit(limit_id, gid, "n_formula", row, source, reason))
             out[name] = Condition(name, bounds[0], bounds[1], formulas, n_range, source)
         return out
 

@@ -37,6 +37,9 @@ variables, ``broadcast`` for an operator's broadcasting forms, ``op`` for operat
 Ids read ``<op>/<role>/<subject>`` (``Expand/broadcast/<from>-><to>/<dim>`` for forms), plus
 ``/<element>`` for attribute elements, ``/multiple-of`` for that rule and ``@<attr>=<values>``
 for conditional limits: ``GRU/X/batch_size/multiple-of``, ``Hardmax/input/height*width@axis=1``.
+
+A limit the document contradicts itself on carries the reason in ``inconsistent`` (catalogue
+key ``inconsistent`` on a type variable, or on a layout, prefixed with the layout's name).
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ class Limit:
     values: tuple[Scalar, ...] | None = None
     condition: Condition = field(default_factory=dict, hash=False)
     rule: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # Why the document contradicts itself on this limit (catalogue key ``inconsistent``).
+    inconsistent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,7 @@ class TypeVariable:
     name: str
     kinds: Mapping[str, str]  # dtype -> Tensor | constTensor | Scalar
     text: str
+    inconsistent: str | None = None
 
     def dtypes(self, kind: str | None = None) -> tuple[str, ...]:
         return tuple(d for d, k in self.kinds.items() if kind is None or k == kind)
@@ -174,6 +180,7 @@ class TypeVariable:
 class Layout:
     shape: str
     text: str
+    inconsistent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -376,6 +383,12 @@ def _attribute_limits(op: Operator, attr: Attribute) -> Iterator[Limit]:
                 "requires": attr.requires,
             },
             text="\n".join(v.text for v in attr.layouts.values()),
+            inconsistent="; ".join(
+                f"{name}: {layout.inconsistent}"
+                for name, layout in attr.layouts.items()
+                if layout.inconsistent
+            )
+            or None,
             **common,
         )
     for value, constraint in attr.per_value.items():
@@ -414,6 +427,7 @@ def _operator_limits(op: Operator) -> Iterator[Limit]:
             rule={"kinds": dict(tv.kinds), "roles": users},
             text=tv.text,
             source=copied,
+            inconsistent=tv.inconsistent,
         )
     for attr in op.attributes.values():
         yield from _attribute_limits(op, attr)
@@ -582,7 +596,8 @@ class _Reader:
             nominal_range=raw.get("nominal_range"),
             unsupported=raw.get("unsupported", False),
             layouts={
-                k: Layout(v["shape"], _text(v["text"])) for k, v in raw.get("layouts", {}).items()
+                k: Layout(v["shape"], _text(v["text"]), v.get("inconsistent"))
+                for k, v in raw.get("layouts", {}).items()
             },
             requires=tuple(raw.get("requires", ())),
             recommended_multiple_of=raw.get("recommended_multiple_of"),
@@ -618,7 +633,9 @@ class _Reader:
                 self.role(r, "output", (*at, "outputs", i)) for i, r in enumerate(raw["outputs"])
             )
             dtypes = {
-                tv: TypeVariable(tv, dict(spec["options"]), _text(spec["text"]))
+                tv: TypeVariable(
+                    tv, dict(spec["options"]), _text(spec["text"]), spec.get("inconsistent")
+                )
                 for tv, spec in raw["dtypes"].items()
             }
         roles = list(inputs + outputs)

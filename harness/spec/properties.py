@@ -1,8 +1,9 @@
 """The documented properties every case source may expect; a vendor adds its own names.
 
 Records carry these names in their checks, so reports can tell the numeric result from the
-layout and placement properties without knowing any case source.
+layout, placement and precision properties without knowing any case source.
 """
 
 RESULT = "result"  # the output matches the host reference
 PLACEMENT = "placement"  # where the layers under test ran (NPU, CPU fallback, rejected)
+PRECISION = "precision"  # the precision the layers under test ran in (e.g. int8 as asked)

@@ -41,7 +41,7 @@ from harness.spec.model_io import (
     dilated_kernel,
     load_model_io,
 )
-from harness.spec.properties import RESULT
+from harness.spec.properties import PRECISION, RESULT
 from harness.vendors.rknn.io_models import CONV_TYPES
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import (
@@ -189,7 +189,22 @@ def _case(
     layer_types: tuple[str, ...],
     expects: tuple[Expect, ...],
 ) -> Case:
+    """The case, its expectations naming the document's contradictions they rest on, plus the
+    precision an int8 case asks for."""
     full_id = f"{platform}/{case_id}"
+    if dtype == "int8":
+        asked = "the layers under test run in int8, as the first-layer precision asks"
+        expects = (*expects, Expect(PRECISION, limits, asked, "int8"))
+    marked = load_model_io().inconsistencies()
+    expects = tuple(
+        replace(
+            e,
+            inconsistent=tuple(
+                f"{i}: {marked[i]}" for i in dict.fromkeys((*e.limits, *broken)) if i in marked
+            ),
+        )
+        for e in expects
+    )
     return Case(
         id=full_id,
         platform=platform,

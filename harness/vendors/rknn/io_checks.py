@@ -8,8 +8,8 @@ a board's C runner queried from the runtime are the ``QUERIED_TENSOR`` entries o
 
 | property             | observed as                                  | status                    |
 |----------------------|----------------------------------------------|---------------------------|
-| width limit          | conv layer target, compiler errors (rewrites | see ``_width_limit``      |
-|                      | of the convolution node are reported)        |                           |
+| width limit          | conv layer target, compiler errors (rewrites | see ``_width_limit``;     |
+| (placement phase)    | of the convolution node are reported)        | decides before the result |
 | input buffer stride  | compiled input tensor (Feature Tensor table) | confirmed, doc-drift      |
 | w_stride attribute   | the runtime's queried input w_stride         | confirmed, doc-drift      |
 |                      | (C runner only)                              |                           |
@@ -21,9 +21,11 @@ a board's C runner queried from the runtime are the ``QUERIED_TENSOR`` entries o
 | backend, NCHW,       | no target yet                                | unobserved                |
 | UNDEFINE (4-D)       |                                              |                           |
 
-A documented layout value the compiler or runtime does not follow is ``doc-drift``: the
-document misdescribes the memory a zero-copy user has to address. ``rejection`` reads a
-compiler abort after a compiler error as a rejected build.
+The other properties are judged in the layout phase, after placement and the numeric result
+(``harness.judge.verdict``): a documented layout value the compiler or runtime does not
+follow is ``doc-drift``, also for a documented supported case: the document misdescribes the
+memory a zero-copy user has to address. Precision (int8 cases) is the generic observer's.
+``rejection`` reads a compiler abort after a compiler error as a rejected build.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import numpy as np
 from harness.cases.case import Expect
 from harness.judge.checks import Judge, Observer, Outcome, Seen
 from harness.judge.observers import GENERIC_OBSERVERS, by_documentation, placement_of
-from harness.judge.verdict import UNOBSERVED
+from harness.judge.verdict import LAYOUT_PHASE, PLACEMENT_PHASE, UNOBSERVED
 from harness.layout.align import align_up
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
@@ -295,28 +297,33 @@ def _undefine(expect: Expect, seen: Seen) -> Outcome:
 
 _BUILD_LOG = "the compiled model's Feature Tensor table (host build log)"
 OBSERVERS = {
-    WIDTH_LIMIT: Observer(_width_limit, "the compiled model's layer table (host build log)"),
-    INPUT_STRIDE: Observer(_input_stride, _BUILD_LOG),
+    WIDTH_LIMIT: Observer(
+        _width_limit, "the compiled model's layer table (host build log)", PLACEMENT_PHASE
+    ),
+    INPUT_STRIDE: Observer(_input_stride, _BUILD_LOG, LAYOUT_PHASE),
     W_STRIDE: Observer(
         _w_stride,
         "w_stride is a zero-copy runtime attribute (rknn_query of the input attributes), "
         "queried only by a board's C runner",
+        LAYOUT_PHASE,
     ),
     BACKEND: Observer(
         None,
         "where a runtime runs mean/scale/quant for the configured input type is not "
         "exercised: the simulator converts any input dtype itself before its own quantization "
         "(measured: identical outputs for uint8, int8, float16 and float32 feeds)",
+        LAYOUT_PHASE,
     ),
-    NC1HWC2_SIZE: Observer(_nc1hwc2_size, _BUILD_LOG),
-    NC1HWC2_C2: Observer(_nc1hwc2_c2, _BUILD_LOG),
-    NHWC_CHANNELS: Observer(_nhwc_channels, _BUILD_LOG),
+    NC1HWC2_SIZE: Observer(_nc1hwc2_size, _BUILD_LOG, LAYOUT_PHASE),
+    NC1HWC2_C2: Observer(_nc1hwc2_c2, _BUILD_LOG, LAYOUT_PHASE),
+    NHWC_CHANNELS: Observer(_nhwc_channels, _BUILD_LOG, LAYOUT_PHASE),
     NCHW_OUTPUT: Observer(
         None,
         "an NCHW output is converted by the runtime and its size queried through the "
         "zero-copy API (output note 3); no observer reads it yet",
+        LAYOUT_PHASE,
     ),
-    UNDEFINE_OUTPUT: Observer(_undefine, _BUILD_LOG),
+    UNDEFINE_OUTPUT: Observer(_undefine, _BUILD_LOG, LAYOUT_PHASE),
 }
 # The judge of cases run on Rockchip targets: the generic observers plus these.
 JUDGE = Judge({**GENERIC_OBSERVERS, **OBSERVERS}, rejection)

@@ -2,14 +2,15 @@
 
 Property names are the ``prop`` of a case's expectations and of its record's checks. A target
 observes a property when what it reports lets an observer (``harness.vendors.rknn.io_checks``)
-check it: the host build log shows placement, compiler rewrites and the compiled tensor forms
-for the simulator and for boards alike; a board's C runner also queries the runtime's tensor
-attributes (``w_stride``, ``size_with_stride``, native formats).
+check it: the host build log shows placement, the precision each layer runs in (the layer
+table's DataType), compiler rewrites and the compiled tensor forms for the simulator and for
+boards alike (a board runs the model its host converted); a board's C runner also queries the
+runtime's tensor attributes (``w_stride``, ``size_with_stride``, native formats).
 """
 
 from __future__ import annotations
 
-from harness.spec.properties import PLACEMENT, RESULT
+from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 INPUT_STRIDE = "input buffer stride"
 W_STRIDE = "w_stride attribute"
@@ -25,6 +26,7 @@ UNDEFINE_OUTPUT = "UNDEFINE output"
 BUILD_LOG = frozenset(
     {
         PLACEMENT,
+        PRECISION,
         WIDTH_LIMIT,
         INPUT_STRIDE,
         NC1HWC2_SIZE,
