@@ -16,12 +16,11 @@ import jsonschema
 import pytest
 import yaml
 
+from harness.spec.limits import LIMIT_KINDS, Limit
 from harness.spec.loader import CatalogueError, load_yaml
 from harness.spec.operators import (
     DEFAULT_PATH,
-    LIMIT_KINDS,
     SCHEMA_PATH,
-    Limit,
     OperatorCatalogue,
     Tolerance,
     load_operators,

@@ -28,7 +28,8 @@ from harness.models import (
     with_subject,
 )
 from harness.models.reference import reference_outputs
-from harness.spec.operators import Limit, OperatorCatalogue, load_operators
+from harness.spec.limits import Limit
+from harness.spec.operators import OperatorCatalogue, load_operators
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)

@@ -37,7 +37,8 @@ from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
-from harness.spec.operators import Limit, Operator, OperatorCatalogue
+from harness.spec.limits import Limit
+from harness.spec.operators import Operator, OperatorCatalogue
 from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 DTYPES = ("int8", "float16")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.spec.limits import Limit
 from harness.spec.loader import DATA_DIR, CatalogueError, key_path, load_validated
 
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "model-io.yaml"
@@ -94,7 +95,7 @@ class NFormula:
 
 
 @dataclass(frozen=True)
-class Condition:
+class WidthCondition:
     """A width-limit condition (A, B): both bounds must hold and N must lie in ``n_range``."""
 
     name: str
@@ -158,25 +159,13 @@ class OutputRule:
 
 
 @dataclass(frozen=True)
-class Limit:
-    """One documented, countable constraint; ``group`` is None for the general notes."""
-
-    id: str
-    group: str | None
-    kind: str  # input, output, condition, n_formula, n_range, note, remark, formula
-    text: str
-    source: str
-    inconsistent: str | None = None  # why the document contradicts itself on this limit
-
-
-@dataclass(frozen=True)
 class Group:
     id: str
     name: str
     targets: tuple[str, ...]
     inputs: tuple[InputRow, ...]
     outputs: tuple[OutputRule, ...]
-    conditions: Mapping[str, Condition]
+    conditions: Mapping[str, WidthCondition]
 
 
 @dataclass(frozen=True)
@@ -339,7 +328,10 @@ class _Reader:
                 self.add(
                     where,
                     Limit(
-                        f"notes/{kind}/{i + 1}", None, "note", text, self.source(notes["source"])
+                        f"notes/{kind}/{i + 1}",
+                        kind="note",
+                        text=text,
+                        source=self.source(notes["source"]),
                     ),
                 )
         dilated = self.doc["dilated_kernel"]
@@ -357,7 +349,6 @@ class _Reader:
                 where,
                 Limit(
                     f"special/dilated_kernel_{axis}",
-                    None,
                     "formula",
                     text,
                     self.source(dilated["source"]),
@@ -399,24 +390,26 @@ class _Reader:
             limit_id = f"{raw['id']}/remark/{ri + 1}"
             limit = Limit(
                 limit_id,
-                raw["id"],
                 "remark",
                 remark["text"],
                 self.source(remark["source"]),
-                remark.get("inconsistent"),
+                group=raw["id"],
+                inconsistent=remark.get("inconsistent"),
             )
             self.add([*at, "remarks", ri], limit)
         return Group(raw["id"], raw["name"], tuple(raw["targets"]), inputs, outputs, conditions)
 
-    def conditions(self, raw: Any, at: list[str | int]) -> dict[str, Condition]:
+    def conditions(self, raw: Any, at: list[str | int]) -> dict[str, WidthCondition]:
         conv, gid = raw["convolution"], raw["id"]
         source = self.source(conv["source"])
         found = self.match(
             _N_RANGE, conv["rule"], [*at, "rule"], "'N must be an integer from 1 to 7;'"
         )
         n_range = (int(found["lo"]), int(found["hi"]))
-        self.add([*at, "rule"], Limit(f"{gid}/conv/N-range", gid, "n_range", conv["rule"], source))
-        out: dict[str, Condition] = {}
+        self.add(
+            [*at, "rule"], Limit(f"{gid}/conv/N-range", "n_range", conv["rule"], source, group=gid)
+        )
+        out: dict[str, WidthCondition] = {}
         for ci, cond in enumerate(conv["conditions"]):
             where: list[str | int] = [*at, "conditions", ci]
             name = cond["name"]
@@ -432,7 +425,7 @@ class _Reader:
                 row = _row([f"{name} ({len(bounds)})", cond[part]])
                 self.add(
                     [*where, part],
-                    Limit(f"{gid}/conv/{name}/{len(bounds)}", gid, "condition", row, source),
+                    Limit(f"{gid}/conv/{name}/{len(bounds)}", "condition", row, source, group=gid),
                 )
             formulas: dict[str, NFormula] = {}
             for fi, item in enumerate(cond["n"]):
@@ -452,12 +445,15 @@ class _Reader:
                 row = _row([f"{name} / {item['label']}", text])
                 limit_id = f"{gid}/conv/{name}/{conv_type}/N"
                 reason = item.get("inconsistent")
-                self.add(fwhere, Limit(limit_id, gid, "n_formula", row, source, reason))
-            out[name] = Condition(name, bounds[0], bounds[1], formulas, n_range, source)
+                self.add(
+                    fwhere,
+                    Limit(limit_id, "n_formula", row, source, group=gid, inconsistent=reason),
+                )
+            out[name] = WidthCondition(name, bounds[0], bounds[1], formulas, n_range, source)
         return out
 
     def input_row(
-        self, group: Any, raw: Any, at: list[str | int], conditions: Mapping[str, Condition]
+        self, group: Any, raw: Any, at: list[str | int], conditions: Mapping[str, WidthCondition]
     ) -> InputRow:
         align, limit = raw["width_align"], raw["width_limit"]
         limits: list[str | None] = []
@@ -492,7 +488,7 @@ class _Reader:
             self.source(group["inputs"]["source"]),
             _row([group["name"], *cells]),
         )
-        self.add(at, Limit(limit_id, gid, "input", row.row, row.source))
+        self.add(at, Limit(limit_id, "input", row.row, row.source, group=gid))
         return row
 
     def output_row(self, group: Any, raw: Any, at: list[str | int]) -> OutputRule:
@@ -521,7 +517,7 @@ class _Reader:
             self.source(group["outputs"]["source"]),
             _row(cells),
         )
-        self.add(at, Limit(limit_id, gid, "output", rule.row, rule.source))
+        self.add(at, Limit(limit_id, "output", rule.row, rule.source, group=gid))
         return rule
 
     def aligned(self, text: str, where: list[str | int]) -> int | None:

@@ -8,29 +8,7 @@ A limit stated once per tensor role counts once per role (GRU's hidden_size rang
 W, R, B, initial_h, Y and Y_h: six limits). Recommendations ("no limitation, 4-alignment
 recommended") and notes are kept on the model but are not limits.
 
-Limit kinds (closed vocabulary, ``LIMIT_KINDS``):
-
-- ``range``: ``subject`` must lie in ``interval`` (a dimension; an attribute element, named in
-  ``rule["element"]`` with its position ``rule["index"]``; or a dimension that applies only
-  under ``condition``, e.g. Pad ``data`` width when mode is reflect).
-- ``multiple-of``: above ``rule["when_greater_than"]`` only multiples of
-  ``rule["multiple_of"]`` are supported.
-- ``values``: ``subject`` takes only one of ``values`` (a dimension, an attribute, or the
-  values of a constant input such as Pow's exponent, subject ``values``).
-- ``fixed``: a feature "currently limited to" the single value in ``values``; ``rule`` holds
-  the nominal values or range it overrides.
-- ``unsupported``: the attribute's feature is documented as not supported (ceil_mode).
-- ``product``: the product of ``rule["factors"]`` dimensions is below ``rule["less_than"]``.
-- ``rank``: the tensor's rank is the single value in ``values``.
-- ``dtype``: a type variable's data types (``values``), with each one's kind (Tensor,
-  constTensor, Scalar) and the roles using it in ``rule``.
-- ``quantization``: the quantization schemes (``values``) a tensor role supports.
-- ``broadcast-support``: a role broadcasts along arbitrary dimensions, under the constraints
-  of ``rule["same_as"]``.
-- ``broadcast``: a broadcasting form ``rule["from"] -> rule["to"]`` with ``subject`` in
-  ``interval``.
-- ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.
-- ``multi-core``: the documented multi-core status (``values``), when the document states one.
+Limit kinds and fields: ``harness.spec.limits``.
 
 ``role`` is a tensor role name (``X``, ``input``), ``attr`` for attributes, ``dtype`` for type
 variables, ``broadcast`` for an operator's broadcasting forms, ``op`` for operator-wide facts.
@@ -46,58 +24,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn, get_args
+from typing import Any, Literal, NoReturn
 
 from harness.spec.intervals import Interval
+from harness.spec.limits import Condition, Limit, LimitKind, Scalar
 from harness.spec.loader import DATA_DIR, CatalogueError, key_path, load_validated
 
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
 SCHEMA_PATH = DATA_DIR / "operators.schema.yaml"
 
-LimitKind = Literal[
-    "range",
-    "multiple-of",
-    "values",
-    "fixed",
-    "unsupported",
-    "product",
-    "rank",
-    "dtype",
-    "quantization",
-    "broadcast-support",
-    "broadcast",
-    "layout",
-    "multi-core",
-]
-LIMIT_KINDS: tuple[str, ...] = get_args(LimitKind)
 
-Scalar = int | float | str
-Condition = Mapping[str, tuple[Scalar, ...]]
 MultiCoreStatus = Literal["supported", "not-yet-supported", "not-stated"]
 _Path = tuple[str | int, ...]
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _IDENTIFIER_OR_ONE = re.compile(r"[A-Za-z_]\w*|\b1\b")  # entries of "[b,c,1,w]"
-
-
-@dataclass(frozen=True)
-class Limit:
-    """One documented limit: what case generation turns into boundary cases."""
-
-    id: str
-    op: str
-    kind: LimitKind
-    role: str
-    subject: str
-    text: str  # the seed line(s), verbatim, joined by newlines
-    source: str  # seed file and section
-    interval: Interval | None = None
-    values: tuple[Scalar, ...] | None = None
-    condition: Condition = field(default_factory=dict, hash=False)
-    rule: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    # Why the document contradicts itself on this limit (catalogue key ``inconsistent``).
-    inconsistent: str | None = None
 
 
 @dataclass(frozen=True)

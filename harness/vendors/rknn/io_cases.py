@@ -33,11 +33,11 @@ from harness.layout.align import align_up
 from harness.spec.model_io import (
     OTHER_TYPES,
     UNRESTRICTED,
-    Condition,
     Group,
     InputRow,
     ModelIO,
     OutputRule,
+    WidthCondition,
     dilated_kernel,
     load_model_io,
 )
@@ -89,7 +89,7 @@ class WidthRule:
     """A condition applied to one convolution: N, its bounds and the limit ids involved."""
 
     group: str
-    condition: Condition
+    condition: WidthCondition
     conv_type: str
     dilated: tuple[int, int]  # dilated kernel h, w
 
@@ -434,7 +434,7 @@ def _unrestricted_case(
     group: Group,
     row: InputRow,
     input_type: str,
-    condition: Condition,
+    condition: WidthCondition,
 ) -> Case:
     """Channel 5 beyond the condition's 3x3 width: the row says "Unrestricted" for it."""
     rule = WidthRule(group.id, condition, "Convolution", (INPUT_KERNEL, INPUT_KERNEL))
