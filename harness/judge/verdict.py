@@ -12,6 +12,7 @@ gives the operator verdict table:
 | supported  | rejected at build or failed at run time    | violation       |
 | outside    | rejected at build or failed at run time    | limit-confirmed |
 | any        | output does not match the reference        | wrong-result    |
+| any        | host references disagree with each other   | reference-disagreement |
 | supported  | op under test on CPU                       | violation       |
 | outside    | op under test on CPU                       | limit-confirmed |
 | supported  | on NPU and correct                         | confirmed       |
@@ -29,11 +30,20 @@ VERDICTS = (
     "doc-drift",  # documented outside a limit; still on the NPU and correct
     "violation",  # documented supported; CPU fallback, build error or runtime error
     "wrong-result",  # output does not match the reference
+    "reference-disagreement",  # the host references disagree: the result is undecided
     "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
 )
 FAILING_VERDICTS = ("violation", "wrong-result")
 # Most severe first: a case's verdict is the first of these any observed check has.
-SEVERITY = ("infra-error", "wrong-result", "violation", "doc-drift", "limit-confirmed", "confirmed")
+SEVERITY = (
+    "infra-error",
+    "wrong-result",
+    "reference-disagreement",
+    "violation",
+    "doc-drift",
+    "limit-confirmed",
+    "confirmed",
+)
 UNOBSERVED = "unobserved"  # a check's status when the target cannot see the property
 
 

@@ -42,6 +42,11 @@ class CaseRecord:
     # One entry per expectation of the case, {"prop", "limits", "documented", "observed",
     # "status"}; status is a verdict or "unobserved" (the backend cannot see the property).
     checks: list[dict[str, Any]] = field(default_factory=list)
+    # The host references: {"used": the one the comparison was decided against, "metrics":
+    # reference -> the observed outputs against it, "agreement": other reference -> {"agrees",
+    # "metrics" (against "used"), "worst" (the element they differ most at, both values)},
+    # "unavailable": reference -> why it did not run}.
+    reference: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
