@@ -17,8 +17,9 @@ from harness.models import build_model, builder
 from harness.models.reference import ORT, SPEC, host_references, spec_unavailable
 from harness.pipeline import GENERIC_JUDGE, CaseExecutor
 from harness.plugin import check_verdict
+from harness.report.html import render_html
 from harness.report.markdown import render_markdown
-from harness.report.matrix import build_report
+from harness.report.matrix import build_report, reference_summary
 from harness.results.records import CaseRecord
 from harness.spec.operators import load_operators
 from harness.spec.properties import PLACEMENT, RESULT
@@ -234,3 +235,31 @@ def test_simulated_pow_with_an_int8_exponent_records_the_single_reference(
     assert record.reference["agreement"] == {}
     assert not (tmp_path / record.artifacts / "reference-ort").exists()
     assert (tmp_path / record.artifacts / "reference").is_dir()
+
+
+def test_reports_list_a_disagreement_with_both_values() -> None:
+    worst = {"output": 0, "index": [0, 1, 4, 4], SPEC: 0.625, ORT: 0.3515625, "observed": 0.625}
+
+    def record(case_id: str, verdict: str, agrees: bool) -> CaseRecord:
+        agreement = {"agrees": agrees, "metrics": {"max_abs": 0.2737}, "worst": worst}
+        reference = {
+            "used": SPEC,
+            "metrics": {SPEC: {"max_abs": 0.0}, ORT: {"max_abs": 0.2737}},
+            "agreement": {ORT: agreement},
+            "unavailable": {},
+        }
+        return CaseRecord(
+            case_id, "rk3562", "AveragePool", "float16", "l", "1", "outside", "simulator",
+            verdict=verdict, reference=reference,
+        )  # fmt: skip
+
+    disagreeing = record(CEIL, "reference-disagreement", agrees=False)
+    agreeing = record("other", "confirmed", agrees=True)
+    report = build_report([disagreeing, agreeing], {}, {})
+    assert report.disagreements == [disagreeing] and report.failures == []
+    expected = "onnx.reference 0.625, onnxruntime 0.351562, observed 0.625"
+    assert expected in reference_summary(disagreeing) and reference_summary(agreeing) == ""
+    markdown = render_markdown(report).split("## Host references disagree")[1]
+    assert expected in markdown and "other" not in markdown
+    html = render_html(report).split("<h2>Host references disagree</h2>")[1]
+    assert expected in html and "observed against onnxruntime: max_abs=0.2737" in html
