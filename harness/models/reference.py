@@ -53,7 +53,7 @@ def spec_unavailable(model: onnx.ModelProto) -> str | None:
 
     Its RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional"
     raises (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a
-    convolution over ``SPEC_CONV_BUDGET`` multiply-adds would take minutes.
+    convolution over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
     """
     shapes = {
         info.name: [dim.dim_value for dim in info.type.tensor_type.shape.dim]
