@@ -25,11 +25,11 @@ from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
 from harness.judge.checks import Judge
-from harness.judge.compare import Comparison, compare, tolerance_for
+from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
-from harness.models.reference import reference_outputs
+from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
@@ -138,16 +138,22 @@ class CaseExecutor:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         built = build_model(case.op, case.params, case.seed, self.models)
-        reference = reference_outputs(built)
+        references = host_references(built)
         request = request_for(case, built, self.models)
         folder = self.results_dir / "cases" / case_slug(case.id)
-        _write_inputs(folder, built, reference, self.recipe(request))
+        _write_inputs(folder, built, references, self.recipe(request))
         observation = self.backend.run(request)
         _write_observation(folder, built.output_names, observation)
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
-            comparison = compare(observation.outputs, reference, tolerance, _span(built.inputs))
+            comparison = compare_references(
+                observation.outputs,
+                references.outputs,
+                references.used,
+                tolerance,
+                _span(built.inputs),
+            )
         verdict = self.judge(case, observation, comparison)
         record = CaseRecord(
             id=case.id,
@@ -175,9 +181,30 @@ class CaseExecutor:
             checks=list(verdict.checks),
             deciding_limit=case.deciding_limit,
             not_isolable=case.not_isolable,
+            reference=_reference_field(references, comparison),
         )
         self.journal.append(record)
         return record
+
+
+def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:
+    """``CaseRecord.reference``: which host reference decided and how each one compared."""
+    field: dict[str, Any] = {
+        "used": references.used,
+        "metrics": {},
+        "agreement": {},
+        "unavailable": references.unavailable,
+    }
+    if comparison is not None:
+        field["metrics"][references.used] = comparison.metrics
+        for name, other in comparison.others.items():
+            field["metrics"][name] = other.observed.metrics
+            field["agreement"][name] = {
+                "agrees": other.agreement.passed,
+                "metrics": other.agreement.metrics,
+                "worst": other.worst,
+            }
+    return field
 
 
 def _span(arrays: Sequence[np.ndarray]) -> float:
@@ -193,12 +220,17 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
 
 
 def _write_inputs(
-    folder: Path, built: BuiltModel, reference: list[np.ndarray], recipe: Mapping[str, bytes]
+    folder: Path, built: BuiltModel, references: References, recipe: Mapping[str, bytes]
 ) -> None:
+    """The model, its inputs, ``reference/`` (the outputs a comparison is decided against,
+    what the vendor's repro script compares with) and ``reference-ort/`` (onnxruntime's, where
+    it ran), and the recipe's files."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
     _save_arrays(folder / "inputs", built.input_names, built.inputs)
-    _save_arrays(folder / "reference", built.output_names, reference)
+    _save_arrays(folder / "reference", built.output_names, references.outputs[references.used])
+    if ORT in references.outputs:
+        _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
     for name, data in recipe.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)

@@ -336,8 +336,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not _VERDICT_COUNTS:
         return
     terminalreporter.section("npu-hil verdicts")
+    width = max(map(len, VERDICTS))
     for verdict in VERDICTS:
-        terminalreporter.write_line(f"{verdict:16} {_VERDICT_COUNTS.get(verdict, 0)}")
+        terminalreporter.write_line(f"{verdict:{width}} {_VERDICT_COUNTS.get(verdict, 0)}")
     results = config.getoption("results")
     terminalreporter.write_line(f"results: {results} (hil report {results})")
 

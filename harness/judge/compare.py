@@ -13,12 +13,17 @@ Defaults (overridable per operator in the catalogue's ``tolerance`` mapping):
 
 An element mismatches when ``|obs - ref| > atol + rtol * |ref|``; a comparison passes when no
 element mismatches and the cosine similarity is at least ``min_cosine``.
+
+With more than one host reference (``compare_references``), the observed outputs are compared
+with each, and each other reference with the one the comparison is decided against, under the
+same tolerance: references that differ beyond it leave the result undecided.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +39,24 @@ class Comparison:
     metrics: dict[str, float]
     tolerance: dict[str, float]
     detail: str
+    reference: str = ""  # the host reference compared against (``compare_references``)
+    others: dict[str, CrossCheck] = field(default_factory=dict)  # the other host references
+
+    @property
+    def disagreeing(self) -> list[str]:
+        """The other references whose outputs differ from ``reference`` beyond tolerance."""
+        return [name for name, other in self.others.items() if not other.agreement.passed]
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """Another host reference beside the one a comparison is decided against."""
+
+    observed: Comparison  # the observed outputs against this reference
+    agreement: Comparison  # this reference's outputs against the deciding one
+    # Where the two references differ most: output and element index, each one's value and
+    # the observed one.
+    worst: dict[str, Any]
 
 
 def tolerance_for(dtype: str, override: Mapping[str, float] | None = None) -> dict[str, float]:
@@ -92,6 +115,54 @@ def compare(
         f"max abs error {worst['max_abs']:.4g}, cosine {worst['cosine']:.6f}"
     )
     return Comparison(passed, worst, tol, detail)
+
+
+def compare_references(
+    observed: Sequence[np.ndarray],
+    references: Mapping[str, Sequence[np.ndarray]],
+    used: str,
+    tolerance: Mapping[str, float],
+    input_span: float = 0.0,
+) -> Comparison:
+    """``observed`` against ``references[used]``, which decides; the other references cross-
+    checked against it and against ``observed``."""
+    decided = compare(observed, references[used], tolerance, input_span)
+    others = {
+        name: CrossCheck(
+            compare(observed, outputs, tolerance, input_span),
+            compare(outputs, references[used], tolerance, input_span),
+            _worst_difference(references[used], outputs, observed, (used, name)),
+        )
+        for name, outputs in references.items()
+        if name != used
+    }
+    return replace(decided, reference=used, others=others)
+
+
+def _worst_difference(
+    first: Sequence[np.ndarray],
+    second: Sequence[np.ndarray],
+    observed: Sequence[np.ndarray],
+    names: tuple[str, str],
+) -> dict[str, Any]:
+    """The element where ``first`` and ``second`` (named ``names``) differ most, with the
+    observed value there when an observed output of that size exists."""
+    worst: dict[str, Any] = {}
+    largest = -1.0
+    for index, (a, b) in enumerate(zip(first, second, strict=True)):
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        if a64.shape != b64.shape or not a64.size:
+            continue
+        error = np.nan_to_num(np.abs(a64 - b64), nan=np.inf)  # a NaN on one side differs most
+        at = np.unravel_index(int(np.argmax(error)), a64.shape)
+        if error[at] <= largest:
+            continue
+        largest = float(error[at])
+        worst = {"output": index, "index": [int(i) for i in at]}
+        worst |= {names[0]: float(a64[at]), names[1]: float(b64[at])}
+        if index < len(observed) and np.asarray(observed[index]).size == a64.size:
+            worst["observed"] = float(np.asarray(observed[index]).reshape(a64.shape)[at])
+    return worst
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -52,12 +52,25 @@ def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> t
 
 
 def _result(expect: Expect, seen: Seen) -> Outcome:
+    """The outputs against the host reference; undecided when the host references disagree
+    (``reference-disagreement``: no verdict on the SDK either way)."""
     if seen.failure:
         return by_documentation(seen.case.documented == "supported"), seen.failure
-    if seen.comparison is None:
+    comparison = seen.comparison
+    if comparison is None:
         return "infra-error", "the backend returned no outputs and reported no failure"
-    status = "confirmed" if seen.comparison.passed else "wrong-result"
-    return status, seen.comparison.detail
+    against = f" (against {comparison.reference})" if comparison.reference else ""
+    if comparison.disagreeing:
+        used, others = comparison.reference, comparison.others
+        parts = [
+            f"{name} differs from {used}: {others[name].agreement.detail}; "
+            f"observed against {name}: {others[name].observed.detail}"
+            for name in comparison.disagreeing
+        ]
+        parts.append(f"observed against {used}: {comparison.detail}")
+        return "reference-disagreement", "; ".join(parts)
+    status = "confirmed" if comparison.passed else "wrong-result"
+    return status, comparison.detail + against
 
 
 def _placement(expect: Expect, seen: Seen) -> Outcome:

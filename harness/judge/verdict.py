@@ -30,6 +30,8 @@ For an operator case (placement, result and, for int8, precision checks) this gi
 | outside    | op under test on CPU, or int8 asked and another    | limit-confirmed  |
 |            | precision ran (any output; a mismatch is a note)   |                  |
 | any        | on NPU as asked, output does not match reference   | wrong-result     |
+| any        | on NPU as asked, the two host references disagree  | reference-       |
+|            | with each other (not an SDK failure)               | disagreement     |
 | supported  | on NPU as asked and correct                        | confirmed        |
 | outside    | on NPU as asked and correct                        | doc-drift        |
 | any        | one of the above but confirmed, limit-confirmed,   | doc-inconsistent |
@@ -49,6 +51,7 @@ VERDICTS = (
     "doc-inconsistent",  # the documented status rests on a limit the document contradicts
     "violation",  # documented supported; CPU or precision fallback, build or runtime error
     "wrong-result",  # ran on the NPU as asked; output does not match the reference
+    "reference-disagreement",  # the two host references disagree: the result is undecided
     "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
 )
 FAILING_VERDICTS = ("violation", "wrong-result")
@@ -56,6 +59,7 @@ FAILING_VERDICTS = ("violation", "wrong-result")
 SEVERITY = (
     "infra-error",
     "wrong-result",
+    "reference-disagreement",
     "violation",
     "doc-drift",
     "doc-inconsistent",
@@ -70,6 +74,8 @@ RESULT_PHASE = "result"
 LAYOUT_PHASE = "layout"
 # What a placement-phase check reports when the layers under test did not run as asked.
 FALLBACK = ("violation", "limit-confirmed")
+# What a result check reports when the numbers are wrong or cannot be decided.
+NUMERIC_FAILURES = ("wrong-result", "reference-disagreement")
 # Statuses that say what the document is worth; the others stand whatever it says.
 DOCUMENTED_STATUSES = ("confirmed", "limit-confirmed", "doc-drift", "violation")
 
@@ -130,7 +136,8 @@ def verdict_of(checks: list[Check], infra: str | None, backend: str) -> Verdict:
         detail += "".join(
             f" (not run as asked; {check.prop}: {check.observed})"
             for check in observed
-            if check.phase == RESULT_PHASE and check.status == "wrong-result"
+            if check.phase == RESULT_PHASE
+            and check.status in ("wrong-result", "reference-disagreement")
         )
     unobserved = [c.prop for c in checks if c.status == UNOBSERVED]
     if unobserved:

@@ -1,30 +1,109 @@
-"""Host reference: the operator model run in fp32 by onnxruntime on the CPU."""
+"""Host references: the operator model run in fp32 on the CPU by two implementations.
+
+``onnx.reference`` (``ReferenceEvaluator``, ``SPEC``) is the ONNX specification's own reference
+implementation, maintained with the operator definitions: it follows the model's opset as the
+spec defines it, so a comparison is decided against it. onnxruntime (``ORT``) is the runtime
+most users check a model with. Where the two disagree, what the spec asks is in question (an
+opset-13 AveragePool with ceil_mode, say, where onnxruntime divides a window clipped to the
+padded input by the full kernel size).
+
+Either may be unable to run a model: onnxruntime has no CPU kernel for Pow with an int8
+exponent; onnx.reference (1.18) cannot follow every attribute, and its convolutions are too slow
+for the widest model-I/O probes (``spec_unavailable``). The comparison then rests on the one
+that can (``References.used``).
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
+import onnx
 import onnxruntime as ort
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from harness.models import BuiltModel
 
+SPEC = "onnx.reference"
+ORT = "onnxruntime"
 _ERROR_ONLY = 3  # onnxruntime severity: 0 verbose ... 3 error
+_RECURRENT = ("RNN", "GRU", "LSTM")
+# onnx.reference convolves in Python loops over output positions with the dilated kernel laid
+# out: 1e8 multiply-adds take about 5 s here, a 6.5e8 one (k3 d60) more than 4 GB.
+SPEC_CONV_BUDGET = 10**8
 
 
-def reference_outputs(built: BuiltModel) -> list[np.ndarray]:
-    """Outputs of ``built`` on its own inputs, in ``built.output_names`` order.
+@dataclass(frozen=True)
+class References:
+    """A model's outputs by every host reference that could run it."""
 
-    Where onnxruntime has no CPU kernel for a documented type combination (Pow with an int8
-    exponent), the ONNX reference evaluator, a direct transcription of the spec, stands in.
+    outputs: dict[str, list[np.ndarray]]  # reference -> outputs in ``output_names`` order
+    unavailable: dict[str, str]  # reference -> why it could not run the model
+
+    @property
+    def used(self) -> str:
+        """The reference a comparison is decided against: the spec's own where it runs."""
+        return SPEC if SPEC in self.outputs else ORT
+
+
+def spec_unavailable(model: onnx.ModelProto) -> str | None:
+    """Why onnx.reference is not run on ``model`` (shapes inferred), if it is not.
+
+    Its RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional"
+    raises (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a
+    convolution over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
+    """
+    shapes = {
+        info.name: [dim.dim_value for dim in info.type.tensor_type.shape.dim]
+        for info in [*model.graph.value_info, *model.graph.output]
+    }
+    weights = {init.name: list(init.dims) for init in model.graph.initializer}
+    for node in model.graph.node:
+        attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
+        if node.op_type in _RECURRENT:
+            direction = attrs.get("direction", b"forward").decode()
+            if direction != "forward":
+                return f"{SPEC} {onnx.__version__} ignores {node.op_type} direction={direction}"
+            if node.op_type == "LSTM" and len(node.output) > 2 and node.output[2]:
+                return f"{SPEC} {onnx.__version__} computes no LSTM output Y_c"
+        if node.op_type in ("Conv", "ConvTranspose"):
+            kernel = attrs["kernel_shape"]
+            dilations = attrs.get("dilations", [1] * len(kernel))
+            reach = math.prod(k * d - d + 1 for k, d in zip(kernel, dilations, strict=True))
+            w = weights[node.input[1]]
+            per_group = w[1] if node.op_type == "Conv" else w[0] // attrs.get("group", 1)
+            work = math.prod(shapes[node.output[0]]) * per_group * reach
+            if work > SPEC_CONV_BUDGET:
+                return f"{SPEC} skipped: {node.op_type} of {work:.3g} multiply-adds"
+    return None
+
+
+def host_references(built: BuiltModel) -> References:
+    """Outputs of ``built`` on its own inputs by each reference that can run it.
+
+    Raises RuntimeError when neither can.
     """
     feeds = dict(zip(built.input_names, built.inputs, strict=True))
+    outputs: dict[str, list[np.ndarray]] = {}
+    unavailable: dict[str, str] = {}
+    skipped = spec_unavailable(onnx.load_from_string(built.onnx_bytes))
+    if skipped:
+        unavailable[SPEC] = skipped
+    else:
+        evaluator = ReferenceEvaluator(built.onnx_bytes)
+        outputs[SPEC] = [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
     options = ort.SessionOptions()
     options.log_severity_level = _ERROR_ONLY
     try:
         session = ort.InferenceSession(
             built.onnx_bytes, sess_options=options, providers=["CPUExecutionProvider"]
         )
-    except ort.capi.onnxruntime_pybind11_state.NotImplemented:
-        evaluator = ReferenceEvaluator(built.onnx_bytes)
-        return [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
-    return [np.asarray(out) for out in session.run(built.output_names, feeds)]
+    except ort.capi.onnxruntime_pybind11_state.NotImplemented as missing:
+        unavailable[ORT] = f"no CPU kernel: {missing}"
+    else:
+        outputs[ORT] = [np.asarray(out) for out in session.run(built.output_names, feeds)]
+    if not outputs:
+        raise RuntimeError(f"{built.op}: no host reference runs the model: {unavailable}")
+    return References(outputs, unavailable)

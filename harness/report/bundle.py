@@ -1,9 +1,9 @@
 """Repro bundles: one failing case as a folder (and .tar.gz) a vendor can run without npu-hil.
 
 ``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
-observed/, toolkit.json, dataset.txt + dataset/, build.log, reproduce.py), ``case.json`` (the
-record),
-``README.md`` (the documented expectation and what was seen) and the vendor's ``reproduce.py``.
+reference-ort/, observed/, toolkit.json, dataset.txt + dataset/, build.log, reproduce.py),
+``case.json`` (the record), ``README.md`` (the documented expectation and what was seen) and
+the vendor's ``reproduce.py``.
 
 Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
 own fixed text) is rewritten so that the results directory's absolute path, the home directory
@@ -36,7 +36,7 @@ from harness.results.records import CaseRecord, case_slug
 BUNDLES_DIR = "bundles"
 REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
 COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT)
-COPIED_DIRS = ("inputs", "reference", "observed", "dataset")
+COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
 SECRET_KEY = re.compile(

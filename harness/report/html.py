@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from harness.report.io_section import io_html
-from harness.report.matrix import Failure, Report, Section, case_facts
+from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
 from harness.results.records import CaseRecord
 
 _CSS = """
@@ -27,6 +27,7 @@ pre { white-space: pre-wrap; margin: 2px 0; }
 .v-doc-drift { background: #fff3cd; }
 .v-violation { background: #f8d7da; }
 .v-wrong-result { background: #f1b0b7; }
+.v-reference-disagreement { background: #e8daef; }
 .v-infra-error { background: #e2e3e5; }
 """
 
@@ -53,6 +54,9 @@ def render_html(report: Report) -> str:
         parts.append("<ul>" + "".join(_failure(f) for f in report.failures) + "</ul>")
     else:
         parts.append("<p>None.</p>")
+    if report.disagreements:
+        parts.append("<h2>Host references disagree</h2>")
+        parts.append("<ul>" + "".join(_disagreement(r) for r in report.disagreements) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -114,6 +118,13 @@ def _mapping(label: str, values: dict[str, float] | dict[str, str]) -> str:
         return ""
     text = ", ".join(f"{key}={value}" for key, value in sorted(values.items()))
     return f"<div>{label}: {escape(text)}</div>"
+
+
+def _disagreement(record: CaseRecord) -> str:
+    return (
+        f"<li><code>{escape(record.id)}</code> on {escape(record.platform)}/"
+        f"{escape(record.backend)}: {escape(reference_summary(record))}</li>"
+    )
 
 
 def _failure(failure: Failure) -> str:

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from harness.report.io_section import io_markdown
-from harness.report.matrix import Failure, Report, Section, case_facts
+from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
 from harness.results.records import CaseRecord
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -34,6 +34,9 @@ def render_markdown(report: Report) -> str:
         lines.append("")
     lines += ["## Failing cases", ""]
     lines += [_failure(failure) for failure in report.failures] or ["None."]
+    if report.disagreements:
+        lines += ["", "## Host references disagree", ""]
+        lines += [_disagreement(record) for record in report.disagreements]
     return "\n".join(lines) + "\n"
 
 
@@ -62,6 +65,11 @@ def _case(record: CaseRecord) -> str:
     ]
     facts += [f"{label}: {md_escape(text)}" for label, text in case_facts(record)]
     return " · ".join(facts)
+
+
+def _disagreement(record: CaseRecord) -> str:
+    where = f"{md_escape(record.platform)}/{md_escape(record.backend)}"
+    return f"- {md_escape(record.id)} on {where}: {md_escape(reference_summary(record))}"
 
 
 def _failure(failure: Failure) -> str:

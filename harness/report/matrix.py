@@ -18,6 +18,7 @@ from harness.results.records import CaseRecord
 from harness.spec.properties import PRECISION
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
+DISAGREEMENT = "reference-disagreement"
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Report:
     io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
     # Documented limits no case probes, with the reason (run.json "unprobed")
     unprobed: list[tuple[str, str]] = field(default_factory=list)
+    # Cases whose host references disagree: neither pass nor fail, listed with both values
+    disagreements: list[CaseRecord] = field(default_factory=list)
 
 
 def build_report(
@@ -70,6 +73,11 @@ def build_report(
         ],
         io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
         unprobed=[(item["limit"], item["reason"]) for item in meta.get(UNPROBED_KEY, [])],
+        disagreements=[
+            record
+            for record in sorted(records, key=lambda r: natural_key(r.id))
+            if record.verdict == DISAGREEMENT
+        ],
     )
 
 
@@ -150,8 +158,33 @@ def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
         ("precision", next((c["observed"] for c in record.checks if c["prop"] == PRECISION), "")),
         ("rewrites", ", ".join(record.rewrites)),
         ("metrics", format_metrics(record.metrics)),
+        ("references", reference_summary(record)),
     ]
     return [(label, text) for label, text in facts if text]
+
+
+def reference_summary(record: CaseRecord) -> str:
+    """Where host references that disagree differ most, with each one's value and the observed
+    one there, and the observed outputs' metrics against each reference; empty when they
+    agree."""
+    reference = record.reference
+    used = reference.get("used", "")
+    parts = []
+    for name, agreement in reference.get("agreement", {}).items():
+        worst = agreement.get("worst", {})
+        if agreement.get("agrees", True) or not worst:
+            continue
+        values = [f"{used} {format_number(worst[used])}", f"{name} {format_number(worst[name])}"]
+        if "observed" in worst:
+            values.append(f"observed {format_number(worst['observed'])}")
+        parts.append(f"output {worst['output']} at {worst['index']}: " + ", ".join(values))
+    if parts:
+        parts += [
+            f"observed against {name}: {format_metrics(metrics)}"
+            for name, metrics in reference.get("metrics", {}).items()
+        ]
+        parts.append(f"decided against {used}")
+    return "; ".join(parts)
 
 
 def placement_summary(record: CaseRecord) -> str:

@@ -43,6 +43,11 @@ class CaseRecord:
     checks: list[dict[str, Any]] = field(default_factory=list)
     deciding_limit: str = ""  # the limit deciding ``documented`` (Case.deciding_limit)
     not_isolable: str = ""  # what else the parameters need, e.g. "needs kernel_h=8"
+    # The host references: {"used": the one the comparison was decided against, "metrics":
+    # reference -> the observed outputs against it, "agreement": other reference -> {"agrees",
+    # "metrics" (against "used"), "worst" (the element they differ most at, both values)},
+    # "unavailable": reference -> why it did not run}.
+    reference: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
