@@ -165,7 +165,7 @@ class CaseExecutor:
             documented=case.documented,
             backend=observation.backend,
             verdict=verdict.verdict,
-            detail=verdict.detail,
+            detail=verdict.detail + _decided_by(case),
             placement=observation.placement,
             rewrites=observation.rewrites,
             native=observation.tensors,
@@ -205,6 +205,13 @@ def _reference_field(references: References, comparison: Comparison | None) -> d
                 "worst": other.worst,
             }
     return field
+
+
+def _decided_by(case: Case) -> str:
+    """For a case that cannot probe its limit alone, the limit that really decides it."""
+    if not case.not_isolable:
+        return ""
+    return f" [decided by {case.deciding_limit}; not isolable: {case.not_isolable}]"
 
 
 def _span(arrays: Sequence[np.ndarray]) -> float:

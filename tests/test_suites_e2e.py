@@ -76,6 +76,21 @@ def test_documented_vs_observed_end_to_end(tmp_path):
     assert properties[(f"test_documented_limit[{POW_4}]", "backend")] == "simulator"
 
 
+def test_a_bound_that_cannot_be_probed_alone_names_the_limit_deciding_it(tmp_path):
+    # ONNX wants a pad below the kernel: pad 7 ([0,7], inside) needs kernel 8 (outside).
+    pad_7 = "rk3562/MaxPool/float16/pad_top=7"
+    run = run_suite(tmp_path, [pad_7])
+    assert run.returncode == 1, run.stdout + run.stderr  # the NPU gets it wrong
+    (record,) = read_records(tmp_path / "results")
+    assert record.verdict == "wrong-result"
+    assert record.limit == "MaxPool/attr/pad/pad_top"
+    assert record.deciding_limit == "MaxPool/attr/kernel_shape/kernel_h"
+    assert record.detail.endswith(
+        "[decided by MaxPool/attr/kernel_shape/kernel_h; not isolable: needs kernel_h=8]"
+    )
+    assert "decided by MaxPool/attr/kernel_shape/kernel_h" in run.stdout
+
+
 def test_strict_docs_fails_on_drift(tmp_path):
     run = run_suite(tmp_path, [EXPAND_8193], "--strict-docs")
     assert run.returncode == 1
