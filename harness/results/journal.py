@@ -18,8 +18,12 @@ Results directory layout (the contract between execution, the plugin and the rep
       report.md, report.html         written by ``hil report``
       bundles/<slug>/, bundles/<slug>.tar.gz   repro bundles (``hil repro``, failing cases)
 
-Reading tolerates a truncated last line (a run killed mid-write: skipped with a warning) but
-not a malformed line anywhere else. A case id may appear several times (a resumed run re-ran
+Every line read must fit ``harness.results.schema.RECORD_SCHEMA`` and ``run.json`` must fit
+``RUN_SCHEMA``. Reading tolerates a truncated last line (a run killed mid-write: skipped with a
+warning) but refuses anything else that does not fit: ``JournalError`` names the file, the
+line and the field, and ``hil report``/``diff``/``repro`` exit with status 2 and that message
+(a journal is written by the harness alone, so a bad line means damage worth looking at, not
+a record to drop quietly from a report). A case id may appear several times (a resumed run re-ran
 it): the last record wins. ``--resume`` skips every case whose last verdict is anything but
 ``infra-error``, so a resumed run retries infrastructure trouble and nothing else.
 """
@@ -30,21 +34,15 @@ import fcntl
 import json
 import os
 import warnings
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
-from harness.judge.verdict import VERDICTS
 from harness.results.records import CaseRecord
+from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
 RETRIED_ON_RESUME = frozenset({"infra-error"})
-_REQUIRED = tuple(
-    spec.name
-    for spec in fields(CaseRecord)
-    if spec.default is MISSING and spec.default_factory is MISSING
-)
 
 
 class JournalError(ValueError):
@@ -138,21 +136,19 @@ def _read(path: Path) -> list[CaseRecord]:
 
 
 def _parse_line(line: bytes) -> CaseRecord:
-    try:
-        data: Any = json.loads(line.decode("utf-8"))
-    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
-        raise JournalError(f"not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise JournalError(f"expected a JSON object, got {type(data).__name__}")
-    missing = [name for name in _REQUIRED if name not in data]
-    if missing:
-        raise JournalError(f"missing field(s) {', '.join(missing)}")
-    for name in _REQUIRED:
-        if not isinstance(data[name], str):
-            raise JournalError(f"field {name!r} must be a string, got {data[name]!r}")
-    if data["verdict"] not in VERDICTS:
-        raise JournalError(f"field 'verdict' has unknown value {data['verdict']!r}")
+    data = _parse_json(line)
+    problem = schema_problem(data, RECORD_SCHEMA)
+    if problem:
+        raise JournalError(problem)
     return CaseRecord.from_json(data)
+
+
+def _parse_json(text: bytes) -> Any:
+    try:
+        return json.loads(text.decode("utf-8"))
+    # UnicodeDecodeError is a ValueError too; RecursionError: nesting deeper than Python's stack
+    except (ValueError, RecursionError) as exc:
+        raise JournalError(f"not valid JSON ({exc})") from None
 
 
 def finished_ids(results_dir: str | os.PathLike[str]) -> set[str]:
@@ -172,14 +168,18 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
 
 
 def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """``run.json`` as a dict; ``{}`` when the run wrote none."""
+    """``run.json`` as a dict; ``{}`` when the run wrote none; raises JournalError."""
     path = Path(results_dir) / RUN_META_NAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except ValueError as exc:
-        raise JournalError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise JournalError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    try:
+        data = _parse_json(text)
+    except JournalError as exc:
+        raise JournalError(f"{path}: {exc}") from None
+    problem = schema_problem(data, RUN_SCHEMA)
+    if problem:
+        raise JournalError(f"{path}: {problem}")
+    assert isinstance(data, dict)  # the schema's top-level type
     return data

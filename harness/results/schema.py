@@ -1,0 +1,158 @@
+"""The one schema of journal records and ``run.json``, checked whenever either is read.
+
+Reports, diffs and bundles index into records without further checks, so anything they read
+is typed here: a line or run.json that does not fit is refused by ``harness.results.journal``
+with the file, the line and the field (e.g. ``checks[0].limits``). Fields not listed are
+allowed (an older reader meets a newer writer) and ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+from typing import Any
+
+import jsonschema
+
+from harness.judge.verdict import VERDICTS
+from harness.results.records import CaseRecord
+
+_STRING = {"type": "string"}
+_NUMBER = {"type": "number"}
+_STRINGS = {"type": "array", "items": _STRING}
+_OBJECTS = {"type": "array", "items": {"type": "object"}}
+
+
+def _mapping(values: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": values}
+
+
+def _record(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": required, "properties": properties}
+
+
+_REQUIRED = [
+    spec.name
+    for spec in fields(CaseRecord)
+    if spec.default is MISSING and spec.default_factory is MISSING
+]
+_CHECK = _record(
+    ["prop", "limits", "documented", "observed", "status"],
+    {
+        "prop": _STRING,
+        "limits": _STRINGS,
+        "documented": _STRING,
+        "observed": _STRING,
+        "status": _STRING,
+    },
+)
+_AGREEMENT = _record(
+    [],
+    {"agrees": {"type": "boolean"}, "metrics": _mapping(_NUMBER), "worst": {"type": "object"}},
+)
+
+RECORD_SCHEMA: dict[str, Any] = _record(
+    _REQUIRED,
+    {
+        **{name: _STRING for name in _REQUIRED},
+        "verdict": {"enum": list(VERDICTS)},
+        "detail": _STRING,
+        "placement": _OBJECTS,
+        "rewrites": _STRINGS,
+        "native": _OBJECTS,
+        "metrics": _mapping(_NUMBER),
+        "tolerance": _mapping(_NUMBER),
+        "versions": _mapping(_STRING),
+        "source": _mapping(_STRING),
+        "artifacts": _STRING,
+        "started": _STRING,
+        "duration_s": _NUMBER,
+        "seed": {"type": "integer"},
+        "params": {"type": "object"},
+        "checks": {"type": "array", "items": _CHECK},
+        "deciding_limit": _STRING,
+        "not_isolable": _STRING,
+        "reference": _record(
+            [],
+            {
+                "used": _STRING,
+                "metrics": _mapping(_mapping(_NUMBER)),
+                "agreement": _mapping(_AGREEMENT),
+                "unavailable": _mapping(_STRING),
+            },
+        ),
+    },
+)
+
+# The entries reports interpret; the others are listed as they are.
+RUN_SCHEMA: dict[str, Any] = _record(
+    [],
+    {
+        "unprobed": {
+            "type": "array",
+            "items": _record(
+                ["limit", "reason"],
+                {
+                    "limit": _STRING,
+                    "reason": _STRING,
+                },
+            ),
+        },
+        "model_io": {
+            "type": "array",
+            "items": _record(
+                ["group", "targets", "rows"],
+                {
+                    "group": _STRING,
+                    "targets": _STRINGS,
+                    "rows": {
+                        "type": "array",
+                        "items": _record(
+                            ["limit", "kind", "text"],
+                            {"limit": _STRING, "kind": _STRING, "text": _STRING},
+                        ),
+                    },
+                },
+            ),
+        },
+    },
+)
+
+_VALIDATORS = {
+    id(schema): jsonschema.Draft202012Validator(schema) for schema in (RECORD_SCHEMA, RUN_SCHEMA)
+}
+_SHOWN = 120  # characters of an offending value quoted in a message
+
+
+def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
+    """Why ``data`` does not fit ``schema`` (RECORD_SCHEMA or RUN_SCHEMA), naming the first
+    field at fault; None when it fits."""
+    error = next(_VALIDATORS[id(schema)].iter_errors(data), None)
+    if error is None:
+        return None
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path)
+    field = where.lstrip(".")
+    shown = repr(error.instance)
+    if len(shown) > _SHOWN:
+        shown = shown[:_SHOWN] + "..."
+    if error.validator == "type":
+        wanted = _ARTICLES[str(error.validator_value)]
+        if not field:
+            return f"expected {wanted}, got {type(error.instance).__name__}"
+        return f"field {field!r} must be {wanted}, got {shown}"
+    if error.validator == "required":
+        missing = [name for name in error.validator_value if name not in error.instance]
+        inside = f" in {field!r}" if field else ""
+        return f"missing field(s) {', '.join(missing)}{inside}"
+    if error.validator == "enum":
+        return f"field {field!r} has unknown value {shown}"
+    return f"field {field!r}: {error.message}"
+
+
+_ARTICLES = {
+    "object": "a JSON object",
+    "array": "an array",
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "a boolean",
+}
