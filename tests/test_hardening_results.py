@@ -3,7 +3,13 @@ lines, and case ids or artifact paths that try to leave the bundle folder."""
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -11,9 +17,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_bundle import _failing, write_case
 from test_journal import make_record
 from test_reporting import hil
 
+from harness.report.bundle import BundleError, bundle_dir, make_bundle, tarball_path
 from harness.results.journal import (
     JOURNAL_NAME,
     RUN_META_NAME,
@@ -179,3 +187,140 @@ def test_run_metadata_that_fits_is_read_back(tmp_path: Path) -> None:
     meta = {"unprobed": [{"limit": "a", "reason": "b"}], "boards": [{"name": "x"}], "n": 1}
     (tmp_path / RUN_META_NAME).write_text(json.dumps(meta))
     assert read_run_metadata(tmp_path) == meta
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_bundles_leave_out_symbolic_links_and_say_so(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "private.txt").write_text("not for the vendor")
+    (outside / "dir" / "0_a.npy").write_text("not for the vendor either")
+    results = tmp_path / "results"
+    record = write_case(results, _failing(), int8=True)
+    case_dir = results / record.artifacts
+    (case_dir / "build.log").unlink()
+    (case_dir / "build.log").symlink_to(outside / "private.txt")
+    shutil.rmtree(case_dir / "dataset")
+    (case_dir / "dataset").symlink_to(outside / "dir", target_is_directory=True)
+    (case_dir / "inputs" / "2_c.npy").symlink_to(outside / "private.txt")
+
+    folder = make_bundle(results, record.id)
+    assert "build.log" not in _tree(folder) and "inputs/2_c.npy" not in _tree(folder)
+    assert not any(name.startswith("dataset/") for name in _tree(folder))
+    assert not any(p.is_symlink() for p in folder.rglob("*"))
+    with tarfile.open(tarball_path(folder)) as tar:
+        assert not any(
+            "not for the vendor"
+            in (tar.extractfile(m) or io.BytesIO()).read().decode(errors="replace")
+            for m in tar.getmembers()
+            if m.isfile()
+        )
+    readme = (folder / "README.md").read_text()
+    assert "Left out" in readme
+    for name in ("build.log", "dataset", "inputs/2_c.npy"):
+        assert name.replace("_", "\\_") in readme or name in readme
+
+
+def test_a_required_file_or_case_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    record = write_case(results, _failing("linked-model"))
+    case_dir = results / record.artifacts
+    (case_dir / "model.onnx").rename(tmp_path / "model.onnx")
+    (case_dir / "model.onnx").symlink_to(tmp_path / "model.onnx")
+    with pytest.raises(BundleError, match=r"model\.onnx"):
+        make_bundle(results, record.id)
+
+    record = write_case(results, _failing("linked-folder"))
+    moved = tmp_path / "elsewhere"
+    (results / record.artifacts).rename(moved)
+    (results / record.artifacts).symlink_to(moved, target_is_directory=True)
+    with pytest.raises(BundleError, match="outside the results directory"):
+        make_bundle(results, record.id)
+
+
+ROUNDS = 8
+
+
+def test_concurrent_repro_of_one_case_publishes_one_whole_bundle(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    record = write_case(results, _failing(), int8=True)
+    for index in range(400):  # a longer copy widens the window in which the two overlap
+        (results / record.artifacts / "dataset" / f"{index}_x.npy").write_bytes(b"x" * 4096)
+    whole = _tree(make_bundle(results, record.id))
+    code = "import sys; from harness.cli import main; sys.exit(main())"
+    for _ in range(ROUNDS):
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, "repro", str(results), record.id],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for run in runs:
+            err = run.communicate(timeout=120)[1]
+            assert run.returncode == 0, err
+        folder = bundle_dir(results, record.id)
+        assert _tree(folder) == whole
+        with tarfile.open(tarball_path(folder)) as tar:
+            members = sorted(m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile())
+        assert members == whole
+        assert sorted(p.name for p in (results / "bundles").iterdir()) == [
+            folder.name,
+            tarball_path(folder).name,
+        ]
+
+
+_PARTS = st.sampled_from(["cases", "..", ".", "", "/", "x", "cases/..", "~", "\x00", "bundles"])
+_ARTIFACTS = st.one_of(
+    st.lists(_PARTS, max_size=4).map("/".join),
+    st.text(max_size=20),
+    st.just("cases/{slug}"),
+    st.just("cases/./{slug}/"),
+)
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>"
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(case_id=st.text(min_size=1, max_size=30), artifacts=_ARTIFACTS)
+def test_bundles_write_nothing_outside_their_folder_and_publish_whole(
+    case_id: str, artifacts: str
+) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        results = Path(scratch) / "results"
+        real = write_case(results, _failing("real"))
+        whole = _tree(make_bundle(results, real.id))
+        Journal(results).append(
+            _failing(case_id, artifacts=artifacts.format(slug=Path(real.artifacts).name))
+        )
+        before = _snapshot(Path(scratch))
+        try:
+            folder: Path | None = make_bundle(results, case_id)
+        except BundleError:
+            folder = None
+        after = _snapshot(Path(scratch))
+        target = bundle_dir(results, case_id)
+        allowed = {target, tarball_path(target)}
+        changed = {
+            Path(scratch) / name
+            for name in before.keys() | after.keys()
+            if before.get(name) != after.get(name)
+        }
+        assert {path for path in changed if path not in allowed and target not in path.parents} == (
+            set()
+        )
+        if folder is not None:
+            assert folder == target and _tree(folder) == whole
+            with tarfile.open(tarball_path(folder)) as tar:
+                packed = sorted(m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile())
+            assert packed == whole

@@ -11,19 +11,34 @@ and the host name do not appear (paths inside the case folder become relative, t
 placeholders), values of secret-looking environment variables are redacted, and JSON keys that
 look like secrets are dropped. Binary files (.npy, .onnx) are copied as they are. Tar members
 carry no user or group names.
+
+Only what really lives in the case folder leaves it: regular files and real folders. A symbolic
+link (to a file or a folder, inside or outside) or a special file is never followed; it is left
+out and named under "Left out" in README.md. A case folder that resolves outside the results
+directory, or a required file (model.onnx, toolkit.json, reproduce.py) that is a link, is
+refused with ``BundleError``.
+
+Publication is atomic and serialized: a bundle is built in a private staging folder and packed
+beside it, then both are renamed into place, all under a flock on ``bundles/`` itself, so two
+``hil repro`` take turns and neither publishes a partial bundle.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import io
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
 import socket
+import stat
 import tarfile
+import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,50 +106,113 @@ def make_bundles_for_failures(results_dir: str | os.PathLike[str]) -> list[Path]
 
 
 def _make_bundle(results_dir: Path, record: CaseRecord) -> Path:
+    """Fill and scrub a private staging folder, pack it, then publish folder and tarball by
+    renaming, under a lock: concurrent makers of one bundle take turns and a reader sees a
+    whole bundle (the old one or the new one)."""
     case_dir = _case_dir(results_dir, record)
     target = bundle_dir(results_dir, record.id)
-    staging = target.with_name(f".{target.name}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        _fill(staging, case_dir, record)
-        _scrub_folder(staging, _replacements(results_dir, case_dir))
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    _write_tarball(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.parent):
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        packed = staging.with_name(f"{staging.name}.tar.gz")
+        retired = staging.with_name(f"{staging.name}.old")
+        try:
+            _fill(staging, case_dir, record)
+            _scrub_folder(staging, _replacements(results_dir, case_dir))
+            _write_tarball(staging, packed, target.name)
+            if target.exists():
+                target.rename(retired)
+            staging.rename(target)
+            os.replace(packed, tarball_path(target))
+        finally:
+            for leftover in (staging, retired):
+                shutil.rmtree(leftover, ignore_errors=True)
+            packed.unlink(missing_ok=True)
     return target
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """The bundles folder itself is the lock: no lock file is left among the bundles."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
     where = f"{results_dir / JOURNAL_NAME}: case {record.id!r}: field 'artifacts'"
     relative = Path(record.artifacts)
-    if not record.artifacts or relative.is_absolute() or ".." in relative.parts:
+    if (
+        not record.artifacts
+        or "\0" in record.artifacts  # no file system takes it
+        or relative.is_absolute()
+        or ".." in relative.parts
+    ):
         raise BundleError(
             f"{where} is {record.artifacts!r}: want a folder inside the results directory"
         )
     case_dir = results_dir / relative
-    missing = [name for name in REQUIRED if not (case_dir / name).is_file()]
+    if not case_dir.resolve().is_relative_to(results_dir.resolve()):
+        raise BundleError(
+            f"{where}: {case_dir} links to {case_dir.resolve()}, outside the results directory"
+        )
+    missing = [name for name in REQUIRED if not _regular(case_dir / name)]
     if missing:
-        raise BundleError(f"{where}: {case_dir} lacks {', '.join(missing)}")
+        raise BundleError(
+            f"{where}: {case_dir} lacks {', '.join(missing)} (as regular files, not links)"
+        )
     return case_dir
 
 
-def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
-    for name in COPIED:
-        if (case_dir / name).is_file():
-            shutil.copyfile(case_dir / name, folder / name)
-    for name in COPIED_DIRS:
-        if (case_dir / name).is_dir():
-            shutil.copytree(case_dir / name, folder / name, symlinks=False)
+def _regular(path: Path) -> bool:
+    """A regular file itself, not a link to one."""
     try:
-        toolkit = json.loads((case_dir / "toolkit.json").read_text(encoding="utf-8"))
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
+    left_out: list[str] = []
+    for name in COPIED:
+        if os.path.lexists(case_dir / name):
+            _copy(case_dir / name, folder / name, name, left_out)
+    for name in COPIED_DIRS:
+        if os.path.lexists(case_dir / name):
+            _copy(case_dir / name, folder / name, name, left_out)
+    try:
+        toolkit = json.loads((folder / "toolkit.json").read_text(encoding="utf-8"))
     except ValueError as exc:
         raise BundleError(f"{case_dir / 'toolkit.json'}: not valid JSON ({exc})") from None
     _write_json(folder / "toolkit.json", _without_secrets(toolkit))
     _write_json(folder / "case.json", _without_secrets(record.to_json()))
-    (folder / "README.md").write_text(_readme(record, folder), encoding="utf-8")
+    (folder / "README.md").write_text(_readme(record, folder, left_out), encoding="utf-8")
+
+
+def _copy(source: Path, destination: Path, name: str, left_out: list[str]) -> None:
+    """Copy a regular file or a real folder (recursively) that lives in the case folder; a
+    symbolic link or a special file is never followed or read, only named in ``left_out``."""
+    mode = source.lstat().st_mode
+    if stat.S_ISDIR(mode):
+        destination.mkdir()
+        for child in sorted(source.iterdir()):
+            _copy(child, destination / child.name, f"{name}/{child.name}", left_out)
+        return
+    if not stat.S_ISREG(mode):
+        left_out.append(name)
+        return
+    try:  # O_NOFOLLOW: a file swapped for a link since lstat() is refused, not followed
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        left_out.append(name)
+        return
+    with os.fdopen(fd, "rb") as reading, destination.open("xb") as writing:
+        shutil.copyfileobj(reading, writing)
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -153,7 +231,7 @@ def _without_secrets(data: Any) -> Any:
     return data
 
 
-def _readme(record: CaseRecord, folder: Path) -> str:
+def _readme(record: CaseRecord, folder: Path, left_out: list[str]) -> str:
     source = record.source
     quote = " ".join(str(source.get("text", "")).split())
     lines = [
@@ -200,6 +278,14 @@ def _readme(record: CaseRecord, folder: Path) -> str:
         "",
         ", ".join([*files, "README.md"]),
     ]
+    if left_out:
+        lines += [
+            "",
+            "## Left out",
+            "",
+            "Symbolic links and special files in the case folder are not copied: "
+            + md_escape(", ".join(left_out)),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -236,19 +322,14 @@ def _scrub_folder(folder: Path, replacements: list[tuple[re.Pattern[str], str]])
             path.write_text(text, encoding="utf-8")
 
 
-def _write_tarball(folder: Path) -> Path:
-    """``<folder>.tar.gz`` with members under ``<slug>/``, owned by nobody in particular."""
+def _write_tarball(folder: Path, path: Path, name: str) -> None:
+    """``folder`` packed into ``path`` with members under ``name/``, owned by nobody in
+    particular."""
 
     def anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
         info.uname = info.gname = ""
         return info
 
-    path = tarball_path(folder)
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(folder, arcname=folder.name, filter=anonymous)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    os.replace(tmp, path)
-    return path
+    with tarfile.open(path, mode="x:gz") as tar:
+        tar.add(folder, arcname=name, filter=anonymous)
