@@ -8,8 +8,10 @@ directory (layout in ``harness.results.journal``).
 
 from __future__ import annotations
 
+import os
 import platform as host_platform
 import re
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -141,6 +143,7 @@ class CaseExecutor:
         references = host_references(built)
         request = request_for(case, built, self.models)
         folder = self.results_dir / "cases" / case_slug(case.id)
+        _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
         observation = self.backend.run(request)
         _write_observation(folder, built.output_names, observation)
@@ -224,6 +227,15 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
     for index, (name, array) in enumerate(zip(names, arrays, strict=False)):
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
         np.save(folder / f"{index}_{safe}.npy", np.asarray(array))
+
+
+def _clear(folder: Path) -> None:
+    """Remove what an earlier run of the case left, so a run that stops early (no outputs, no
+    recipe) leaves no files in the folder (or in its repro bundle) that it did not write."""
+    if folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder)
+    elif os.path.lexists(folder):
+        folder.unlink()
 
 
 def _write_inputs(

@@ -21,6 +21,10 @@ from test_bundle import _failing, write_case
 from test_journal import make_record
 from test_reporting import hil
 
+from harness.cases.operators import operator_cases
+from harness.models import build_model
+from harness.models.reference import host_references
+from harness.pipeline import CaseExecutor
 from harness.report.bundle import BundleError, bundle_dir, make_bundle, tarball_path
 from harness.results.journal import (
     JOURNAL_NAME,
@@ -31,6 +35,10 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.spec.operators import load_operators
+from harness.spec.properties import RESULT
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 
 # (field, wrong value, the field path the message must name)
 BAD_FIELDS = [
@@ -136,9 +144,9 @@ def test_fuzzed_journal_lines_raise_only_journal_errors(
             records = read_records(tmp_path)
         except JournalError:
             return
-    # whatever is read, reports can use
-    assert all(isinstance(record, CaseRecord) for record in records)
-    assert hil(["report", str(tmp_path)]) == 0
+        # whatever is read, reports can use
+        assert all(isinstance(record, CaseRecord) for record in records)
+        assert hil(["report", str(tmp_path)]) == 0
 
 
 _TEXT = st.text(max_size=12)
@@ -324,3 +332,51 @@ def test_bundles_write_nothing_outside_their_folder_and_publish_whole(
             with tarfile.open(tarball_path(folder)) as tar:
                 packed = sorted(m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile())
             assert packed == whole
+
+
+class _Replay:
+    """A target that answers with prepared observations, one per run: the first run's
+    outputs, then a build failure that produces none."""
+
+    observes = frozenset({RESULT})
+
+    def __init__(self, observations: list[Observation]) -> None:
+        self.observations = observations
+
+    def run(self, job: Job) -> Observation:
+        return self.observations.pop(0)
+
+
+def test_a_rerun_that_fails_early_leaves_nothing_of_the_previous_run(tmp_path: Path) -> None:
+    case = next(c for c in operator_cases(load_operators()).cases if c.dtype == "float16")
+    built = build_model(case.op, case.params, case.seed)
+    outputs = host_references(built).outputs
+    target = _Replay(
+        [
+            Observation(
+                "simulator",
+                outputs=next(iter(outputs.values())),
+                log="built",
+                observes=_Replay.observes,
+            ),
+            Observation(
+                "simulator",
+                failed_stage="build",
+                error="E unsupported",
+                log="failed",
+                observes=_Replay.observes,
+            ),
+        ]
+    )
+    executor = CaseExecutor(tmp_path, target, recipe=lambda job: {"dataset.txt": b"old\n"})
+    first = executor.execute(case)
+    folder = tmp_path / first.artifacts
+    assert (folder / "observed").is_dir() and (folder / "dataset.txt").is_file()
+    (folder / "left-by-hand.txt").write_text("stale")
+
+    executor.recipe = lambda job: {}
+    second = executor.execute(case)
+    assert second.artifacts == first.artifacts and second.verdict != first.verdict
+    assert not (folder / "observed").exists()
+    assert not (folder / "dataset.txt").exists() and not (folder / "left-by-hand.txt").exists()
+    assert (folder / "build.log").read_text() == "failed"

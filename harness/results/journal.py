@@ -6,7 +6,8 @@ Results directory layout (the contract between execution, the plugin and the rep
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
       run.json               run metadata (started, platforms, backend, versions, the documented
                              rows reports list: "unprobed", "model_io"); no host data
-      cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"):
+      cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"),
+                             emptied whenever the case runs again:
         model.onnx
         inputs/<index>_<name>.npy
         reference/<index>_<name>.npy       the host reference the comparison used
