@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+import pytest
 from sshd import onnx_model, wait_until
 
 from harness.targets.job import Job
@@ -159,3 +160,40 @@ def test_a_build_past_the_timeout_is_killed_and_not_cached(tmp_path: Path) -> No
     assert time.monotonic() - started < 60
     assert len(list(tmp_path.rglob("meta.json"))) == 1  # only the good build was cached
     assert not list(tmp_path.rglob(".staging-*"))
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("meta.json", b'{"error": nul'),
+        ("meta.json", b"\xff\xfe"),
+        ("meta.json", b'{"error": null}'),
+        ("meta.json", b"[]"),
+        ("meta.json", b'{"error": 5, "build_s": 0.1}'),
+        ("build.log", None),
+    ],
+    ids=["not-json", "not-utf8", "missing-field", "not-an-object", "wrong-type", "missing-log"],
+)
+def test_a_damaged_entry_is_rebuilt_not_a_failed_case(
+    tmp_path: Path, name: str, content: bytes | None
+) -> None:
+    cache = ConversionCache(tmp_path)
+    rejected = request(b"not an onnx model")
+    first = cache.convert(rejected)
+    damaged = tmp_path / first.key[:2] / first.key / name
+    if content is None:
+        damaged.unlink()
+    else:
+        damaged.write_bytes(content)
+    again = cache.convert(rejected)
+    assert not again.cached and again.error == first.error  # built anew
+    assert cache.convert(rejected).cached
+
+
+def test_an_entry_that_lost_its_rknn_file_is_rebuilt(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path)
+    first = cache.convert(request())
+    assert first.rknn_path is not None
+    first.rknn_path.unlink()
+    again = cache.convert(request())
+    assert not again.cached and again.rknn_path is not None and again.rknn_path.is_file()

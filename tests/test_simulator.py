@@ -322,3 +322,29 @@ def test_invalid_requests_are_refused_up_front() -> None:
         sub_request("q", quantize=True, dataset=[sample(1)])
     with pytest.raises(ValueError, match="not inside config"):
         sub_request("q", config={"target_platform": "rk3588"})
+
+
+# A damaged entry, by file it damages and what goes in it.
+CORRUPTIONS = {
+    "not-json": ("observation.json", b'{"backend": "simul'),
+    "not-utf8": ("observation.json", b"\xff\xfe{}"),
+    "wrong-fields": ("observation.json", b'{"backend": "simulator", "outputs": 1, "x": 2}'),
+    "wrong-types": ("observation.json", b'{"backend": "simulator", "outputs": "two"}'),
+    "not-an-object": ("observation.json", b"[1, 2]"),
+    "bad-array": ("output0.npy", b"\x93NUMPY garbage"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(CORRUPTIONS))
+def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: str) -> None:
+    cache = SimCache(tmp_path)
+    request = sub_request("damaged")
+    cache.put(request, Observation(backend="simulator", outputs=sample(), log="ok"))
+    entry = tmp_path / cache.key(request)[:2] / cache.key(request)
+    name, content = CORRUPTIONS[damage]
+    (entry / name).write_bytes(content)
+    assert cache.get(request) is None
+    assert not entry.exists()  # so the next put stores a good one
+    cache.put(request, Observation(backend="simulator", outputs=sample(), log="again"))
+    hit = cache.get(request)
+    assert hit is not None and hit.log == "again"

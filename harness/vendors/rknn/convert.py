@@ -94,7 +94,7 @@ class ConversionCache:
                 for key in missing:  # sorted: two workers never wait on each other in a cycle
                     locks.enter_context(self._locked(key))
                 for key in missing:  # another worker may have built it while we waited
-                    found[key] = self._load(key)
+                    found[key] = self._load(key, locked=True)
                 found.update(self._build([k for k in missing if found[k] is None], by_key))
         conversions = []
         for key in keys:
@@ -106,20 +106,33 @@ class ConversionCache:
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / key
 
-    def _load(self, key: str) -> Conversion | None:
+    def _load(self, key: str, *, locked: bool = False) -> Conversion | None:
+        """The cached conversion, or None on a miss. A damaged entry (unreadable or wrong
+        meta.json, missing build log) is a miss; a caller holding the key's lock (``locked``)
+        removes it so that the rebuild can take its place. Without the lock it stays: it may
+        be a good entry another worker published, and handed out, meanwhile."""
         entry = self._entry(key)
-        try:
-            meta = json.loads((entry / META_FILE).read_text())
-        except FileNotFoundError:
+        if not entry.exists():
             return None
-        return Conversion(
-            key=key,
-            rknn_path=None if meta["error"] else entry / RKNN_FILE,
-            log=(entry / LOG_FILE).read_text(errors="replace"),
-            error=meta["error"],
-            build_s=meta["build_s"],
-            cached=True,
-        )
+        try:
+            meta = json.loads((entry / META_FILE).read_bytes().decode("utf-8"))
+            error = meta["error"]
+            if not (error is None or isinstance(error, str)):
+                raise TypeError(f"error is {error!r}")
+            if not error and not (entry / RKNN_FILE).is_file():
+                raise FileNotFoundError(entry / RKNN_FILE)
+            return Conversion(
+                key=key,
+                rknn_path=None if error else entry / RKNN_FILE,
+                log=(entry / LOG_FILE).read_text(errors="replace"),
+                error=error,
+                build_s=float(meta["build_s"]),
+                cached=True,
+            )
+        except Exception:  # whatever the damage, a rebuild produces the entry again
+            if locked:
+                shutil.rmtree(entry, ignore_errors=True)
+            return None
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[None]:

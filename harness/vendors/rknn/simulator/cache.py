@@ -4,8 +4,9 @@ The key covers everything that decides a simulator result: the model bytes, the 
 calibration arrays (bytes, shapes, dtypes), the exact toolkit calls (target, config,
 quantization) and the toolkit version. An entry is a folder ``<key>/`` holding
 ``observation.json`` and ``output<i>.npy``; it is written under a temporary name and renamed
-into place, so a reader sees a whole entry or none. Only simulator results are accepted, and
-never infrastructure errors: a crash or a hang says nothing about the model.
+into place, so a reader sees a whole entry or none; an entry damaged later is a miss and is
+removed. Only simulator results are accepted, and never infrastructure errors: a crash or a
+hang says nothing about the model.
 """
 
 from __future__ import annotations
@@ -47,16 +48,22 @@ class SimCache:
         return self.directory / key[:2] / key
 
     def get(self, request: Job) -> Observation | None:
+        """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
+        wrong fields or types, a bad array) is a miss and is removed, so the next run stores
+        a good one instead of failing the case every time."""
         entry = self._entry(request)
-        try:
-            data = json.loads((entry / _ENTRY_FILE).read_text())
-        except FileNotFoundError:
+        if not entry.exists():
             return None
-        count = data.pop("outputs")
-        data["outputs"] = (
-            None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
-        )
-        return Observation(**data)
+        try:
+            data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
+            count = data.pop("outputs")
+            data["outputs"] = (
+                None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
+            )
+            return Observation(**data)
+        except Exception:  # whatever the damage, the toolkit can produce the entry again
+            shutil.rmtree(entry, ignore_errors=True)
+            return None
 
     def put(self, request: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
