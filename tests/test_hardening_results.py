@@ -149,6 +149,27 @@ def test_fuzzed_journal_lines_raise_only_journal_errors(
         assert hil(["report", str(tmp_path)]) == 0
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    content=st.one_of(
+        st.binary(max_size=40),
+        _JSON.map(json.dumps).map(str.encode),
+        st.dictionaries(st.sampled_from(["unprobed", "model_io", "started"]), _JSON)
+        .map(json.dumps)
+        .map(str.encode),
+    )
+)
+def test_fuzzed_run_metadata_raises_only_journal_errors(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / RUN_META_NAME).write_bytes(content)
+        try:
+            meta = read_run_metadata(scratch)
+        except JournalError:
+            return
+        Journal(scratch).append(make_record("x"))
+        assert isinstance(meta, dict) and hil(["report", scratch]) == 0
+
+
 _TEXT = st.text(max_size=12)
 _RECORDS = st.builds(
     CaseRecord,
