@@ -87,7 +87,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "on the simulator (sim)",
     )
     group.addoption(
-        "--hil-timeout", type=float, default=600.0, help="seconds one case may take (600)"
+        "--hil-timeout",
+        type=float,
+        default=600.0,
+        help="seconds one case may take (600; above 0, at most a day)",
     )
     group.addoption(
         "--hil-cache",
