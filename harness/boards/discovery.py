@@ -52,7 +52,8 @@ df -Pk "$d" 2>/dev/null | tail -n 1
 # Runs "$2..." under a deadline of $1 whole seconds on the board itself, so that a probe that
 # hangs (a board python stuck on import, a hung debugfs read) does not outlive the host's
 # timeout, even when the link is gone. sshd starts each command in its own session, so process
-# group 0 is this probe and everything it started; ``timeout`` is not on every busybox.
+# group 0 is this probe and everything it started; ``timeout`` is not on every busybox. Without
+# ``sleep`` the watchdog gives up rather than kill a healthy probe at once.
 _DEADLINE = r"""
 seconds=$1
 shift
@@ -60,7 +61,7 @@ shift
 job=$!
 (
     while [ "$seconds" -gt 0 ]; do
-        sleep 1
+        sleep 1 || exit 0
         kill -0 "$job" 2>/dev/null || exit 0
         seconds=$((seconds - 1))
     done
