@@ -40,6 +40,7 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
+from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
@@ -86,7 +87,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "on the simulator (sim)",
     )
     group.addoption(
-        "--hil-timeout", type=float, default=600.0, help="seconds one case may take (600)"
+        "--hil-timeout",
+        type=float,
+        default=600.0,
+        help="seconds one case may take (600; above 0, at most a day)",
     )
     group.addoption(
         "--hil-cache",
@@ -100,12 +104,43 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hil_suite(name): the case source of a suite")
     config.addinivalue_line("markers", "outside: the case lies outside a documented limit")
     config.addinivalue_line("markers", "supported: the case is documented as supported")
+    _check_options(config)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
-        results.mkdir(parents=True, exist_ok=True)
         meta = _run_metadata(config)
         _require_board(config, meta["boards"])
         write_run_metadata(results, meta)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Stop with a usage error (exit 4) before collection when an option value is unusable."""
+    _vendor(config)
+    _check_timeout(config)
+    _check_folder(config, "results")
+    if config.getoption("hil_cache") != "off":
+        _check_folder(config, "hil_cache")
+
+
+def _check_timeout(config: pytest.Config) -> None:
+    value = config.getoption("hil_timeout")
+    problem = timeout_problem(value)
+    if problem is not None:
+        raise pytest.UsageError(f"--hil-timeout {value:g}: {problem}")
+
+
+def _check_folder(config: pytest.Config, option: str) -> None:
+    """The folder an option names exists afterwards, created if need be; "" is refused because
+    it would silently mean the working directory."""
+    value = config.getoption(option)
+    name = "--" + option.replace("_", "-")
+    if not value:
+        raise pytest.UsageError(f"{name} {value!r}: give a folder")
+    try:
+        Path(value).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pytest.UsageError(f"{name} {value!r}: not a usable folder: {exc.strerror}") from None
+    if not os.access(value, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"{name} {value!r}: folder is not writable")
 
 
 _CATALOGUE = pytest.StashKey[OperatorCatalogue]()

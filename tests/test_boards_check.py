@@ -6,10 +6,13 @@ import argparse
 import dataclasses
 import json
 import platform
+import shlex
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 from sshd import SshServer, write_sysroot
 
@@ -84,6 +87,35 @@ def test_unreachable_board_is_reported_not_raised(loopback_board: Board, sshd: S
     report = check(loopback_board, timeout=3)
     assert report["status"] == "unreachable"
     assert "cannot connect" in report["problems"][0]
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_hanging_probe_stops_at_the_timeout_and_leaves_nothing_running(
+    loopback_board: Board, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "python.pid"
+    python = tmp_path / "hanging-python"  # the probe's Python step never returns
+    python.write_text(f"#!/bin/sh\necho $$ > {shlex.quote(str(pid_file))}\nexec sleep 3600\n")
+    python.chmod(0o755)
+    started = time.monotonic()
+    report = check(dataclasses.replace(loopback_board, python=str(python)), timeout=2)
+    assert time.monotonic() - started < 8  # connect, then 2 s of probing
+    assert report["status"] == "unreachable"
+    assert "did not finish within 2 s" in report["problems"][0]
+    pid = int(pid_file.read_text())
+    give_up = time.monotonic() + 5  # the board-side deadline ticks once a second
+    while _running(pid) and time.monotonic() < give_up:
+        time.sleep(0.1)
+    running = _running(pid)
+    if running:
+        psutil.Process(pid).kill()
+    assert not running, "the hung probe is still running on the board"
 
 
 def hil_boards(argv: list[str]) -> int:

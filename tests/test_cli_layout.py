@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -12,11 +13,15 @@ from typing import Any
 import pytest
 
 HIL = shutil.which("hil", path=str(Path(sys.executable).parent))
+# The console script runs this checkout's harness, whichever checkout is installed.
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
 
 def hil(*args: str) -> subprocess.CompletedProcess[str]:
     assert HIL, f"the hil console script is not installed next to {sys.executable}"
-    return subprocess.run([HIL, *args], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [HIL, *args], capture_output=True, text=True, timeout=120, check=False, env=ENV
+    )
 
 
 def hil_json(*args: str) -> dict[str, Any]:
@@ -161,6 +166,17 @@ def test_rknn_output_nc1hwc2(conv: tuple[str, ...], c2: int, native: list[int]) 
             "unknown platform 'rk9999'",
         ),
         (("layout",), "required"),
+        *(
+            (
+                (
+                    *("layout", "rknn-input", "--platform", "rk3588", "--precision", "int8"),
+                    *("--input-type", input_type, "--shape", "1,3,4,4", "--layout", "nhwc"),
+                ),
+                f"numeric numpy dtype name such as 'uint8', got '{input_type}'",
+            )
+            # Not numbers: each once gave a buffer of size 0 or of 8-byte pointers.
+            for input_type in ("str", "void", "object", "complex64")
+        ),
     ],
 )
 def test_bad_input_exits_2_with_a_message(args: tuple[str, ...], message: str) -> None:

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import psutil
 import pytest
 from onnx import TensorProto, helper
 
@@ -25,7 +27,7 @@ from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.simulator.worker import FAULT_ENV
-from harness.vendors.rknn.toolkit import toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit import LOG_FILE, toolkit_calls, write_dataset
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 
@@ -298,6 +300,87 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
         parent.wait()
         if alive(worker):
             os.kill(worker, signal.SIGKILL)
+
+
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+HANGING_CASE = "rk3562/Pow/float16/values=2"
+
+
+def start_hanging_suite(tmp_path: Path, temp: Path, name: str) -> subprocess.Popen[bytes]:
+    """A real ``pytest suites/...`` run whose one case hangs in the simulator; temp files in
+    ``temp``."""
+    command = [sys.executable, "-m", "pytest", f"{SUITE}::test_documented_limit[{HANGING_CASE}]"]
+    command += ["-p", "no:cacheprovider", "--backend", "sim", "--hil-cache", "off"]
+    command += ["--results", str(tmp_path / f"results-{name}")]
+    env = {
+        **os.environ,
+        FAULT_ENV: f"hang:{HANGING_CASE}",
+        "TMPDIR": str(temp),
+        "PYTHONPATH": str(SUITE.parents[1]),  # this checkout's plugin
+    }
+    return subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def case_folders(temp: Path) -> set[Path]:
+    return set(temp.glob("npu-hil-sim-*"))
+
+
+def wait_mid_case(run: subprocess.Popen[bytes], temp: Path, known: set[Path]) -> Path:
+    """The case folder, not among ``known``, whose case has started (its toolkit log exists)."""
+    deadline = time.monotonic() + 180  # collection and the toolkit's import, on a loaded host
+    while True:
+        started = [f for f in case_folders(temp) - known if (f / LOG_FILE).exists()]
+        if started:
+            return started[0]
+        assert run.poll() is None, f"pytest ended with {run.returncode} before the hanging case"
+        assert time.monotonic() < deadline, "the hanging case never started"
+        time.sleep(0.1)
+
+
+def test_sigterm_mid_case_kills_the_worker_and_removes_the_case_folder(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    run = start_hanging_suite(tmp_path, temp, "terminated")
+    try:
+        wait_mid_case(run, temp, set())
+        workers = [child.pid for child in psutil.Process(run.pid).children(recursive=True)]
+        assert workers
+        run.terminate()
+        assert run.wait(timeout=60) == -signal.SIGTERM  # still ends as SIGTERM says
+        assert case_folders(temp) == set()
+        deadline = time.monotonic() + 10
+        while any(map(alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(alive, workers))
+    finally:
+        run.kill()
+        run.wait()
+
+
+def test_a_case_folder_left_by_sigkill_is_removed_by_the_next_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL cannot be caught: the folder stays until a pool starts, which removes it but
+    not the folder of another run still in its case."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    killed = start_hanging_suite(tmp_path, temp, "killed")
+    running = start_hanging_suite(tmp_path, temp, "running")
+    try:
+        left = wait_mid_case(killed, temp, set())
+        in_use = wait_mid_case(running, temp, {left})
+        killed.kill()
+        killed.wait(timeout=60)
+        assert case_folders(temp) == {left, in_use}
+        monkeypatch.setattr(tempfile, "tempdir", str(temp))
+        SimulatorPool().close()
+        assert case_folders(temp) == {in_use}
+    finally:
+        for run in (killed, running):
+            run.kill()
+            run.wait()
 
 
 def test_a_worker_that_cannot_import_the_toolkit_is_an_infra_error(

@@ -9,6 +9,7 @@ run can put in its metadata.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -48,6 +49,26 @@ d=$3
 while [ ! -d "$d" ]; do d=$(dirname "$d"); done
 df -Pk "$d" 2>/dev/null | tail -n 1
 """
+# Runs "$2..." under a deadline of $1 whole seconds on the board itself, so that a probe that
+# hangs (a board python stuck on import, a hung debugfs read) does not outlive the host's
+# timeout, even when the link is gone. sshd starts each command in its own session, so process
+# group 0 is this probe and everything it started; ``timeout`` is not on every busybox. Without
+# ``sleep`` the watchdog gives up rather than kill a healthy probe at once.
+_DEADLINE = r"""
+seconds=$1
+shift
+"$@" </dev/null &
+job=$!
+(
+    while [ "$seconds" -gt 0 ]; do
+        sleep 1 || exit 0
+        kill -0 "$job" 2>/dev/null || exit 0
+        seconds=$((seconds - 1))
+    done
+    kill -KILL 0
+) </dev/null >/dev/null 2>&1 &
+wait "$job"
+"""
 _PYTHON_PROBE = """\
 import platform
 print(platform.python_version())
@@ -62,8 +83,12 @@ _VERSION = re.compile(r"v?(\d+(?:\.\d+)+)")
 
 
 def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str, Any]:
-    """The board's facts over an open transport; "unknown" for what it does not show."""
-    argv = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
+    """The board's facts over an open transport; "unknown" for what it does not show.
+
+    Past ``timeout`` the host gives up (BoardConnectionError) and the board kills the probe.
+    """
+    script = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
+    argv = ["sh", "-c", _DEADLINE, "sh", str(math.ceil(timeout)), *script]
     result = transport.run(shell_command(argv), timeout=timeout)
     sections = _sections(result.stdout.decode(errors="replace"))
     compatible = sections.get("compatible", [])
@@ -83,7 +108,10 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
 def check(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> dict[str, Any]:
-    """Connect, probe and judge one board: status "ok", "mismatch" or "unreachable"."""
+    """Connect, probe and judge one board: status "ok", "mismatch" or "unreachable".
+
+    ``timeout`` bounds the connection and, again, the probe.
+    """
     report: dict[str, Any] = {
         "board": board.name,
         "address": board.address,
@@ -96,7 +124,7 @@ def check(
     try:
         transport = open_transport(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
         try:
-            report.update(probe(board, transport, timeout=max(timeout, 30.0)))
+            report.update(probe(board, transport, timeout=timeout))
         finally:
             transport.close()
     except BoardConnectionError as exc:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
+from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes
 from harness.vendors.rknn import c_runner_cli
 
@@ -55,10 +56,24 @@ def register(subparsers: Subparsers) -> None:
         "still refused)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to connect (default: 10)"
+        "--timeout",
+        type=_timeout,
+        default=10.0,
+        help="seconds to connect, and again to probe (default: 10, at most one day)",
     )
     parser.set_defaults(handler=_check, parser=parser)
     c_runner_cli.register(commands)
+
+
+def _timeout(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    problem = timeout_problem(seconds)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{seconds:g}: {problem}")
+    return seconds
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -203,7 +203,7 @@ class ModelIO:
         """The input row for a first-layer precision and configured input type.
 
         Input types other than those the tables name (uint8, int8, float16) take the
-        "Other types" row; ``input_type`` must be a canonical numpy dtype name.
+        "Other types" row; ``input_type`` must be a canonical numeric numpy dtype name.
         """
         group = self.group(platform)
         _positive("channels", channels)
@@ -211,7 +211,7 @@ class ModelIO:
         self._check_precision(precision)
         if not _is_dtype_name(input_type):
             raise ValueError(
-                f"input_type must be a numpy dtype name such as 'uint8', got {input_type!r}"
+                f"input_type must be a numeric numpy dtype name such as 'uint8', got {input_type!r}"
             )
         named = {r.input_type for g in self.groups for r in g.inputs} - {OTHER_TYPES, UNRESTRICTED}
         wanted = input_type if input_type in named else OTHER_TYPES
@@ -267,10 +267,13 @@ class ModelIO:
 
 
 def _is_dtype_name(name: str) -> bool:
+    """A canonical numeric dtype name: strings, records, objects and complex have no element
+    size a tensor buffer can use (``str`` is 0 bytes, ``object`` a pointer)."""
     try:
-        return bool(np.dtype(name).name == name)
+        dtype = np.dtype(name)
     except TypeError:
         return False
+    return dtype.name == name and dtype.kind in "biuf"
 
 
 @functools.cache

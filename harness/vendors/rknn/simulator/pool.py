@@ -6,24 +6,30 @@ running: that case gets an Observation with ``infra_error`` and a fresh worker i
 the next one. Per request the pool makes a working folder, the worker writes the toolkit's log
 there, and the pool parses it into placement, rewrites and native layouts, so even a case that
 hung or crashed keeps the log it got to.
+
+No case folder outlives its process for long: SIGTERM kills the running workers and removes
+their folders before the process ends, and a folder's name carries its process id, so a pool
+removes the folders of processes that are gone (SIGKILL cannot be caught).
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import IO, Any
 
 import harness
@@ -36,6 +42,7 @@ from harness.vendors.rknn.toolkit import LOG_FILE
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 STOP_GRACE_S = 5.0
+FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
 # The worker imports this package too, whether or not it is installed.
 _SOURCE_ROOT = str(Path(harness.__file__).resolve().parents[1])
 
@@ -120,8 +127,13 @@ class _Job:
     def __init__(self, worker: _Worker, index: int) -> None:
         self.worker = worker
         self.index = index
-        self.workdir = Path(tempfile.mkdtemp(prefix="npu-hil-sim-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+        _LIVE_JOBS.add(self)
         self.deadline = float("inf")
+
+    def remove_folder(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        _LIVE_JOBS.discard(self)
 
     def start(self, request: Job, timeout_s: float) -> str | None:
         """Send the case to the worker; None, or why the worker could not take it.
@@ -140,6 +152,48 @@ class _Job:
             return status
         self.deadline = time.monotonic() + timeout_s
         return None
+
+
+_LIVE_JOBS: set[_Job] = set()  # jobs of this process whose folder exists
+
+
+@functools.cache
+def _clean_up_on_sigterm() -> None:
+    """Install (once, from the main thread) a SIGTERM handler that kills the workers running a
+    case and removes their folders, then lets SIGTERM do what it did before."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN:
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        for job in list(_LIVE_JOBS):
+            job.worker.kill()
+            job.remove_folder()
+        if callable(previous):
+            previous(signum, frame)
+        else:  # the default action: end the process, killed by SIGTERM
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _remove_stale_folders() -> None:
+    """Remove the case folders whose owning process is gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).partition("-")[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 class SimulatorPool:
@@ -162,6 +216,9 @@ class SimulatorPool:
         self.observes = SIMULATOR_OBSERVES
         self._idle: list[_Worker] = []
         atexit.register(self.close)
+        if threading.current_thread() is threading.main_thread():  # signal handlers live there
+            _clean_up_on_sigterm()
+        _remove_stale_folders()
 
     def run(self, request: Job) -> Observation:
         return self.run_many([request])[0]
@@ -196,7 +253,7 @@ class SimulatorPool:
             for job in busy.values():
                 job.worker.kill()
                 job.worker.stop()
-                shutil.rmtree(job.workdir, ignore_errors=True)
+                job.remove_folder()
             raise
         return [results[index] for index in range(len(requests))]
 
@@ -235,7 +292,7 @@ class SimulatorPool:
         """
         log_path = job.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        shutil.rmtree(job.workdir, ignore_errors=True)
+        job.remove_folder()
         observation = _observed(
             Observation(
                 backend="simulator",

@@ -1,0 +1,83 @@
+"""Bad option values stop a run up front with a usage error that names the option and value.
+
+The plugin's options are checked by a real ``pytest suites/...`` process (exit 4, before any
+collection); ``hil boards check --timeout`` by argparse (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import boards as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "suites" / "test_operators.py"
+BAD_TIMEOUTS = ["-1", "0", "nan", "inf", "1e9"]
+
+
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", str(SUITE), "-p", "no:cacheprovider"]
+    command += ["--backend", "sim", "--collect-only", "-q", *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's plugin, not an installed one
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+def assert_usage_error(run: subprocess.CompletedProcess[str], *words: str) -> None:
+    output = run.stdout + run.stderr
+    assert run.returncode == 4, output
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    assert "collected" not in output, output  # stopped before collection
+    for word in words:
+        assert word in run.stderr, (word, output)
+
+
+@pytest.mark.parametrize("value", BAD_TIMEOUTS)
+def test_bad_hil_timeout_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    run = run_pytest(tmp_path, f"--hil-timeout={value}", "--results", str(tmp_path / "r"))
+    assert_usage_error(run, "--hil-timeout", f"{float(value):g}")
+
+
+@pytest.mark.parametrize("kind", ["file", "under /proc", "empty"])
+def test_bad_results_is_a_usage_error(tmp_path: Path, kind: str) -> None:
+    (tmp_path / "afile").write_text("not a folder\n")
+    value = {"file": "afile", "under /proc": "/proc/npu-hil-results", "empty": ""}[kind]
+    run = run_pytest(tmp_path, f"--results={value}")
+    assert_usage_error(run, "--results", repr(value))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing written
+
+
+@pytest.mark.parametrize("value", ["afile", "afile/sub", ""])
+def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    (tmp_path / "afile").write_text("not a folder\n")
+    run = run_pytest(tmp_path, f"--hil-cache={value}", "--results", str(tmp_path / "r"))
+    assert_usage_error(run, "--hil-cache", repr(value))
+
+
+def test_unknown_platform_is_a_usage_error_before_collection(tmp_path: Path) -> None:
+    run = run_pytest(tmp_path, "--platform", "nope", "--results", str(tmp_path / "r"))
+    assert_usage_error(run, "--platform", "nope", "rk3562")
+
+
+def test_good_options_still_collect(tmp_path: Path) -> None:
+    run = run_pytest(tmp_path, "--hil-timeout=0.5", "--results", str(tmp_path / "r"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "collected" in run.stdout
+
+
+@pytest.mark.parametrize("value", BAD_TIMEOUTS)
+def test_bad_boards_check_timeout_is_an_argparse_error(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = argparse.ArgumentParser(prog="hil")
+    cli.register(parser.add_subparsers(dest="command", required=True))
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["boards", "check", "--boards", str(tmp_path), f"--timeout={value}"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--timeout" in err and f"{float(value):g}" in err
