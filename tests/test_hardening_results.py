@@ -330,7 +330,7 @@ def test_bundles_write_nothing_outside_their_folder_and_publish_whole(
         real = write_case(results, _failing("real"))
         whole = _tree(make_bundle(results, real.id))
         Journal(results).append(
-            _failing(case_id, artifacts=artifacts.format(slug=Path(real.artifacts).name))
+            _failing(case_id, artifacts=artifacts.replace("{slug}", Path(real.artifacts).name))
         )
         before = _snapshot(Path(scratch))
         try:

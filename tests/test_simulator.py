@@ -328,10 +328,12 @@ def case_folders(temp: Path) -> set[Path]:
 
 
 def wait_mid_case(run: subprocess.Popen[bytes], temp: Path, known: set[Path]) -> Path:
-    """The case folder, not among ``known``, whose case has started (its toolkit log exists)."""
+    """The case folder of ``run`` (its pid is in the name), not among ``known``, whose case has
+    started (its toolkit log exists)."""
     deadline = time.monotonic() + 180  # collection and the toolkit's import, on a loaded host
     while True:
-        started = [f for f in case_folders(temp) - known if (f / LOG_FILE).exists()]
+        mine = set(temp.glob(f"npu-hil-sim-{run.pid}-*"))
+        started = [f for f in mine - known if (f / LOG_FILE).exists()]
         if started:
             return started[0]
         assert run.poll() is None, f"pytest ended with {run.returncode} before the hanging case"
