@@ -21,7 +21,8 @@ Results directory layout (the contract between execution, the plugin and the rep
 Reading tolerates a truncated last line (a run killed mid-write: skipped with a warning) but
 not a malformed line anywhere else. A case id may appear several times (a resumed run re-ran
 it): the last record wins. ``--resume`` skips every case whose last verdict is anything but
-``infra-error``, so a resumed run retries infrastructure trouble and nothing else.
+``infra-error``, so a resumed run retries infrastructure trouble and nothing else. Records and
+run.json are written with the run's secrets redacted (``harness.text``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 
 from harness.judge.verdict import VERDICTS
 from harness.results.records import CaseRecord
+from harness.text import redacted
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
@@ -59,7 +61,9 @@ class Journal:
 
     def append(self, record: CaseRecord) -> None:
         """Write one line atomically with respect to other appenders, and make it durable."""
-        line = (json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True) + "\n").encode()
+        line = (
+            json.dumps(redacted(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
+        ).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -166,7 +170,7 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path = Path(results_dir) / RUN_META_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(redacted(meta), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
 
