@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from harness.boards.discovery import check
-from harness.boards.inventory import Board
+from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
@@ -164,10 +164,17 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    boards = platform_boards(
-        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
-    )
-    return [check(board) for board in boards]
+    return [check(board) for board in _platform_boards(config)]
+
+
+def _platform_boards(config: pytest.Config) -> list[Board]:
+    """The inventory's boards of the run's platform; an invalid board file is a usage error."""
+    try:
+        return platform_boards(
+            Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
+        )
+    except BoardFileError as exc:
+        raise pytest.UsageError(f"--boards: {exc}") from None
 
 
 def _catalogue(config: pytest.Config) -> OperatorCatalogue:
@@ -257,9 +264,7 @@ def _board(config: pytest.Config) -> Board | None:
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = platform_boards(
-        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
-    )
+    boards = _platform_boards(config)
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(
