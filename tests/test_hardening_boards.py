@@ -30,6 +30,7 @@ from harness.report.matrix import build_report
 from harness.spec.operators import load_operators
 from harness.targets.job import Job
 from harness.targets.observation import Observation
+from harness.text import printable, redact, redacted
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,6 +131,23 @@ def test_passwords_the_run_was_given_leave_no_file(
             text = path.read_text(encoding="utf-8")
             assert readme not in text and named not in text, path
     assert "<redacted>" in (case_dir / "build.log").read_text()
+
+
+def test_the_redactor_spares_the_working_directory_and_short_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PWD", "/home/hil/work")
+    monkeypatch.setenv("OLDPWD", "/home/hil")
+    monkeypatch.setenv("API_TOKEN", "abc")  # too short to redact without garbling text
+    monkeypatch.setenv("GITLAB_TOKEN", "glpat-123456")
+    text = "cd /home/hil/work; abc; push with glpat-123456"
+    assert redact(text) == "cd /home/hil/work; abc; push with <redacted>"
+    assert redacted({"glpat-123456": ["glpat-123456", 1]}) == {"<redacted>": ["<redacted>", 1]}
+
+
+def test_printable_keeps_lines_and_tabs_and_drops_every_escape() -> None:
+    text = "a\tb\n\x1b[1;31mred\x1b[0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x07 \u202eevil\x00\x9b2J"
+    assert printable(text) == "a\tb\nred link evil"
 
 
 # -- 4: terminal escapes from a board -------------------------------------------------------
