@@ -37,6 +37,7 @@ from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, Target
+from harness.text import redact, redacted
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
@@ -186,6 +187,8 @@ class CaseExecutor:
             not_isolable=case.not_isolable,
             reference=_reference_field(references, comparison),
         )
+        # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
+        record = CaseRecord.from_json(redacted(record.to_json()))
         self.journal.append(record)
         return record
 
@@ -258,4 +261,4 @@ def _write_inputs(
 def _write_observation(folder: Path, output_names: list[str], observation: Observation) -> None:
     if observation.outputs is not None:
         _save_arrays(folder / "observed", output_names, observation.outputs)
-    (folder / "build.log").write_text(observation.log)
+    (folder / "build.log").write_text(redact(observation.log))

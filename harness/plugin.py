@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from harness.boards.discovery import check
-from harness.boards.inventory import Board
+from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
@@ -40,6 +40,7 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
+from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
@@ -199,10 +200,17 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    boards = platform_boards(
-        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
-    )
-    return [check(board) for board in boards]
+    return [check(board) for board in _platform_boards(config)]
+
+
+def _platform_boards(config: pytest.Config) -> list[Board]:
+    """The inventory's boards of the run's platform; an invalid board file is a usage error."""
+    try:
+        return platform_boards(
+            Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
+        )
+    except BoardFileError as exc:
+        raise pytest.UsageError(f"--boards: {exc}") from None
 
 
 def _catalogue(config: pytest.Config) -> OperatorCatalogue:
@@ -292,9 +300,7 @@ def _board(config: pytest.Config) -> Board | None:
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = platform_boards(
-        Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
-    )
+    boards = _platform_boards(config)
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(
@@ -336,17 +342,18 @@ def hil_record(
     properties.append(("metrics", _mapping_text(record.metrics)))
     properties.append(("versions", _mapping_text(record.versions)))
     if record.verdict == "infra-error":
-        raise InfrastructureError(f"{record.backend}: {record.detail}")
+        raise InfrastructureError(f"{record.backend}: {printable(record.detail)}")
     return record
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
     """Pass, fail or warn according to the verdict table (README, "Verdicts")."""
     where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
+    detail = printable(record.detail)  # toolkit and board text may carry terminal escapes
     if record.verdict in FAILING_VERDICTS:
-        pytest.fail(f"{record.verdict}: {where}: {record.detail}", pytrace=False)
+        pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
     if record.verdict == "doc-drift":
-        message = f"doc-drift: {where}: {record.detail}"
+        message = f"doc-drift: {where}: {detail}"
         if strict_docs:
             pytest.fail(message, pytrace=False)
         warnings.warn(DocDriftWarning(message), stacklevel=2)

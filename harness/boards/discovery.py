@@ -4,7 +4,8 @@ One remote ``sh`` script gathers everything in one round trip, using only what a
 (busybox) board has; the board file's values reach it as positional arguments, never spliced
 into the script. Anything that cannot be read is reported as "unknown" rather than failing:
 a board without Python or without debugfs is still a board. The result is a plain dict that a
-run can put in its metadata.
+run can put in its metadata; its text is printable (a board's escape sequences and control
+characters are stripped), so terminals and reports can show it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.boards.transport import (
     open_transport,
     shell_command,
 )
+from harness.text import printable
 
 UNKNOWN = "unknown"
 
@@ -90,7 +92,7 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
     script = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
     argv = ["sh", "-c", _DEADLINE, "sh", str(math.ceil(timeout)), *script]
     result = transport.run(shell_command(argv), timeout=timeout)
-    sections = _sections(result.stdout.decode(errors="replace"))
+    sections = _sections(printable(result.stdout.decode(errors="replace")))
     compatible = sections.get("compatible", [])
     socs = [m[1] for m in map(_SOC.match, compatible) if m]
     python = [*sections.get("python", []), UNKNOWN, UNKNOWN]
@@ -128,7 +130,7 @@ def check(
         finally:
             transport.close()
     except BoardConnectionError as exc:
-        report.update(status="unreachable", problems=[str(exc)])
+        report.update(status="unreachable", problems=[printable(str(exc))])
         return report
     if report["soc"] not in (UNKNOWN, board.soc):
         report["status"] = "mismatch"

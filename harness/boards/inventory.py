@@ -6,8 +6,11 @@ directory, board-side python) and which runtime runs cases on it, with that runt
 Runtimes belong to the vendors: the loader takes a registry (``Runtimes``: runtime name ->
 ``RuntimeKind``) and each kind checks its part of the file and makes the board's ``Runtime``.
 Secrets never live in a board file: a password is given only as the NAME of an environment
-variable (``auth.password_env``), and a ``password`` key is rejected outright. Every error
-names the file, the key and the value, like the catalogue loader's.
+variable (``auth.password_env``), and a ``password`` key is rejected outright; loading a board
+file declares its ``password_env`` variable to the run's redactor (``harness.text``). Every
+error names the file and the key. It shows the value only when that is a scalar under a key the
+schema knows outside ``auth``: an unknown key, a mapping or a list may hold a secret typed into
+the wrong place, so their values are never shown.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Protocol
 import jsonschema
 
 from harness.spec.loader import CatalogueError, key_path, load_yaml
+from harness.text import declare_secret_variable, printable
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 _NOT_SHOWN = "<not shown>"
@@ -62,7 +66,12 @@ SCHEMA: dict[str, Any] = {
 
 
 class BoardFileError(CatalogueError):
-    """A board file (or inventory directory) that cannot be used: file, key path, value."""
+    """A board file (or inventory directory) that cannot be used: file, key path and, when it
+    may be shown, value; printable on a terminal whatever the file's names hold."""
+
+    def __init__(self, file: Path | str, key_path: str, value: object, message: str) -> None:
+        super().__init__(file, key_path, value, message)
+        self.args = (printable(str(self.args[0])),)
 
 
 class Runtime(Protocol):
@@ -122,7 +131,10 @@ def load_board(path: Path, runtimes: Runtimes) -> Board:
     document = load_yaml(path, BoardFileError)
     _reject_passwords(path, document, [])
     validate(path, document, _schema(runtimes))
-    return _board(path, document, runtimes)
+    board = _board(path, document, runtimes)
+    if board.password_env is not None:
+        declare_secret_variable(board.password_env)
+    return board
 
 
 def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
@@ -136,10 +148,23 @@ def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
         error = jsonschema.exceptions.best_match(errors)
         assert error is not None  # errors is non-empty
         where = key_path(error.absolute_path)
-        if where.startswith("auth") or not isinstance(document, dict):
-            # The value may be a secret typed into the wrong key: never echo it.
+        if error.validator in ("additionalProperties", "required"):
+            # jsonschema's message names the keys only; the mapping's values stay hidden.
+            raise BoardFileError(path, where, _NOT_SHOWN, error.message)
+        if where.startswith("auth"):
             raise BoardFileError(path, where, _NOT_SHOWN, f"{_AUTH_HELP} ({error.validator})")
+        if not where:
+            raise BoardFileError(path, where, _NOT_SHOWN, "a board file is a mapping of keys")
+        if not _scalar(error.instance):
+            expected = f"{error.validator} {error.validator_value!r}"
+            raise BoardFileError(
+                path, where, _NOT_SHOWN, f"a {type(error.instance).__name__} fails {expected}"
+            )
         raise BoardFileError(path, where, error.instance, error.message)
+
+
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float)
 
 
 def _schema(runtimes: Runtimes) -> dict[str, Any]:
@@ -199,10 +224,13 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
         owners = [other for other, owner in runtimes.items() if key in owner.keys]
         if owners and key not in kind.keys:
             raise BoardFileError(
-                path, key, value, f"only for runtime {' or '.join(owners)} (runtime: {name})"
+                path,
+                key,
+                value if _scalar(value) else _NOT_SHOWN,
+                f"only for runtime {' or '.join(owners)} (runtime: {name})",
             )
     auth = doc["auth"]
-    key_file = board_path(path, auth["key_file"]) if "key_file" in auth else None
+    key_file = board_path(path, auth["key_file"], "auth.key_file") if "key_file" in auth else None
     return Board(
         name=doc["name"],
         host=doc["host"],
@@ -211,7 +239,7 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
         key_file=key_file,
         agent=bool(auth.get("agent", False)),
         password_env=auth.get("password_env"),
-        known_hosts=board_path(path, doc.get("known_hosts", DEFAULT_KNOWN_HOSTS)),
+        known_hosts=board_path(path, doc.get("known_hosts", DEFAULT_KNOWN_HOSTS), "known_hosts"),
         soc=doc["soc"],
         platform=doc["platform"],
         python=doc.get("python", "python3"),
@@ -223,6 +251,11 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
     )
 
 
-def board_path(board_file: Path, text: str) -> Path:
-    """``~`` expanded; relative paths are relative to the board file's folder."""
-    return Path(os.path.normpath((board_file.parent / Path(text).expanduser()).absolute()))
+def board_path(board_file: Path, text: str, key: str) -> Path:
+    """``~`` expanded; relative paths are relative to the board file's folder. ``key`` names
+    the path's key in errors."""
+    try:
+        expanded = Path(text).expanduser()
+    except (RuntimeError, ValueError):  # ~user of no such user, or a NUL byte in the name
+        raise BoardFileError(board_file, key, text, "cannot expand ~ in this path") from None
+    return Path(os.path.normpath((board_file.parent / expanded).absolute()))

@@ -98,13 +98,32 @@ def _auth_method(board: Board) -> str:
     return "the SSH agent" if board.agent else f"the password in ${board.password_env}"
 
 
+def _load_known_hosts(client: paramiko.SSHClient, board: Board) -> None:
+    """The board's known_hosts into ``client``; a file paramiko cannot read is a
+    ``HostKeyError`` naming it (never quoting its lines)."""
+    try:
+        client.load_host_keys(str(board.known_hosts))
+    except paramiko.hostkeys.InvalidHostKey:
+        why = "a line is not a valid host key entry"
+    except UnicodeDecodeError as exc:
+        why = f"not UTF-8 text (byte {exc.start})"
+    except OSError as exc:
+        why = f"cannot be read: {exc.strerror}"
+    else:
+        return
+    raise HostKeyError(
+        f"board {board.name}: known_hosts file {board.known_hosts} (known_hosts in "
+        f"{board.source}): {why}"
+    )
+
+
 def connect(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> SshTransport:
     """An authenticated connection to ``board`` whose host key matched its known_hosts."""
     client = paramiko.SSHClient()
     if board.known_hosts.is_file():
-        client.load_host_keys(str(board.known_hosts))
+        _load_known_hosts(client, board)
     elif not trust_on_first_use:
         raise HostKeyError(
             f"board {board.name}: known_hosts file {board.known_hosts} does not exist "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
+from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes
 from harness.vendors.rknn import c_runner_cli
@@ -85,11 +86,12 @@ def _check(args: argparse.Namespace) -> int:
         args.parser.error(f"{args.boards}: no board files (*.yaml) in this folder")
     reports = []
     for board in boards:
-        print(f"checking {board.name} ({board.address}) ...", end=" ", file=sys.stderr, flush=True)
+        where = printable(f"{board.name} ({board.address})")  # a host may hold escapes
+        print(f"checking {where} ...", end=" ", file=sys.stderr, flush=True)
         report = check(board, trust_on_first_use=args.trust_new_host_keys, timeout=args.timeout)
         print(report["status"], file=sys.stderr, flush=True)
         reports.append(report)
-    print(json.dumps(reports, indent=2) if args.json else _table(reports))
+    print(json.dumps(reports, indent=2) if args.json else printable(_table(reports)))
     return 0 if all(report["status"] == "ok" for report in reports) else 1
 
 

@@ -8,8 +8,8 @@ the vendor's ``reproduce.py``.
 Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
 own fixed text) is rewritten so that the results directory's absolute path, the home directory
 and the host name do not appear (paths inside the case folder become relative, the others
-placeholders), values of secret-looking environment variables are redacted, and JSON keys that
-look like secrets are dropped. Binary files (.npy, .onnx) are copied as they are. Tar members
+placeholders), the run's secrets are redacted (``harness.text.redact``), and JSON keys that look
+like secrets are dropped. Binary files (.npy, .onnx) are copied as they are. Tar members
 carry no user or group names.
 
 Only what really lives in the case folder leaves it: regular files and real folders. A symbolic
@@ -47,6 +47,7 @@ from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
 from harness.results.records import CaseRecord, case_slug
+from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
 REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
@@ -54,9 +55,6 @@ COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
-SECRET_KEY = re.compile(
-    r"passw(or)?d|secret|token|key_?file|passphrase|api_?key|private_?key", re.I
-)
 
 
 class BundleError(ValueError):
@@ -224,7 +222,7 @@ def _without_secrets(data: Any) -> Any:
         return {
             key: _without_secrets(value)
             for key, value in data.items()
-            if not SECRET_KEY.search(str(key))
+            if not SECRET_NAME.search(str(key))
         }
     if isinstance(data, list):
         return [_without_secrets(item) for item in data]
@@ -306,9 +304,6 @@ def _replacements(results_dir: Path, case_dir: Path) -> list[tuple[re.Pattern[st
     host = socket.gethostname()
     for name in sorted({host, host.split(".")[0]} - {""}, key=len, reverse=True):
         pairs.append((re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"), "<host>"))
-    for key, value in os.environ.items():
-        if SECRET_KEY.search(key) and len(value) >= 4:
-            pairs.append((re.compile(re.escape(value)), "<redacted>"))
     return pairs
 
 
@@ -316,7 +311,7 @@ def _scrub_folder(folder: Path, replacements: list[tuple[re.Pattern[str], str]])
     """Rewrite every text file but reproduce.py, which is npu-hil's own fixed text."""
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.suffix not in BINARY_SUFFIXES and path != folder / REPRO_SCRIPT:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            text = redact(path.read_bytes().decode("utf-8", errors="replace"))
             for pattern, replacement in replacements:
                 text = pattern.sub(replacement, text)
             path.write_text(text, encoding="utf-8")

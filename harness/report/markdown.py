@@ -9,13 +9,15 @@ import shlex
 from harness.report.io_section import io_markdown
 from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
 from harness.results.records import CaseRecord
+from harness.text import printable
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def md_escape(text: object) -> str:
-    """Text from records made inert in Markdown: no HTML, no emphasis/links/table breaks."""
-    escaped = html.escape(" ".join(str(text).split()), quote=False)
+    """Text from records made inert in Markdown: no HTML, no emphasis/links/table breaks, no
+    terminal escapes or control characters (report.md is read in terminals too)."""
+    escaped = html.escape(" ".join(printable(str(text)).split()), quote=False)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
 
 

@@ -26,7 +26,8 @@ line and the field, and ``hil report``/``diff``/``repro`` exit with status 2 and
 (a journal is written by the harness alone, so a bad line means damage worth looking at, not
 a record to drop quietly from a report). A case id may appear several times (a resumed run re-ran
 it): the last record wins. ``--resume`` skips every case whose last verdict is anything but
-``infra-error``, so a resumed run retries infrastructure trouble and nothing else.
+``infra-error``, so a resumed run retries infrastructure trouble and nothing else. Records and
+run.json are written with the run's secrets redacted (``harness.text``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 
 from harness.results.records import CaseRecord
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
+from harness.text import redacted
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
@@ -58,7 +60,9 @@ class Journal:
 
     def append(self, record: CaseRecord) -> None:
         """Write one line atomically with respect to other appenders, and make it durable."""
-        line = (json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True) + "\n").encode()
+        line = (
+            json.dumps(redacted(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
+        ).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -163,7 +167,7 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path = Path(results_dir) / RUN_META_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(redacted(meta), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -44,8 +44,14 @@ def load_yaml(path: Path, error: type[CatalogueError] = CatalogueError) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise error(path, "", None, f"cannot read file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise error(path, "", None, f"not UTF-8 text (byte {exc.start})") from None
     try:
         return yaml.load(text, Loader=_SAFE_LOADER)
+    except ValueError:  # a scalar YAML resolves but cannot construct, e.g. the date 2024-13-45
+        raise error(
+            path, "", None, "not valid YAML: a value such as a date does not exist"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"

@@ -169,7 +169,10 @@ class CRunner(RknnRuntime):
                 core_mask,
                 f"platform {platform} runs librknnmrt, which cannot choose NPU cores; use auto",
             )
-        return {**super()._fields(path, platform, own), "binary": board_path(path, own["c_runner"])}
+        return {
+            **super()._fields(path, platform, own),
+            "binary": board_path(path, own["c_runner"], "c_runner"),
+        }
 
     def ready(self, board: Board) -> None:
         """Refuse ``board`` while its runner is not built, naming the board file's field."""

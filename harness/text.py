@@ -1,0 +1,85 @@
+"""Text that leaves the process: secrets redacted, board and log text made safe to display.
+
+Every stage may import this module (it imports nothing of npu-hil), so there is one redactor
+for the whole run. It knows the values of the environment variables that loaded board files
+name in ``auth.password_env`` (the board loader declares them) and of every environment
+variable whose name looks like a secret's (``HIL_RK3588_PW``, ``API_TOKEN``, ...). Values are
+read from the environment when text is redacted, so a variable set after a board file was
+loaded is still covered. Values shorter than ``MIN_SECRET`` characters are left alone:
+redacting every "abc" would garble logs and protect nothing.
+
+``printable`` strips terminal escape sequences and other control characters from text that came
+from a board or a log before it reaches a terminal or Markdown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+REDACTED = "<redacted>"
+MIN_SECRET = 4
+# Names of variables (and of JSON keys) that hold secrets; ``_PW``/``PW_`` are whole words so
+# that PWD, the working directory, is not one.
+SECRET_NAME = re.compile(
+    r"passw(or)?d|secret|token|key_?file|passphrase|api_?key|private_?key|(^|_)(pw|pass)(_|$)",
+    re.I,
+)
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte ESC sequences, 8-bit CSI.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[ -~]|\x9b[0-?]*[ -/]*[@-~]"
+)
+# C0 and C1 controls but tab and newline, DEL, bidirectional and zero-width format characters,
+# lone surrogates (undecodable bytes read with surrogateescape).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+
+_declared: set[str] = set()  # variables board files named in auth.password_env
+
+
+def declare_secret_variable(name: str) -> None:
+    """Redact the value of environment variable ``name`` from now on in this process."""
+    _declared.add(name)
+
+
+def secret_values() -> list[str]:
+    """The secrets this process knows, longest first (so no secret is half-replaced)."""
+    values = {
+        value
+        for name, value in os.environ.items()
+        if (name in _declared or SECRET_NAME.search(name)) and len(value) >= MIN_SECRET
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every known secret replaced by ``REDACTED``."""
+    return _redact(text, secret_values())
+
+
+def redacted(data: Any) -> Any:
+    """JSON-like ``data`` with every string (keys included) redacted."""
+    return _redacted(data, secret_values())
+
+
+def _redact(text: str, values: list[str]) -> str:
+    for value in values:
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def _redacted(data: Any, values: list[str]) -> Any:
+    if isinstance(data, str):
+        return _redact(data, values)
+    if isinstance(data, dict):
+        return {_redacted(key, values): _redacted(item, values) for key, item in data.items()}
+    if isinstance(data, list | tuple):
+        return [_redacted(item, values) for item in data]
+    return data
+
+
+def printable(text: str) -> str:
+    """``text`` without escape sequences or control characters (tab and newline are kept)."""
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
