@@ -24,10 +24,12 @@ from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
 
-FORMAT = 1  # bump when the entry layout or the worker's behaviour changes
+FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
-# What the simulator observes is the pool's to say, not the entry's.
-_FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
+# Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
+# tensor forms the pool reads off the stored log on every hit (so entries follow the parser).
+_DERIVED = ("observes", "placement", "rewrites", "tensors")
+_FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
 
 
 class SimCache:
