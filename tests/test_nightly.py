@@ -280,6 +280,7 @@ def test_default_tier_leaves_out_the_slow_cases_and_says_so(tmp_path: Path) -> N
     assert run.returncode == 0, run.stdout + run.stderr
     assert POW_2 in run.stdout and GRU_SLOW[0] not in run.stdout.split("npu-hil slow tier")[0]
     assert "1/3 tests collected (2 deselected)" in run.stdout
+    assert "PytestUnknownMarkWarning" not in run.stdout  # the slow mark is registered
     meta = read_run_metadata(tmp_path / "results")
     assert meta["tier"] == "default"
     assert [item["id"] for item in meta["left_out"]] == GRU_SLOW

@@ -96,6 +96,7 @@ def _case_id(nodeid: str) -> str:
 class NightlyRun:
     def __init__(self, config: pytest.Config) -> None:
         option = config.getoption
+        config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
         self.config = config
         self.results = Path(option("results"))
         self.tier: str = option("tier")
