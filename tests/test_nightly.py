@@ -29,7 +29,7 @@ SUITE = ROOT / "suites" / "test_operators.py"
 POW_0 = "rk3562/Pow/float16/values=0"  # violation on 2.5.0
 POW_2 = "rk3562/Pow/float16/values=2"  # confirmed on 2.5.0
 GRU_SLOW = ["rk3562/GRU/float16/seq_length=8192", "rk3562/GRU/float16/seq_length=8193"]
-SHIPPED = ROOT / "known-issues" / "rk3562-simulator.yaml"
+SHIPPED = ROOT / "suites" / "known-issues" / "rk3562-simulator.yaml"
 
 needs_toolkit = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
