@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -268,6 +271,8 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
         make_record("metric-gone", metrics={"max_abs": 0.001, "cosine": 0.9999}),
         make_record("backend"),
         make_record("dropped"),
+        make_record("fixed", "violation"),
+        make_record("drifted", "confirmed"),
     ]
     new = [
         make_record("same"),
@@ -278,6 +283,9 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
         make_record("metric-gone", metrics={"cosine": 0.9999}),
         make_record("backend", backend="rock-5b"),
         make_record("added"),
+        make_record("fixed", "confirmed"),
+        make_record("drifted", "doc-drift"),
+        make_record("added-failing", "wrong-result"),
     ]
     return _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
 
@@ -297,11 +305,35 @@ def test_diff_reports_every_kind_of_change_as_json(
         ("backend", "backend", ""),
         ("dropped", "only-old", ""),
         ("added", "only-new", ""),
+        ("fixed", "verdict", ""),
+        ("drifted", "verdict", ""),
+        ("added-failing", "only-new", ""),
     }
     by_case = {c["case_id"]: c for c in document["changes"]}
     assert (by_case["verdict"]["old"], by_case["verdict"]["new"]) == ("confirmed", "wrong-result")
     assert by_case["placement"]["new"] == "MaxPool: NPU×2"
     assert by_case["metric-gone"]["new"] is None
+    assert document["summary"] == {
+        "new_failures": ["added-failing", "verdict"],  # in case id order
+        "fixed": ["fixed"],
+        "other_verdict": ["drifted"],
+        "backend_only": ["backend", "metric-big", "metric-gone", "placement"],
+        "only_old": ["dropped"],
+        "only_new": ["added"],
+        "unchanged": 2,  # "same", and "metric-small" below the 10 % threshold
+        "verdict_changes": 4,
+    }
+
+
+def test_diff_summary_line_comes_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(new)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "4 verdict changes (2 new failures, 1 fixed, 1 other), 4 backend-only changes, "
+        "1 case only in the old run, 1 only in the new one, 2 unchanged"
+    )
+    assert lines[1].split() == ["case", "change", "old", "new"]
 
 
 def test_diff_threshold_option_and_table_output(
@@ -311,7 +343,7 @@ def test_diff_threshold_option_and_table_output(
     assert hil(["diff", str(old), str(new), "--metric-threshold", "0.01"]) == 1
     assert "metric-small" in capsys.readouterr().out  # 5 % change, above the 1 % threshold
     assert hil(["diff", str(old), str(new), "--metric-threshold", "0.9"]) == 1
-    table = capsys.readouterr().out.splitlines()
+    table = capsys.readouterr().out.splitlines()[1:]  # after the summary line
     assert table[0].split() == ["case", "change", "old", "new"]
     assert not any(line.startswith("metric-big") for line in table)  # 75 % < 90 %
     assert any(line.split()[:2] == ["verdict", "verdict"] for line in table)
@@ -320,7 +352,32 @@ def test_diff_threshold_option_and_table_output(
 def test_diff_of_identical_runs_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, _ = _diff_runs(tmp_path)
     assert hil(["diff", str(old), str(old)]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == (
+        "0 verdict changes (0 new failures, 0 fixed, 0 other), 0 backend-only changes, "
+        "0 cases only in the old run, 0 only in the new one, 10 unchanged\n"
+    )
+
+
+def test_diff_piped_into_head_ends_quietly(tmp_path: Path) -> None:
+    """A real pipe: head exits after 3 lines while hil still writes ~200 kB of table."""
+    many = 3000
+    old = _write_run(tmp_path / "old", [make_record(f"case-{i:05d}") for i in range(many)])
+    new = _write_run(
+        tmp_path / "new", [make_record(f"case-{i:05d}", "wrong-result") for i in range(many)]
+    )
+    hil_script = Path(sys.executable).with_name("hil")
+    command = f"set -o pipefail; {hil_script} diff {old} {new} | head -n 3"
+    # stdout buffered as in a user's shell (PYTHONUNBUFFERED changes how the break shows)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    run = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored"
+    assert run.returncode == 1  # hil's own status: the runs differ
+    lines = run.stdout.splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{many} verdict changes ({many} new failures")
+    assert lines[2].split() == ["case-00000", "verdict", "confirmed", "wrong-result"]
 
 
 def test_diff_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
