@@ -17,6 +17,7 @@ from test_journal import make_record
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
+from harness.report.matrix import SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -81,6 +82,7 @@ class _ReportParser(HTMLParser):
         self.cases: list[tuple[str, str, list[str]]] = []
         self.text = ""
         self._heading: str | None = None
+        self._group = False
         self._section = ""
         self._case: tuple[str, str, list[str]] | None = None
         self._depth = 0
@@ -88,9 +90,11 @@ class _ReportParser(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attrs += attrs
-        if tag == "h2":
-            self._heading = ""
         classes = (dict(attrs).get("class") or "").split()
+        if tag == "details" and "group" in classes:
+            self._group = True
+        if tag == "summary" and self._group:  # "<op> on <platform>/<backend>: <counts>"
+            self._heading, self._group = "", False
         if tag == "div" and self._case is not None:
             self._depth += 1
         elif tag == "div" and "case" in classes:
@@ -98,7 +102,7 @@ class _ReportParser(HTMLParser):
             self._case, self._depth = (self._section, verdicts[0], []), 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "h2" and self._heading is not None:
+        if tag == "summary" and self._heading is not None:
             self._section, self._heading = self._heading, None
         if tag == "div" and self._case is not None:
             self._depth -= 1
@@ -142,7 +146,7 @@ def test_html_report_has_a_cell_per_case_in_its_backend_section(results: Path) -
         matching = [
             chunks
             for section, verdict, chunks in parsed.cases
-            if section == f"{record.platform} on {record.backend}"
+            if section.startswith(f"{record.op} on {record.platform}/{record.backend}: ")
             and verdict == record.verdict
             and f"id: {record.id}" in chunks
         ]
@@ -173,7 +177,7 @@ def test_html_report_is_self_contained_and_escapes_record_text(results: Path) ->
 def test_html_report_shows_run_metadata(results: Path) -> None:
     hil(["report", str(results)])
     text = _parse_html(results / "report.html").text
-    assert "rknn-toolkit2=2.5.0-run" in text  # from run.json
+    assert "rknn-toolkit2 2.5.0/2.5.0-run" in text  # from the records and run.json
     assert "rock-5b, simulator" in text  # backends seen in the records
     assert "rk3562, rk3588" in text
 
@@ -199,14 +203,26 @@ def test_markdown_counts_and_matrix_columns(results: Path) -> None:
     assert shown == {verdict: counts.get(verdict, 0) for verdict in shown}
     assert sum(shown.values()) == len(records)
     for record in records:
-        table = _markdown_table(markdown, f"## {md_escape(record.platform)} on {record.backend}")
+        table = _markdown_table(markdown, f"### {md_escape(record.platform)} on {record.backend}")
         column = table[0].index(md_escape(record.dtype))
         row = next(r for r in table if r[:2] == [md_escape(record.op), md_escape(record.limit)])
-        assert (
-            f"{md_escape(record.value)} ({record.documented}): **{record.verdict}**"
-            in (row[column])
+        cell = Counter(r.verdict for r in records if _same_cell(r, record))
+        assert row[column].split() == [f"{n}{SHORT[v]}" for v, n in _in_order(cell)]
+        card = (
+            f"- {md_escape(record.limit)} · {md_escape(record.dtype)}: {md_escape(record.value)} "
+            f"({record.documented}): **{record.verdict}** on {md_escape(record.backend)}"
         )
+        assert card in markdown
     assert "<script" not in markdown and "<b>" not in markdown and "<img" not in markdown
+
+
+def _same_cell(one: CaseRecord, other: CaseRecord) -> bool:
+    fields = ("platform", "backend", "op", "limit", "dtype")
+    return all(getattr(one, name) == getattr(other, name) for name in fields)
+
+
+def _in_order(counts: Counter[str]) -> list[tuple[str, int]]:
+    return [(verdict, counts[verdict]) for verdict in SHORT if counts[verdict]]
 
 
 def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
@@ -223,9 +239,12 @@ def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
     hil(["report", str(results)])
     parsed = _parse_html(results / "report.html")
     hrefs = [str(value) for name, value in parsed.attrs if name == "href"]
+    files = [href for href in hrefs if not href.startswith("#")]
     slug = case_slug(bundled.id)
-    assert hrefs == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
-    assert all((results / href).is_file() for href in hrefs)
+    assert files == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
+    ids = {str(value) for name, value in parsed.attrs if name == "id"}
+    assert {href[1:] for href in hrefs if href.startswith("#")} <= ids  # anchors resolve
+    assert all((results / href).is_file() for href in files)
     markdown = (results / "report.md").read_text(encoding="utf-8")
     assert f"[bundle](bundles/{slug}/README.md)" in markdown
     assert markdown.count("no bundle yet") == len(failing) - 1
@@ -395,7 +414,8 @@ def test_limits_not_probed_are_listed_with_their_reason(results: Path) -> None:
     write_run_metadata(results, {"platform": "rk3562", "unprobed": unprobed})
     assert hil(["report", str(results)]) == 0
     markdown = (results / "report.md").read_text()
-    assert "| GRU/R/hidden\\_size | model needs &lt;800 MB&gt; of weights |" in markdown
+    assert "| GRU | hidden\\_size | R | model needs &lt;800 MB&gt; of weights |" in markdown
     assert "run: unprobed" not in markdown  # listed once, in its own section
     html = (results / "report.html").read_text()
-    assert "<td>GRU/R/hidden_size</td><td>model needs &lt;800 MB&gt; of weights</td>" in html
+    row = "<td>GRU</td><td>hidden_size</td><td>R</td><td>model needs &lt;800 MB&gt; of weights</td>"
+    assert row in html

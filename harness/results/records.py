@@ -48,6 +48,9 @@ class CaseRecord:
     # "metrics" (against "used"), "worst" (the element they differ most at, both values)},
     # "unavailable": reference -> why it did not run}.
     reference: dict[str, Any] = field(default_factory=dict)
+    # A known-issues entry the case matched: {"reference", "note", "status": "as-expected" |
+    # "changed", "expected": the verdict the entry expects}; None when no entry matched.
+    known: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -80,6 +80,20 @@ RECORD_SCHEMA: dict[str, Any] = _record(
                 "unavailable": _mapping(_STRING),
             },
         ),
+        "known": {
+            "anyOf": [
+                {"type": "null"},
+                _record(
+                    ["status"],
+                    {
+                        "reference": _STRING,
+                        "note": _STRING,
+                        "status": {"enum": ["as-expected", "changed"]},
+                        "expected": _STRING,
+                    },
+                ),
+            ]
+        },
     },
 )
 
@@ -96,6 +110,13 @@ RUN_SCHEMA: dict[str, Any] = _record(
                     "reason": _STRING,
                 },
             ),
+        },
+        "baseline": {"type": ["string", "null"]},  # results directory compared against
+        "known_issues": {"type": ["string", "null"]},  # the --known-issues file
+        "tier": _STRING,
+        "left_out": {  # cases of a slower tier this run did not run
+            "type": "array",
+            "items": _record(["id", "reason"], {"id": _STRING, "reason": _STRING}),
         },
         "model_io": {
             "type": "array",
@@ -135,7 +156,8 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
     if len(shown) > _SHOWN:
         shown = shown[:_SHOWN] + "..."
     if error.validator == "type":
-        wanted = _ARTICLES[str(error.validator_value)]
+        types = error.validator_value
+        wanted = " or ".join(_ARTICLES[t] for t in (types if isinstance(types, list) else [types]))
         if not field:
             return f"expected {wanted}, got {type(error.instance).__name__}"
         return f"field {field!r} must be {wanted}, got {shown}"
@@ -155,4 +177,5 @@ _ARTICLES = {
     "number": "a number",
     "integer": "an integer",
     "boolean": "a boolean",
+    "null": "null",
 }
