@@ -108,7 +108,7 @@ def _left_out(report: Report) -> str:
         return ""
     rows = [[f"<code>{escape(case_id)}</code>", escape(why)] for case_id, why in report.left_out]
     return (
-        f"<details><summary>{len(report.left_out)} cases of a slower tier left out "
+        f"<details><summary>Left out: {len(report.left_out)} of a slower tier "
         "(<code>--tier full</code> runs them)</summary>"
         f"{_table(['case', 'why'], rows)}</details>"
     )

@@ -62,7 +62,7 @@ def _counts(report: Report) -> list[str]:
     lines += [f"| **total** | {sum(report.counts.values())} | {sum(report.known.values())} |", ""]
     if report.left_out:
         lines += [
-            f"<details><summary>{len(report.left_out)} cases of a slower tier left out "
+            f"<details><summary>Left out: {len(report.left_out)} of a slower tier "
             "(--tier full runs them)</summary>",
             "",
             *(f"- {md_escape(case_id)}: {md_escape(why)}" for case_id, why in report.left_out),
