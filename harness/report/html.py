@@ -37,6 +37,7 @@ th, td { border: 1px solid #bbb; padding: 2px 6px; vertical-align: top; text-ali
 th { background: #f0f0f0; font-weight: 600; }
 table.header th, table.header td { font-size: 0.92em; }
 td.n { text-align: right; }
+.cause { font-size: 0.93em; }
 .nw, table.header td { white-space: nowrap; }
 .case { border-radius: 4px; padding: 3px 6px; margin: 2px 0; font-size: 92%; }
 .case .verdict { font-weight: bold; }
@@ -171,7 +172,8 @@ def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
         bundle = f'<a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'
     else:
         bundle = "none yet: <code>hil repro</code>"
-    row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), escape(failure.cause)]
+    cause = f'<span class="cause" title="{escape(record.detail)}">{escape(failure.cause)}</span>'
+    row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), cause]
     row.append(f'<span class="nw">{bundle}</span>')
     if known:
         row.append(_known_mark(failure))

@@ -39,7 +39,7 @@ SHORT = {
     "reference-disagreement": "R",
     "infra-error": "E",
 }
-CAUSE_WIDTH = 120  # characters of a failure's one-line cause
+CAUSE_WIDTH = 96  # characters of a failure's one-line cause: one line at 1280 px
 
 
 @dataclass(frozen=True)
