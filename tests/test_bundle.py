@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from sshd import SshServer, write_sysroot
 from test_journal import make_record
 from test_reporting import hil
 
@@ -220,8 +221,13 @@ def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
     assert make_bundles_for_failures(tmp_path / "nothing-ran") == []
 
 
-def _run_reproduce(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run_reproduce(
+    folder: Path, *args: str, npu_hil: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The bundle's script as a vendor runs it: without npu-hil on the path unless asked."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if npu_hil:
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     return subprocess.run(
         [sys.executable, str(folder / "reproduce.py"), *args],
         cwd=folder.parent,  # it must find its files from its own location
@@ -237,16 +243,19 @@ needs_toolkit = pytest.mark.skipif(
 )
 
 
-def _unpacked_bundle(tmp_path: Path, int8: bool = False, as_seen: bool = True) -> Path:
+def _unpacked_bundle(
+    tmp_path: Path, int8: bool = False, as_seen: bool = True, backend: str = "simulator"
+) -> Path:
     """A bundle as the vendor gets it: the tarball unpacked away from the harness. With
     ``as_seen`` the record holds what the simulator really shows (Add on the NPU in the asked
     precision, outputs matching: confirmed); otherwise a wrong result that is not there."""
     results = tmp_path / "results"
     dtype = "INT8" if int8 else "FLOAT16"
     fields: dict[str, object] = {
+        "backend": backend,
         "placement": [  # the toolkit 2.5.0 simulator's layer table for this model
             {"op": op, "target": "NPU", "dtype": dtype, "name": f"{op}:y"} for op in ("Conv", "Add")
-        ]
+        ],
     }
     if int8:
         fields |= {"dtype": "int8", "tolerance": INT8_TOLERANCE}
@@ -304,3 +313,27 @@ def test_reproduce_script_that_cannot_run_exits_2(tmp_path: Path) -> None:
     run = _run_reproduce(copy)
     assert run.returncode == 2, run.stdout + run.stderr
     assert "CANNOT RUN: the bundle is incomplete or damaged" in run.stdout
+
+
+@needs_toolkit
+def test_reproduce_script_reruns_a_board_case_on_its_board(sshd: SshServer, tmp_path: Path) -> None:
+    """The loopback board (real sshd, the simulator stand-in runtime) named by its board file."""
+    copy = _unpacked_bundle(tmp_path, backend="loopback")
+    board_file = sshd.board_file(tmp_path / "boards", sysroot=str(write_sysroot(tmp_path / "sys")))
+    before = _files(copy)
+    log = tmp_path / "board.log"
+    run = _run_reproduce(copy, "--board", str(board_file), "--log", str(log), npu_hil=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "running on board loopback (127.0.0.1) over SSH" in run.stdout
+    assert re.search(
+        r"placement recorded: Conv: NPU; Add: NPU +now: Conv: NPU; Add: NPU +same", run.stdout
+    )
+    assert "REPRODUCED: confirmed" in run.stdout
+    assert "Network Layer Information Table" in log.read_text()  # the host build's log
+    assert _files(copy) == before
+
+    sshd.stop()  # a board that does not answer: the rerun could not happen
+    run = _run_reproduce(copy, "--board", str(board_file), "--log", str(log), npu_hil=True)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "CANNOT RUN: board loopback" in run.stdout
+    assert _files(copy) == before

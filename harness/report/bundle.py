@@ -266,6 +266,7 @@ def _readme(record: CaseRecord, folder: Path, left_out: list[str]) -> str:
         "```",
         "python3 reproduce.py                                  # the toolkit's simulator",
         f"python3 reproduce.py --target {record.platform} --device-id ID   # a board (adb id)",
+        "python3 reproduce.py --board BOARD.yaml   # an npu-hil board over SSH (needs npu-hil)",
         "```",
         "",
         "It builds model.onnx with toolkit.json's configuration in a temporary folder (nothing",

@@ -2,6 +2,10 @@
 
     python3 reproduce.py                                   # the toolkit's simulator
     python3 reproduce.py --target rk3562 --device-id ID    # a board (adb device id)
+    python3 reproduce.py --board boards/rk3562-evb.yaml    # an npu-hil board, over SSH
+
+``--board FILE`` reruns the case the way npu-hil ran it on a board: conversion on the host,
+the board file's runtime over SSH. It alone needs npu-hil installed (the board file is its).
 
 Builds model.onnx with the configuration in toolkit.json (the dataset in dataset.txt for
 int8) in a temporary folder, runs it on inputs/*.npy and compares the whole observation with
@@ -55,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         default=os.path.join(tempfile.gettempdir(), f"{HERE.name}.reproduce.log"),
         help="where the toolkit's output goes (default: %(default)s)",
     )
+    parser.add_argument("--board", help="an npu-hil board file: rerun on that board over SSH")
     args = parser.parse_args(argv)
     if args.device_id and not args.target:
         parser.error("--device-id needs --target (without a target the simulator runs)")
+    if args.board and args.target:
+        parser.error("--board and --target exclude each other")
     try:
         toolkit = json.loads((HERE / "toolkit.json").read_text(encoding="utf-8"))
         case = json.loads((HERE / "case.json").read_text(encoding="utf-8"))
@@ -77,24 +84,45 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         print(f"CANNOT RUN: rknn-toolkit2 is not installed ({exc})")
         return CANNOT_RUN
-    tolerance = case.get("tolerance") or DEFAULT_TOLERANCE.get(case["dtype"], {})
-    span = input_span(inputs)
     with tempfile.TemporaryDirectory(prefix="reproduce-") as work:
-        for name in COPIED:  # the toolkit drops files into its working folder: not this one
+        for name in COPIED:  # the toolkits drop files into the working folder: not this one
             if (HERE / name).is_dir():
                 shutil.copytree(HERE / name, Path(work) / name)
             elif (HERE / name).is_file():
                 shutil.copy(HERE / name, Path(work) / name)
         os.chdir(work)  # toolkit.json and dataset.txt hold paths relative to the folder
-        with redirected_output(args.log):
-            outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
-        os.chdir(HERE.parent)
-    print(f"toolkit log: {args.log}")
+        try:
+            if args.board:
+                outputs, failure, layers = run_on_board(args.board, toolkit, case, inputs, args.log)
+            else:
+                with redirected_output(args.log):
+                    outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
+                print(f"toolkit log: {args.log}")
+                layers = parse_layers(Path(args.log).read_text(errors="replace"))
+        except CannotRun as exc:
+            print(f"CANNOT RUN: {exc}")
+            return CANNOT_RUN
+        finally:
+            os.chdir(HERE.parent)
+    return judge(case, inputs, reference, recorded_outputs, outputs, failure, layers)
+
+
+def judge(
+    case: dict[str, Any],
+    inputs: list[np.ndarray],
+    reference: list[np.ndarray],
+    recorded_outputs: list[np.ndarray] | None,
+    outputs: list[np.ndarray],
+    failure: str,
+    layers: list[dict[str, Any]],
+) -> int:
+    """Print this run's result and each aspect against the record; the exit status."""
+    tolerance = case.get("tolerance") or DEFAULT_TOLERANCE.get(case["dtype"], {})
+    span = input_span(inputs)
     if failure:
         print(f"FAILED: {failure}")
     else:
         compare(outputs, reference, tolerance, span)
-    layers = parse_layers(Path(args.log).read_text(errors="replace"))
     stage = recorded_stage(case)
     recorded = observation(
         stage, case.get("placement", []), recorded_outputs, reference, tolerance, span
@@ -110,6 +138,62 @@ def main(argv: list[str] | None = None) -> int:
         return NOT_REPRODUCED
     print(f"REPRODUCED: {case['verdict']} (outcome, placement, precision and result as recorded)")
     return REPRODUCED
+
+
+class CannotRun(Exception):
+    """The rerun could not happen: no npu-hil, a bad board file, a board that did not answer."""
+
+
+def run_on_board(
+    board_file: str,
+    toolkit: dict[str, Any],
+    case: dict[str, Any],
+    inputs: list[np.ndarray],
+    log: str,
+) -> tuple[list[np.ndarray], str, list[dict[str, Any]]]:
+    """The case on an npu-hil board: (outputs, failure or "", compiled layers)."""
+    try:
+        from harness.boards import BoardError
+        from harness.boards.inventory import BoardFileError, load_board
+        from harness.targets.job import Job
+        from harness.vendors.rknn.board import BoardBackend
+        from harness.vendors.rknn.runtimes import RUNTIMES
+    except ImportError as exc:
+        raise CannotRun(f"--board needs npu-hil installed ({exc})") from None
+    try:
+        board = load_board(Path(board_file), RUNTIMES)
+    except (BoardFileError, OSError) as exc:
+        raise CannotRun(str(exc)) from None
+    if board.platform != toolkit["target_platform"]:
+        raise CannotRun(
+            f"{board_file}: board {board.name} is a {board.platform}, "
+            f"the case was built for {toolkit['target_platform']}"
+        )
+    dataset = None
+    if toolkit.get("dataset"):
+        lines = Path(toolkit["dataset"]).read_text(encoding="utf-8").splitlines()
+        dataset = [[np.load(name) for name in line.split()] for line in lines if line]
+    job = Job(
+        model=Path("model.onnx").read_bytes(),
+        inputs=inputs,
+        target_platform=toolkit["target_platform"],
+        quantize=bool(toolkit["do_quantization"]),
+        dataset=dataset,
+        config=toolkit.get("config", {}),
+        case_id=case["id"],
+    )
+    print(f"running on board {board.name} ({board.host}) over SSH")
+    try:
+        with BoardBackend(board) as backend:
+            seen = backend.run(job)
+    except BoardError as exc:
+        raise CannotRun(f"board {board.name}: {exc}") from None
+    Path(log).write_text(seen.log, encoding="utf-8")
+    print(f"toolkit log: {log}")
+    if seen.infra_error:
+        raise CannotRun(f"board {board.name}: {seen.infra_error}")
+    failure = f"{seen.failed_stage} failed ({seen.error})" if seen.failed_stage else ""
+    return list(seen.outputs or []), failure, seen.placement
 
 
 def recorded_stage(case: dict[str, Any]) -> str:
