@@ -419,3 +419,45 @@ def test_limits_not_probed_are_listed_with_their_reason(results: Path) -> None:
     html = (results / "report.html").read_text()
     row = "<td>GRU</td><td>hidden_size</td><td>R</td><td>model needs &lt;800 MB&gt; of weights</td>"
     assert row in html
+
+
+def test_report_shows_baseline_changes_known_issues_and_left_out_cases(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = _write_run(
+        tmp_path / "baseline",
+        [dataclasses.replace(r, verdict="confirmed") for r in _records() if r.id != "mp-8"]
+        + [make_record("fixed-since", "violation")],
+    )
+    known = {"reference": "RK-77", "note": "Pow on CPU", "status": "changed", "expected": "x"}
+    Journal(results).append(make_record("pow-4", "confirmed", op="Pow", known=known))
+    Journal(results).append(make_record("fixed-since", "confirmed"))
+    meta = {
+        "platform": "rk3562",
+        "tier": "main",
+        "baseline": str(baseline),
+        "left_out": [{"id": "rk3562/GRU/float16/seq_length=8192", "reason": "slow: 600 s"}],
+    }
+    write_run_metadata(results, meta)
+    assert hil(["report", str(results)]) == 0
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    header = _markdown_table("\n" + markdown, "# npu-hil report")
+    assert dict(zip(header[0], header[2], strict=True))["tier"] == "main"
+    assert "Left out: 1 of a slower tier" in markdown and "slow: 600 s" in markdown
+    changes = markdown.split("## Changes against the baseline")[1].split("## Failing cases")[0]
+    summary = "6 verdict changes (3 new failures, 1 fixed, 2 other)"
+    assert f"{md_escape(baseline)}: {summary}" in changes
+    capsys.readouterr()
+    assert hil(["diff", str(baseline), str(results)]) == 1  # hil diff says the same
+    assert capsys.readouterr().out.splitlines()[0].startswith(summary)
+    rows = _markdown_table(changes, "")
+    assert rows[2][:2] == [md_escape(HOSTILE_ID), "confirmed"]  # new failures first
+    assert ["mp-8", "(not in the baseline)", "violation"] in rows
+    failing = markdown.split("## Failing cases")[1].split("## ")[0]
+    assert "- pow-4 on simulator: **confirmed**" in failing  # a known issue that changed
+    assert "(known issue changed: RK-77)" in failing
+
+    (baseline / JOURNAL_NAME).write_text("{damaged\n")
+    assert hil(["report", str(results)]) == 0  # the report is written all the same
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    assert f"Baseline {md_escape(baseline)} unreadable: {md_escape(baseline)}" in markdown
