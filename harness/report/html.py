@@ -88,19 +88,16 @@ def _header(report: Report) -> str:
 def _counts(report: Report) -> str:
     """One row of verdicts, one of counts (and one of known issues among them, if any)."""
     verdicts = [*report.counts, "total"]
-    head = "".join(f'<th class="v-{escape(v)}">{escape(v)}</th>' for v in verdicts)
+    head = "<th></th>" + "".join(f'<th class="v-{escape(v)}">{escape(v)}</th>' for v in verdicts)
     counts = [*report.counts.values(), sum(report.counts.values())]
-    rows = [f"<tr>{''.join(f'<td class=n>{n}</td>' for n in counts)}</tr>"]
+    rows = ["<tr><th>cases</th>" + "".join(f"<td class=n>{n}</td>" for n in counts) + "</tr>"]
     if report.known:
         known = [report.known.get(v, 0) for v in report.counts]
         cells = "".join(f"<td class=n>{n or ''}</td>" for n in [*known, sum(known)])
-        rows.append(f"{cells.join(('<tr>', '</tr>'))}")
-    caption = "<p>The last row counts the known issues among them (as expected).</p>"
+        rows.append(f"<tr><th>known issues, as expected</th>{cells}</tr>")
     return (
         '<h2 id="verdicts">Verdicts</h2>'
-        f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-        + (caption if report.known else "")
-        + _left_out(report)
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report)
     )
 
 
@@ -145,19 +142,22 @@ def _failures(report: Report) -> str:
     new = [f for f in report.failures if f.known != "as-expected"]
     expected = [f for f in report.failures if f.known == "as-expected"]
     backends = len({f.record.backend for f in report.failures}) > 1
-    known = any(f.known for f in report.failures)
-    header = ["case", "verdict", "cause", "repro bundle"]
-    header += ["known issue"] if known else []
     parts = [title]
-    if new:
-        parts.append(_table(header, [_failure(f, backends, known) for f in new]))
+    parts.append(
+        _failures_table(new, backends) if new else '<p class="ok">None besides known issues.</p>'
+    )
     if expected:
-        rows = [_failure(f, backends, known) for f in expected]
         parts.append(
-            f"<details><summary>{len(expected)} known issues, as expected</summary>"
-            f"{_table(header, rows)}</details>"
+            f"<details><summary>Known issues, as expected: {len(expected)}</summary>"
+            f"{_failures_table(expected, backends)}</details>"
         )
     return "".join(parts)
+
+
+def _failures_table(failures: list[Failure], backends: bool) -> str:
+    known = any(f.known for f in failures)
+    header = ["case", "verdict", "cause", "repro bundle"] + (["known issue"] if known else [])
+    return _table(header, [_failure(f, backends, known) for f in failures])
 
 
 def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:

@@ -106,7 +106,7 @@ def _failures(report: Report) -> list[str]:
     if expected:
         lines += [
             "",
-            f"<details><summary>{len(expected)} known issues, as expected</summary>",
+            f"<details><summary>Known issues, as expected: {len(expected)}</summary>",
             "",
             *(_failure(failure) for failure in expected),
             "",
