@@ -115,4 +115,5 @@ def build_model(
         input_names=list(graph.inputs),
         output_names=list(graph.outputs),
         feeds=graph.feeds,
+        calibration=graph.calibration,
     )
