@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +21,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from harness.cases.model_dir import directory_cases
 from harness.cli import main
 from harness.modelfiles.graph import sub_model
+from harness.modelfiles.nodetests import list_models, select
 from harness.modelfiles.prepare import ModelFileError, prepare, read_arrays
 from harness.results.journal import read_records
 
@@ -195,3 +201,66 @@ def test_hil_run_layers_names_the_first_bad_layer_and_reduce_takes_the_case(
     assert main(["reduce", str(results), "rk3562/model/five/float16", "--cache", cache]) == 1
     out = capsys.readouterr().out
     assert "smallest failing model: 1 nodes" in out
+
+
+# -- a folder of models as a suite -----------------------------------------------------------
+
+NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
+MODELS_SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_models.py"
+
+
+def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
+    found = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad", "test_gather_0"])
+    assert [case.id for case in found.cases] == [
+        "rk3562/models/test_constant_pad/float16",
+        "rk3562/models/test_gather_0/float16",
+    ]
+    pad = found.specs["models:test_constant_pad"].defaults
+    assert list(pad["inputs"]) == ["x"]  # pads and value became constants
+    assert pad["changes"] == [
+        "input pads frozen into a constant (an operator parameter)",
+        "input value frozen into a constant (an operator parameter)",
+        "opset lowered from 23 to 19 (onnx.version_converter; Pad)",
+    ]
+    kept = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], freeze_parameters=False)
+    assert list(kept.specs["models:test_constant_pad"].defaults["inputs"]) == ["x", "pads", "value"]
+
+
+def test_the_catalogue_selector_takes_the_models_of_catalogue_operators_only() -> None:
+    chosen = {entry.name for entry in select(list_models(NODE_TESTS), ["catalogue"], ["Pad"])}
+    assert {"test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_wrap_pad"} <= chosen
+    assert "test_averagepool_2d_pads" not in chosen  # AveragePool is not in the list given
+    assert "test_maxpool_2d_pads" not in chosen
+
+
+@needs_toolkit
+def test_a_folder_of_models_runs_as_a_suite_with_the_test_data_as_a_reference(
+    tmp_path: Path,
+) -> None:
+
+    folder = tmp_path / "models"
+    for name in ("test_averagepool_2d_dilations", "test_constant_pad"):
+        shutil.copytree(NODE_TESTS / name, folder / name)
+    onnx.save(relu_model(19, ["N", 2, 3, 3]), folder / "symbolic.onnx")
+    results = tmp_path / "results"
+    command = [sys.executable, "-m", "pytest", str(MODELS_SUITE), "-p", "no:cacheprovider"]
+    command += ["--models", str(folder), "--results", str(results), "--hil-cache", "off"]
+    env = {**os.environ, "PYTHONPATH": str(MODELS_SUITE.parents[1])}  # this tree's plugin
+    run = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env
+    )
+    assert run.returncode == 1, run.stdout + run.stderr  # the dilated AveragePool fails
+    records = {record.id: record for record in read_records(results)}
+    dilated = records["rk3562/models/test_averagepool_2d_dilations/float16"]
+    assert dilated.verdict == "wrong-result"
+    pad = records["rk3562/models/test_constant_pad/float16"]
+    assert pad.verdict == "confirmed", pad.detail
+    assert pad.reference["agreement"]["test data"]["agrees"] is True
+    assert "input pads frozen into a constant (an operator parameter)" in pad.params["changes"]
+    run_json = json.loads((results / "run.json").read_text())
+    assert {
+        "limit": "models/symbolic",
+        "reason": f"{folder / 'symbolic.onnx'}: input 'x' has shape [N,2,3,3]; give it with "
+        "--input-shape x=D,D,...",
+    } in run_json["unprobed"]
+    assert (results / "bundles").is_dir()

@@ -84,6 +84,7 @@ def model_spec(prepared: PreparedModel) -> OperatorSpec:
             outputs=list(prepared.output_names),
             model=prepared.model,
             calibration=prepared.calibration,
+            expected=prepared.expected,
         )
 
     return OperatorSpec(defaults=defaults, build=build)

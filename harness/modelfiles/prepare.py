@@ -45,6 +45,7 @@ class PreparedModel:
     given: dict[str, np.ndarray] = field(default_factory=dict)  # input name -> its array
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # seeded draws
     calibration: list[list[np.ndarray]] | None = None  # int8 samples, one array per input
+    expected: list[np.ndarray] | None = None  # outputs shipped with the model (node tests)
     changes: list[str] = field(default_factory=list)  # what was done to make it runnable
     source: dict[str, str] = field(default_factory=dict)  # file and sha256 of the original
 

@@ -116,4 +116,5 @@ def build_model(
         output_names=list(graph.outputs),
         feeds=graph.feeds,
         calibration=graph.calibration,
+        expected=graph.expected,
     )

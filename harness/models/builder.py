@@ -47,6 +47,9 @@ class BuiltModel:
     # int8 calibration samples the model's source gives (a user's set, one array per input);
     # None: the case's inputs plus further seeded draws.
     calibration: list[list[np.ndarray]] | None = None
+    # Outputs the model's source gives for these inputs (the ONNX backend node tests' data
+    # sets): one more host reference beside onnx.reference and onnxruntime.
+    expected: list[np.ndarray] | None = None
 
 
 @dataclass
@@ -62,6 +65,7 @@ class Graph:
     # ``assemble`` returns it as it is and ``nodes``/``initializers`` stay empty.
     model: onnx.ModelProto | None = None
     calibration: list[list[np.ndarray]] | None = None  # see BuiltModel.calibration
+    expected: list[np.ndarray] | None = None  # see BuiltModel.expected
 
 
 class Params:
