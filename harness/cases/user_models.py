@@ -12,6 +12,7 @@ host references.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,10 @@ from harness.models.builder import Graph, OperatorSpec, Params
 from harness.spec.properties import PLACEMENT, RESULT
 
 LIMIT = "model"  # the limit column of a user model's record
+UNDOCUMENTED = (
+    "No vendor document covers a user's model: it is expected to run with every layer on the "
+    "NPU and every output matching the host references."
+)
 DTYPES = ("float16", "int8")
 EXPECTS = (
     Expect(PLACEMENT, (), "every layer runs on the NPU", True),
@@ -51,7 +56,13 @@ def model_case(
         documented="supported",
         params={},
         seed=case_seed(case_id) if seed is None else seed,
-        source={**prepared.source, "kind": kind},
+        source={
+            "seed": "user model",
+            "section": Path(prepared.source.get("model", prepared.name)).name,
+            "text": UNDOCUMENTED,
+            **prepared.source,
+            "kind": kind,
+        },
         layer_types=(),  # the whole network is under test
         expects=EXPECTS,
     )

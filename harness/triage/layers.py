@@ -36,6 +36,7 @@ class Layer:
     tensor: str
     placement: str  # "NPU", "CPU" or "" when the layer table does not name the node
     dtype: str
+    compiled: str  # the layer type the compiler made of it (e.g. Conv for a lowered pool)
     passed: bool | None  # None: no observed value for this tensor
     cosine: float | None
     max_abs: float | None
@@ -102,8 +103,11 @@ def _layer(
     record: CaseRecord,
 ) -> Layer:
     placement, dtype = str(where.get("target", "")), str(where.get("dtype", ""))
+    compiled = str(where.get("op", ""))
     if tensor not in observed or tensor not in reference:
-        return Layer(index, label, op, tensor, placement, dtype, None, None, None, "not observed")
+        return Layer(
+            index, label, op, tensor, placement, dtype, compiled, None, None, None, "not observed"
+        )
     result = compare([observed[tensor]], [reference[tensor]], record.tolerance)
     return Layer(
         index,
@@ -112,6 +116,7 @@ def _layer(
         tensor,
         placement,
         dtype,
+        compiled,
         result.passed,
         result.metrics.get("cosine"),
         result.metrics.get("max_abs"),
@@ -133,14 +138,15 @@ def _arrays(folder: Path, names: list[str]) -> dict[str, np.ndarray]:
 
 def format_layers(report: LayerReport) -> str:
     """The table ``hil run --layers`` prints, in graph order."""
-    lines = [f"{'#':>3}  {'node':24} {'op':16} {'where':13} {'cosine':>9} {'max abs':>10}  result"]
+    header = f"{'#':>3}  {'node':24} {'op':16} {'compiled as':26} {'cosine':>9} {'max abs':>10}"
+    lines = [f"{header}  result"]
     for layer in report.layers:
-        where = f"{layer.placement} {layer.dtype}".strip() or "-"
+        where = f"{layer.compiled} {layer.placement} {layer.dtype}".strip() or "-"
         cosine = "-" if layer.cosine is None else f"{layer.cosine:.6f}"
         error = "-" if layer.max_abs is None else f"{layer.max_abs:.4g}"
         status = {True: "ok", False: "PAST TOLERANCE", None: "not observed"}[layer.passed]
         lines.append(
-            f"{layer.index:>3}  {layer.node[:24]:24} {layer.op[:16]:16} {where[:13]:13} "
+            f"{layer.index:>3}  {layer.node[:24]:24} {layer.op[:16]:16} {where[:26]:26} "
             f"{cosine:>9} {error:>10}  {status}"
         )
     first = report.first_bad

@@ -54,6 +54,7 @@ _KINDS = (
     ("CPU fallback", "cpu-fallback"),
     ("precision fallback", "precision-fallback"),
     ("build failed", "build-failure"),
+    ("build aborted", "build-failure"),  # the compiler's own abort (the vendor judge reads it)
     ("runtime failed", "runtime-failure"),
 )
 
