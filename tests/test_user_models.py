@@ -264,3 +264,21 @@ def test_a_folder_of_models_runs_as_a_suite_with_the_test_data_as_a_reference(
         "--input-shape x=D,D,...",
     } in run_json["unprobed"]
     assert (results / "bundles").is_dir()
+
+
+@needs_toolkit
+def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsys) -> None:
+    from sshd import write_sysroot
+
+    board = sshd.board_file(tmp_path / "boards", sysroot=str(write_sysroot(tmp_path / "sys")))
+    assert _hil(tmp_path, "run", "--board", str(board)) == 1
+    out = capsys.readouterr().out
+    assert "rk3562/model/five/float16: wrong-result [loopback]" in out
+    (record,) = read_records(tmp_path / "results")
+    assert record.backend == "loopback" and record.verdict == "wrong-result"
+
+
+def test_a_board_of_another_platform_is_bad_input(sshd, tmp_path: Path, capsys) -> None:
+    board = sshd.board_file(tmp_path / "boards")
+    assert _hil(tmp_path, "run", "--board", str(board), "--platform", "rk3588") == 2
+    assert "a rk3562 board, not rk3588" in capsys.readouterr().err

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.boards.inventory import BoardFileError, load_board
+from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.prepare import (
     ModelFileError,
@@ -117,13 +117,12 @@ class _BadInput(Exception):
 def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
+        board = _board(vendor, args)
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
-    with _backend(vendor, args, results) as runner_args:
-        runner = ModelRunner(
-            results, runner_args, args.platform, dtype, vendor.judge, vendor.recipe
-        )
+    with _backend(vendor, args, board, results) as backend:
+        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         record = runner.run(prepared)
         _print_record(record, prepared)
         if args.layers and record.verdict != "infra-error":
@@ -142,9 +141,10 @@ def run_reduce(args: argparse.Namespace) -> int:
         else:
             vendor, prepared, results = _setup(args, args.model)
             dtype, original = ("int8" if args.quantize else "float16"), None
+        board = _board(vendor, args)
     except _BadInput as exc:
         return _bad_input(exc)
-    with _backend(vendor, args, results) as backend:
+    with _backend(vendor, args, board, results) as backend:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         if original is None:
             original = runner.run(prepared)
@@ -262,14 +262,24 @@ def _bounds(text: str) -> tuple[float, float]:
     return parts[0], parts[1]
 
 
+def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
+    if args.board is None:
+        return None
+    try:
+        board = load_board(args.board, vendor.runtimes)
+    except BoardFileError as exc:
+        raise _BadInput(str(exc)) from None
+    if board.platform != args.platform:
+        raise _BadInput(f"--board {args.board}: a {board.platform} board, not {args.platform}")
+    return board
+
+
 @contextmanager
-def _backend(vendor: Vendor, args: argparse.Namespace, results: Path) -> Iterator[Any]:
+def _backend(
+    vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
+) -> Iterator[Any]:
     write_run_metadata(results, _metadata(vendor, args))
-    if args.board is not None:
-        try:
-            board = load_board(args.board, vendor.runtimes)
-        except BoardFileError as exc:
-            raise SystemExit(_bad_input(exc)) from None
+    if board is not None:
         with vendor.board_target(board, results / CONVERSION_CACHE, args.timeout) as target:
             yield target
         return
