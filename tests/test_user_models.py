@@ -62,6 +62,32 @@ def five_node_model() -> onnx.ModelProto:
     return onnx.shape_inference.infer_shapes(model)
 
 
+def branching_pow_model() -> onnx.ModelProto:
+    """Add, then Relu and Sigmoid of its output meeting in a Pow (base and exponent tensors,
+    which rknn-toolkit2 2.5.0 runs on the CPU), then a Mul."""
+    constants = [
+        numpy_helper.from_array(np.full([1, 4, 1, 1], 0.5, np.float32), "bias"),
+        numpy_helper.from_array(np.full([1, 4, 1, 1], 2.0, np.float32), "two"),
+    ]
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Sigmoid", ["a"], ["s"], name="sigmoid"),
+        helper.make_node("Pow", ["r", "s"], ["p"], name="pow"),
+        helper.make_node("Mul", ["p", "two"], ["y"], name="mul"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "branches",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        constants,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return onnx.shape_inference.infer_shapes(model)
+
+
 def relu_model(opset: int, shape: list[int | str]) -> onnx.ModelProto:
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")],
@@ -122,6 +148,8 @@ def test_a_sub_model_needs_inputs_that_cut_it_off() -> None:
     ]
     assert sub_model(model, ["a"], ["y"]) is not None
     assert sub_model(model, ["m"], ["pooled"]) is None  # the pool still needs x
+    pow_only = sub_model(branching_pow_model(), ["a", "r", "s"], ["p"])
+    assert [info.name for info in pow_only.graph.input] == ["r", "s"]  # "a" is read by nothing
 
 
 def test_a_bad_model_file_is_exit_2_naming_it(tmp_path: Path, capsys) -> None:
@@ -282,3 +310,23 @@ def test_a_board_of_another_platform_is_bad_input(sshd, tmp_path: Path, capsys) 
     board = sshd.board_file(tmp_path / "boards")
     assert _hil(tmp_path, "run", "--board", str(board), "--platform", "rk3588") == 2
     assert "a rk3562 board, not rk3588" in capsys.readouterr().err
+
+
+@needs_toolkit
+def test_a_cpu_fallback_between_two_branches_reduces_to_the_pow_alone(
+    tmp_path: Path, capsys
+) -> None:
+    path = tmp_path / "branches.onnx"
+    onnx.save(branching_pow_model(), path)
+    results = tmp_path / "results"
+    cache = ["--cache", str(tmp_path / "cache"), "--results", str(results)]
+    assert main(["reduce", str(path), *cache]) == 1
+    out = capsys.readouterr().out
+    assert "placement: CPU fallback: whole network: Pow on CPU" in out
+    assert "branch: s made inputs" in out  # no single tensor cuts the Pow off: branches go
+    records = {record.id: record for record in read_records(results)}
+    smallest_id = next(line for line in out.splitlines() if line.startswith("smallest"))
+    smallest = records[smallest_id.rsplit("case ", 1)[1]]
+    assert smallest.verdict == "violation" and "Pow on CPU" in smallest.detail
+    model = onnx.load(str(results / smallest.artifacts / "model.onnx"))
+    assert [node.op_type for node in model.graph.node] == ["Pow"]

@@ -56,6 +56,9 @@ def sub_model(
     needed = {name for node in extracted.graph.node for name in node.input if name}
     if needed - declared - produced or not extracted.graph.node:
         return None
+    unused = [info for info in extracted.graph.input if info.name not in needed]
+    for info in unused:  # an input the part does not read (a branch cut off) is not asked for
+        extracted.graph.input.remove(info)
     try:
         onnx.checker.check_model(extracted, full_check=True)
     except Exception:
