@@ -226,9 +226,11 @@ def test_hil_run_layers_names_the_first_bad_layer_and_reduce_takes_the_case(
     ]
     assert (results / "report.md").is_file()
     cache = str(tmp_path / "cache")
+    run_json = (results / "run.json").read_text()
     assert main(["reduce", str(results), "rk3562/model/five/float16", "--cache", cache]) == 1
     out = capsys.readouterr().out
     assert "smallest failing model: 1 nodes" in out
+    assert (results / "run.json").read_text() == run_json  # the run being reduced keeps its own
 
 
 # -- a folder of models as a suite -----------------------------------------------------------

@@ -36,7 +36,12 @@ from harness.modelfiles.prepare import (
 from harness.pipeline import Vendor, host_versions
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
-from harness.results.journal import JournalError, read_records, write_run_metadata
+from harness.results.journal import (
+    JournalError,
+    read_records,
+    read_run_metadata,
+    write_run_metadata,
+)
 from harness.results.records import CaseRecord
 from harness.text import printable
 from harness.timeouts import timeout_problem
@@ -118,6 +123,7 @@ def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
         board = _board(vendor, args)
+        _start(vendor, args, results)
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
@@ -142,6 +148,7 @@ def run_reduce(args: argparse.Namespace) -> int:
             vendor, prepared, results = _setup(args, args.model)
             dtype, original = ("int8" if args.quantize else "float16"), None
         board = _board(vendor, args)
+        _start(vendor, args, results)
     except _BadInput as exc:
         return _bad_input(exc)
     with _backend(vendor, args, board, results) as backend:
@@ -278,7 +285,6 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
 def _backend(
     vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
 ) -> Iterator[Any]:
-    write_run_metadata(results, _metadata(vendor, args))
     if board is not None:
         with vendor.board_target(board, results / CONVERSION_CACHE, args.timeout) as target:
             yield target
@@ -286,6 +292,16 @@ def _backend(
     cache = None if args.cache == "off" else Path(args.cache)
     with vendor.simulator(args.timeout, cache) as target:
         yield target
+
+
+def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
+    """Write run.json, unless the folder has one (a suite's, whose case is being reduced)."""
+    try:
+        if read_run_metadata(results):
+            return
+    except JournalError as exc:
+        raise _BadInput(str(exc)) from None
+    write_run_metadata(results, _metadata(vendor, args))
 
 
 def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
