@@ -252,6 +252,9 @@ def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
         "input value frozen into a constant (an operator parameter)",
         "opset lowered from 23 to 19 (onnx.version_converter; Pad)",
     ]
+    assert [case.layer_types for case in found.cases] == [(), ()]  # no catalogue given
+    (pad_case,) = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], ["Pad"]).cases
+    assert pad_case.layer_types == ("Pad",)  # judged on its operator's layers
     kept = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], freeze_parameters=False)
     assert list(kept.specs["models:test_constant_pad"].defaults["inputs"]) == ["x", "pads", "value"]
 

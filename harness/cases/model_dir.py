@@ -2,9 +2,11 @@
 
 Every model of the folder (``harness.modelfiles.nodetests``: ``.onnx`` files and ONNX backend
 node tests) becomes a user-model case of kind ``models``: its data set feeds it and its
-expected outputs are a further host reference; operator parameters given as graph inputs are
-frozen into constants (``harness.modelfiles.freeze``) unless asked not to, and the case's
-parameters record it. A model the harness cannot make runnable (an opset that cannot be
+expected outputs are a further host reference. A model of one catalogue operator is judged on
+that operator's compiled layers (its name and the layer names its declaration lists), as the
+operator suites judge it; any other on the whole network. Operator parameters given as graph
+inputs are frozen into constants (``harness.modelfiles.freeze``) unless asked not to, and the
+case's parameters record it. A model the harness cannot make runnable (an opset that cannot be
 lowered, a symbolic input shape, another domain's operators) is not a case: it is listed with
 the reason, as the report lists limits no case probes.
 """
@@ -27,6 +29,7 @@ from harness.modelfiles.prepare import (
     load_model,
     prepare,
 )
+from harness.models import PROBING
 from harness.models.builder import OperatorSpec
 
 KIND = "models"
@@ -48,13 +51,17 @@ def directory_cases(
 ) -> DirectoryCases:
     """The cases of the models of ``folder`` that ``patterns`` select (``select``)."""
     found = DirectoryCases()
+    operators = tuple(operators)
     for entry in select(list_models(folder), patterns, operators):
         try:
             prepared = prepared_entry(entry, freeze_parameters)
         except ModelFileError as exc:
             found.not_runnable.append({"limit": f"{KIND}/{entry.name}", "reason": str(exc)})
             continue
-        case, specs = model_case(prepared, platform, "float16", kind=KIND)
+        ops = {node.op_type for node in prepared.model.graph.node}
+        documented = next(iter(ops)) if len(ops) == 1 and ops <= set(operators) else None
+        layers = (documented, *PROBING[documented].layer_aliases) if documented else ()
+        case, specs = model_case(prepared, platform, "float16", kind=KIND, layer_types=layers)
         found.cases.append(case)
         found.specs.update(specs)
     return found

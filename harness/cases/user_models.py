@@ -35,12 +35,18 @@ EXPECTS = (
 
 
 def model_case(
-    prepared: PreparedModel, platform: str, dtype: str, kind: str = "model", seed: int | None = None
+    prepared: PreparedModel,
+    platform: str,
+    dtype: str,
+    kind: str = "model",
+    seed: int | None = None,
+    layer_types: tuple[str, ...] = (),
 ) -> tuple[Case, dict[str, OperatorSpec]]:
     """The case of ``prepared`` on ``platform`` in ``dtype``, and the declaration it names.
 
     ``kind`` is the id's middle part ("model", "reduce", "layers"...); the seed defaults to the
-    id's recorded seed.
+    id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
+    layers (a single-operator model of the catalogue); by default the whole network counts.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
@@ -63,7 +69,7 @@ def model_case(
             **prepared.source,
             "kind": kind,
         },
-        layer_types=(),  # the whole network is under test
+        layer_types=layer_types,
         expects=EXPECTS,
     )
     return case, {op: model_spec(prepared)}
