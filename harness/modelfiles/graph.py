@@ -44,26 +44,37 @@ def float_tensors(model: onnx.ModelProto) -> list[tuple[int, str]]:
     ]
 
 
+class Cutter:
+    """Cuts sub-models out of one model; shapes are inferred once, not per cut."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self._extractor = utils.Extractor(model)
+
+    def cut(self, inputs: Sequence[str], outputs: Sequence[str]) -> onnx.ModelProto | None:
+        """The part computing ``outputs`` from ``inputs`` (plus constants), or None when
+        ``inputs`` do not cut it off from the rest (the part would need other graph inputs)."""
+        extracted = self._extractor.extract_model(list(inputs), list(outputs))
+        declared = {info.name for info in extracted.graph.input}
+        declared |= {init.name for init in extracted.graph.initializer}
+        produced = {name for node in extracted.graph.node for name in node.output}
+        needed = {name for node in extracted.graph.node for name in node.input if name}
+        if needed - declared - produced or not extracted.graph.node:
+            return None
+        unused = [info for info in extracted.graph.input if info.name not in needed]
+        for info in unused:  # an input the part does not read (a branch cut off) is not asked for
+            extracted.graph.input.remove(info)
+        try:
+            onnx.checker.check_model(extracted, full_check=True)
+        except Exception:
+            return None
+        return extracted
+
+
 def sub_model(
     model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequence[str]
 ) -> onnx.ModelProto | None:
-    """The part of ``model`` computing ``outputs`` from ``inputs`` (plus constants), or None
-    when ``inputs`` do not cut it off from the rest (the part would need other graph inputs)."""
-    extracted = utils.Extractor(model).extract_model(list(inputs), list(outputs))
-    declared = {info.name for info in extracted.graph.input}
-    declared |= {init.name for init in extracted.graph.initializer}
-    produced = {name for node in extracted.graph.node for name in node.output}
-    needed = {name for node in extracted.graph.node for name in node.input if name}
-    if needed - declared - produced or not extracted.graph.node:
-        return None
-    unused = [info for info in extracted.graph.input if info.name not in needed]
-    for info in unused:  # an input the part does not read (a branch cut off) is not asked for
-        extracted.graph.input.remove(info)
-    try:
-        onnx.checker.check_model(extracted, full_check=True)
-    except Exception:
-        return None
-    return extracted
+    """``Cutter(model).cut(inputs, outputs)``, for a single cut."""
+    return Cutter(model).cut(inputs, outputs)
 
 
 def exposed(model: onnx.ModelProto, tensors: Sequence[str]) -> onnx.ModelProto:

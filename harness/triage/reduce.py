@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import onnx
 
-from harness.modelfiles.graph import graph_inputs, sub_model, tensor_values
+from harness.modelfiles.graph import Cutter, graph_inputs, tensor_values
 from harness.modelfiles.prepare import PreparedModel, prepare
 from harness.results.records import CaseRecord
 from harness.triage.runner import ModelRunner
@@ -106,6 +106,7 @@ class Reducer:
         self.runner = runner
         self.prepared = prepared
         self.model = prepared.model
+        self._cutter = Cutter(self.model)
         missing = [name for name in prepared.input_names if name not in prepared.given]
         if missing:  # the cuts are fed values computed from the inputs the original ran on
             raise ValueError(f"{original.id}: the inputs it ran on are needed; missing {missing}")
@@ -131,7 +132,7 @@ class Reducer:
     def _suffix(self, inputs: list[str], outputs: list[str]) -> list[str]:
         if len(outputs) != 1:
             return outputs
-        current = sub_model(self.model, inputs, outputs)
+        current = self._cutter.cut(inputs, outputs)
         if current is None:
             return outputs
         candidates = [node.output[0] for node in current.graph.node if node.output[0]]
@@ -143,14 +144,14 @@ class Reducer:
         return [cut] if cut is not None else outputs
 
     def _prefix(self, inputs: list[str], outputs: list[str]) -> list[str]:
-        current = sub_model(self.model, inputs, outputs)
+        current = self._cutter.cut(inputs, outputs)
         if current is None:
             return inputs
         # tensors every path to the outputs passes through: alone they cut the model off
         candidates = [
             node.output[0]
             for node in current.graph.node[:-1]
-            if node.output[0] and sub_model(self.model, [node.output[0]], outputs) is not None
+            if node.output[0] and self._cutter.cut([node.output[0]], outputs) is not None
         ]
         cut = self._bisect(
             candidates, lambda t: self._fails([t], outputs, f"prefix: input {t}"), earliest=False
@@ -161,13 +162,13 @@ class Reducer:
         changed = True
         while changed:
             changed = False
-            current = sub_model(self.model, inputs, outputs)
+            current = self._cutter.cut(inputs, outputs)
             if current is None or len(current.graph.node) <= 1:
                 return
             for node in current.graph.node[:-1]:
                 made = [name for name in node.output if name]
                 trial = [*inputs, *made]
-                candidate = sub_model(self.model, trial, outputs)
+                candidate = self._cutter.cut(trial, outputs)
                 if candidate is None or len(candidate.graph.node) >= len(current.graph.node):
                     continue
                 kept_inputs = graph_inputs(candidate)
@@ -194,7 +195,7 @@ class Reducer:
     def _fails(self, inputs: list[str], outputs: list[str], what: str) -> bool:
         """Run the sub-model from ``inputs`` to ``outputs`` as the next step; True if it shows
         the original failure (it then becomes the smallest when it is smaller)."""
-        candidate = sub_model(self.model, inputs, outputs)
+        candidate = self._cutter.cut(inputs, outputs)
         if candidate is None:
             return False
         number = len(self.reduction.steps) + 1
