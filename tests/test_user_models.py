@@ -109,6 +109,31 @@ def test_a_newer_opset_is_lowered_and_the_change_recorded() -> None:
     assert prepared.changes == ["opset lowered from 21 to 19 (onnx.version_converter; Relu)"]
 
 
+def one_node_model(op: str, opset: int) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], name=op.lower())],
+        op,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    return model
+
+
+def test_without_a_converter_a_types_only_revision_is_relabelled_and_others_refused() -> None:
+    # onnx.version_converter has no adapter from 22 for GlobalMaxPool, whose opset-22 revision
+    # only added types; Gelu does not exist at opset 19.
+    prepared = prepare(one_node_model("GlobalMaxPool", 22), "gmp", "gmp.onnx")
+    assert [o.version for o in prepared.model.opset_import if o.domain == ""] == [19]
+    assert prepared.changes == [
+        "opset relabelled from 22 to 19: the revisions of GlobalMaxPool in between changed only "
+        "type constraints, and the model's types are allowed at 19"
+    ]
+    with pytest.raises(ModelFileError, match=r"gelu.onnx: opset 20 is newer than the 19 .* cannot"):
+        prepare(one_node_model("Gelu", 20), "gelu", "gelu.onnx")
+
+
 def test_a_symbolic_input_needs_a_shape_and_the_error_names_the_input() -> None:
     model = relu_model(19, ["N", 2, 3, 3])
     with pytest.raises(ModelFileError, match=r"relu.onnx: input 'x' has shape \[N,2,3,3\]"):

@@ -2,7 +2,8 @@
 
 ``prepare`` takes a loaded model and returns a :class:`PreparedModel`: the model at an opset
 the vendor toolkits accept (lowered with ``onnx.version_converter`` when the model is newer
-and the conversion is defined for its operators), every graph input with a fixed shape (from
+and the conversion is defined for its operators, else relabelled when the operators'
+revisions in between only widened their types), every graph input with a fixed shape (from
 the model, ``input_shapes`` or the given arrays), shape-inferred and checked, plus the inputs
 given for it. Everything changed on the way is listed in ``PreparedModel.changes``, which the
 case records in its parameters.
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, version_converter
+from onnx import defs, helper, version_converter
 
 from harness.models.builder import OPSET, fp16_exact
 
@@ -145,18 +146,72 @@ def _lowered(model: onnx.ModelProto, where: str, changes: list[str]) -> onnx.Mod
     opset = opset_of(model)
     if opset <= OPSET:
         return model
+    ops = sorted({node.op_type for node in model.graph.node})
     try:
         lowered = version_converter.convert_version(model, OPSET)
     except Exception as exc:
+        if _types_only(model, opset):
+            relabelled = onnx.ModelProto.FromString(model.SerializeToString())
+            for entry in relabelled.opset_import:
+                if entry.domain in ("", "ai.onnx"):
+                    entry.version = OPSET
+            changes.append(
+                f"opset relabelled from {opset} to {OPSET}: the revisions of {', '.join(ops)} in "
+                f"between changed only type constraints, and the model's types are allowed at "
+                f"{OPSET}"
+            )
+            return relabelled
         raise ModelFileError(
             f"{where}: opset {opset} is newer than the {OPSET} the toolkit accepts and cannot be "
             f"lowered: {exc}"
         ) from None
-    ops = sorted({node.op_type for node in model.graph.node})
     changes.append(
         f"opset lowered from {opset} to {OPSET} (onnx.version_converter; {', '.join(ops)})"
     )
     return lowered
+
+
+def _types_only(model: onnx.ModelProto, opset: int) -> bool:
+    """Whether every node's operator has the same signature (inputs, outputs, attributes with
+    their defaults) at ``opset`` and at ``OPSET``, and the node's input types are allowed at
+    ``OPSET``: the revisions in between (bfloat16, float8, int4 additions) only widened types."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        return False
+    types = {
+        info.name: info.type.tensor_type.elem_type
+        for info in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]
+    }
+    types |= {init.name: init.data_type for init in inferred.graph.initializer}
+    for node in inferred.graph.node:
+        try:
+            new, old = (defs.get_schema(node.op_type, v, node.domain) for v in (opset, OPSET))
+        except Exception:  # no schema at OPSET: the operator is newer
+            return False
+        if _signature(new) != _signature(old):
+            return False
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in old.type_constraints}
+        for index, name in enumerate(node.input):
+            if not name or name not in types:
+                continue
+            formal = old.inputs[min(index, len(old.inputs) - 1)]
+            wanted = allowed.get(formal.type_str)
+            elem = onnx.TensorProto.DataType.Name(types[name]).lower()
+            if wanted is not None and f"tensor({elem})" not in wanted:
+                return False
+    return True
+
+
+def _signature(schema: defs.OpSchema) -> tuple[Any, ...]:
+    return (
+        [(p.name, p.type_str, p.option) for p in schema.inputs],
+        [(p.name, p.type_str, p.option) for p in schema.outputs],
+        sorted(
+            (name, a.type, a.required, a.default_value.SerializeToString())
+            for name, a in schema.attributes.items()
+        ),
+    )
 
 
 def _fixed_shape(
