@@ -184,6 +184,11 @@ def test_a_bad_model_file_is_exit_2_naming_it(tmp_path: Path, capsys) -> None:
     assert f"{bad}: not an ONNX model" in capsys.readouterr().err
     assert main(["run", str(tmp_path / "none.onnx"), "--results", str(tmp_path / "r")]) == 2
     assert "none.onnx: no such model file" in capsys.readouterr().err
+    assert main(["reduce", str(tmp_path)]) == 2
+    assert f"{tmp_path}: a results directory; give the case id after it" in capsys.readouterr().err
+    (tmp_path / "journal.jsonl").write_text("")
+    assert main(["reduce", str(tmp_path), "rk3562/model/x/float16"]) == 2
+    assert "journal.jsonl: journal holds no records" in capsys.readouterr().err
 
 
 # -- on the simulator ----------------------------------------------------------------------

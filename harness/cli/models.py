@@ -144,6 +144,8 @@ def run_reduce(args: argparse.Namespace) -> int:
         if args.case is not None:
             vendor, prepared, results, original = _from_results(args)
             dtype = original.dtype
+        elif args.model.is_dir():
+            raise _BadInput(f"{args.model}: a results directory; give the case id after it")
         else:
             vendor, prepared, results = _setup(args, args.model)
             dtype, original = ("int8" if args.quantize else "float16"), None
