@@ -319,6 +319,9 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
         }
         for name, op in _catalogue(pytestconfig).operators.items()
     }
+    # a model of one catalogue operator is compared with that operator's tolerance
+    documented = _directory(pytestconfig).documented.items()
+    tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
     with ExitStack() as stack:
 

@@ -283,8 +283,10 @@ def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
         "opset lowered from 23 to 19 (onnx.version_converter; Pad)",
     ]
     assert [case.layer_types for case in found.cases] == [(), ()]  # no catalogue given
-    (pad_case,) = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], ["Pad"]).cases
+    documented = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], ["Pad"])
+    (pad_case,) = documented.cases
     assert pad_case.layer_types == ("Pad",)  # judged on its operator's layers
+    assert documented.documented == {pad_case.op: "Pad"}  # and with its tolerance
     kept = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], freeze_parameters=False)
     assert list(kept.specs["models:test_constant_pad"].defaults["inputs"]) == ["x", "pads", "value"]
 

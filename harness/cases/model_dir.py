@@ -3,12 +3,12 @@
 Every model of the folder (``harness.modelfiles.nodetests``: ``.onnx`` files and ONNX backend
 node tests) becomes a user-model case of kind ``models``: its data set feeds it and its
 expected outputs are a further host reference. A model of one catalogue operator is judged on
-that operator's compiled layers (its name and the layer names its declaration lists), as the
-operator suites judge it; any other on the whole network. Operator parameters given as graph
-inputs are frozen into constants (``harness.modelfiles.freeze``) unless asked not to, and the
-case's parameters record it. A model the harness cannot make runnable (an opset that cannot be
-lowered, a symbolic input shape, another domain's operators) is not a case: it is listed with
-the reason, as the report lists limits no case probes.
+that operator's compiled layers (its name and the layer names its declaration lists) and with
+its tolerance, as the operator suites judge it; any other on the whole network. Operator
+parameters given as graph inputs are frozen into constants (``harness.modelfiles.freeze``)
+unless asked not to, and the case's parameters record it. A model the harness cannot make
+runnable (an opset that cannot be lowered, a symbolic input shape, another domain's operators)
+is not a case: it is listed with the reason, as the report lists limits no case probes.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class DirectoryCases:
     cases: list[Case] = field(default_factory=list)
     specs: dict[str, OperatorSpec] = field(default_factory=dict)
     not_runnable: list[dict[str, str]] = field(default_factory=list)  # {"limit", "reason"}
+    documented: dict[str, str] = field(default_factory=dict)  # case op -> its catalogue operator
 
 
 def directory_cases(
@@ -64,6 +65,8 @@ def directory_cases(
         case, specs = model_case(prepared, platform, "float16", kind=KIND, layer_types=layers)
         found.cases.append(case)
         found.specs.update(specs)
+        if documented:
+            found.documented[case.op] = documented
     return found
 
 
