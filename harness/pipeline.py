@@ -90,6 +90,8 @@ def host_versions() -> dict[str, str]:
 def calibration_dataset(
     case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec]
 ) -> list[list[np.ndarray]]:
+    if built.calibration is not None:  # the model's source gives its own set
+        return built.calibration
     extra = [
         build_model(case.op, case.params, case.seed + k, specs).inputs
         for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)
