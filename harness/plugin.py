@@ -15,7 +15,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -277,13 +276,7 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
     """The backend of this pytest process (a board, else one reused simulator worker)."""
     option = pytestconfig.getoption
     results = Path(option("results"))
-    tolerances = {
-        name: {
-            dtype: {k: v for k, v in asdict(tol).items() if v is not None}
-            for dtype, tol in op.tolerance.items()
-        }
-        for name, op in _catalogue(pytestconfig).operators.items()
-    }
+    tolerances = _catalogue(pytestconfig).tolerances()
     vendor = _vendor(pytestconfig)
     with ExitStack() as stack:
 

@@ -16,6 +16,7 @@ from harness import __version__
 from harness.cli import boards as boards_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
+from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     reporting_cli.register,
     boards_cli.register,
     known_issues_cli.register,
+    probe_cli.register,
 ]
 
 
