@@ -28,7 +28,7 @@ def _rows(probes: list[ProbeRecord]) -> list[tuple[str, ...]]:
         if probe.stop == "skipped":
             rows.append((bound, probe.dtype, documented, "not probed", "", "0", probe.stop_detail))
             continue
-        change = f"{probe.before} → {probe.after}" if probe.after else probe.before
+        change = f"{probe.before} → {probe.after}" if probe.after else f"none ({probe.before})"
         stop = f"{probe.stop}: {probe.stop_detail}" if probe.stop_detail else probe.stop
         steps = f"{len(probe.steps)}/{probe.budget}"
         rows.append((bound, probe.dtype, documented, probe.observed(), change, steps, stop))

@@ -1,0 +1,43 @@
+"""One real ``hil probe`` on the simulator: a small bound, a few steps, every step a case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.results.journal import read_records
+from harness.results.probes import read_probes
+
+pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
+
+BOUND = "rk3562/MaxPool/attr/strides/strides_h/int8/upper"
+
+
+def test_probe_of_maxpool_stride_on_the_simulator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "probe"
+    argv = ["probe", "-k", "MaxPool and strides_h and int8", "--steps", "4"]
+    assert main([*argv, "--results", str(results), "--hil-cache", str(tmp_path / "cache")]) == 0
+    (probe,) = read_probes(results)
+    assert probe.id == BOUND and (probe.edge, probe.budget) == (8, 4)
+    assert 1 <= len(probe.steps) <= 4 and probe.steps[0].value == 8
+    assert probe.backend == "simulator" and "rknn_toolkit2" in probe.versions
+    records = {record.id: record for record in read_records(results)}
+    for step in probe.steps:  # each step is an ordinary journaled case with its artifacts
+        record = records[step.case]
+        assert record.params["strides"][0] == step.value
+        assert (results / record.artifacts / "model.onnx").is_file()
+        assert step.verdict == record.verdict
+    if probe.first_bad is not None:
+        assert probe.first_bad_case is not None
+        assert list((results / "bundles").glob("*.tar.gz"))
+    assert probe.last_good is not None and probe.last_good >= 8
+    out = capsys.readouterr().out
+    assert BOUND in out and "step cases" in out
+    assert main(["report", str(results)]) == 0
+    report = (results / "report.md").read_text()
+    assert "## Real limits" in report and r"strides\_h in (0,8\] (edge 8)" in report
+    assert main(["diff", str(results), str(results)]) == 0
