@@ -29,7 +29,7 @@ from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
 from harness.nightly.identity import identity
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import CONVERSION_CACHE, CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord
@@ -46,7 +46,6 @@ from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
-CONVERSION_CACHE = ".conversion-cache"  # converted models for boards, in the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 

@@ -1,13 +1,15 @@
-"""One real ``hil probe`` on the simulator: a small bound, a few steps, every step a case."""
+"""Real ``hil probe`` runs: on the simulator and on a loopback board, a small bound, a few
+steps, every step a case."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from sshd import SshServer, write_sysroot
 
 from harness.cli import main
-from harness.results.journal import read_records
+from harness.results.journal import read_records, read_run_metadata
 from harness.results.probes import read_probes
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
@@ -41,3 +43,29 @@ def test_probe_of_maxpool_stride_on_the_simulator(
     report = (results / "report.md").read_text()
     assert "## Real limits" in report and r"strides\_h in (0,8\] (edge 8)" in report
     assert main(["diff", str(results), str(results)]) == 0
+
+
+def test_probe_runs_on_a_board(
+    sshd: SshServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``--boards``, the steps run on the platform's board (a loopback board here)."""
+    boards = tmp_path / "boards"
+    sshd.board_file(boards, sysroot=str(write_sysroot(tmp_path / "sysroot")))
+    results = tmp_path / "probe"
+    argv = ["probe", "-k", "MaxPool and strides_h and int8", "--steps", "2"]
+    assert main([*argv, "--results", str(results), "--boards", str(boards)]) == 0
+    (probe,) = read_probes(results)
+    assert probe.backend == "loopback" and len(probe.steps) == 2
+    assert {record.backend for record in read_records(results)} == {"loopback"}
+    assert read_run_metadata(results)["backend"] == "board"
+
+
+def test_probe_without_a_board_file_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    with pytest.raises(SystemExit) as stopped:
+        main(["probe", "-k", "MaxPool", "--results", str(tmp_path / "r"), "--boards", str(boards)])
+    assert stopped.value.code == 2
+    assert f"--boards {boards}: no board file for platform rk3562" in capsys.readouterr().err

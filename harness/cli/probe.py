@@ -1,4 +1,4 @@
-"""``hil probe``: where each documented numeric limit really is, on the simulator.
+"""``hil probe``: where each documented numeric limit really is, on the simulator or a board.
 
 For every selected bound (``-k``, pytest-style, on bound ids such as
 ``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``) a search walks from the documented
@@ -18,13 +18,15 @@ import argparse
 import os
 import time
 import warnings
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.models import OPERATOR_SPECS
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import CONVERSION_CACHE, CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
 from harness.probe.steps import Bound, Skipped, numeric_bounds
 from harness.report.bundle import BundleError, make_bundle
@@ -32,6 +34,8 @@ from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.spec.operators import OperatorCatalogue, load_operators
+from harness.targets.selection import platform_boards
+from harness.targets.target import Target
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
@@ -73,6 +77,14 @@ def register(subparsers: Subparsers) -> None:
         "--hil-cache",
         default=DEFAULT_CACHE,
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+    )
+    parser.add_argument(
+        "--boards",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder of board files: run on the platform's first board there (default: the "
+        "simulator)",
     )
     parser.add_argument("--list", action="store_true", help="list the selected bounds and exit")
     parser.set_defaults(handler=run_probe, parser=parser)
@@ -122,7 +134,26 @@ def run_probe(args: argparse.Namespace) -> int:
         args.results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         parser.error(f"--results {args.results}: not a usable folder: {exc.strerror}")
-    return _run(args, vendor, catalogue, bounds, skipped)
+    board = None
+    if args.boards is not None:
+        try:
+            boards = platform_boards(args.boards, args.platform, vendor.runtimes)
+        except BoardFileError as exc:
+            parser.error(f"--boards: {exc}")
+        if not boards:
+            parser.error(f"--boards {args.boards}: no board file for platform {args.platform}")
+        board = boards[0]
+    return _run(args, vendor, catalogue, bounds, skipped, board)
+
+
+def _target(
+    args: argparse.Namespace, vendor: Vendor, board: Board | None
+) -> AbstractContextManager[Target]:
+    """The board when one is given, else the simulator."""
+    if board is not None:
+        return vendor.board_target(board, args.results / CONVERSION_CACHE, args.timeout)
+    cache = None if args.hil_cache == "off" else Path(args.hil_cache)
+    return vendor.simulator(args.timeout, cache)
 
 
 def _run(
@@ -131,6 +162,7 @@ def _run(
     catalogue: OperatorCatalogue,
     bounds: list[Bound],
     skipped: list[Skipped],
+    board: Board | None,
 ) -> int:
     results: Path = args.results
     write_run_metadata(
@@ -138,19 +170,18 @@ def _run(
         {
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "platform": args.platform,
-            "backend": "sim",
+            "backend": "sim" if board is None else "board",
             "versions": {**host_versions(), **vendor.versions()},
             "probe": {"selection": args.selection or "", "steps": args.steps},
         },
     )
     clock = time.monotonic()
-    cache = None if args.hil_cache == "off" else Path(args.hil_cache)
 
     def finished(record: ProbeRecord) -> None:
         append_probe(results, record)
         print(f"{record.id}: {record.observed()} after {len(record.steps)} steps", flush=True)
 
-    with vendor.simulator(args.timeout, cache) as backend:
+    with _target(args, vendor, board) as backend:
         models = {**OPERATOR_SPECS, **vendor.models}
         executor = CaseExecutor(
             results, backend, catalogue.tolerances(), models, vendor.judge, vendor.recipe
