@@ -302,7 +302,7 @@ def _adopted_broadcast_variants(
 # -- single variants, for a search along one bound (``harness.probe``) ----------------------
 
 
-def bound_variant(catalogue: OperatorCatalogue, op: Operator, limit: Limit, value: int) -> Variant:
+def bound_variant(op: Operator, limit: Limit, value: int) -> Variant:
     """The model probing a numeric ``limit`` (range, broadcast, product) at ``value``: the
     parameters the generator's cases of ``limit`` vary, set to ``value``; a product's second
     factor, the first held at the square root of the cap.

@@ -9,9 +9,9 @@ exactly the case the operator generator would make of that value (``variant_case
 scheme, documented status, expectations, model and artifacts, so every step is reproducible
 and bundles like any case.
 
-Bounds whose first outside model would exceed the size budget are not searched; they are
-listed with the reason (``Skipped``), as are the numeric limits no model expresses and the
-limit kinds that have no single bound (multiple-of, value sets).
+Bounds whose edge or first outside model would exceed the size budget, or that no model
+parameter expresses, are not searched: they are listed with the reason (``Skipped``). Limit
+kinds without a single numeric bound (multiple-of rules, value sets, dtypes) are not bounds.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Bound:
 
     def case(self, value: int) -> Case:
         """The step at ``value``: a normal case of the limit."""
-        variant = bound_variant(self.catalogue, self.op, self.limit, value)
+        variant = bound_variant(self.op, self.limit, value)
         return variant_case(self.catalogue, self.op, self.limit, self.dtype, variant)
 
     def skip(self, value: int, max_elements: int = MAX_ELEMENTS) -> str | None:
