@@ -15,7 +15,7 @@ from _pytest.mark.expression import Expression
 
 from harness.cases.case import Case
 from harness.pipeline import CaseExecutor
-from harness.probe.search import Search
+from harness.probe.search import INFRA, Search
 from harness.probe.steps import Bound, Skipped, behaviour
 from harness.results.probes import ProbeRecord, ProbeStep
 from harness.results.records import CaseRecord
@@ -121,6 +121,8 @@ def answer_of(
     answer.stop, answer.stop_detail = search.stop, search.stop_detail
     answer.last_good, answer.first_bad = search.good, search.bad
     answer.steps = steps
+    if search.stop == INFRA and steps:  # what the step that said nothing reported
+        answer.stop_detail = steps[-1].behaviour
     seen = {step.value: step.behaviour for step in steps}
     answer.before = seen.get(search.good, "") if search.good is not None else ""
     answer.after = seen.get(search.bad, "") if search.bad is not None else ""
