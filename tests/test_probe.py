@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe.runner import select
+from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
 from harness.report.real_limits import boundary_changes, real_limits_markdown
@@ -275,3 +275,21 @@ def test_hil_probe_rejects_a_bad_selection() -> None:
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "no numeric bound matches" in done.stderr
+
+
+def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
+    bounds, _ = numeric_bounds(load_operators(), ops=["MaxPool"], dtypes=("int8",))
+    (bound,) = select(bounds, "kernel_h")
+    search = walk(lambda v: None if v > 8 else True, edge=7, direction=1, budget=20)
+    seen = {None: ("infra error: timed out", "infra-error"), True: ("NPU, correct", "doc-drift")}
+    steps = [ProbeStep(v, bound.case(v).id, ok, *seen[ok]) for v, ok in search.tried]
+    first = _record("confirmed", [])
+    answer = answer_of(bound, search, steps, {steps[0].case: first})
+    assert (answer.stop, answer.stop_detail) == ("infra", "infra error: timed out")
+    assert (answer.last_good, answer.first_bad, answer.before, answer.after) == (
+        8,
+        None,
+        "NPU, correct",
+        "",
+    )
+    assert answer.observed() == ">= 8 (infra)" and answer.backend == "simulator"
