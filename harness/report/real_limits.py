@@ -53,7 +53,7 @@ def real_limits_html(probes: list[ProbeRecord]) -> str:
         "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
         for row in _rows(probes)
     )
-    return f"<h2>Real limits</h2><table><tr>{head}</tr>{body}</table>"
+    return f'<h2 id="real-limits">Real limits</h2><table><tr>{head}</tr>{body}</table>'
 
 
 def format_table(probes: list[ProbeRecord]) -> str:
