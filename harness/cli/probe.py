@@ -59,7 +59,10 @@ def register(subparsers: Subparsers) -> None:
         help='bounds to probe, e.g. "Expand or MaxPool", "kernel and not int8" (default: all)',
     )
     parser.add_argument(
-        "--results", type=Path, default=Path("probe-results"), help="results directory"
+        "--results",
+        type=Path,
+        default=Path("probe-results"),
+        help="results directory (default %(default)s)",
     )
     parser.add_argument(
         "--steps",
