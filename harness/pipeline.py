@@ -42,6 +42,8 @@ from harness.text import redact, redacted
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
+# Converted models for boards, in the results directory.
+CONVERSION_CACHE = ".conversion-cache"
 # Judges the properties every target can serve; a vendor's judge adds its own observers.
 GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 # The files that reproduce a job with a vendor's own tools (name -> content), written into the

@@ -15,7 +15,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
 from harness.nightly.identity import identity
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import CONVERSION_CACHE, CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord
@@ -49,7 +48,6 @@ from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
-CONVERSION_CACHE = ".conversion-cache"  # converted models for boards, in the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 
@@ -312,13 +310,7 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
     """The backend of this pytest process (a board, else one reused simulator worker)."""
     option = pytestconfig.getoption
     results = Path(option("results"))
-    tolerances = {
-        name: {
-            dtype: {k: v for k, v in asdict(tol).items() if v is not None}
-            for dtype, tol in op.tolerance.items()
-        }
-        for name, op in _catalogue(pytestconfig).operators.items()
-    }
+    tolerances = _catalogue(pytestconfig).tolerances()
     # a model of one catalogue operator is compared with that operator's tolerance
     documented = _directory(pytestconfig).documented.items()
     tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}

@@ -17,6 +17,7 @@ from harness.cli import boards as boards_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
+from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     boards_cli.register,
     known_issues_cli.register,
     models_cli.register,
+    probe_cli.register,
 ]
 
 

@@ -20,7 +20,9 @@ from harness.report.diff import (
     format_table,
     summarize,
 )
+from harness.report.real_limits import boundary_changes, format_changes
 from harness.results.journal import JournalError, read_records
+from harness.results.probes import read_probes
 
 BAD_INPUT = 2
 
@@ -79,6 +81,7 @@ def run_report(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     try:
         old, new = read_records(args.old), read_records(args.new)
+        moved = boundary_changes(read_probes(args.old), read_probes(args.new))
     except (JournalError, OSError) as exc:
         return _bad_input(exc)
     changes = diff_records(old, new, args.metric_threshold)
@@ -88,11 +91,14 @@ def run_diff(args: argparse.Namespace) -> int:
             "metric_threshold": args.metric_threshold,
             "summary": summary.to_json(),
             "changes": [change.to_json() for change in changes],
+            "boundaries": [change.to_json() for change in moved],
         }
         emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
-    return 1 if changes else 0
+        if moved:  # ``hil probe`` runs: the observed boundaries that moved
+            emit("Real limits that moved:\n" + format_changes(moved))
+    return 1 if changes or moved else 0
 
 
 def run_repro(args: argparse.Namespace) -> int:

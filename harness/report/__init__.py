@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from harness.report.baseline import baseline_changes
@@ -11,6 +12,7 @@ from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
 from harness.results.journal import read_records, read_run_metadata
+from harness.results.probes import read_probes
 
 REPORT_NAMES = ("report.md", "report.html")
 
@@ -22,6 +24,7 @@ def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     report = build_report(
         records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
     )
+    report = replace(report, probes=read_probes(results_dir))
     written = []
     for name, text in zip(
         REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True

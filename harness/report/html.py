@@ -26,6 +26,7 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.real_limits import real_limits_html
 from harness.results.records import CaseRecord
 
 _CSS = """
@@ -376,6 +377,7 @@ SECTIONS: list[Callable[[Report], str]] = [
     _counts,
     _changes,
     _failures,
+    lambda report: real_limits_html(report.probes),
     _heat_maps,
     _cards,
     _model_io,

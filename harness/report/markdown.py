@@ -24,6 +24,7 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.real_limits import real_limits_markdown
 from harness.results.records import CaseRecord
 from harness.text import printable
 
@@ -236,6 +237,7 @@ SECTIONS: list[Callable[[Report], list[str]]] = [
     _counts,
     _changes,
     _failures,
+    lambda report: real_limits_markdown(report.probes, md_escape),
     _matrices,
     _cards,
     _model_io,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
+from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord
 from harness.spec.properties import PRECISION
 
@@ -107,6 +108,7 @@ class Report:
     unprobed: list[Unprobed] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
+    probes: list[ProbeRecord] = field(default_factory=list)  # ``hil probe``'s bounds
 
 
 def build_report(

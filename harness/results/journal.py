@@ -4,6 +4,8 @@ Results directory layout (the contract between execution, the plugin and the rep
 
     RESULTS/
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
+      probes.jsonl           ``hil probe`` only: one ProbeRecord per searched bound
+                             (``harness.results.probes``), its steps being journal cases
       run.json               run metadata (started, platforms, backend, versions, the documented
                              rows reports list: "unprobed", "model_io"; what the report's header
                              and changes read: "tier", "baseline", "known_issues", "left_out");
