@@ -33,7 +33,7 @@ from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
-from harness.results.records import CaseRecord, case_slug
+from harness.results.records import CaseRecord, case_folder
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, Target
@@ -61,6 +61,9 @@ class Vendor:
     name: str
     platforms: tuple[str, ...]
     versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
+    # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
+    # raises ValueError with the reason (not installed, say).
+    sdks: Callable[[str | None], list[str]]
     # Model declarations of the vendor's own case sources (the operators' are always there).
     models: Mapping[str, OperatorSpec]
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
@@ -70,10 +73,10 @@ class Vendor:
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
-    # (timeout_s, result cache folder or None) -> the simulator, a context manager.
-    simulator: Callable[[float, Path | None], AbstractContextManager[Target]]
-    # (board, conversion cache folder, timeout_s) -> the board's target, a context manager.
-    board_target: Callable[[Board, Path, float], AbstractContextManager[BoardTarget]]
+    # (timeout_s, result cache folder or None, SDK) -> the simulator, a context manager.
+    simulator: Callable[[float, Path | None, str], AbstractContextManager[Target]]
+    # (board, conversion cache folder, timeout_s, SDK) -> the board's target, a context manager.
+    board_target: Callable[[Board, Path, float, str], AbstractContextManager[BoardTarget]]
 
 
 def host_versions() -> dict[str, str]:
@@ -116,7 +119,8 @@ class CaseExecutor:
 
     ``judge`` holds the observers of every property the cases expect: the generic ones by
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
-    files that reproduce a job with the vendor's tools (none by default).
+    files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
+    SDK release the backend runs, which every record carries (part of its identity).
     """
 
     def __init__(
@@ -127,6 +131,7 @@ class CaseExecutor:
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
         judge: Judge = GENERIC_JUDGE,
         recipe: Recipe = lambda job: {},
+        sdk: str = "",
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
@@ -136,6 +141,7 @@ class CaseExecutor:
         self.judge = judge
         self.recipe = recipe
         self.versions = host_versions()
+        self.sdk = sdk
 
     def execute(self, case: Case) -> CaseRecord:
         started = datetime.now(timezone.utc)
@@ -143,7 +149,7 @@ class CaseExecutor:
         built = build_model(case.op, case.params, case.seed, self.models)
         references = host_references(built)
         request = request_for(case, built, self.models)
-        folder = self.results_dir / "cases" / case_slug(case.id)
+        folder = self.results_dir / case_folder(case.id, self.sdk)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
         observation = self.backend.run(request)
@@ -186,6 +192,7 @@ class CaseExecutor:
             deciding_limit=case.deciding_limit,
             not_isolable=case.not_isolable,
             reference=_reference_field(references, comparison),
+            sdk=self.sdk,
         )
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
         record = CaseRecord.from_json(redacted(record.to_json()))

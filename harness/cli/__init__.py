@@ -16,6 +16,7 @@ from harness import __version__
 from harness.cli import boards as boards_cli
 from harness.cli import layout as layout_cli
 from harness.cli import report as reporting_cli
+from harness.cli import sdk as sdk_cli
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -24,6 +25,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     layout_cli.register,
     reporting_cli.register,
     boards_cli.register,
+    sdk_cli.register,
 ]
 
 

@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     repro = subparsers.add_parser("repro", help="make a repro bundle for one case")
     repro.add_argument("results", help="results directory")
     repro.add_argument("case_id", help="the case id, as in the journal")
+    repro.add_argument(
+        "--sdk", default=None, help="the SDK release, when the case ran on several in RESULTS"
+    )
     repro.set_defaults(handler=run_repro)
 
 
@@ -83,7 +86,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_repro(args: argparse.Namespace) -> int:
     try:
-        folder = make_bundle(args.results, args.case_id)
+        folder = make_bundle(args.results, args.case_id, args.sdk)
     except (JournalError, BundleError, OSError) as exc:
         return _bad_input(exc)
     print(folder)

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 from harness.spec.properties import PRECISION
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
@@ -67,7 +67,7 @@ def build_report(
         counts=verdict_counts(records),
         sections=sections(records),
         failures=[
-            Failure(record, bundles.get(record.id))
+            Failure(record, bundles.get(record_key(record)))
             for record in sorted(records, key=lambda r: natural_key(r.id))
             if record.verdict in FAILING_VERDICTS
         ],

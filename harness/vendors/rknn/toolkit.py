@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import tempfile
 from collections.abc import Sequence
 from importlib import resources
@@ -79,6 +80,17 @@ def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
             for path in sorted(root.rglob("*"))
             if path.is_file()
         }
+
+
+def harness_env() -> dict[str, str]:
+    """The environment of a child process that runs this package's modules (simulator worker,
+    converter): they import this package from its source, whether or not the child's
+    interpreter (an SDK environment, say) has it installed."""
+    root = str(Path(__file__).resolve().parents[3])
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
 
 
 def toolkit_version() -> str:
