@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
+from harness.report.sdk_matrix import build_sdk_matrix
 from harness.results.journal import read_records, read_run_metadata
 
 REPORT_NAMES = ("report.md", "report.html")
@@ -20,6 +22,7 @@ def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     report = build_report(
         records, read_run_metadata(results_dir), existing_bundles(results_dir, records)
     )
+    report = dataclasses.replace(report, sdk_matrix=build_sdk_matrix(records))
     written = []
     for name, text in zip(
         REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True

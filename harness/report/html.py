@@ -9,6 +9,13 @@ from html import escape
 
 from harness.report.io_section import io_html
 from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
+from harness.report.sdk_matrix import (
+    JUDGED_AGAINST,
+    SdkMatrix,
+    headline,
+    limit_table,
+    summary_table,
+)
 from harness.results.records import CaseRecord
 
 _CSS = """
@@ -42,6 +49,7 @@ def render_html(report: Report) -> str:
         _table(["", ""], [[escape(key), escape(value)] for key, value in report.summary]),
         "<h2>Verdicts</h2>",
         _counts(report.counts),
+        *_sdk_matrix(report.sdk_matrix),
     ]
     parts += [_section(section) for section in report.sections]
     parts.append(io_html(report.io))
@@ -77,7 +85,7 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def _section(section: Section) -> str:
-    title = f"<h2>{escape(section.platform)} on {escape(section.backend)}</h2>"
+    title = f"<h2>{escape(section.title)}</h2>"
     rows = [
         [escape(row.op), escape(row.limit)]
         + [
@@ -88,6 +96,24 @@ def _section(section: Section) -> str:
     ]
     header = ["operator", "limit", *(escape(dtype) for dtype in section.dtypes)]
     return title + _counts(section.counts) + _table(header, rows)
+
+
+def _sdk_matrix(matrix: SdkMatrix | None) -> list[str]:
+    if matrix is None:
+        return []
+    return [
+        "<h2>SDK releases side by side</h2>",
+        f"<p>{escape(JUDGED_AGAINST)}</p>",
+        _text_table(*summary_table(matrix)),
+        f"<p>{escape(headline(matrix))}</p>",
+        _text_table(*limit_table(matrix)),
+    ]
+
+
+def _text_table(header: list[str], rows: list[list[str]]) -> str:
+    """A table of plain-text cells, escaped here (a cell's lines joined by <br>)."""
+    cells = [["<br>".join(map(escape, cell.splitlines())) for cell in row] for row in rows]
+    return _table([escape(cell) for cell in header], cells)
 
 
 def _case(record: CaseRecord) -> str:

@@ -8,6 +8,13 @@ import shlex
 
 from harness.report.io_section import io_markdown
 from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
+from harness.report.sdk_matrix import (
+    JUDGED_AGAINST,
+    SdkMatrix,
+    headline,
+    limit_table,
+    summary_table,
+)
 from harness.results.records import CaseRecord
 from harness.text import printable
 
@@ -27,6 +34,7 @@ def render_markdown(report: Report) -> str:
     lines += ["", "## Verdicts", "", "| verdict | cases |", "|---|---:|"]
     lines += [f"| {verdict} | {count} |" for verdict, count in report.counts.items()]
     lines += [f"| **total** | {sum(report.counts.values())} |", ""]
+    lines += _sdk_matrix(report.sdk_matrix)
     for section in report.sections:
         lines += _section(section)
     lines += io_markdown(report.io, md_escape)
@@ -45,7 +53,7 @@ def render_markdown(report: Report) -> str:
 def _section(section: Section) -> list[str]:
     counts = ", ".join(f"{verdict} {n}" for verdict, n in section.counts.items() if n)
     lines = [
-        f"## {md_escape(section.platform)} on {md_escape(section.backend)}",
+        f"## {md_escape(section.title)}",
         "",
         f"Verdicts: {counts}.",
         "",
@@ -57,6 +65,31 @@ def _section(section: Section) -> list[str]:
         lines.append(
             f"| {md_escape(row.op)} | {md_escape(row.limit)} | " + " | ".join(cells) + " |"
         )
+    return [*lines, ""]
+
+
+def _sdk_matrix(matrix: SdkMatrix | None) -> list[str]:
+    if matrix is None:
+        return []
+    return [
+        "## SDK releases side by side",
+        "",
+        JUDGED_AGAINST,
+        "",
+        *_table(*summary_table(matrix)),
+        headline(matrix),
+        "",
+        *_table(*limit_table(matrix)),
+    ]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table of plain-text cells (a cell's lines joined by <br>), then a blank line."""
+    lines = ["| " + " | ".join(map(md_escape, header)) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join("<br>".join(map(md_escape, cell.splitlines())) for cell in row) + " |"
+        for row in rows
+    ]
     return [*lines, ""]
 
 

@@ -10,12 +10,15 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
 from harness.results.records import CaseRecord, record_key
 from harness.spec.properties import PRECISION
+
+if TYPE_CHECKING:
+    from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 DISAGREEMENT = "reference-disagreement"
@@ -30,13 +33,21 @@ class Row:
 
 @dataclass(frozen=True)
 class Section:
-    """Everything from one backend on one platform: a simulator run never mixes with a board."""
+    """Everything from one backend on one platform and SDK: a simulator run never mixes with a
+    board, nor one SDK release with another."""
 
     backend: str
     platform: str
     dtypes: list[str]
     rows: list[Row]
     counts: dict[str, int]
+    sdk: str = ""
+
+    @property
+    def title(self) -> str:
+        """E.g. "rk3562 on simulator, SDK 2.3.2" (plain text)."""
+        on_sdk = f", SDK {self.sdk}" if self.sdk else ""
+        return f"{self.platform} on {self.backend}{on_sdk}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ class Report:
     unprobed: list[tuple[str, str]] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
+    # Records of several SDKs: per limit, the verdicts side by side (None for one SDK)
+    sdk_matrix: SdkMatrix | None = None
 
 
 def build_report(
@@ -88,16 +101,16 @@ def verdict_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
 
 
 def sections(records: Iterable[CaseRecord]) -> list[Section]:
-    grouped: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str], list[CaseRecord]] = defaultdict(list)
     for record in records:
-        grouped[(record.backend, record.platform)].append(record)
+        grouped[(record.backend, record.platform, record.sdk)].append(record)
     return [
-        _section(backend, platform, grouped[(backend, platform)])
-        for backend, platform in sorted(grouped)
+        _section(backend, platform, sdk, grouped[(backend, platform, sdk)])
+        for backend, platform, sdk in sorted(grouped)
     ]
 
 
-def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
+def _section(backend: str, platform: str, sdk: str, records: list[CaseRecord]) -> Section:
     cells: dict[tuple[str, str], dict[str, list[CaseRecord]]] = defaultdict(
         lambda: defaultdict(list)
     )
@@ -117,7 +130,7 @@ def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
         )
     ]
     dtypes = sorted({record.dtype for record in records})
-    return Section(backend, platform, dtypes, rows, verdict_counts(records))
+    return Section(backend, platform, dtypes, rows, verdict_counts(records), sdk)
 
 
 def run_summary(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
