@@ -13,7 +13,9 @@ import sys
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
 from harness.report.diff import DEFAULT_METRIC_THRESHOLD, diff_records, format_table
+from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
+from harness.results.records import CaseRecord
 
 BAD_INPUT = 2
 
@@ -24,9 +26,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     report.add_argument("results", help="results directory")
     report.set_defaults(handler=run_report)
 
-    diff = subparsers.add_parser("diff", help="cases that changed between two runs")
+    diff = subparsers.add_parser(
+        "diff",
+        help="cases that changed between two runs, or two SDKs of one run",
+        description="Compare OLD with NEW, or two SDKs in one directory: "
+        "hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0. A directory holding several SDKs "
+        "needs --old-sdk/--new-sdk to say which one to compare.",
+    )
     diff.add_argument("old", help="results directory of the earlier run")
-    diff.add_argument("new", help="results directory of the later run")
+    diff.add_argument("new", nargs="?", help="results directory of the later run (default: OLD)")
+    diff.add_argument("--old-sdk", help="compare only OLD's records of this SDK release")
+    diff.add_argument("--new-sdk", help="compare only NEW's records of this SDK release")
     diff.add_argument(
         "--metric-threshold",
         type=_threshold,
@@ -67,11 +77,16 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    new = args.new or args.old
+    if new == args.old and (args.old_sdk is None or args.new_sdk is None):
+        return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:
         changes = diff_records(
-            read_records(args.old), read_records(args.new), args.metric_threshold
+            _one_sdk(args.old, args.old_sdk, "--old-sdk"),
+            _one_sdk(new, args.new_sdk, "--new-sdk"),
+            args.metric_threshold,
         )
-    except (JournalError, OSError) as exc:
+    except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
     if args.json:
         document = {
@@ -82,6 +97,19 @@ def run_diff(args: argparse.Namespace) -> int:
     elif changes:
         print(format_table(changes), end="")
     return 1 if changes else 0
+
+
+def _one_sdk(results: str, sdk: str | None, option: str) -> list[CaseRecord]:
+    """The directory's records of one SDK (``sdk``, or the only one there is)."""
+    records = read_records(results)
+    found = sdks_of(records)
+    if sdk is None:
+        if len(found) > 1:
+            raise ValueError(f"{results} holds SDKs {', '.join(found)}: choose one with {option}")
+        return records
+    if sdk not in found:
+        raise ValueError(f"{option} {sdk}: {results} holds SDKs {', '.join(found) or 'none'}")
+    return [record for record in records if record.sdk == sdk]
 
 
 def run_repro(args: argparse.Namespace) -> int:
