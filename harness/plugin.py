@@ -30,6 +30,7 @@ from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.models import OPERATOR_SPECS
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
+from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, identity
 from harness.spec.operators import OperatorCatalogue, load_operators
@@ -185,6 +186,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "strict_docs": bool(config.getoption("strict_docs")),
         "versions": {**host_versions(), **_vendor(config).versions()},
         "sdks": _sdks(config),
+        DOCUMENTS_KEY: _catalogue(config).source.document,
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
         **_vendor(config).documented(_platform(config)),

@@ -16,7 +16,7 @@ from harness.cli import main as hil
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle
 from harness.report.sdk_matrix import build_sdk_matrix, classify
-from harness.results.journal import Journal, finished_ids, read_records
+from harness.results.journal import Journal, finished_ids, read_records, write_run_metadata
 from harness.results.records import case_folder, identity, record_key
 from harness.targets.job import Job
 from harness.vendors.rknn import sdk
@@ -282,10 +282,11 @@ def test_the_report_shows_one_column_per_sdk_and_says_what_it_judges_against(
     journal = Journal(tmp_path)
     for record in _records():
         journal.append(record)
+    write_run_metadata(tmp_path, {"documents": "RKNN2 Reference V2.5.0"})
     markdown, html = (path.read_text() for path in write_reports(tmp_path))
     section = markdown.split("## SDK releases side by side")[1].split("\n## ")[0]
     assert "| limit | operator | SDK 2.3.2 | SDK 2.10.0 | changes |" in section
-    assert "judged against the same documents" in section
+    assert "Every SDK is judged against the same documents: RKNN2 Reference V2.5.0." in section
     assert section.index("F/enforced") < section.index("A/unchanged")
     assert "limit enforced before, no longer: rk3562/Op/float16/F/enforced=8193" in section
     assert "## rk3562 on simulator, SDK 2.3.2" in markdown

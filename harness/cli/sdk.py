@@ -28,7 +28,11 @@ def register(subparsers: Subparsers) -> None:
     install = commands.add_parser(
         "install", help="create the environment of one toolkit release from its recipe"
     )
-    install.add_argument("version", help="rknn-toolkit2 version, e.g. 2.3.2")
+    install.add_argument(
+        "version",
+        help="rknn-toolkit2 version, e.g. 2.3.2; 'all': every release with a recipe that this "
+        "environment does not already provide",
+    )
     install.set_defaults(handler=_install)
     listing = commands.add_parser("list", help="installed toolkit releases and their key versions")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -37,17 +41,25 @@ def register(subparsers: Subparsers) -> None:
 
 def _install(args: argparse.Namespace) -> int:
     try:
-        recipe = sdk.load_recipes().get(args.version)
+        recipes = sdk.load_recipes()
+        if args.version == sdk.ALL:
+            here = sdk.toolkit_version()
+            versions = [v for v in recipes.by_version if v != here]
+        else:
+            versions = [recipes.get(args.version).version]
     except sdk.SdkError as error:
         print(f"hil sdk install: {error}", file=sys.stderr)
         return 2
-    try:
-        done = sdk.install(recipe.version, say=lambda line: print(line, file=sys.stderr))
-    except sdk.SdkError as error:
-        print(f"hil sdk install {args.version}: {error}", file=sys.stderr)
-        return 1
-    print(f"rknn-toolkit2 {done.version}: {done.python}")
-    return 0
+    status = 0
+    for version in versions:
+        try:
+            done = sdk.install(version, say=lambda line: print(line, file=sys.stderr))
+        except sdk.SdkError as error:
+            print(f"hil sdk install {version}: {error}", file=sys.stderr)
+            status = 1
+        else:
+            print(f"rknn-toolkit2 {done.version}: {done.python}")
+    return status
 
 
 def _list(args: argparse.Namespace) -> int:

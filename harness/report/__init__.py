@@ -10,7 +10,7 @@ from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
-from harness.report.sdk_matrix import build_sdk_matrix
+from harness.report.sdk_matrix import DOCUMENTS_KEY, build_sdk_matrix
 from harness.results.journal import read_records, read_run_metadata
 
 REPORT_NAMES = ("report.md", "report.html")
@@ -19,10 +19,10 @@ REPORT_NAMES = ("report.md", "report.html")
 def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     """Write report.md and report.html into ``results_dir``; returns their paths."""
     records = read_records(results_dir)
-    report = build_report(
-        records, read_run_metadata(results_dir), existing_bundles(results_dir, records)
-    )
-    report = dataclasses.replace(report, sdk_matrix=build_sdk_matrix(records))
+    meta = read_run_metadata(results_dir)
+    report = build_report(records, meta, existing_bundles(results_dir, records))
+    matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")))
+    report = dataclasses.replace(report, sdk_matrix=matrix)
     written = []
     for name, text in zip(
         REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True

@@ -10,9 +10,9 @@ from html import escape
 from harness.report.io_section import io_html
 from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
 from harness.report.sdk_matrix import (
-    JUDGED_AGAINST,
     SdkMatrix,
     headline,
+    judged_against,
     limit_table,
     summary_table,
 )
@@ -103,7 +103,7 @@ def _sdk_matrix(matrix: SdkMatrix | None) -> list[str]:
         return []
     return [
         "<h2>SDK releases side by side</h2>",
-        f"<p>{escape(JUDGED_AGAINST)}</p>",
+        f"<p>{escape(judged_against(matrix))}</p>",
         _text_table(*summary_table(matrix)),
         f"<p>{escape(headline(matrix))}</p>",
         _text_table(*limit_table(matrix)),

@@ -9,9 +9,9 @@ import shlex
 from harness.report.io_section import io_markdown
 from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
 from harness.report.sdk_matrix import (
-    JUDGED_AGAINST,
     SdkMatrix,
     headline,
+    judged_against,
     limit_table,
     summary_table,
 )
@@ -74,7 +74,7 @@ def _sdk_matrix(matrix: SdkMatrix | None) -> list[str]:
     return [
         "## SDK releases side by side",
         "",
-        JUDGED_AGAINST,
+        judged_against(matrix),
         "",
         *_table(*summary_table(matrix)),
         headline(matrix),

@@ -66,6 +66,7 @@ class LimitRow:
 @dataclass(frozen=True)
 class SdkMatrix:
     sdks: list[str]  # oldest first
+    documents: str  # what every SDK was judged against (run.json ``documents``)
     rows: list[LimitRow]  # limits with changes first (by the most important change), then the rest
     totals: dict[str, dict[str, int]]  # sdk -> verdict -> cases
 
@@ -109,8 +110,9 @@ def _build_failed(record: CaseRecord) -> bool:
     return any(_BUILD_FAILURE.search(text) for text in texts)
 
 
-def build_sdk_matrix(records: list[CaseRecord]) -> SdkMatrix | None:
-    """The side-by-side view, or None when the records come from fewer than two SDKs."""
+def build_sdk_matrix(records: list[CaseRecord], documents: str = "") -> SdkMatrix | None:
+    """The side-by-side view, or None when the records come from fewer than two SDKs;
+    ``documents`` names the documents the catalogue transcribes."""
     sdks = sdks_of(records)
     if len(sdks) < 2:
         return None
@@ -119,7 +121,8 @@ def build_sdk_matrix(records: list[CaseRecord]) -> SdkMatrix | None:
         by_limit[(record.limit, record.op)].append(record)
     rows = [_row(limit, op, cases, sdks) for (limit, op), cases in by_limit.items()]
     rows.sort(key=lambda row: (row.rank, natural_key(row.limit)))
-    return SdkMatrix(sdks, rows, {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks})
+    totals = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
+    return SdkMatrix(sdks, documents, rows, totals)
 
 
 def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> LimitRow:
@@ -153,11 +156,15 @@ def counts_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{verdict} {n}" for verdict, n in counts.items()) or "-"
 
 
-JUDGED_AGAINST = (
-    "Every SDK is judged against the same documents (the catalogue's: one release's "
-    "documentation, see the records' source); an older SDK's verdicts say how it measures "
-    "up to those documents, not to its own release's."
-)
+DOCUMENTS_KEY = "documents"  # run.json: the vendor documents the catalogue transcribes
+
+
+def judged_against(matrix: SdkMatrix) -> str:
+    documents = matrix.documents or "the documents the catalogue transcribes"
+    return (
+        f"Every SDK is judged against the same documents: {documents}. An older SDK's "
+        "verdicts say how it measures up to those documents, not to its own release's."
+    )
 
 
 def summary_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
