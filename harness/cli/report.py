@@ -78,7 +78,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     new = args.new or args.old
-    if new == args.old and (args.old_sdk is None or args.new_sdk is None):
+    if args.new is None and (args.old_sdk is None or args.new_sdk is None):
         return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:
         changes = diff_records(
