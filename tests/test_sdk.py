@@ -98,6 +98,21 @@ def test_install_of_a_version_without_recipe_is_a_usage_error(
     assert list(tmp_path.iterdir()) == []  # nothing half-made
 
 
+def test_a_release_missing_from_the_index_fails_clearly_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    recipes = sdk.parse_recipes(
+        GOOD.replace("2.5.0", "0.0.1").replace("onnx==1.18.0", "numpy"), "r.yaml"
+    )
+    with pytest.raises(sdk.SdkError) as error:
+        sdk.install("0.0.1", tmp_path, say=lambda line: None, recipes=recipes)
+    message = str(error.value)
+    assert message.startswith("installing rknn-toolkit2==0.0.1 failed (not on the package index):")
+    assert "No matching distribution found for rknn-toolkit2==0.0.1" in message  # pip's words
+    assert list(tmp_path.iterdir()) == []  # no half-made environment left behind
+    assert sdk.installed(tmp_path) == []
+
+
 def test_sdk_list_shows_this_environments_toolkit_and_what_is_missing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

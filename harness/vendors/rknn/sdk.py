@@ -231,13 +231,19 @@ def interpreter(sdk: str | None) -> tuple[str, str]:
     return found.python, found.version
 
 
-def install(version: str, root: Path | None = None, say: Callable[[str], None] = print) -> Sdk:
-    """Build the venv for ``version`` from its recipe; an existing finished one is kept.
+def install(
+    version: str,
+    root: Path | None = None,
+    say: Callable[[str], None] = print,
+    recipes: Recipes | None = None,
+) -> Sdk:
+    """Build the venv for ``version`` from its recipe (default: the shipped recipes); an
+    existing finished one is kept.
 
     The venv is built in ``VERSION.partial`` and renamed when the toolkit imports, so a failed
-    or interrupted install never looks installed.
+    or interrupted install never looks installed; a failed one is removed.
     """
-    recipes = load_recipes()
+    recipes = recipes or load_recipes()
     recipe = recipes.get(version)
     root = root or sdk_dir()
     folder = root / version
@@ -249,13 +255,26 @@ def install(version: str, root: Path | None = None, say: Callable[[str], None] =
     shutil.rmtree(folder, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     say(f"creating {folder} (python {recipes.python})")
+    try:
+        _build(partial, recipe, recipes.harness, say)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(folder)
+    return next(sdk for sdk in installed(root) if sdk.version == version)
+
+
+def _build(
+    partial: Path, recipe: Recipe, harness: tuple[str, ...], say: Callable[[str], None]
+) -> None:
+    version = recipe.version
     _run([sys.executable, "-m", "venv", str(partial)], "creating the virtual environment")
     python = str(partial / "bin" / "python")
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
     say(f"installing {recipe.toolkit} (--no-deps)")
     _run([*pip, "--no-deps", recipe.toolkit], f"installing {recipe.toolkit}")
-    say(f"installing {' '.join(recipe.packages + recipes.harness)}")
-    _run([*pip, *recipe.packages, *recipes.harness], f"installing the packages of {version}")
+    say(f"installing {' '.join(recipe.packages + harness)}")
+    _run([*pip, *recipe.packages, *harness], f"installing the packages of {version}")
     say("checking that the toolkit imports")
     _run([python, "-c", "from rknn.api import RKNN"], f"importing rknn-toolkit2 {version}")
     info = _probe_versions(python)
@@ -266,8 +285,6 @@ def install(version: str, root: Path | None = None, say: Callable[[str], None] =
     (partial / MANIFEST).write_text(
         json.dumps({"version": version, "recipe": recipe.toolkit, **info}, indent=2) + "\n"
     )
-    partial.rename(folder)
-    return next(sdk for sdk in installed(root) if sdk.version == version)
 
 
 def _run(command: list[str], doing: str) -> None:
