@@ -32,7 +32,7 @@ from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
-from harness.results.records import CaseRecord, identity
+from harness.results.records import CaseRecord, case_key
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
@@ -370,7 +370,7 @@ def hil_record(
     request: pytest.FixtureRequest,
 ) -> CaseRecord:
     """Run the case on its SDK and journal it; infrastructure trouble is raised as an error."""
-    if identity(hil_case.id, hil_sdk) in _hil_finished:
+    if case_key(hil_case.id, hil_sdk) in _hil_finished:
         pytest.skip(f"finished on SDK {hil_sdk} in an earlier run (--resume)")
     record = hil_executors(hil_sdk).execute(hil_case)
     properties = request.node.user_properties

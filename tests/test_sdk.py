@@ -17,7 +17,7 @@ from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle
 from harness.report.sdk_matrix import build_sdk_matrix, classify
 from harness.results.journal import Journal, finished_ids, read_records, write_run_metadata
-from harness.results.records import case_folder, identity, record_key
+from harness.results.records import case_folder, case_key, record_key
 from harness.targets.job import Job
 from harness.vendors.rknn import sdk
 from harness.vendors.rknn.board import sdk_mismatch
@@ -197,7 +197,7 @@ def test_resume_skips_by_case_and_sdk(tmp_path: Path) -> None:
     journal.append(make_record("a", sdk="2.3.2"))
     journal.append(make_record("a", "infra-error", sdk="2.5.0"))
     journal.append(make_record("b", sdk="2.5.0"))
-    assert finished_ids(tmp_path) == {identity("a", "2.3.2"), identity("b", "2.5.0")}
+    assert finished_ids(tmp_path) == {case_key("a", "2.3.2"), case_key("b", "2.5.0")}
 
 
 def test_bundles_of_two_sdks_do_not_overwrite_each_other(tmp_path: Path) -> None:

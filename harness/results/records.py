@@ -62,7 +62,7 @@ class CaseRecord:
         return cls(**known)
 
 
-def identity(case_id: str, sdk: str) -> str:
+def case_key(case_id: str, sdk: str) -> str:
     """A record's identity: the case on one SDK (``record_key`` of its record)."""
     return f"{case_id}@{sdk}" if sdk else case_id
 
@@ -73,12 +73,12 @@ def record_key(record: CaseRecord) -> str:
     The journal keeps the last record per key, ``--resume`` skips by key, and case folders and
     repro bundles are named by it, so runs on several SDKs never overwrite one another.
     """
-    return identity(record.id, record.sdk)
+    return case_key(record.id, record.sdk)
 
 
 def case_folder(case_id: str, sdk: str) -> str:
     """The case folder relative to the results directory, one per case and SDK."""
-    return f"cases/{case_slug(identity(case_id, sdk))}"
+    return f"cases/{case_slug(case_key(case_id, sdk))}"
 
 
 def case_slug(case_id: str) -> str:
