@@ -131,6 +131,8 @@ class CaseExecutor:
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
         judge: Judge = GENERIC_JUDGE,
         recipe: Recipe = lambda job: {},
+        annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
+        timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
     ) -> None:
         self.results_dir = results_dir
@@ -140,6 +142,8 @@ class CaseExecutor:
         self.models = models  # the model declarations cases name in Case.op
         self.judge = judge
         self.recipe = recipe
+        self.annotate = annotate  # e.g. the known-issues mark, before the record is journaled
+        self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
 
@@ -149,6 +153,7 @@ class CaseExecutor:
         built = build_model(case.op, case.params, case.seed, self.models)
         references = host_references(built)
         request = request_for(case, built, self.models)
+        request.timeout_s = self.timeout_for(case)
         folder = self.results_dir / case_folder(case.id, self.sdk)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
@@ -195,7 +200,7 @@ class CaseExecutor:
             sdk=self.sdk,
         )
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
-        record = CaseRecord.from_json(redacted(record.to_json()))
+        record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
         self.journal.append(record)
         return record
 

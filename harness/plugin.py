@@ -28,6 +28,8 @@ from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.models import OPERATOR_SPECS
+from harness.nightly import run as nightly
+from harness.nightly.identity import identity
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
@@ -48,6 +50,7 @@ from harness.vendors import vendor_for
 DEFAULT_PLATFORM = "rk3562"
 CONVERSION_CACHE = ".conversion-cache"  # converted models for boards, in the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
+_NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 
 
 class InfrastructureError(Exception):
@@ -56,6 +59,10 @@ class InfrastructureError(Exception):
 
 class DocDriftWarning(UserWarning):
     """A documented limit the SDK does not enforce (passes unless --strict-docs)."""
+
+
+class KnownIssueChangedWarning(UserWarning):
+    """A known issue whose case now behaves differently (fails with --strict-known)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -106,6 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
     )
+    nightly.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,9 +122,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "outside: the case lies outside a documented limit")
     config.addinivalue_line("markers", "supported: the case is documented as supported")
     _check_options(config)
+    _NIGHTLY[:] = [nightly.NightlyRun(config)]
+    config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
-        meta = _run_metadata(config)
+        meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         write_run_metadata(results, meta)
 
@@ -328,8 +338,17 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                     )
                 )
                 backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
+            run = _NIGHTLY[0]
             return CaseExecutor(
-                results, backend, tolerances, models, vendor.judge, vendor.recipe, sdk
+                results,
+                backend,
+                tolerances,
+                models,
+                vendor.judge,
+                vendor.recipe,
+                annotate=run.mark,
+                timeout_for=run.timeout_for,
+                sdk=sdk,
             )
 
         yield executor
@@ -374,6 +393,7 @@ def hil_record(
         pytest.skip(f"finished on SDK {hil_sdk} in an earlier run (--resume)")
     record = hil_executors(hil_sdk).execute(hil_case)
     properties = request.node.user_properties
+    properties.append(("case", identity(record)))
     properties.append(("verdict", record.verdict))
     properties.append(("documented", record.documented))
     properties.append(("backend", record.backend))
@@ -388,12 +408,25 @@ def hil_record(
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
-    """Pass, fail or warn according to the verdict table (README, "Verdicts")."""
+    """Pass, fail or warn according to the verdict table (README, "Verdicts"); a verdict
+    that would fail is an expected failure (xfail) when it is a known issue behaving as
+    recorded or the baseline failed the same way (README, "Nightly")."""
     where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
     detail = printable(record.detail)  # toolkit and board text may carry terminal escapes
+    run = _NIGHTLY[0] if _NIGHTLY else None  # None: called outside a configured run
+    changed = run.changed(record) if run else None
+    if changed is not None:
+        if run and run.strict_known:
+            pytest.fail(f"{changed} (--strict-known): {where}: {detail}", pytrace=False)
+        warnings.warn(KnownIssueChangedWarning(changed), stacklevel=2)
+    drift = record.verdict == "doc-drift"
+    if record.verdict in FAILING_VERDICTS or (drift and strict_docs):
+        excuse = run.excuse(record) if run else None
+        if excuse is not None:  # a known issue, or a failure the baseline had too
+            pytest.xfail(f"{record.verdict} ({excuse}): {where}: {detail}")
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
-    if record.verdict == "doc-drift":
+    if drift:
         message = f"doc-drift: {where}: {detail}"
         if strict_docs:
             pytest.fail(message, pytrace=False)

@@ -48,6 +48,9 @@ class CaseRecord:
     # "metrics" (against "used"), "worst" (the element they differ most at, both values)},
     # "unavailable": reference -> why it did not run}.
     reference: dict[str, Any] = field(default_factory=dict)
+    # The known-issues entry the case matched (``--known-issues``): {"reference", "note",
+    # "status": "as-expected" or "changed", "expected": the entry's verdict}; None: no entry.
+    known: dict[str, Any] | None = None
     # The vendor SDK (toolkit) release the case ran with, e.g. "2.5.0"; part of the record's
     # identity, so that runs on several SDKs share a results directory ("" in journals
     # written before SDKs were told apart).
