@@ -1,7 +1,8 @@
 """``hil report``, ``hil diff`` and ``hil repro``: registered on the ``hil`` entry point.
 
 Each handler takes the parsed arguments and returns the exit status: 0 success, 2 bad input
-(message on stderr); ``hil diff`` returns 1 when the runs differ, like diff(1).
+(message on stderr). ``hil diff`` returns 0 when the runs do not differ, 1 when they do (any
+change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table.
 """
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ import argparse
 import json
 import sys
 
+from harness.cli.output import emit
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
-from harness.report.diff import DEFAULT_METRIC_THRESHOLD, diff_records, format_table
+from harness.report.diff import (
+    DEFAULT_METRIC_THRESHOLD,
+    diff_records,
+    format_table,
+    summarize,
+)
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
 from harness.results.records import CaseRecord
@@ -29,9 +36,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     diff = subparsers.add_parser(
         "diff",
         help="cases that changed between two runs, or two SDKs of one run",
-        description="Compare OLD with NEW, or two SDKs in one directory: "
-        "hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0. A directory holding several SDKs "
-        "needs --old-sdk/--new-sdk to say which one to compare.",
+        description="Cases that changed between two runs, or between two SDK releases of one "
+        "run (hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0): a summary line (verdict "
+        "changes, backend-only changes), then one row per change. A directory holding several "
+        "SDKs needs --old-sdk/--new-sdk to say which one to compare.",
+        epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
     )
     diff.add_argument("old", help="results directory of the earlier run")
     diff.add_argument("new", nargs="?", help="results directory of the later run (default: OLD)")
@@ -77,25 +86,24 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    new = args.new or args.old
     if args.new is None and (args.old_sdk is None or args.new_sdk is None):
         return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:
-        changes = diff_records(
-            _one_sdk(args.old, args.old_sdk, "--old-sdk"),
-            _one_sdk(new, args.new_sdk, "--new-sdk"),
-            args.metric_threshold,
-        )
+        old = _one_sdk(args.old, args.old_sdk, "--old-sdk")
+        new = _one_sdk(args.new or args.old, args.new_sdk, "--new-sdk")
     except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
+    changes = diff_records(old, new, args.metric_threshold)
+    summary = summarize(changes, old, new)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,
+            "summary": summary.to_json(),
             "changes": [change.to_json() for change in changes],
         }
-        print(json.dumps(document, indent=2, ensure_ascii=False))
-    elif changes:
-        print(format_table(changes), end="")
+        emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
     return 1 if changes else 0
 
 

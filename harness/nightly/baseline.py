@@ -42,7 +42,7 @@ class Baseline:
     def __init__(self, path: str | os.PathLike[str], failing: tuple[str, ...]) -> None:
         """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
         that fail a run."""
-        self.path = str(path)
+        self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
         self.failing = failing
         self.records = {identity(record): record for record in read_records(path)}
 

@@ -6,6 +6,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from harness.report.baseline import baseline_changes
 from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -20,7 +21,9 @@ def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     """Write report.md and report.html into ``results_dir``; returns their paths."""
     records = read_records(results_dir)
     meta = read_run_metadata(results_dir)
-    report = build_report(records, meta, existing_bundles(results_dir, records))
+    report = build_report(
+        records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
+    )
     matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")))
     report = dataclasses.replace(report, sdk_matrix=matrix)
     written = []
