@@ -73,10 +73,11 @@ class Vendor:
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
-    # (timeout_s, result cache folder or None, SDK) -> the simulator, a context manager.
-    simulator: Callable[[float, Path | None, str], AbstractContextManager[Target]]
-    # (board, conversion cache folder, timeout_s, SDK) -> the board's target, a context manager.
-    board_target: Callable[[Board, Path, float, str], AbstractContextManager[BoardTarget]]
+    # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
+    # simulator, a context manager.
+    simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]
+    # (board, conversion cache folder, timeout_s, SDK or None) -> the board's target.
+    board_target: Callable[[Board, Path, float, str | None], AbstractContextManager[BoardTarget]]
 
 
 def host_versions() -> dict[str, str]:
@@ -93,6 +94,8 @@ def host_versions() -> dict[str, str]:
 def calibration_dataset(
     case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec]
 ) -> list[list[np.ndarray]]:
+    if built.calibration is not None:  # the model's source gives its own set
+        return built.calibration
     extra = [
         build_model(case.op, case.params, case.seed + k, specs).inputs
         for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)

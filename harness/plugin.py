@@ -25,8 +25,10 @@ import pytest
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
+from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
 from harness.nightly.identity import identity
@@ -114,6 +116,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
     )
     nightly.add_options(group)
+    group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
+    group.addoption(
+        "--models-select",
+        default="",
+        help="with --models: comma-separated name globs, or 'catalogue' for the models made "
+        "only of the catalogue's operators",
+    )
+    group.addoption(
+        "--no-freeze",
+        action="store_true",
+        help="with --models: keep operator parameters given as graph inputs as inputs",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -165,6 +179,7 @@ def _check_folder(config: pytest.Config, option: str) -> None:
 
 _CATALOGUE = pytest.StashKey[OperatorCatalogue]()
 _SDKS = pytest.StashKey[list[str]]()
+_DIRECTORY = pytest.StashKey[DirectoryCases]()
 
 
 def _platform(config: pytest.Config) -> str:
@@ -211,7 +226,7 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     return [
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
-    ]
+    ] + _directory(config).not_runnable
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -251,6 +266,25 @@ def _catalogue(config: pytest.Config) -> OperatorCatalogue:
     return config.stash[_CATALOGUE]
 
 
+def _directory(config: pytest.Config) -> DirectoryCases:
+    """The cases of ``--models`` (none without it); a bad folder is a usage error."""
+    if _DIRECTORY not in config.stash:
+        folder = config.getoption("models")
+        found = DirectoryCases()
+        if folder:
+            patterns = [p for p in config.getoption("models_select").split(",") if p]
+            operators = _catalogue(config).operators
+            freeze = not config.getoption("no_freeze")
+            try:
+                found = directory_cases(
+                    Path(folder), _platform(config), patterns, operators, freeze
+                )
+            except ModelFileError as exc:
+                raise pytest.UsageError(f"--models: {exc}") from None
+        config.stash[_DIRECTORY] = found
+    return config.stash[_DIRECTORY]
+
+
 def _operator_cases(config: pytest.Config) -> list[Case]:
     catalogue = _catalogue(config)
     if _platform(config) not in (catalogue.platform, "all"):
@@ -263,6 +297,7 @@ def _case_sources(config: pytest.Config) -> dict[str, Callable[[], list[Case]]]:
     vendor, platform = _vendor(config), _platform(config)
     return {
         "operators": lambda: _operator_cases(config),
+        "models": lambda: _directory(config).cases,
         **{
             name: functools.partial(source, platform)
             for name, source in vendor.case_sources.items()
@@ -316,9 +351,12 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
         }
         for name, op in _catalogue(pytestconfig).operators.items()
     }
+    # a model of one catalogue operator is compared with that operator's tolerance
+    documented = _directory(pytestconfig).documented.items()
+    tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
     board = _board(pytestconfig)
-    models = {**OPERATOR_SPECS, **vendor.models}
+    models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
 
         @functools.cache

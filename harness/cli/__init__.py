@@ -16,6 +16,7 @@ from harness import __version__
 from harness.cli import boards as boards_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
+from harness.cli import models as models_cli
 from harness.cli import report as reporting_cli
 from harness.cli import sdk as sdk_cli
 
@@ -27,6 +28,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     reporting_cli.register,
     boards_cli.register,
     known_issues_cli.register,
+    models_cli.register,
     sdk_cli.register,
 ]
 
