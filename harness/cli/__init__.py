@@ -19,6 +19,7 @@ from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
 from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
+from harness.cli import sdk as sdk_cli
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -30,6 +31,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     known_issues_cli.register,
     models_cli.register,
     probe_cli.register,
+    sdk_cli.register,
 ]
 
 

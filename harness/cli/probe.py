@@ -154,9 +154,9 @@ def _target(
 ) -> AbstractContextManager[Target]:
     """The board when one is given, else the simulator."""
     if board is not None:
-        return vendor.board_target(board, args.results / CONVERSION_CACHE, args.timeout)
+        return vendor.board_target(board, args.results / CONVERSION_CACHE, args.timeout, None)
     cache = None if args.hil_cache == "off" else Path(args.hil_cache)
-    return vendor.simulator(args.timeout, cache)
+    return vendor.simulator(args.timeout, cache, None)  # the default SDK
 
 
 def _run(

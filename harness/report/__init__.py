@@ -11,6 +11,7 @@ from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
+from harness.report.sdk_matrix import DOCUMENTS_KEY, build_sdk_matrix
 from harness.results.journal import read_records, read_run_metadata
 from harness.results.probes import read_probes
 
@@ -24,7 +25,8 @@ def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     report = build_report(
         records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
     )
-    report = replace(report, probes=read_probes(results_dir))
+    matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")))
+    report = replace(report, probes=read_probes(results_dir), sdk_matrix=matrix)
     written = []
     for name, text in zip(
         REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True

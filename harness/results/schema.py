@@ -71,6 +71,8 @@ RECORD_SCHEMA: dict[str, Any] = _record(
         "checks": {"type": "array", "items": _CHECK},
         "deciding_limit": _STRING,
         "not_isolable": _STRING,
+        # a folder name under cases/ and bundles/: no separators, no "." or ".."
+        "sdk": {"type": "string", "pattern": "^([A-Za-z0-9][A-Za-z0-9._+-]*)?$"},
         "reference": _record(
             [],
             {

@@ -33,6 +33,7 @@ from harness.targets.job import Job
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
     content_key,
+    harness_env,
     toolkit_calls,
     toolkit_version,
     write_dataset,
@@ -69,10 +70,20 @@ def build_calls(request: Job) -> dict[str, dict[str, Any]]:
 class ConversionCache:
     """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key."""
 
-    def __init__(self, directory: Path, *, timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        timeout_s: float = 300.0,
+        python: str = sys.executable,
+        toolkit: str | None = None,
+    ) -> None:
+        """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
+        install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's)."""
         self.directory = Path(directory)
         self.timeout_s = timeout_s
-        self.toolkit = toolkit_version()
+        self.python = python
+        self.toolkit = toolkit or toolkit_version()
 
     def key(self, request: Job) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
@@ -184,10 +195,11 @@ class ConversionCache:
         jobs.write_text(json.dumps([str(folder) for folder in folders]))
         with tempfile.TemporaryFile() as output:
             child = subprocess.Popen(
-                [sys.executable, "-m", "harness.vendors.rknn.convert", str(jobs), str(os.getpid())],
+                [self.python, "-m", "harness.vendors.rknn.convert", str(jobs), str(os.getpid())],
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=output,
+                env=harness_env(),
             )
             try:
                 return _watch(child, folders, self.timeout_s, output)

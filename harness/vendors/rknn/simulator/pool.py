@@ -32,23 +32,16 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any
 
-import harness
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.toolkit import LOG_FILE
+from harness.vendors.rknn.toolkit import LOG_FILE, harness_env
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 STOP_GRACE_S = 5.0
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
-# The worker imports this package too, whether or not it is installed.
-_SOURCE_ROOT = str(Path(harness.__file__).resolve().parents[1])
-
-
-def _pythonpath() -> str:
-    return os.pathsep.join(filter(None, [_SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
 
 
 class WorkerDied(Exception):
@@ -58,17 +51,17 @@ class WorkerDied(Exception):
 class _Worker:
     """One worker process and the pipes to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: str) -> None:
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "harness.vendors.rknn.simulator.worker", str(os.getpid())],
+            [python, "-m", "harness.vendors.rknn.simulator.worker", str(os.getpid())],
             stdin=request_read,
             stdout=reply_write,
             stderr=self.stderr,
             start_new_session=True,  # a terminal's Ctrl-C reaches the pool, which stops us
-            env={**os.environ, "PYTHONPATH": _pythonpath()},
+            env=harness_env(),
         )
         os.close(request_read)
         os.close(reply_write)
@@ -201,14 +194,21 @@ class SimulatorPool:
 
     ``run`` and ``run_many`` are for one thread at a time. ``run_many`` spreads a batch over
     up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results
-    without ``infra_error`` are stored.
+    without ``infra_error`` are stored. ``python`` is the interpreter the workers run (an SDK
+    environment of ``hil sdk install``; default: this one); the cache must be keyed by the
+    toolkit version of that interpreter.
     """
 
     def __init__(
-        self, workers: int = 1, timeout_s: float = 120.0, cache: SimCache | None = None
+        self,
+        workers: int = 1,
+        timeout_s: float = 120.0,
+        cache: SimCache | None = None,
+        python: str = sys.executable,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
+        self.python = python
         self.workers = workers
         self.timeout_s = timeout_s
         self.cache = cache
@@ -238,7 +238,7 @@ class SimulatorPool:
             while pending or busy:
                 # Start the workers this round needs together, so that their imports overlap.
                 while len(self._idle) < min(self.workers - len(busy), len(pending)):
-                    self._idle.append(_Worker())
+                    self._idle.append(_Worker(self.python))
                 while pending and self._idle:
                     index = pending.popleft()
                     job = _Job(self._idle.pop(), index)
