@@ -340,3 +340,19 @@ def _record(case_id: str, verdict: str, **versions: str) -> CaseRecord:
 
 def _with(record: CaseRecord, verdict: str) -> CaseRecord:
     return CaseRecord.from_json({**record.to_json(), "verdict": verdict})
+
+
+def test_the_main_jobs_selection_collects_every_suite_with_the_model_folder_suite_empty(
+    tmp_path: Path,
+) -> None:
+    """``pytest suites`` as the main job runs it: the model-folder suite without --models is
+    an empty parametrization, which the slow-tier selection must pass over."""
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "--collect-only", "-q"]
+    command += ["-p", "no:cacheprovider", "--backend", "sim", "--results", str(tmp_path / "r")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "INTERNALERROR" not in run.stdout
+    assert "test_models.py::test_model[NOTSET]" in run.stdout
+    assert "test_documented_limit[rk3562/GRU/float16/seq_length=8192]" not in run.stdout
+    assert "2 deselected" in run.stdout  # the slow tier, said in the summary
