@@ -13,7 +13,7 @@ import platform as host_platform
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,7 +36,7 @@ from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.target import BoardTarget, Target
+from harness.targets.target import BoardTarget, Target, observe
 from harness.text import redact, redacted
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
@@ -138,6 +138,35 @@ class CaseExecutor:
         self.versions = host_versions()
 
     def execute(self, case: Case) -> CaseRecord:
+        [record] = self.execute_many([case])
+        return record
+
+    def execute_many(self, cases: Sequence[Case]) -> Iterator[CaseRecord]:
+        """Run ``cases`` as one batch on the backend; yield each journaled record, in order,
+        as soon as its observation arrives (a streaming backend runs the rest meanwhile).
+
+        Every case is prepared (model, references, case folder) before the batch starts. A
+        case whose preparation raised raises at its turn in the stream, which ends it.
+        """
+        prepared: list[_Prepared | Exception] = []
+        for case in cases:
+            try:
+                prepared.append(self._prepare(case))
+            except Exception as exc:  # the others still run
+                prepared.append(exc)
+        ready = [item for item in prepared if isinstance(item, _Prepared)]
+        observations = observe(self.backend, [item.request for item in ready])
+        waited_since = time.monotonic()  # the backend works for a case from here to its arrival
+        for item in prepared:
+            if isinstance(item, Exception):
+                raise item
+            observation = next(observations)
+            arrived = time.monotonic()
+            item.backend_s = arrived - waited_since
+            waited_since = arrived
+            yield self._finish(item, observation)
+
+    def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         built = build_model(case.op, case.params, case.seed, self.models)
@@ -146,7 +175,13 @@ class CaseExecutor:
         folder = self.results_dir / "cases" / case_slug(case.id)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
-        observation = self.backend.run(request)
+        return _Prepared(
+            case, built, references, request, folder, started, time.monotonic() - clock
+        )
+
+    def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
+        clock = time.monotonic()
+        case, built, references, folder = item.case, item.built, item.references, item.folder
         _write_observation(folder, built.output_names, observation)
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
@@ -178,8 +213,8 @@ class CaseExecutor:
             versions={**self.versions, **observation.versions},
             source=case.source,
             artifacts=folder.relative_to(self.results_dir).as_posix(),
-            started=started.isoformat(timespec="seconds"),
-            duration_s=round(time.monotonic() - clock, 3),
+            started=item.started.isoformat(timespec="seconds"),
+            duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),
             seed=case.seed,
             params=built.params,
             checks=list(verdict.checks),
@@ -191,6 +226,20 @@ class CaseExecutor:
         record = CaseRecord.from_json(redacted(record.to_json()))
         self.journal.append(record)
         return record
+
+
+@dataclass
+class _Prepared:
+    """A case ready for the backend: its model, references, job and emptied case folder."""
+
+    case: Case
+    built: BuiltModel
+    references: References
+    request: Job
+    folder: Path
+    started: datetime
+    prepare_s: float  # building the model and references, writing the inputs
+    backend_s: float = 0.0  # from when the backend could start on it to its observation
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord
+from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
@@ -94,6 +95,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds one case may take (600; above 0, at most a day)",
     )
     group.addoption(
+        "--hil-batch",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"largest batch of cases handed to a board or simulator at once ({DEFAULT_BATCH}; "
+        "batches start at 2 and double; 1 runs one case at a time)",
+    )
+    group.addoption(
         "--hil-cache",
         default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
@@ -117,6 +125,8 @@ def _check_options(config: pytest.Config) -> None:
     """Stop with a usage error (exit 4) before collection when an option value is unusable."""
     _vendor(config)
     _check_timeout(config)
+    if config.getoption("hil_batch") < 1:
+        raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
@@ -321,17 +331,29 @@ def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
     return finished_ids(Path(pytestconfig.getoption("results")))
 
 
+@pytest.fixture(scope="session")
+def hil_scheduler(pytestconfig: pytest.Config, hil_executor: CaseExecutor) -> Iterator[Scheduler]:
+    """Runs this process's cases in batches (``harness.scheduler``)."""
+    scheduler = Scheduler(
+        hil_executor.execute_many, BatchSizes(pytestconfig.getoption("hil_batch"))
+    )
+    yield scheduler
+    scheduler.close()
+
+
 @pytest.fixture
 def hil_record(
     hil_case: Case,
-    hil_executor: CaseExecutor,
+    hil_scheduler: Scheduler,
     _hil_finished: set[str],
     request: pytest.FixtureRequest,
 ) -> CaseRecord:
-    """Run the case and journal it; infrastructure trouble is raised as an error."""
+    """Run the case (in a batch with the next ones) and journal it; infrastructure trouble is
+    raised as an error."""
     if hil_case.id in _hil_finished:
         pytest.skip("finished in an earlier run (--resume)")
-    record = hil_executor.execute(hil_case)
+    upcoming = (c for c in upcoming_cases(request.node) if c.id not in _hil_finished)
+    record = hil_scheduler.record(hil_case, upcoming)
     properties = request.node.user_properties
     properties.append(("verdict", record.verdict))
     properties.append(("documented", record.documented))

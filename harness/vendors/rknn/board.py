@@ -1,10 +1,11 @@
 """Run cases on a board: the board's counterpart of the simulator pool, same request, same record.
 
-``BoardBackend(board).run_batch(requests)`` converts each ONNX model on the host (cached; the
+``BoardBackend(board).stream(requests)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
-runner in one tar and returns one ``Observation`` per request, ``backend`` being the board's
-name. The board's runtime (``runtimes``) chooses the runner: the Python one (``RunnerSession``)
-or ``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
+runner in one tar and yields one ``Observation`` per request as the board finishes it
+(``run_batch`` collects them), ``backend`` being the board's name. The board's runtime
+(``runtimes``) chooses the runner: the Python one (``RunnerSession``) or ``hil_c_runner``
+(``CRunnerSession``), whose queried tensor attributes join the build log's.
 Trouble is contained: a dropped connection is re-established and the case in flight retried
 once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
 board that stays unreachable is marked down and every later request gets an ``infra_error`` at
@@ -18,7 +19,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -113,7 +114,13 @@ class BoardBackend:
     def run_batch(
         self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> list[Observation]:
-        """One Observation per request, in order.
+        """One Observation per request, in order (``stream`` collected)."""
+        return list(self.stream(requests, test_faults=test_faults))
+
+    def stream(
+        self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
+    ) -> Iterator[Observation]:
+        """One Observation per request, in order, each as soon as the board has run it.
 
         ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
         "corrupt-output", which the stand-in runtime acts out on the board.
@@ -131,11 +138,18 @@ class BoardBackend:
                 jobs.append(
                     case_job(job_id, request, conversion, self.board, self.timeout_s, fault)
                 )
-        outcomes = self._execute(jobs) if jobs else {}
-        return [
-            self._observation(conversion, outcomes.get(f"c{index}"))
-            for index, conversion in enumerate(conversions)
-        ]
+        settled = self._execute(jobs)
+        done: dict[str, _Outcome] = {}
+        unsettled = len(jobs)
+        for index, conversion in enumerate(conversions):
+            job_id = f"c{index}"
+            while job_id in self._case_ids and job_id not in done:
+                settled_id, outcome = next(settled, (job_id, _Outcome()))
+                done[settled_id] = outcome
+                unsettled -= 1
+                if not unsettled:  # let the shipping loop end as it would: the session stays
+                    done.update(settled)
+            yield self._observation(conversion, done.pop(job_id, None))
 
     def _check(self, requests: Sequence[Job], faults: dict[str, str]) -> None:
         for request in requests:
@@ -155,7 +169,8 @@ class BoardBackend:
 
     # -- shipping, with reconnects and restarts ----------------------------------------------
 
-    def _execute(self, jobs: list[CaseJob]) -> dict[str, _Outcome]:
+    def _execute(self, jobs: list[CaseJob]) -> Iterator[tuple[str, _Outcome]]:
+        """Each job's id and outcome as it settles (a result, or an infra error for good)."""
         outcomes = {job.id: _Outcome() for job in jobs}
         pending = list(jobs)
         retried: set[str] = set()
@@ -165,17 +180,20 @@ class BoardBackend:
             if session is None:
                 for job in pending:
                     outcomes[job.id].infra_error = f"board {self.name} is down: {self.down}"
-                break
+                    yield job.id, outcomes[job.id]
+                return
             try:
                 for result in session.run(pending, self._started):
                     outcomes[result.id].result = result
                     outcomes[result.id].versions = self._versions(session, result)
                     fruitless = 0
+                    yield result.id, outcomes[result.id]
             except ConnectionLost as exc:
                 self._drop()
                 case = exc.case or pending[0].id
                 if case in retried:
                     outcomes[case].infra_error = f"{exc} (the case was already retried once)"
+                    yield case, outcomes[case]
                 else:
                     retried.add(case)
                     outcomes[case].notes.append(f"retried once after: {exc}")
@@ -186,16 +204,19 @@ class BoardBackend:
                 if exc.case is not None:
                     outcomes[exc.case].infra_error = str(exc)
                     fruitless = 0
+                    yield exc.case, outcomes[exc.case]
                 elif fruitless >= _MAX_FRUITLESS_RESTARTS:
                     self.down = f"runner failed {fruitless} times without running a case: {exc}"
             except BoardError as exc:  # e.g. the lock was taken over
                 self._drop()
                 self.down = str(exc)
+            except GeneratorExit:  # the caller stopped reading mid-batch: the runner is busy
+                self._drop()
+                raise
             else:
                 if not session.usable:  # the runner exited after a board-side timeout
                     self._drop()
             pending = [job for job in pending if not _settled(outcomes[job.id])]
-        return outcomes
 
     def _started(self, job_id: str) -> None:
         if self.on_case_started is not None:

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -199,7 +199,7 @@ def _process_exists(pid: int) -> bool:
 class SimulatorPool:
     """Runs Jobs on rknn-toolkit2 simulator workers; use as a context manager.
 
-    ``run`` and ``run_many`` are for one thread at a time. ``run_many`` spreads a batch over
+    ``run``, ``run_many`` and ``stream`` are for one thread at a time. A batch is spread over
     up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results
     without ``infra_error`` are stored.
     """
@@ -221,10 +221,19 @@ class SimulatorPool:
         _remove_stale_folders()
 
     def run(self, request: Job) -> Observation:
-        return self.run_many([request])[0]
+        [observation] = self.stream([request])
+        return observation
 
     def run_many(self, requests: Sequence[Job]) -> list[Observation]:
-        """Observations in request order."""
+        """Observations in request order (``stream`` collected)."""
+        return list(self.stream(requests))
+
+    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+        """Observations in request order, each as soon as it and those before it are done.
+
+        The next cases are handed to the workers before one is yielded, so the workers run
+        while the caller judges and reports.
+        """
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
         for index, request in enumerate(requests):
@@ -234,28 +243,41 @@ class SimulatorPool:
             else:
                 results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
+        following = 0  # the index to yield next
         try:
-            while pending or busy:
-                # Start the workers this round needs together, so that their imports overlap.
-                while len(self._idle) < min(self.workers - len(busy), len(pending)):
-                    self._idle.append(_Worker())
-                while pending and self._idle:
-                    index = pending.popleft()
-                    job = _Job(self._idle.pop(), index)
-                    failure = job.start(requests[index], self.timeout_s)
-                    if failure is None:
-                        self.toolkit_runs += 1
-                        busy[job.worker.replies] = job
-                    else:
-                        results[index] = self._finish(job, {"infra_error": failure})
+            while following < len(requests):
+                self._start(pending, busy, requests, results)
+                while following in results:
+                    yield results.pop(following)
+                    following += 1
                 self._collect(busy, requests, results)
-        except BaseException:  # e.g. Ctrl-C: no worker may keep running a case
+        except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
             for job in busy.values():
                 job.worker.kill()
                 job.worker.stop()
                 job.remove_folder()
             raise
-        return [results[index] for index in range(len(requests))]
+
+    def _start(
+        self,
+        pending: deque[int],
+        busy: dict[Connection, _Job],
+        requests: Sequence[Job],
+        results: dict[int, Observation],
+    ) -> None:
+        """Hand pending cases to idle workers, starting the workers this round needs together
+        so that their imports overlap."""
+        while len(self._idle) < min(self.workers - len(busy), len(pending)):
+            self._idle.append(_Worker())
+        while pending and self._idle:
+            index = pending.popleft()
+            job = _Job(self._idle.pop(), index)
+            failure = job.start(requests[index], self.timeout_s)
+            if failure is None:
+                self.toolkit_runs += 1
+                busy[job.worker.replies] = job
+            else:
+                results[index] = self._finish(job, {"infra_error": failure})
 
     def _collect(
         self,
