@@ -46,7 +46,6 @@ from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
-CONVERSION_CACHE = ".conversion-cache"  # converted models for boards, in the results directory
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 
 
@@ -106,6 +105,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
     )
+    group.addoption(
+        "--hil-conversion-cache",
+        default=os.environ.get(
+            "HIL_CONVERSION_CACHE", str(Path.home() / ".cache" / "npu-hil" / "rknn")
+        ),
+        help="converted models for boards, shared by every results directory "
+        "(env HIL_CONVERSION_CACHE; size cap HIL_CONVERSION_CACHE_MAX, default 2G)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -130,6 +137,8 @@ def _check_options(config: pytest.Config) -> None:
     _check_folder(config, "results")
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
+    if config.getoption("backend") != "sim":
+        _check_folder(config, "hil_conversion_cache")
 
 
 def _check_timeout(config: pytest.Config) -> None:
@@ -298,7 +307,9 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
             backend = simulator()
         else:
             on_board = stack.enter_context(
-                vendor.board_target(board, results / CONVERSION_CACHE, option("hil_timeout"))
+                vendor.board_target(
+                    board, Path(option("hil_conversion_cache")), option("hil_timeout")
+                )
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
         models = {**OPERATOR_SPECS, **vendor.models}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,7 +31,7 @@ from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.convert import Conversion, ConversionCache
+from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -46,7 +45,6 @@ from harness.vendors.rknn.toolkit import toolkit_calls
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "npu-hil/rknn"
 _MAX_FRUITLESS_RESTARTS = 3  # runners dying before any case: the board is treated as down
 
 
@@ -85,7 +83,7 @@ class BoardBackend:
         self.runtime = rknn_runtime(board)
         self.runtime.ready(board)
         self.board = board
-        self.cache = cache or ConversionCache(DEFAULT_CACHE)
+        self.cache = cache or ConversionCache(DEFAULT_DIR)
         self.timeout_s = timeout_s
         self.host_grace_s = host_grace_s
         self.reconnect_s = reconnect_s

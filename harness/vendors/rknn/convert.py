@@ -11,6 +11,10 @@ because a boundary-probing model can crash or hang the compiler, and because the
 tables come from C and can only be captured at the file-descriptor level. Parallel pytest-xdist
 workers share the cache safely: each key is built under an flock on ``<key>.lock`` (taken in
 sorted order, so no two workers deadlock) in a staging folder that is renamed into place.
+
+The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
+and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
+least recently used ones go (``cache_cap``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.targets.job import Job
+from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
     content_key,
@@ -45,6 +50,8 @@ META_FILE = "meta.json"
 CALLS_FILE = "calls.json"
 STARTED_FILE = "started"
 _KEEP = (RKNN_FILE, LOG_FILE, META_FILE)
+DIR_ENV, CAP_ENV = "HIL_CONVERSION_CACHE", "HIL_CONVERSION_CACHE_MAX"
+DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "rknn")
 
 
 @dataclass(frozen=True)
@@ -67,11 +74,15 @@ def build_calls(request: Job) -> dict[str, dict[str, Any]]:
 
 
 class ConversionCache:
-    """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key."""
+    """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key, and
+    keeps the folder under ``cap`` bytes (default ``HIL_CONVERSION_CACHE_MAX``, else 2 GiB)."""
 
-    def __init__(self, directory: Path, *, timeout_s: float = 300.0) -> None:
+    def __init__(
+        self, directory: Path, *, timeout_s: float = 300.0, cap: int | None = None
+    ) -> None:
         self.directory = Path(directory)
         self.timeout_s = timeout_s
+        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
         self.toolkit = toolkit_version()
 
     def key(self, request: Job) -> str:
@@ -96,6 +107,7 @@ class ConversionCache:
                 for key in missing:  # another worker may have built it while we waited
                     found[key] = self._load(key, locked=True)
                 found.update(self._build([k for k in missing if found[k] is None], by_key))
+            prune(self.directory, self.cap)
         conversions = []
         for key in keys:
             conversion = found[key]
@@ -121,6 +133,7 @@ class ConversionCache:
                 raise TypeError(f"error is {error!r}")
             if not error and not (entry / RKNN_FILE).is_file():
                 raise FileNotFoundError(entry / RKNN_FILE)
+            touch(entry)  # its last use: the cap removes the least recently used first
             return Conversion(
                 key=key,
                 rknn_path=None if error else entry / RKNN_FILE,
