@@ -36,7 +36,7 @@ from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.target import BoardTarget, Target, observe
+from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
 from harness.text import redact, redacted
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
@@ -136,6 +136,7 @@ class CaseExecutor:
         self.judge = judge
         self.recipe = recipe
         self.versions = host_versions()
+        self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
         [record] = self.execute_many([case])
@@ -150,8 +151,9 @@ class CaseExecutor:
         """
         prepared: list[_Prepared | Exception] = []
         for case in cases:
+            early = self._prepared.pop(case.id, None)
             try:
-                prepared.append(self._prepare(case))
+                prepared.append(early or self._prepare(case))
             except Exception as exc:  # the others still run
                 prepared.append(exc)
         ready = [item for item in prepared if isinstance(item, _Prepared)]
@@ -165,6 +167,20 @@ class CaseExecutor:
             item.backend_s = arrived - waited_since
             waited_since = arrived
             yield self._finish(item, observation)
+
+    def prefetch(self, cases: Sequence[Case]) -> None:
+        """Prepare ``cases`` (the next batch) now and let a backend that can start on them
+        (a board converts their models) do so while it runs the current batch."""
+        if not isinstance(self.backend, PrefetchingTarget):
+            return
+        for case in cases:
+            if case.id not in self._prepared:
+                try:
+                    self._prepared[case.id] = self._prepare(case)
+                except Exception:  # it raises again at its turn in execute_many
+                    continue
+        ready = [self._prepared[case.id] for case in cases if case.id in self._prepared]
+        self.backend.prefetch([item.request for item in ready])
 
     def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)

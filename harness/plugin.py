@@ -345,9 +345,8 @@ def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
 @pytest.fixture(scope="session")
 def hil_scheduler(pytestconfig: pytest.Config, hil_executor: CaseExecutor) -> Iterator[Scheduler]:
     """Runs this process's cases in batches (``harness.scheduler``)."""
-    scheduler = Scheduler(
-        hil_executor.execute_many, BatchSizes(pytestconfig.getoption("hil_batch"))
-    )
+    sizes = BatchSizes(pytestconfig.getoption("hil_batch"))
+    scheduler = Scheduler(hil_executor.execute_many, sizes, hil_executor.prefetch)
     yield scheduler
     scheduler.close()
 

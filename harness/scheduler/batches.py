@@ -23,6 +23,7 @@ FIRST_BATCH = 2
 DEFAULT_BATCH = 32
 
 RunMany = Callable[[Sequence[Case]], Iterator[CaseRecord]]  # e.g. CaseExecutor.execute_many
+Prefetch = Callable[[Sequence[Case]], None]  # e.g. CaseExecutor.prefetch
 
 
 class BatchSizes:
@@ -34,6 +35,10 @@ class BatchSizes:
         self.largest = largest
         self.first = min(first, largest)
         self._next = self.first
+
+    def peek(self) -> int:
+        """The size the next batch will take."""
+        return self._next
 
     def take(self) -> int:
         """The size of the batch starting now."""
@@ -49,13 +54,19 @@ class BatchSizes:
 class Scheduler:
     """Hands out each case's record, running cases in batches through ``run_many``.
 
-    For one thread (pytest's). A case whose run raised raises when its record is asked for;
-    the cases after it in the same batch run again in a new batch.
+    Once a batch's first record is in, the cases of the batch after it go to ``prefetch``
+    (a board converts their models while it runs this batch). For one thread (pytest's). A
+    case whose run raised raises when its record is asked for; the cases after it in the same
+    batch run again in a new batch.
     """
 
-    def __init__(self, run_many: RunMany, sizes: BatchSizes | None = None) -> None:
+    def __init__(
+        self, run_many: RunMany, sizes: BatchSizes | None = None, prefetch: Prefetch | None = None
+    ) -> None:
         self.run_many = run_many
         self.sizes = sizes or BatchSizes()
+        self.prefetch = prefetch
+        self._next_batch: list[Case] = []  # to prefetch once the batch in flight has begun
         self.batches: list[int] = []  # the size of every batch started, in order
         self._ready: dict[str, CaseRecord] = {}
         self._failed: dict[str, Exception] = {}
@@ -67,9 +78,14 @@ class Scheduler:
         if case.id not in self._ready and case.id not in self._failed:
             if all(queued.id != case.id for queued in self._in_flight):
                 self._drain()  # a case out of the expected order: finish what is in flight
-                self._start([case, *islice(self._unseen(upcoming, case), self.sizes.take() - 1)])
+                rest = self._unseen(upcoming, case)
+                self._start([case, *islice(rest, self.sizes.take() - 1)])
+                self._next_batch = list(islice(rest, self.sizes.peek()))
             while case.id not in self._ready and case.id not in self._failed:
                 self._receive()
+            if self._next_batch and self.prefetch is not None:
+                self.prefetch(self._next_batch)
+            self._next_batch = []
         if case.id in self._failed:
             raise self._failed.pop(case.id)
         return self._ready.pop(case.id)

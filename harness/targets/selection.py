@@ -85,6 +85,10 @@ class BoardWithFallback:
     def run(self, request: Job) -> Observation:
         return next(self.stream([request]))
 
+    def prefetch(self, requests: Sequence[Job]) -> None:
+        if not self.board.down:
+            self.board.prefetch(requests)
+
     def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
         """The board's observations as they arrive; once the board is down (and
         ``to_simulator``), each case it could not run goes to the simulator instead."""

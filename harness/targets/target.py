@@ -31,7 +31,15 @@ class StreamingTarget(Target, Protocol):
     def stream(self, jobs: Sequence[Job]) -> Iterator[Observation]: ...
 
 
-class BoardTarget(StreamingTarget, Protocol):
+@runtime_checkable
+class PrefetchingTarget(Protocol):
+    """A target that can start on the next batch (a board: converting its models) while it
+    runs the current one."""
+
+    def prefetch(self, jobs: Sequence[Job]) -> None: ...
+
+
+class BoardTarget(StreamingTarget, PrefetchingTarget, Protocol):
     """A target on a board, which can be lost for good mid-run."""
 
     down: str | None  # why the board was given up on; None while it is usable

@@ -31,6 +31,7 @@ from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.conversion_feed import ConversionFeed
 from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
@@ -94,6 +95,7 @@ class BoardBackend:
         self.down: str | None = None  # why the board was given up on
         self._token = secrets.token_hex(8)  # this backend's lock identity, kept across reconnects
         self._session: RunnerSession | None = None
+        self._feed = ConversionFeed(self.cache)
         self._case_ids: dict[str, str] = {}
         atexit.register(self.close)
 
@@ -120,12 +122,15 @@ class BoardBackend:
     ) -> Iterator[Observation]:
         """One Observation per request, in order, each as soon as the board has run it.
 
+        The batch is converted first (on the backend's conversion thread, which may have
+        converted it already: ``prefetch``), then shipped as one tar.
+
         ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
         "corrupt-output", which the stand-in runtime acts out on the board.
         """
         faults = dict(test_faults or {})
         self._check(requests, faults)
-        conversions = self.cache.convert_many(requests)
+        conversions = self._feed.convert(requests)
         jobs: list[CaseJob] = []
         self._case_ids = {}
         for index, (request, conversion) in enumerate(zip(requests, conversions, strict=True)):
@@ -148,6 +153,10 @@ class BoardBackend:
                 if not unsettled:  # let the shipping loop end as it would: the session stays
                     done.update(settled)
             yield self._observation(conversion, done.pop(job_id, None))
+
+    def prefetch(self, requests: Sequence[Job]) -> None:
+        """Convert ``requests`` (the next batch) in the background, while the board runs."""
+        self._feed.prefetch(requests)
 
     def _check(self, requests: Sequence[Job], faults: dict[str, str]) -> None:
         for request in requests:
@@ -317,8 +326,9 @@ class BoardBackend:
         return observation
 
     def close(self) -> None:
-        """Stop the runner and clean the board; safe to call more than once."""
+        """Stop the runner and clean the board, and the conversion thread; safe to repeat."""
         self._drop()
+        self._feed.close()
         atexit.unregister(self.close)
 
     def __enter__(self) -> BoardBackend:

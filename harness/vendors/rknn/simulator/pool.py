@@ -19,7 +19,6 @@ import functools
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,50 +29,29 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any
+from typing import Any
 
-import harness
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
 from harness.vendors.rknn.toolkit import LOG_FILE
+from harness.vendors.rknn.toolkit_process import ToolkitProcess
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
-STOP_GRACE_S = 5.0
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
-# The worker imports this package too, whether or not it is installed.
-_SOURCE_ROOT = str(Path(harness.__file__).resolve().parents[1])
-
-
-def _pythonpath() -> str:
-    return os.pathsep.join(filter(None, [_SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
 
 
 class WorkerDied(Exception):
     """The worker process is gone or unusable; the message says how."""
 
 
-class _Worker:
+class _Worker(ToolkitProcess):
     """One worker process and the pipes to it."""
 
-    def __init__(self) -> None:
-        request_read, request_write = os.pipe()
-        reply_read, reply_write = os.pipe()
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "harness.vendors.rknn.simulator.worker", str(os.getpid())],
-            stdin=request_read,
-            stdout=reply_write,
-            stderr=self.stderr,
-            start_new_session=True,  # a terminal's Ctrl-C reaches the pool, which stops us
-            env={**os.environ, "PYTHONPATH": _pythonpath()},
-        )
-        os.close(request_read)
-        os.close(reply_write)
-        self.requests = Connection(request_write, readable=False)
-        self.replies = Connection(reply_read, writable=False)
+    def __init__(self, python: str) -> None:
+        super().__init__("harness.vendors.rknn.simulator.worker", python)
         self.versions: dict[str, str] | None = None  # set by the worker's hello
 
     def wait_ready(self) -> None:
@@ -101,24 +79,8 @@ class _Worker:
             status = f"worker killed by signal {signal.Signals(-code).name} {doing}"
         else:
             status = f"worker exited with code {code} {doing}"
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-2000:].decode(errors="replace").strip()
+        tail = self.stderr_tail()
         return f"{status}; its stderr ends:\n{tail}" if tail else status
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the session holds only the worker
-        self.process.wait()
-
-    def stop(self) -> None:
-        """Close the request pipe (the worker exits on EOF); kill it if it does not."""
-        self.requests.close()
-        try:
-            self.process.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self.replies.close()
-        self.stderr.close()
 
 
 class _Job:
@@ -205,11 +167,16 @@ class SimulatorPool:
     """
 
     def __init__(
-        self, workers: int = 1, timeout_s: float = 120.0, cache: SimCache | None = None
+        self,
+        workers: int = 1,
+        timeout_s: float = 120.0,
+        cache: SimCache | None = None,
+        python: str = sys.executable,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.workers = workers
+        self.python = python  # the interpreter whose rknn-toolkit2 the workers import
         self.timeout_s = timeout_s
         self.cache = cache
         self.toolkit_runs = 0  # requests handed to a worker (cache hits are not)
@@ -268,7 +235,7 @@ class SimulatorPool:
         """Hand pending cases to idle workers, starting the workers this round needs together
         so that their imports overlap."""
         while len(self._idle) < min(self.workers - len(busy), len(pending)):
-            self._idle.append(_Worker())
+            self._idle.append(_Worker(self.python))
         while pending and self._idle:
             index = pending.popleft()
             job = _Job(self._idle.pop(), index)
