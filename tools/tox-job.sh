@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The two jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
+# them reuses the environment instead of reinstalling it:
+#   tox                          the project's checks: ruff, ruff format, mypy, lint-imports, tests
+#   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest
+#   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
+#                                the report, written even when cases fail
+set -uo pipefail
+job=${1:-checks}
+shift || true
+case "$job" in
+    checks)
+        ruff check . && ruff format --check . && mypy && lint-imports && pytest tests "$@"
+        ;;
+    suites)
+        results=${HIL_RESULTS:-results}
+        pytest suites --results "$results" "$@"
+        status=$?
+        hil report "$results"
+        report=$?
+        exit $((status != 0 ? status : report))
+        ;;
+    *)
+        echo "tox -- JOB: JOB is 'checks' or 'suites', not '$job'" >&2
+        exit 2
+        ;;
+esac
