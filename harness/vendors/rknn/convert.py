@@ -110,7 +110,7 @@ class ConversionCache:
         return self.convert_many([request])[0]
 
     def convert_many(self, requests: Sequence[Job]) -> list[Conversion]:
-        """Conversions in request order; misses are built together in one child process."""
+        """Conversions in request order; misses are built one by one by the converter."""
         keys = [self.key(request) for request in requests]
         found = {key: self._load(key) for key in set(keys)}
         missing = sorted(key for key, hit in found.items() if hit is None)
