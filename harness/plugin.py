@@ -25,9 +25,13 @@ import pytest
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
+from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
+from harness.nightly import run as nightly
+from harness.nightly.identity import identity
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.results.journal import finished_ids, write_run_metadata
@@ -47,6 +51,7 @@ from harness.vendors import vendor_for
 
 DEFAULT_PLATFORM = "rk3562"
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
+_NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 
 
 class InfrastructureError(Exception):
@@ -55,6 +60,10 @@ class InfrastructureError(Exception):
 
 class DocDriftWarning(UserWarning):
     """A documented limit the SDK does not enforce (passes unless --strict-docs)."""
+
+
+class KnownIssueChangedWarning(UserWarning):
+    """A known issue whose case now behaves differently (fails with --strict-known)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,6 +122,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="converted models for boards, shared by every results directory "
         "(env HIL_CONVERSION_CACHE; size cap HIL_CONVERSION_CACHE_MAX, default 2G)",
     )
+    nightly.add_options(group)
+    group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
+    group.addoption(
+        "--models-select",
+        default="",
+        help="with --models: comma-separated name globs, or 'catalogue' for the models made "
+        "only of the catalogue's operators",
+    )
+    group.addoption(
+        "--no-freeze",
+        action="store_true",
+        help="with --models: keep operator parameters given as graph inputs as inputs",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -121,9 +143,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "outside: the case lies outside a documented limit")
     config.addinivalue_line("markers", "supported: the case is documented as supported")
     _check_options(config)
+    _NIGHTLY[:] = [nightly.NightlyRun(config)]
+    config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
-        meta = _run_metadata(config)
+        meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         write_run_metadata(results, meta)
 
@@ -164,6 +188,7 @@ def _check_folder(config: pytest.Config, option: str) -> None:
 
 
 _CATALOGUE = pytest.StashKey[OperatorCatalogue]()
+_DIRECTORY = pytest.StashKey[DirectoryCases]()
 
 
 def _platform(config: pytest.Config) -> str:
@@ -198,7 +223,7 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     return [
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
-    ]
+    ] + _directory(config).not_runnable
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -238,6 +263,25 @@ def _catalogue(config: pytest.Config) -> OperatorCatalogue:
     return config.stash[_CATALOGUE]
 
 
+def _directory(config: pytest.Config) -> DirectoryCases:
+    """The cases of ``--models`` (none without it); a bad folder is a usage error."""
+    if _DIRECTORY not in config.stash:
+        folder = config.getoption("models")
+        found = DirectoryCases()
+        if folder:
+            patterns = [p for p in config.getoption("models_select").split(",") if p]
+            operators = _catalogue(config).operators
+            freeze = not config.getoption("no_freeze")
+            try:
+                found = directory_cases(
+                    Path(folder), _platform(config), patterns, operators, freeze
+                )
+            except ModelFileError as exc:
+                raise pytest.UsageError(f"--models: {exc}") from None
+        config.stash[_DIRECTORY] = found
+    return config.stash[_DIRECTORY]
+
+
 def _operator_cases(config: pytest.Config) -> list[Case]:
     catalogue = _catalogue(config)
     if _platform(config) not in (catalogue.platform, "all"):
@@ -250,6 +294,7 @@ def _case_sources(config: pytest.Config) -> dict[str, Callable[[], list[Case]]]:
     vendor, platform = _vendor(config), _platform(config)
     return {
         "operators": lambda: _operator_cases(config),
+        "models": lambda: _directory(config).cases,
         **{
             name: functools.partial(source, platform)
             for name, source in vendor.case_sources.items()
@@ -293,6 +338,9 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
         }
         for name, op in _catalogue(pytestconfig).operators.items()
     }
+    # a model of one catalogue operator is compared with that operator's tolerance
+    documented = _directory(pytestconfig).documented.items()
+    tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
     with ExitStack() as stack:
 
@@ -312,8 +360,18 @@ def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
                 )
             )
             backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
-        models = {**OPERATOR_SPECS, **vendor.models}
-        yield CaseExecutor(results, backend, tolerances, models, vendor.judge, vendor.recipe)
+        models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
+        run = _NIGHTLY[0]
+        yield CaseExecutor(
+            results,
+            backend,
+            tolerances,
+            models,
+            vendor.judge,
+            vendor.recipe,
+            annotate=run.mark,
+            timeout_for=run.timeout_for,
+        )
 
 
 def _board(config: pytest.Config) -> Board | None:
@@ -365,6 +423,7 @@ def hil_record(
     upcoming = (c for c in upcoming_cases(request.node) if c.id not in _hil_finished)
     record = hil_scheduler.record(hil_case, upcoming)
     properties = request.node.user_properties
+    properties.append(("case", identity(record)))
     properties.append(("verdict", record.verdict))
     properties.append(("documented", record.documented))
     properties.append(("backend", record.backend))
@@ -379,12 +438,25 @@ def hil_record(
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
-    """Pass, fail or warn according to the verdict table (README, "Verdicts")."""
+    """Pass, fail or warn according to the verdict table (README, "Verdicts"); a verdict
+    that would fail is an expected failure (xfail) when it is a known issue behaving as
+    recorded or the baseline failed the same way (README, "Nightly")."""
     where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
     detail = printable(record.detail)  # toolkit and board text may carry terminal escapes
+    run = _NIGHTLY[0] if _NIGHTLY else None  # None: called outside a configured run
+    changed = run.changed(record) if run else None
+    if changed is not None:
+        if run and run.strict_known:
+            pytest.fail(f"{changed} (--strict-known): {where}: {detail}", pytrace=False)
+        warnings.warn(KnownIssueChangedWarning(changed), stacklevel=2)
+    drift = record.verdict == "doc-drift"
+    if record.verdict in FAILING_VERDICTS or (drift and strict_docs):
+        excuse = run.excuse(record) if run else None
+        if excuse is not None:  # a known issue, or a failure the baseline had too
+            pytest.xfail(f"{record.verdict} ({excuse}): {where}: {detail}")
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
-    if record.verdict == "doc-drift":
+    if drift:
         message = f"doc-drift: {where}: {detail}"
         if strict_docs:
             pytest.fail(message, pytrace=False)

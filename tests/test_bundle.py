@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from sshd import SshServer, write_sysroot
 from test_journal import make_record
 from test_reporting import hil
 
@@ -46,8 +47,11 @@ def _add_model(path: Path) -> None:
     onnx.save(model, path)
 
 
-def write_case(results: Path, record: CaseRecord, int8: bool = False) -> CaseRecord:
-    """The case folder the executor writes (harness.results.journal), plus the journal line."""
+def write_case(
+    results: Path, record: CaseRecord, int8: bool = False, observed_error: float = 1.0
+) -> CaseRecord:
+    """The case folder the executor writes (harness.results.journal), plus the journal line;
+    the observed output is a + b + ``observed_error``."""
     case_dir = results / "cases" / case_slug(record.id)
     rng = np.random.default_rng(7)
     a, b = (rng.standard_normal((1, 3, 4, 4)).astype(np.float32) for _ in range(2))
@@ -58,7 +62,7 @@ def write_case(results: Path, record: CaseRecord, int8: bool = False) -> CaseRec
         for index, (name, array) in enumerate(arrays.items()):
             np.save(case_dir / folder / f"{index}_{name}.npy", array)
     (case_dir / "observed").mkdir()
-    np.save(case_dir / "observed" / "0_y.npy", a + b + 1)
+    np.save(case_dir / "observed" / "0_y.npy", a + b + observed_error)
     toolkit = {
         "target_platform": record.platform,
         "config": {"mean_values": None, "std_values": None, "passphrase": SECRET},
@@ -217,10 +221,15 @@ def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
     assert make_bundles_for_failures(tmp_path / "nothing-ran") == []
 
 
-def _run_reproduce(folder: Path) -> subprocess.CompletedProcess[str]:
+def _run_reproduce(
+    folder: Path, *args: str, npu_hil: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The bundle's script as a vendor runs it: without npu-hil on the path unless asked."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if npu_hil:
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     return subprocess.run(
-        [sys.executable, str(folder / "reproduce.py")],
+        [sys.executable, str(folder / "reproduce.py"), *args],
         cwd=folder.parent,  # it must find its files from its own location
         env=env,
         capture_output=True,
@@ -234,38 +243,97 @@ needs_toolkit = pytest.mark.skipif(
 )
 
 
-def _unpacked_bundle(tmp_path: Path, int8: bool = False) -> Path:
-    """A bundle as the vendor gets it: the tarball unpacked away from the harness."""
+def _unpacked_bundle(
+    tmp_path: Path, int8: bool = False, as_seen: bool = True, backend: str = "simulator"
+) -> Path:
+    """A bundle as the vendor gets it: the tarball unpacked away from the harness. With
+    ``as_seen`` the record holds what the simulator really shows (Add on the NPU in the asked
+    precision, outputs matching: confirmed); otherwise a wrong result that is not there."""
     results = tmp_path / "results"
-    record = _failing(dtype="int8", tolerance=INT8_TOLERANCE) if int8 else _failing()
-    record = write_case(results, record, int8=int8)
+    dtype = "INT8" if int8 else "FLOAT16"
+    fields: dict[str, object] = {
+        "backend": backend,
+        "placement": [  # the toolkit 2.5.0 simulator's layer table for this model
+            {"op": op, "target": "NPU", "dtype": dtype, "name": f"{op}:y"} for op in ("Conv", "Add")
+        ],
+    }
+    if int8:
+        fields |= {"dtype": "int8", "tolerance": INT8_TOLERANCE}
+    record = _failing(verdict="confirmed" if as_seen else "wrong-result", **fields)
+    record = write_case(results, record, int8=int8, observed_error=0.0 if as_seen else 1.0)
     folder = make_bundle(results, record.id)
     with tarfile.open(folder.parent / f"{folder.name}.tar.gz") as tar:
         tar.extractall(tmp_path / "vendor", filter="data")
     return tmp_path / "vendor" / folder.name
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 @needs_toolkit
 @pytest.mark.parametrize("int8", [False, True], ids=["float16", "int8"])
-def test_reproduce_script_runs_the_simulator_for_real(tmp_path: Path, int8: bool) -> None:
+def test_reproduce_script_reproduces_the_recorded_observation(tmp_path: Path, int8: bool) -> None:
     copy = _unpacked_bundle(tmp_path, int8)
-    run = _run_reproduce(copy)
+    before = _files(copy)
+    run = _run_reproduce(copy, "--log", str(tmp_path / "toolkit.log"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "RESULT: MATCH" in run.stdout
-    assert re.search(r"placement now: (\w+: NPU; )*Add: NPU\n", run.stdout)
-    assert "placement recorded: Add: NPU" in run.stdout
+    dtype = "INT8" if int8 else "FLOAT16"
+    assert re.search(
+        r"placement recorded: Conv: NPU; Add: NPU +now: Conv: NPU; Add: NPU +same", run.stdout
+    )
+    assert re.search(
+        rf"precision recorded: Conv: {dtype}; Add: {dtype} +now: Conv: {dtype}; Add: {dtype} +same",
+        run.stdout,
+    )
+    assert re.search(r"result +recorded: match +now: match +same", run.stdout)
+    assert "REPRODUCED: confirmed" in run.stdout and "NOT REPRODUCED" not in run.stdout
     matched = r"output 0: max abs error \S+, cosine (0\.99\d+|1\.0+), 0 of 48 elements outside"
     assert re.search(matched, run.stdout)
-    assert "Network Layer Information Table" in (copy / "reproduce.log").read_text()
     used = INT8_TOLERANCE if int8 else json.loads((copy / "case.json").read_text())["tolerance"]
     assert f"RESULT: MATCH (tolerance {used})" in run.stdout  # the recorded tolerance
+    assert "Network Layer Information Table" in (tmp_path / "toolkit.log").read_text()
+    assert _files(copy) == before  # nothing written into the bundle
 
 
 @needs_toolkit
-def test_reproduce_script_reports_a_mismatch(tmp_path: Path) -> None:
-    copy = _unpacked_bundle(tmp_path)
-    reference = copy / "reference" / "0_y.npy"
-    np.save(reference, np.load(reference) + 0.5)  # now the simulator disagrees with it
-    run = _run_reproduce(copy)
+def test_reproduce_script_says_what_did_not_reproduce(tmp_path: Path) -> None:
+    copy = _unpacked_bundle(tmp_path, as_seen=False)  # recorded: a wrong result
+    before = _files(copy)
+    run = _run_reproduce(copy, "--log", str(tmp_path / "toolkit.log"))
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "output 0: max abs error 0.5" in run.stdout and "RESULT: MISMATCH" in run.stdout
+    assert re.search(r"result +recorded: mismatch +now: match +DIFFERS", run.stdout)
+    assert "NOT REPRODUCED: result differ from the record (wrong-result)" in run.stdout
+    assert _files(copy) == before
+
+
+def test_reproduce_script_that_cannot_run_exits_2(tmp_path: Path) -> None:
+    copy = _unpacked_bundle(tmp_path)
+    (copy / "case.json").write_text("{not json")
+    run = _run_reproduce(copy)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "CANNOT RUN: the bundle is incomplete or damaged" in run.stdout
+
+
+@needs_toolkit
+def test_reproduce_script_reruns_a_board_case_on_its_board(sshd: SshServer, tmp_path: Path) -> None:
+    """The loopback board (real sshd, the simulator stand-in runtime) named by its board file."""
+    copy = _unpacked_bundle(tmp_path, backend="loopback")
+    board_file = sshd.board_file(tmp_path / "boards", sysroot=str(write_sysroot(tmp_path / "sys")))
+    before = _files(copy)
+    log = tmp_path / "board.log"
+    run = _run_reproduce(copy, "--board", str(board_file), "--log", str(log), npu_hil=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "running on board loopback (127.0.0.1) over SSH" in run.stdout
+    assert re.search(
+        r"placement recorded: Conv: NPU; Add: NPU +now: Conv: NPU; Add: NPU +same", run.stdout
+    )
+    assert "REPRODUCED: confirmed" in run.stdout
+    assert "Network Layer Information Table" in log.read_text()  # the host build's log
+    assert _files(copy) == before
+
+    sshd.stop()  # a board that does not answer: the rerun could not happen
+    run = _run_reproduce(copy, "--board", str(board_file), "--log", str(log), npu_hil=True)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "CANNOT RUN: board loopback" in run.stdout
+    assert _files(copy) == before

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,6 +17,7 @@ from test_journal import make_record
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
+from harness.report.matrix import SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -78,6 +82,7 @@ class _ReportParser(HTMLParser):
         self.cases: list[tuple[str, str, list[str]]] = []
         self.text = ""
         self._heading: str | None = None
+        self._group = False
         self._section = ""
         self._case: tuple[str, str, list[str]] | None = None
         self._depth = 0
@@ -85,9 +90,11 @@ class _ReportParser(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attrs += attrs
-        if tag == "h2":
-            self._heading = ""
         classes = (dict(attrs).get("class") or "").split()
+        if tag == "details" and "group" in classes:
+            self._group = True
+        if tag == "summary" and self._group:  # "<op> on <platform>/<backend>: <counts>"
+            self._heading, self._group = "", False
         if tag == "div" and self._case is not None:
             self._depth += 1
         elif tag == "div" and "case" in classes:
@@ -95,7 +102,7 @@ class _ReportParser(HTMLParser):
             self._case, self._depth = (self._section, verdicts[0], []), 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "h2" and self._heading is not None:
+        if tag == "summary" and self._heading is not None:
             self._section, self._heading = self._heading, None
         if tag == "div" and self._case is not None:
             self._depth -= 1
@@ -139,7 +146,7 @@ def test_html_report_has_a_cell_per_case_in_its_backend_section(results: Path) -
         matching = [
             chunks
             for section, verdict, chunks in parsed.cases
-            if section == f"{record.platform} on {record.backend}"
+            if section.startswith(f"{record.op} on {record.platform}/{record.backend}: ")
             and verdict == record.verdict
             and f"id: {record.id}" in chunks
         ]
@@ -170,7 +177,7 @@ def test_html_report_is_self_contained_and_escapes_record_text(results: Path) ->
 def test_html_report_shows_run_metadata(results: Path) -> None:
     hil(["report", str(results)])
     text = _parse_html(results / "report.html").text
-    assert "rknn-toolkit2=2.5.0-run" in text  # from run.json
+    assert "rknn-toolkit2 2.5.0/2.5.0-run" in text  # from the records and run.json
     assert "rock-5b, simulator" in text  # backends seen in the records
     assert "rk3562, rk3588" in text
 
@@ -196,14 +203,26 @@ def test_markdown_counts_and_matrix_columns(results: Path) -> None:
     assert shown == {verdict: counts.get(verdict, 0) for verdict in shown}
     assert sum(shown.values()) == len(records)
     for record in records:
-        table = _markdown_table(markdown, f"## {md_escape(record.platform)} on {record.backend}")
+        table = _markdown_table(markdown, f"### {md_escape(record.platform)} on {record.backend}")
         column = table[0].index(md_escape(record.dtype))
         row = next(r for r in table if r[:2] == [md_escape(record.op), md_escape(record.limit)])
-        assert (
-            f"{md_escape(record.value)} ({record.documented}): **{record.verdict}**"
-            in (row[column])
+        cell = Counter(r.verdict for r in records if _same_cell(r, record))
+        assert row[column].split() == [f"{n}{SHORT[v]}" for v, n in _in_order(cell)]
+        card = (
+            f"- {md_escape(record.limit)} · {md_escape(record.dtype)}: {md_escape(record.value)} "
+            f"({record.documented}): **{record.verdict}** on {md_escape(record.backend)}"
         )
+        assert card in markdown
     assert "<script" not in markdown and "<b>" not in markdown and "<img" not in markdown
+
+
+def _same_cell(one: CaseRecord, other: CaseRecord) -> bool:
+    fields = ("platform", "backend", "op", "limit", "dtype")
+    return all(getattr(one, name) == getattr(other, name) for name in fields)
+
+
+def _in_order(counts: Counter[str]) -> list[tuple[str, int]]:
+    return [(verdict, counts[verdict]) for verdict in SHORT if counts[verdict]]
 
 
 def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
@@ -220,9 +239,12 @@ def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
     hil(["report", str(results)])
     parsed = _parse_html(results / "report.html")
     hrefs = [str(value) for name, value in parsed.attrs if name == "href"]
+    files = [href for href in hrefs if not href.startswith("#")]
     slug = case_slug(bundled.id)
-    assert hrefs == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
-    assert all((results / href).is_file() for href in hrefs)
+    assert files == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
+    ids = {str(value) for name, value in parsed.attrs if name == "id"}
+    assert {href[1:] for href in hrefs if href.startswith("#")} <= ids  # anchors resolve
+    assert all((results / href).is_file() for href in files)
     markdown = (results / "report.md").read_text(encoding="utf-8")
     assert f"[bundle](bundles/{slug}/README.md)" in markdown
     assert markdown.count("no bundle yet") == len(failing) - 1
@@ -268,6 +290,8 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
         make_record("metric-gone", metrics={"max_abs": 0.001, "cosine": 0.9999}),
         make_record("backend"),
         make_record("dropped"),
+        make_record("fixed", "violation"),
+        make_record("drifted", "confirmed"),
     ]
     new = [
         make_record("same"),
@@ -278,6 +302,9 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
         make_record("metric-gone", metrics={"cosine": 0.9999}),
         make_record("backend", backend="rock-5b"),
         make_record("added"),
+        make_record("fixed", "confirmed"),
+        make_record("drifted", "doc-drift"),
+        make_record("added-failing", "wrong-result"),
     ]
     return _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
 
@@ -297,11 +324,35 @@ def test_diff_reports_every_kind_of_change_as_json(
         ("backend", "backend", ""),
         ("dropped", "only-old", ""),
         ("added", "only-new", ""),
+        ("fixed", "verdict", ""),
+        ("drifted", "verdict", ""),
+        ("added-failing", "only-new", ""),
     }
     by_case = {c["case_id"]: c for c in document["changes"]}
     assert (by_case["verdict"]["old"], by_case["verdict"]["new"]) == ("confirmed", "wrong-result")
     assert by_case["placement"]["new"] == "MaxPool: NPU×2"
     assert by_case["metric-gone"]["new"] is None
+    assert document["summary"] == {
+        "new_failures": ["added-failing", "verdict"],  # in case id order
+        "fixed": ["fixed"],
+        "other_verdict": ["drifted"],
+        "backend_only": ["backend", "metric-big", "metric-gone", "placement"],
+        "only_old": ["dropped"],
+        "only_new": ["added"],
+        "unchanged": 2,  # "same", and "metric-small" below the 10 % threshold
+        "verdict_changes": 4,
+    }
+
+
+def test_diff_summary_line_comes_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _diff_runs(tmp_path)
+    assert hil(["diff", str(old), str(new)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "4 verdict changes (2 new failures, 1 fixed, 1 other), 4 backend-only changes, "
+        "1 case only in the old run, 1 only in the new one, 2 unchanged"
+    )
+    assert lines[1].split() == ["case", "change", "old", "new"]
 
 
 def test_diff_threshold_option_and_table_output(
@@ -311,7 +362,7 @@ def test_diff_threshold_option_and_table_output(
     assert hil(["diff", str(old), str(new), "--metric-threshold", "0.01"]) == 1
     assert "metric-small" in capsys.readouterr().out  # 5 % change, above the 1 % threshold
     assert hil(["diff", str(old), str(new), "--metric-threshold", "0.9"]) == 1
-    table = capsys.readouterr().out.splitlines()
+    table = capsys.readouterr().out.splitlines()[1:]  # after the summary line
     assert table[0].split() == ["case", "change", "old", "new"]
     assert not any(line.startswith("metric-big") for line in table)  # 75 % < 90 %
     assert any(line.split()[:2] == ["verdict", "verdict"] for line in table)
@@ -320,7 +371,32 @@ def test_diff_threshold_option_and_table_output(
 def test_diff_of_identical_runs_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, _ = _diff_runs(tmp_path)
     assert hil(["diff", str(old), str(old)]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == (
+        "0 verdict changes (0 new failures, 0 fixed, 0 other), 0 backend-only changes, "
+        "0 cases only in the old run, 0 only in the new one, 10 unchanged\n"
+    )
+
+
+def test_diff_piped_into_head_ends_quietly(tmp_path: Path) -> None:
+    """A real pipe: head exits after 3 lines while hil still writes ~200 kB of table."""
+    many = 3000
+    old = _write_run(tmp_path / "old", [make_record(f"case-{i:05d}") for i in range(many)])
+    new = _write_run(
+        tmp_path / "new", [make_record(f"case-{i:05d}", "wrong-result") for i in range(many)]
+    )
+    hil_script = Path(sys.executable).with_name("hil")
+    command = f"set -o pipefail; {hil_script} diff {old} {new} | head -n 3"
+    # stdout buffered as in a user's shell (PYTHONUNBUFFERED changes how the break shows)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    run = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored"
+    assert run.returncode == 1  # hil's own status: the runs differ
+    lines = run.stdout.splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{many} verdict changes ({many} new failures")
+    assert lines[2].split() == ["case-00000", "verdict", "confirmed", "wrong-result"]
 
 
 def test_diff_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -338,7 +414,55 @@ def test_limits_not_probed_are_listed_with_their_reason(results: Path) -> None:
     write_run_metadata(results, {"platform": "rk3562", "unprobed": unprobed})
     assert hil(["report", str(results)]) == 0
     markdown = (results / "report.md").read_text()
-    assert "| GRU/R/hidden\\_size | model needs &lt;800 MB&gt; of weights |" in markdown
+    assert "| GRU | hidden\\_size | R | model needs &lt;800 MB&gt; of weights |" in markdown
     assert "run: unprobed" not in markdown  # listed once, in its own section
     html = (results / "report.html").read_text()
-    assert "<td>GRU/R/hidden_size</td><td>model needs &lt;800 MB&gt; of weights</td>" in html
+    row = "<td>GRU</td><td>hidden_size</td><td>R</td><td>model needs &lt;800 MB&gt; of weights</td>"
+    assert row in html
+
+
+def test_report_shows_baseline_changes_known_issues_and_left_out_cases(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = _write_run(
+        tmp_path / "baseline",
+        [dataclasses.replace(r, verdict="confirmed") for r in _records() if r.id != "mp-8"]
+        + [make_record("fixed-since", "violation")],
+    )
+    known = {
+        "reference": "RK-77",
+        "note": "Pow on CPU",
+        "status": "changed",
+        "expected": "violation",
+    }
+    Journal(results).append(make_record("pow-4", "confirmed", op="Pow", known=known))
+    Journal(results).append(make_record("fixed-since", "confirmed"))
+    meta = {
+        "platform": "rk3562",
+        "tier": "full",
+        "baseline": str(baseline),
+        "left_out": [{"id": "rk3562/GRU/float16/seq_length=8192", "reason": "slow: 600 s"}],
+    }
+    write_run_metadata(results, meta)
+    assert hil(["report", str(results)]) == 0
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    header = _markdown_table("\n" + markdown, "# npu-hil report")
+    assert dict(zip(header[0], header[2], strict=True))["tier"] == "full"
+    assert "Left out: 1 of a slower tier" in markdown and "slow: 600 s" in markdown
+    changes = markdown.split("## Changes against the baseline")[1].split("## Failing cases")[0]
+    summary = "6 verdict changes (3 new failures, 1 fixed, 2 other)"
+    assert f"{md_escape(baseline)}: {summary}" in changes
+    capsys.readouterr()
+    assert hil(["diff", str(baseline), str(results)]) == 1  # hil diff says the same
+    assert capsys.readouterr().out.splitlines()[0].startswith(summary)
+    rows = _markdown_table(changes, "")
+    assert rows[2][:2] == [md_escape(HOSTILE_ID), "confirmed"]  # new failures first
+    assert ["mp-8", "(not in the baseline)", "violation"] in rows
+    failing = markdown.split("## Failing cases")[1].split("## ")[0]
+    assert "- pow-4 on simulator: **confirmed**" in failing  # a known issue that changed
+    assert "(known issue changed: RK-77)" in failing
+
+    (baseline / JOURNAL_NAME).write_text("{damaged\n")
+    assert hil(["report", str(results)]) == 0  # the report is written all the same
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    assert f"Baseline {md_escape(baseline)} unreadable: {md_escape(baseline)}" in markdown

@@ -4,7 +4,9 @@
 #   tox                          the project's checks: ruff, ruff format, mypy, lint-imports, tests
 #   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
-#                                the report, written even when cases fail
+#                                the report, written even when cases fail; the shipped known
+#                                issues keep the job green while the SDK behaves as recorded
+#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; README, "Nightly")
 set -uo pipefail
 job=${1:-checks}
 shift || true
@@ -14,7 +16,8 @@ case "$job" in
         ;;
     suites)
         results=${HIL_RESULTS:-results}
-        pytest suites --results "$results" "$@"
+        known=${HIL_KNOWN_ISSUES:-suites/known-issues/rk3562-simulator.yaml}
+        pytest suites --results "$results" --known-issues "$known" "$@"
         status=$?
         hil report "$results"
         report=$?

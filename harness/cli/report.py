@@ -1,7 +1,8 @@
 """``hil report``, ``hil diff`` and ``hil repro``: registered on the ``hil`` entry point.
 
 Each handler takes the parsed arguments and returns the exit status: 0 success, 2 bad input
-(message on stderr); ``hil diff`` returns 1 when the runs differ, like diff(1).
+(message on stderr). ``hil diff`` returns 0 when the runs do not differ, 1 when they do (any
+change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table.
 """
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ import argparse
 import json
 import sys
 
+from harness.cli.output import emit
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
-from harness.report.diff import DEFAULT_METRIC_THRESHOLD, diff_records, format_table
+from harness.report.diff import (
+    DEFAULT_METRIC_THRESHOLD,
+    diff_records,
+    format_table,
+    summarize,
+)
 from harness.results.journal import JournalError, read_records
 
 BAD_INPUT = 2
@@ -24,7 +31,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     report.add_argument("results", help="results directory")
     report.set_defaults(handler=run_report)
 
-    diff = subparsers.add_parser("diff", help="cases that changed between two runs")
+    diff = subparsers.add_parser(
+        "diff",
+        help="cases that changed between two runs",
+        description="Cases that changed between two runs: a summary line (verdict changes, "
+        "backend-only changes), then one row per change.",
+        epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
+    )
     diff.add_argument("old", help="results directory of the earlier run")
     diff.add_argument("new", help="results directory of the later run")
     diff.add_argument(
@@ -65,19 +78,20 @@ def run_report(args: argparse.Namespace) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     try:
-        changes = diff_records(
-            read_records(args.old), read_records(args.new), args.metric_threshold
-        )
+        old, new = read_records(args.old), read_records(args.new)
     except (JournalError, OSError) as exc:
         return _bad_input(exc)
+    changes = diff_records(old, new, args.metric_threshold)
+    summary = summarize(changes, old, new)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,
+            "summary": summary.to_json(),
             "changes": [change.to_json() for change in changes],
         }
-        print(json.dumps(document, indent=2, ensure_ascii=False))
-    elif changes:
-        print(format_table(changes), end="")
+        emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
     return 1 if changes else 0
 
 

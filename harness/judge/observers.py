@@ -28,10 +28,13 @@ def layers_under_test(
     """The compiled layers of the op under test and how they were chosen.
 
     When the compiler rewrote the op into other layer types (none of ``op_types`` is left),
-    the whole network stands for it.
+    the whole network stands for it; with no ``op_types`` (a whole user model is under test)
+    it is the whole network.
     """
     wanted = {name.lower() for name in op_types}
     compute = [layer for layer in layers if not layer.get("io")]
+    if not op_types:
+        return compute, "whole network"
     mine = [layer for layer in compute if str(layer.get("op", "")).lower() in wanted]
     return (mine, "/".join(op_types)) if mine else (compute, "whole network (op rewritten away)")
 

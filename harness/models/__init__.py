@@ -115,4 +115,6 @@ def build_model(
         input_names=list(graph.inputs),
         output_names=list(graph.outputs),
         feeds=graph.feeds,
+        calibration=graph.calibration,
+        expected=graph.expected,
     )

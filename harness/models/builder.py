@@ -44,6 +44,12 @@ class BuiltModel:
     # What the backend is fed when it differs from ``inputs`` (model I/O suites: the data read
     # back from a zero-copy buffer, in the configured input type); None: ``inputs``.
     feeds: list[np.ndarray] | None = None
+    # int8 calibration samples the model's source gives (a user's set, one array per input);
+    # None: the case's inputs plus further seeded draws.
+    calibration: list[list[np.ndarray]] | None = None
+    # Outputs the model's source gives for these inputs (the ONNX backend node tests' data
+    # sets): one more host reference beside onnx.reference and onnxruntime.
+    expected: list[np.ndarray] | None = None
 
 
 @dataclass
@@ -55,6 +61,11 @@ class Graph:
     outputs: list[str]
     initializers: dict[str, np.ndarray] = field(default_factory=dict)
     feeds: list[np.ndarray] | None = None  # see BuiltModel.feeds
+    # A whole model given by its source (a user's ONNX file, prepared and checked there):
+    # ``assemble`` returns it as it is and ``nodes``/``initializers`` stay empty.
+    model: onnx.ModelProto | None = None
+    calibration: list[list[np.ndarray]] | None = None  # see BuiltModel.calibration
+    expected: list[np.ndarray] | None = None  # see BuiltModel.expected
 
 
 class Params:
@@ -276,6 +287,8 @@ def distinct(rng: np.random.Generator, shapes: Sequence[Sequence[int]]) -> list[
 
 def assemble(op: str, graph: Graph) -> onnx.ModelProto:
     """The checked ONNX model of ``graph``; output shapes come from ONNX shape inference."""
+    if graph.model is not None:
+        return graph.model
     inputs = [
         helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(data.shape))
         for name, data in graph.inputs.items()

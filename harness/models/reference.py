@@ -10,7 +10,8 @@ padded input by the full kernel size).
 Either may be unable to run a model: onnxruntime has no CPU kernel for Pow with an int8
 exponent; onnx.reference (1.18) cannot follow every attribute, and its convolutions are too slow
 for the widest model-I/O probes (``spec_unavailable``). The comparison then rests on the one
-that can (``References.used``).
+that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
+tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.models import BuiltModel
 
 SPEC = "onnx.reference"
 ORT = "onnxruntime"
+TEST_DATA = "test data"  # outputs the model's source gives (BuiltModel.expected)
 _ERROR_ONLY = 3  # onnxruntime severity: 0 verbose ... 3 error
 _RECURRENT = ("RNN", "GRU", "LSTM")
 # onnx.reference convolves in Python loops over output positions with the dilated kernel laid
@@ -102,8 +104,12 @@ def host_references(built: BuiltModel) -> References:
         )
     except ort.capi.onnxruntime_pybind11_state.NotImplemented as missing:
         unavailable[ORT] = f"no CPU kernel: {missing}"
+    except ort.capi.onnxruntime_pybind11_state.Fail as refused:  # e.g. a batchwise GRU
+        unavailable[ORT] = f"refused the model: {refused}"
     else:
         outputs[ORT] = [np.asarray(out) for out in session.run(built.output_names, feeds)]
     if not outputs:
         raise RuntimeError(f"{built.op}: no host reference runs the model: {unavailable}")
+    if built.expected is not None:  # cross-checked like onnxruntime, never deciding
+        outputs[TEST_DATA] = [np.asarray(out) for out in built.expected]
     return References(outputs, unavailable)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.report.baseline import baseline_changes
 from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -17,8 +18,9 @@ REPORT_NAMES = ("report.md", "report.html")
 def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     """Write report.md and report.html into ``results_dir``; returns their paths."""
     records = read_records(results_dir)
+    meta = read_run_metadata(results_dir)
     report = build_report(
-        records, read_run_metadata(results_dir), existing_bundles(results_dir, records)
+        records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
     )
     written = []
     for name, text in zip(

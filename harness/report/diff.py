@@ -1,10 +1,15 @@
 """Run-to-run diff: which cases changed verdict, backend, placement or metrics between two runs.
 
-Cases are matched by id. A metric counts as changed when
-``|new - old| > threshold * max(|old|, |new|)`` (default threshold 0.10, i.e. 10 %), when it is
-present in only one run, or when exactly one side is NaN. The denominator is the larger
-magnitude, so the measure is symmetric and at most 2; a metric moving away from exactly 0 is
-always a change (an exact match that stopped being exact is worth seeing).
+Cases are matched by id. ``summarize`` counts cases, not changes: a case whose verdict changed
+is a verdict change (a new failure when it now fails, fixed when it failed before and no longer
+does; a failing case only in the new run is a new failure too), a case with the same verdict
+whose backend, placement or metrics changed is a backend-only change.
+
+A metric counts as changed when ``|new - old| > threshold * max(|old|, |new|)`` (default
+threshold 0.10, i.e. 10 %), when it is present in only one run, or when exactly one side is
+NaN. The denominator is the larger magnitude, so the measure is symmetric and at most 2; a
+metric moving away from exactly 0 is always a change (an exact match that stopped being exact
+is worth seeing).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.matrix import format_number, natural_key, placement_summary
 from harness.results.records import CaseRecord
 
@@ -67,6 +73,72 @@ def _case_changes(old: CaseRecord, new: CaseRecord, threshold: float) -> list[Ch
         if a is None or b is None or _metric_changed(a, b, threshold):
             changes.append(Change(old.id, "metric", a, b, metric=name))
     return changes
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Cases by how they changed; each case counts once (see the module docstring)."""
+
+    new_failures: list[str]  # failing now, not before (or not there before)
+    fixed: list[str]  # failing before, not now
+    other_verdict: list[str]  # verdict changed between two non-failing (or two failing) ones
+    backend_only: list[str]  # same verdict, another backend, placement or metric
+    only_old: list[str]
+    only_new: list[str]
+    unchanged: int
+
+    @property
+    def verdict_changes(self) -> int:
+        return len(self.new_failures) + len(self.fixed) + len(self.other_verdict)
+
+    def line(self) -> str:
+        """One line, e.g. "2 verdict changes (1 new failure, 1 fixed, 0 other), 3 backend-only
+        changes, 1 case only in the old run, 0 only in the new one, 640 unchanged"."""
+        return (
+            f"{_count(self.verdict_changes, 'verdict change')} "
+            f"({_count(len(self.new_failures), 'new failure')}, {len(self.fixed)} fixed, "
+            f"{len(self.other_verdict)} other), "
+            f"{_count(len(self.backend_only), 'backend-only change')}, "
+            f"{_count(len(self.only_old), 'case')} only in the old run, "
+            f"{len(self.only_new)} only in the new one, {self.unchanged} unchanged"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "verdict_changes": self.verdict_changes}
+
+
+def summarize(changes: list[Change], old: list[CaseRecord], new: list[CaseRecord]) -> Summary:
+    """``changes`` (from ``diff_records(old, new)``) counted per case."""
+    by_case: dict[str, list[Change]] = {}
+    for change in changes:
+        by_case.setdefault(change.case_id, []).append(change)
+    groups: dict[str, list[str]] = {name: [] for name in _GROUPS}
+    for case_id, found in by_case.items():
+        groups[_group(found)].append(case_id)
+    ids = {record.id for record in old} | {record.id for record in new}
+    return Summary(**groups, unchanged=len(ids) - len(by_case))
+
+
+_GROUPS = ("new_failures", "fixed", "other_verdict", "backend_only", "only_old", "only_new")
+
+
+def _group(changes: list[Change]) -> str:
+    kinds = {change.kind: change for change in changes}
+    if "only-old" in kinds:
+        return "only_old"
+    if "only-new" in kinds:
+        return "new_failures" if kinds["only-new"].new in FAILING_VERDICTS else "only_new"
+    verdict = kinds.get("verdict")
+    if verdict is None:
+        return "backend_only"
+    failed, fails = verdict.old in FAILING_VERDICTS, verdict.new in FAILING_VERDICTS
+    if fails and not failed:
+        return "new_failures"
+    return "fixed" if failed and not fails else "other_verdict"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _metric_changed(old: float, new: float, threshold: float) -> bool:

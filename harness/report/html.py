@@ -1,34 +1,69 @@
 """report.html: one self-contained file (inline CSS, no scripts, no external assets).
 
+The page is ``SECTIONS`` in order, each a function of the ``Report`` returning HTML: what
+matters first (run header, verdict counts, changes against the baseline, failing cases), then
+the heat maps, the collapsed case cards and the collapsed reference lists. A heat-map cell links
+to its cell's details (``Row.anchor``); a failing case to its card (``case_anchor``); browsers
+open the collapsed ``<details>`` holding a linked element. Adding a section is one function
+and one entry in ``SECTIONS``.
+
 Every string that came from a record or run.json goes through ``html.escape``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from harness.report.io_section import io_html
-from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
+from harness.report.matrix import (
+    SHORT,
+    Failure,
+    Report,
+    Row,
+    Section,
+    case_anchor,
+    case_facts,
+    reference_summary,
+)
 from harness.results.records import CaseRecord
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #bbb; padding: 4px 8px; vertical-align: top; text-align: left; }
-th { background: #f0f0f0; }
-.case { border-radius: 4px; padding: 3px 6px; margin: 2px 0; font-size: 90%; }
+body { font-family: system-ui, sans-serif; margin: 1em 1.5em; color: #222; font-size: 14px; }
+h1 { font-size: 1.4em; margin: 0 0 0.4em; }
+h2 { font-size: 1.15em; margin: 1.2em 0 0.4em; }
+table { border-collapse: collapse; margin: 0.3em 0 0.8em; }
+th, td { border: 1px solid #bbb; padding: 2px 6px; vertical-align: top; text-align: left; }
+th { background: #f0f0f0; font-weight: 600; }
+table.header th, table.header td { font-size: 0.92em; }
+td.n { text-align: right; }
+.cause { font-size: 0.93em; }
+.nw, table.header td { white-space: nowrap; }
+.case { border-radius: 4px; padding: 3px 6px; margin: 2px 0; font-size: 92%; }
 .case .verdict { font-weight: bold; }
 .case .fact { color: #444; }
-details { margin-top: 2px; }
-summary { cursor: pointer; color: #555; }
+details { margin: 2px 0; }
+summary { cursor: pointer; }
+details.group > summary { font-weight: 600; }
+details.cell { margin-left: 1.2em; }
+:target { outline: 2px solid #1a5fb4; }
 pre { white-space: pre-wrap; margin: 2px 0; }
+table.map td { padding: 1px 4px; white-space: nowrap; }
+table.map td.op { font-weight: 600; }
+table.map a { text-decoration: none; color: inherit; display: block; }
+.chip { display: inline-block; min-width: 1.6em; padding: 0 3px; margin-right: 2px;
+        border-radius: 3px; text-align: center; font-size: 0.9em; }
+.legend .chip { min-width: 1.2em; }
+.ok { color: #1e6b34; font-weight: 600; }
+.bad { color: #a4161a; font-weight: 600; }
 .v-confirmed { background: #d4edda; }
 .v-limit-confirmed { background: #d1ecf1; }
 .v-doc-drift { background: #fff3cd; }
+.v-doc-inconsistent { background: #e9ecef; }
 .v-violation { background: #f8d7da; }
 .v-wrong-result { background: #f1b0b7; }
 .v-reference-disagreement { background: #e8daef; }
-.v-infra-error { background: #e2e3e5; }
+.v-infra-error { background: #d6d8db; }
 """
 
 
@@ -38,56 +73,206 @@ def render_html(report: Report) -> str:
         '<html lang="en"><head><meta charset="utf-8"><title>npu-hil report</title>',
         f"<style>{_CSS}</style></head><body>",
         "<h1>npu-hil report</h1>",
-        "<h2>Run</h2>",
-        _table(["", ""], [[escape(key), escape(value)] for key, value in report.summary]),
-        "<h2>Verdicts</h2>",
-        _counts(report.counts),
+        *(section(report) for section in SECTIONS),
+        "</body></html>",
     ]
-    parts += [_section(section) for section in report.sections]
-    parts.append(io_html(report.io))
-    if report.unprobed:
-        parts.append("<h2>Documented limits not probed</h2>")
-        rows = [[escape(limit), escape(why)] for limit, why in report.unprobed]
-        parts.append(_table(["limit", "why"], rows))
-    parts.append("<h2>Failing cases</h2>")
-    if report.failures:
-        parts.append("<ul>" + "".join(_failure(f) for f in report.failures) + "</ul>")
-    else:
-        parts.append("<p>None.</p>")
-    if report.disagreements:
-        parts.append("<h2>Host references disagree</h2>")
-        parts.append("<ul>" + "".join(_disagreement(r) for r in report.disagreements) + "</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return "\n".join(part for part in parts if part) + "\n"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    """A table from cells that are already HTML."""
-    head = "".join(f"<th>{cell}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+def _header(report: Report) -> str:
+    head = "".join(f"<th>{escape(key)}</th>" for key, _ in report.header)
+    cells = "".join(f"<td>{escape(text)}</td>" for _, text in report.header)
+    return f'<table class="header" id="run"><tr>{head}</tr><tr>{cells}</tr></table>'
 
 
-def _counts(counts: dict[str, int]) -> str:
+def _counts(report: Report) -> str:
+    """One row of verdicts, one of counts (and one of known issues among them, if any)."""
+    verdicts = [*report.counts, "total"]
+    head = "<th></th>" + "".join(f'<th class="v-{escape(v)}">{escape(v)}</th>' for v in verdicts)
+    counts = [*report.counts.values(), sum(report.counts.values())]
+    rows = ["<tr><th>cases</th>" + "".join(f"<td class=n>{n}</td>" for n in counts) + "</tr>"]
+    if report.known:
+        known = [report.known.get(v, 0) for v in report.counts]
+        cells = "".join(f"<td class=n>{n or ''}</td>" for n in [*known, sum(known)])
+        rows.append(f"<tr><th>known issues, as expected</th>{cells}</tr>")
+    return (
+        '<h2 id="verdicts">Verdicts</h2>'
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report)
+    )
+
+
+def _left_out(report: Report) -> str:
+    if not report.left_out:
+        return ""
+    rows = [[f"<code>{escape(case_id)}</code>", escape(why)] for case_id, why in report.left_out]
+    return (
+        f"<details><summary>Left out: {len(report.left_out)} of a slower tier "
+        "(<code>--tier full</code> runs them)</summary>"
+        f"{_table(['case', 'why'], rows)}</details>"
+    )
+
+
+def _changes(report: Report) -> str:
+    title = '<h2 id="changes">Changes against the baseline</h2>'
+    baseline = report.baseline
+    if baseline is None:
+        return title + "<p>No baseline: <code>--baseline DIR</code> compares with a run.</p>"
+    where = f"<code>{escape(baseline.path)}</code>"
+    if baseline.summary is None:
+        return title + f'<p class="bad">Baseline {where} unreadable: {escape(baseline.problem)}</p>'
+    summary = baseline.summary
+    style = "bad" if summary.new_failures else "ok"
+    text = f'<p>Against {where}: <span class="{style}">{escape(summary.line())}</span>.</p>'
+    anchors = _anchors(report)
     rows = [
-        [f'<span class="v-{verdict}">{verdict}</span>', str(n)] for verdict, n in counts.items()
-    ]
-    rows.append(["<b>total</b>", str(sum(counts.values()))])
-    return _table(["verdict", "cases"], rows)
-
-
-def _section(section: Section) -> str:
-    title = f"<h2>{escape(section.platform)} on {escape(section.backend)}</h2>"
-    rows = [
-        [escape(row.op), escape(row.limit)]
-        + [
-            "".join(_case(record) for record in row.cells.get(dtype, []))
-            for dtype in section.dtypes
+        [
+            f'<a href="#{escape(anchors[c.case_id])}"><code>{escape(c.case_id)}</code></a>',
+            _verdict(str(c.old)) if c.old else "(not in the baseline)",
+            _verdict(str(c.new)),
         ]
-        for row in section.rows
+        for c in baseline.verdicts
     ]
-    header = ["operator", "limit", *(escape(dtype) for dtype in section.dtypes)]
-    return title + _counts(section.counts) + _table(header, rows)
+    return title + text + (_table(["case", "baseline", "now"], rows) if rows else "")
+
+
+def _failures(report: Report) -> str:
+    title = '<h2 id="failures">Failing cases</h2>'
+    if not report.failures:
+        return title + '<p class="ok">None.</p>'
+    new = [f for f in report.failures if f.known != "as-expected"]
+    expected = [f for f in report.failures if f.known == "as-expected"]
+    backends = len({f.record.backend for f in report.failures}) > 1
+    parts = [title]
+    parts.append(
+        _failures_table(new, backends) if new else '<p class="ok">None besides known issues.</p>'
+    )
+    if expected:
+        parts.append(
+            f"<details><summary>Known issues, as expected: {len(expected)}</summary>"
+            f"{_failures_table(expected, backends)}</details>"
+        )
+    return "".join(parts)
+
+
+def _failures_table(failures: list[Failure], backends: bool) -> str:
+    known = any(f.known for f in failures)
+    header = ["case", "verdict", "cause", "repro bundle"] + (["known issue"] if known else [])
+    return _table(header, [_failure(f, backends, known) for f in failures])
+
+
+def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
+    """The row of a failing case: its id (and backend when the run had several) linking to
+    its card, verdict, one-line cause, bundle links and known-issue mark."""
+    record = failure.record
+    case = f'<a href="#{escape(case_anchor(record))}">{escape(record.id)}</a>'
+    if backends:
+        case += f" on {escape(record.backend)}"
+    if failure.bundle:
+        link = escape(failure.bundle, quote=True)
+        bundle = f'<a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'
+    else:
+        bundle = "none yet: <code>hil repro</code>"
+    cause = f'<span class="cause" title="{escape(record.detail)}">{escape(failure.cause)}</span>'
+    row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), cause]
+    row.append(f'<span class="nw">{bundle}</span>')
+    if known:
+        row.append(_known_mark(failure))
+    return row
+
+
+def _known_mark(failure: Failure) -> str:
+    known = failure.record.known
+    if not known:
+        return ""
+    mark = f"{escape(failure.known)}: {escape(str(known.get('reference', '')))}"
+    if failure.known != "changed":
+        return mark
+    return f'<span class="bad">{mark} (expected {escape(str(known.get("expected", "")))})</span>'
+
+
+def _heat_maps(report: Report) -> str:
+    if not report.sections:
+        return ""
+    legend = " ".join(
+        f'<span class="chip v-{escape(v)}">{short}</span>{escape(v)}' for v, short in SHORT.items()
+    )
+    parts = [
+        '<h2 id="matrix">Documented limits × dtype</h2>',
+        f'<p class="legend">Cases per verdict in each cell: {legend}. A cell opens its cases.</p>',
+    ]
+    for section in report.sections:
+        parts.append(f"<h3>{escape(section.platform)} on {escape(section.backend)}</h3>")
+        parts.append(_heat_map(section))
+    return "".join(parts)
+
+
+def _heat_map(section: Section) -> str:
+    rows = []
+    ops = [row.op for row in section.rows]
+    for index, row in enumerate(section.rows):
+        first = index == 0 or ops[index - 1] != row.op
+        span = ops.count(row.op)
+        cells = [f'<td class="op" rowspan="{span}">{escape(row.op)}</td>'] if first else []
+        cells.append(f"<td>{escape(row.limit.removeprefix(row.op + '/'))}</td>")
+        cells += [_heat_cell(section, row, dtype) for dtype in section.dtypes]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    head = "".join(f"<th>{escape(h)}</th>" for h in ["operator", "limit", *section.dtypes])
+    return f'<table class="map"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _heat_cell(section: Section, row: Row, dtype: str) -> str:
+    cases = row.cells.get(dtype, [])
+    if not cases:
+        return "<td></td>"
+    counts = _by_verdict(cases)
+    worst = next(iter(counts))
+    chips = "".join(
+        f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
+        for v, n in counts.items()
+    )
+    anchor = escape(row.anchor(section.backend, section.platform, dtype))
+    return f'<td class="v-{escape(worst)}"><a href="#{anchor}">{chips}</a></td>'
+
+
+def _by_verdict(cases: list[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict, the most severe first (the cell's colour)."""
+    order = ["infra-error", "wrong-result", "violation", *SHORT]
+    found = [case.verdict for case in cases]
+    return {v: found.count(v) for v in dict.fromkeys(order) if v in found}
+
+
+def _cards(report: Report) -> str:
+    if not report.sections:
+        return ""
+    parts = ['<h2 id="cases">Cases</h2>']
+    for section in report.sections:
+        by_op: dict[str, list[Row]] = {}
+        for row in section.rows:
+            by_op.setdefault(row.op, []).append(row)
+        for op, rows in by_op.items():
+            cases = [case for row in rows for cell in row.cells.values() for case in cell]
+            counts = ", ".join(f"{n} {v}" for v, n in _by_verdict(cases).items())
+            cells = "".join(
+                _cell_details(section, row, dtype)
+                for row in rows
+                for dtype in section.dtypes
+                if row.cells.get(dtype)
+            )
+            parts.append(
+                f'<details class="group"><summary>{escape(op)} on {escape(section.platform)}'
+                f"/{escape(section.backend)}: {escape(counts)}</summary>{cells}</details>"
+            )
+    return "".join(parts)
+
+
+def _cell_details(section: Section, row: Row, dtype: str) -> str:
+    cases = row.cells[dtype]
+    counts = ", ".join(f"{n} {v}" for v, n in _by_verdict(cases).items())
+    anchor = escape(row.anchor(section.backend, section.platform, dtype))
+    return (
+        f'<details class="cell" id="{anchor}"><summary>{escape(row.limit)} · {escape(dtype)}: '
+        f"{escape(counts)}</summary>{''.join(_case(case) for case in cases)}</details>"
+    )
 
 
 def _case(record: CaseRecord) -> str:
@@ -106,7 +291,7 @@ def _case(record: CaseRecord) -> str:
         _mapping("versions", record.versions),
     ]
     return (
-        f'<div class="case v-{escape(record.verdict)}">'
+        f'<div class="case v-{escape(record.verdict)}" id="{escape(case_anchor(record))}">'
         f"<b>{escape(record.value)}</b> ({escape(record.documented)}) "
         f'<span class="verdict">{escape(record.verdict)}</span> on {escape(record.backend)}'
         f"{facts}<details><summary>detail</summary>{''.join(details)}</details></div>"
@@ -120,22 +305,81 @@ def _mapping(label: str, values: dict[str, float] | dict[str, str]) -> str:
     return f"<div>{label}: {escape(text)}</div>"
 
 
-def _disagreement(record: CaseRecord) -> str:
+def _model_io(report: Report) -> str:
+    return io_html(report.io)
+
+
+def _unprobed(report: Report) -> str:
+    if not report.unprobed:
+        return ""
+    rows = [
+        [
+            escape(group.op),
+            escape(group.prop),
+            escape(", ".join(group.roles)),
+            "<br>".join(escape(reason) for reason in group.reasons),
+        ]
+        for group in report.unprobed
+    ]
     return (
-        f"<li><code>{escape(record.id)}</code> on {escape(record.platform)}/"
-        f"{escape(record.backend)}: {escape(reference_summary(record))}</li>"
+        f'<details id="unprobed"><summary><b>Documented limits not probed</b> '
+        f"({len(rows)} rows, for the operators that ran)</summary>"
+        f"{_table(['operator', 'limit', 'roles', 'why'], rows)}</details>"
     )
 
 
-def _failure(failure: Failure) -> str:
-    record = failure.record
-    text = (
-        f"<code>{escape(record.id)}</code>: <b>{escape(record.verdict)}</b> on "
-        f"{escape(record.platform)}/{escape(record.backend)}: {escape(record.detail)}"
+def _disagreements(report: Report) -> str:
+    if not report.disagreements:
+        return ""
+    items = "".join(
+        f"<li><code>{escape(r.id)}</code> on {escape(r.platform)}/{escape(r.backend)}: "
+        f"{escape(reference_summary(r))}</li>"
+        for r in report.disagreements
     )
-    if failure.bundle:
-        link = escape(failure.bundle, quote=True)
-        text += f' (<a href="{link}/README.md">bundle</a>, <a href="{link}.tar.gz">tar.gz</a>)'
-    else:
-        text += " (no bundle yet: <code>hil repro RESULTS_DIR CASE_ID</code>)"
-    return f"<li>{text}</li>"
+    return (
+        f'<details id="disagreements"><summary><b>Host references disagree</b> '
+        f"({len(report.disagreements)} cases)</summary><ul>{items}</ul></details>"
+    )
+
+
+def _run_details(report: Report) -> str:
+    if not report.details:
+        return ""
+    rows = [[escape(key), escape(text)] for key, text in report.details]
+    return f"<details><summary><b>Run details</b></summary>{_table(['', ''], rows)}</details>"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """A table from cells that are already HTML."""
+    head = "".join(f"<th>{cell}</th>" for cell in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _verdict(verdict: str) -> str:
+    return f'<span class="chip nw v-{escape(verdict)}">{escape(verdict)}</span>'
+
+
+def _anchors(report: Report) -> dict[str, str]:
+    """Case id -> its card's id, for the cases of this run."""
+    return {
+        record.id: case_anchor(record)
+        for section in report.sections
+        for row in section.rows
+        for cases in row.cells.values()
+        for record in cases
+    }
+
+
+SECTIONS: list[Callable[[Report], str]] = [
+    _header,
+    _counts,
+    _changes,
+    _failures,
+    _heat_maps,
+    _cards,
+    _model_io,
+    _unprobed,
+    _disagreements,
+    _run_details,
+]

@@ -177,12 +177,13 @@ def io_html(sections: list[IOSection]) -> str:
             + "</td></tr>"
             for row in section.rows
         )
-        parts.append(
-            f"<h2>Model I/O: {escape(section.group)} on {escape(section.backend)}</h2>"
-            f"<p>Platforms: {escape(', '.join(section.platforms))}. Rows by status: "
-            f"{escape(_counts_text(section.counts))}.</p>"
+        parts.append(  # collapsed: a group has dozens of rows, the summary says how they fared
+            f"<details><summary><b>Model I/O: {escape(section.group)} on "
+            f"{escape(section.backend)}</b>: rows by status "
+            f"{escape(_counts_text(section.counts))}</summary>"
+            f"<p>Platforms: {escape(', '.join(section.platforms))}.</p>"
             "<table><tr><th>seed 003 row</th><th>status</th>"
-            f"<th>documented → observed</th></tr>{rows}</table>"
+            f"<th>documented → observed</th></tr>{rows}</table></details>"
         )
     return "\n".join(parts)
 

@@ -1,13 +1,29 @@
-"""report.md: the same content as report.html, for merge requests and terminals."""
+"""report.md: the same content as report.html, for merge requests and terminals.
+
+The page is ``SECTIONS`` in order, each a function of the ``Report`` returning lines, as in
+``harness.report.html``: run header, verdict counts, changes against the baseline, failing
+cases; then per platform and backend a compact matrix (cases per verdict in each cell), the
+case cards and the reference lists inside ``<details>`` (collapsed where Markdown is rendered,
+plain text in a terminal).
+"""
 
 from __future__ import annotations
 
 import html
 import re
 import shlex
+from collections.abc import Callable
 
 from harness.report.io_section import io_markdown
-from harness.report.matrix import Failure, Report, Section, case_facts, reference_summary
+from harness.report.matrix import (
+    SHORT,
+    Failure,
+    Report,
+    Row,
+    Section,
+    case_facts,
+    reference_summary,
+)
 from harness.results.records import CaseRecord
 from harness.text import printable
 
@@ -22,42 +38,145 @@ def md_escape(text: object) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    lines = ["# npu-hil report", "", "## Run", "", "| | |", "|---|---|"]
-    lines += [f"| {md_escape(key)} | {md_escape(value)} |" for key, value in report.summary]
-    lines += ["", "## Verdicts", "", "| verdict | cases |", "|---|---:|"]
-    lines += [f"| {verdict} | {count} |" for verdict, count in report.counts.items()]
-    lines += [f"| **total** | {sum(report.counts.values())} |", ""]
-    for section in report.sections:
-        lines += _section(section)
-    lines += io_markdown(report.io, md_escape)
-    if report.unprobed:
-        lines += ["## Documented limits not probed", "", "| limit | why |", "|---|---|"]
-        lines += [f"| {md_escape(limit)} | {md_escape(why)} |" for limit, why in report.unprobed]
-        lines.append("")
-    lines += ["## Failing cases", ""]
-    lines += [_failure(failure) for failure in report.failures] or ["None."]
-    if report.disagreements:
-        lines += ["", "## Host references disagree", ""]
-        lines += [_disagreement(record) for record in report.disagreements]
-    return "\n".join(lines) + "\n"
+    lines = ["# npu-hil report", ""]
+    for section in SECTIONS:
+        lines += section(report)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _section(section: Section) -> list[str]:
-    counts = ", ".join(f"{verdict} {n}" for verdict, n in section.counts.items() if n)
-    lines = [
-        f"## {md_escape(section.platform)} on {md_escape(section.backend)}",
+def _header(report: Report) -> list[str]:
+    return [
+        "| " + " | ".join(md_escape(key) for key, _ in report.header) + " |",
+        "|" + "---|" * len(report.header),
+        "| " + " | ".join(md_escape(text) for _, text in report.header) + " |",
         "",
-        f"Verdicts: {counts}.",
+    ]
+
+
+def _counts(report: Report) -> list[str]:
+    lines = ["## Verdicts", "", "| verdict | cases | known, as expected |", "|---|---:|---:|"]
+    lines += [
+        f"| {verdict} | {count} | {report.known.get(verdict, 0) or ''} |"
+        for verdict, count in report.counts.items()
+    ]
+    lines += [f"| **total** | {sum(report.counts.values())} | {sum(report.known.values())} |", ""]
+    if report.left_out:
+        lines += [
+            f"<details><summary>Left out: {len(report.left_out)} of a slower tier "
+            "(--tier full runs them)</summary>",
+            "",
+            *(f"- {md_escape(case_id)}: {md_escape(why)}" for case_id, why in report.left_out),
+            "",
+            "</details>",
+            "",
+        ]
+    return lines
+
+
+def _changes(report: Report) -> list[str]:
+    lines = ["## Changes against the baseline", ""]
+    baseline = report.baseline
+    if baseline is None:
+        return [*lines, "No baseline: --baseline DIR compares with a run.", ""]
+    if baseline.summary is None:
+        return [
+            *lines,
+            f"Baseline {md_escape(baseline.path)} unreadable: {md_escape(baseline.problem)}",
+            "",
+        ]
+    lines += [f"Against {md_escape(baseline.path)}: {md_escape(baseline.summary.line())}.", ""]
+    if baseline.verdicts:
+        lines += ["| case | baseline | now |", "|---|---|---|"]
+        lines += [
+            f"| {md_escape(c.case_id)} | {md_escape(c.old or '(not in the baseline)')} | "
+            f"{md_escape(c.new)} |"
+            for c in baseline.verdicts
+        ]
+        lines.append("")
+    return lines
+
+
+def _failures(report: Report) -> list[str]:
+    lines = ["## Failing cases", ""]
+    if not report.failures:
+        return [*lines, "None.", ""]
+    new = [f for f in report.failures if f.known != "as-expected"]
+    expected = [f for f in report.failures if f.known == "as-expected"]
+    lines += [_failure(failure) for failure in new]
+    if expected:
+        lines += [
+            "",
+            f"<details><summary>Known issues, as expected: {len(expected)}</summary>",
+            "",
+            *(_failure(failure) for failure in expected),
+            "",
+            "</details>",
+        ]
+    return [*lines, ""]
+
+
+def _failure(failure: Failure) -> str:
+    record = failure.record
+    where = md_escape(record.backend)
+    text = f"- {md_escape(record.id)} on {where}: **{record.verdict}**: {md_escape(failure.cause)}"
+    if record.known:
+        text += f" (known issue {md_escape(failure.known)}: "
+        text += f"{md_escape(record.known.get('reference', ''))})"
+    if failure.bundle:
+        return f"{text} ([bundle]({failure.bundle}/README.md), [tar.gz]({failure.bundle}.tar.gz))"
+    return f"{text} (no bundle yet: hil repro RESULTS {md_escape(shlex.quote(record.id))})"
+
+
+def _matrices(report: Report) -> list[str]:
+    if not report.sections:
+        return []
+    legend = ", ".join(f"{short} {verdict}" for verdict, short in SHORT.items())
+    lines = ["## Documented limits × dtype", "", f"Cases per verdict in each cell: {legend}.", ""]
+    for section in report.sections:
+        lines += _matrix(section)
+    return lines
+
+
+def _matrix(section: Section) -> list[str]:
+    lines = [
+        f"### {md_escape(section.platform)} on {md_escape(section.backend)}",
         "",
         "| operator | limit | " + " | ".join(md_escape(d) for d in section.dtypes) + " |",
         "|---|---|" + "---|" * len(section.dtypes),
     ]
     for row in section.rows:
-        cells = ["<br>".join(_case(r) for r in row.cells.get(d, [])) for d in section.dtypes]
+        cells = [_cell(row.cells.get(dtype, [])) for dtype in section.dtypes]
         lines.append(
             f"| {md_escape(row.op)} | {md_escape(row.limit)} | " + " | ".join(cells) + " |"
         )
     return [*lines, ""]
+
+
+def _cell(cases: list[CaseRecord]) -> str:
+    found = [case.verdict for case in cases]
+    return " ".join(f"{found.count(v)}{short}" for v, short in SHORT.items() if v in found)
+
+
+def _cards(report: Report) -> list[str]:
+    lines: list[str] = []
+    for section in report.sections:
+        by_op: dict[str, list[Row]] = {}
+        for row in section.rows:
+            by_op.setdefault(row.op, []).append(row)
+        for op, rows in by_op.items():
+            lines += [
+                f"<details><summary>{md_escape(op)} on {md_escape(section.platform)}/"
+                f"{md_escape(section.backend)}: cases</summary>",
+                "",
+            ]
+            for row in rows:
+                for dtype in section.dtypes:
+                    lines += [
+                        f"- {md_escape(row.limit)} · {md_escape(dtype)}: {_case(case)}"
+                        for case in row.cells.get(dtype, [])
+                    ]
+            lines += ["", "</details>", ""]
+    return ["## Cases", "", *lines] if lines else []
 
 
 def _case(record: CaseRecord) -> str:
@@ -69,15 +188,58 @@ def _case(record: CaseRecord) -> str:
     return " · ".join(facts)
 
 
-def _disagreement(record: CaseRecord) -> str:
-    where = f"{md_escape(record.platform)}/{md_escape(record.backend)}"
-    return f"- {md_escape(record.id)} on {where}: {md_escape(reference_summary(record))}"
+def _model_io(report: Report) -> list[str]:
+    return io_markdown(report.io, md_escape)
 
 
-def _failure(failure: Failure) -> str:
-    record = failure.record
-    where = f"{md_escape(record.platform)}/{md_escape(record.backend)}"
-    text = f"- {md_escape(record.id)}: **{record.verdict}** on {where}: {md_escape(record.detail)}"
-    if failure.bundle:
-        return f"{text} ([bundle]({failure.bundle}/README.md), [tar.gz]({failure.bundle}.tar.gz))"
-    return f"{text} (no bundle yet: hil repro RESULTS {md_escape(shlex.quote(record.id))})"
+def _unprobed(report: Report) -> list[str]:
+    if not report.unprobed:
+        return []
+    lines = [
+        f"<details><summary>Documented limits not probed ({len(report.unprobed)} rows, for "
+        "the operators that ran)</summary>",
+        "",
+        "| operator | limit | roles | why |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {md_escape(g.op)} | {md_escape(g.prop)} | {md_escape(', '.join(g.roles))} | "
+        + "<br>".join(md_escape(reason) for reason in g.reasons)
+        + " |"
+        for g in report.unprobed
+    ]
+    return [*lines, "", "</details>", ""]
+
+
+def _disagreements(report: Report) -> list[str]:
+    if not report.disagreements:
+        return []
+    lines = ["## Host references disagree", ""]
+    lines += [
+        f"- {md_escape(r.id)} on {md_escape(r.platform)}/{md_escape(r.backend)}: "
+        f"{md_escape(reference_summary(r))}"
+        for r in report.disagreements
+    ]
+    return [*lines, ""]
+
+
+def _run_details(report: Report) -> list[str]:
+    if not report.details:
+        return []
+    lines = ["<details><summary>Run details</summary>", "", "| | |", "|---|---|"]
+    lines += [f"| {md_escape(key)} | {md_escape(text)} |" for key, text in report.details]
+    return [*lines, "", "</details>", ""]
+
+
+SECTIONS: list[Callable[[Report], list[str]]] = [
+    _header,
+    _counts,
+    _changes,
+    _failures,
+    _matrices,
+    _cards,
+    _model_io,
+    _unprobed,
+    _disagreements,
+    _run_details,
+]

@@ -6,19 +6,40 @@ cell shows and how placement is summarised is decided once.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
 from harness.results.records import CaseRecord
 from harness.spec.properties import PRECISION
 
+if TYPE_CHECKING:  # baseline imports diff, which imports this module
+    from harness.report.baseline import BaselineChanges
+
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
+LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
+# run.json entries the run header shows (the others go to the collapsed run details)
+HEADER_KEYS = ("started", "platform", "tier", "baseline", "known_issues", "versions")
 DISAGREEMENT = "reference-disagreement"
+CHANGED = "changed"  # CaseRecord.known["status"] of a known issue that behaves differently now
+# One letter per verdict for the matrix cells (a legend names them)
+SHORT = {
+    "confirmed": "C",
+    "limit-confirmed": "L",
+    "doc-drift": "D",
+    "doc-inconsistent": "I",
+    "violation": "V",
+    "wrong-result": "W",
+    "reference-disagreement": "R",
+    "infra-error": "E",
+}
+CAUSE_WIDTH = 96  # characters of a failure's one-line cause: one line at 1280 px
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,10 @@ class Row:
     op: str
     limit: str
     cells: dict[str, list[CaseRecord]]  # dtype -> the cases probing this limit, by value
+
+    def anchor(self, backend: str, platform: str, dtype: str) -> str:
+        """The id of this cell's details in the HTML report."""
+        return "cell-" + _slug(f"{backend}-{platform}-{self.limit}-{dtype}")
 
 
 @dataclass(frozen=True)
@@ -41,44 +66,105 @@ class Section:
 
 @dataclass(frozen=True)
 class Failure:
+    """A failing case, or a known issue that behaves differently now (whatever its verdict)."""
+
     record: CaseRecord
     bundle: str | None  # bundle folder relative to the results directory, when one exists
+
+    @property
+    def cause(self) -> str:
+        return one_line_cause(self.record)
+
+    @property
+    def known(self) -> str:
+        """ "" (no known issue), "as-expected" or "changed"."""
+        return str((self.record.known or {}).get("status", ""))
+
+
+@dataclass(frozen=True)
+class Unprobed:
+    """Documented limits of one operator property no case probes, for one reason (or the
+    same reason with other numbers): one row for what would be near-duplicate rows."""
+
+    op: str
+    prop: str  # the limit id's last part, e.g. "quantization", "hidden_size"
+    roles: list[str]  # the middle parts, e.g. ["X", "Z"]
+    reasons: list[str]  # distinct reasons, in catalogue order
 
 
 @dataclass(frozen=True)
 class Report:
-    summary: list[tuple[str, str]]  # run metadata as (key, text) pairs
+    header: list[tuple[str, str]]  # the run in a few (key, text) pairs
+    details: list[tuple[str, str]]  # the rest of run.json, shown collapsed
     counts: dict[str, int]
     sections: list[Section]
-    failures: list[Failure]
+    failures: list[Failure]  # new failures first, then changed and expected known issues
+    known: dict[str, int] = field(default_factory=dict)  # verdict -> cases known as expected
+    baseline: BaselineChanges | None = None  # None: the run names no baseline
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (case id, why)
     io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
-    # Documented limits no case probes, with the reason (run.json "unprobed")
-    unprobed: list[tuple[str, str]] = field(default_factory=list)
+    # Documented limits no case probes, for the operators that ran (run.json "unprobed")
+    unprobed: list[Unprobed] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
 
 
 def build_report(
-    records: list[CaseRecord], meta: Mapping[str, Any], bundles: Mapping[str, str]
+    records: list[CaseRecord],
+    meta: Mapping[str, Any],
+    bundles: Mapping[str, str],
+    baseline: BaselineChanges | None = None,
 ) -> Report:
     """Group records for rendering; ``bundles`` maps case id -> bundle folder (relative)."""
+    ordered = sorted(records, key=lambda r: natural_key(r.id))
+    failures = [
+        Failure(record, bundles.get(record.id))
+        for record in ordered
+        if record.verdict in FAILING_VERDICTS or (record.known or {}).get("status") == CHANGED
+    ]
+    failures.sort(key=lambda f: ("", CHANGED).index(f.known) if f.known != "as-expected" else 2)
+    known = Counter(r.verdict for r in records if (r.known or {}).get("status") == "as-expected")
     return Report(
-        summary=run_summary(records, meta),
+        header=run_header(records, meta),
+        details=run_details(meta),
         counts=verdict_counts(records),
         sections=sections(records),
-        failures=[
-            Failure(record, bundles.get(record.id))
-            for record in sorted(records, key=lambda r: natural_key(r.id))
-            if record.verdict in FAILING_VERDICTS
-        ],
+        failures=failures,
+        known=dict(known),
+        baseline=baseline,
+        left_out=[(item["id"], item["reason"]) for item in meta.get(LEFT_OUT_KEY, [])],
         io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
-        unprobed=[(item["limit"], item["reason"]) for item in meta.get(UNPROBED_KEY, [])],
-        disagreements=[
-            record
-            for record in sorted(records, key=lambda r: natural_key(r.id))
-            if record.verdict == DISAGREEMENT
-        ],
+        unprobed=unprobed_groups(meta.get(UNPROBED_KEY, []), {r.op for r in records}),
+        disagreements=[record for record in ordered if record.verdict == DISAGREEMENT],
     )
+
+
+def one_line_cause(record: CaseRecord) -> str:
+    """The check that decided the verdict and what it saw, on one line, with what really
+    decides a case that cannot probe its limit alone."""
+    check = next((c for c in record.checks if c["status"] == record.verdict), None)
+    text = f"{check['prop']}: {check['observed']}" if check else record.detail
+    note = f" [not isolable: {record.not_isolable}]" if record.not_isolable else ""
+    return textwrap.shorten(text, max(CAUSE_WIDTH - len(note), 40), placeholder=" ...") + note
+
+
+def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Unprobed]:
+    """run.json's unprobed limits of the operators in ``ops``, one row per operator, property
+    and reason (numbers in the reason aside), in catalogue order."""
+    groups: dict[tuple[str, str, str], Unprobed] = {}
+    for entry in entries:
+        op, *roles, prop = entry["limit"].split("/")
+        if op not in ops:
+            continue
+        group = groups.setdefault(
+            (op, prop, re.sub(r"\d+", "#", entry["reason"])), Unprobed(op, prop, [], [])
+        )
+        for role in ["/".join(roles)] if roles else []:
+            if role not in group.roles:
+                group.roles.append(role)
+        if entry["reason"] not in group.reasons:
+            group.reasons.append(entry["reason"])
+    return list(groups.values())
 
 
 def verdict_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
@@ -120,26 +206,36 @@ def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
     return Section(backend, platform, dtypes, rows, verdict_counts(records))
 
 
-def run_summary(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Platforms, backends and versions seen in the records, then run.json's own entries."""
+def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Platforms, backends, start, tier, cases (and those left out), versions, baseline and
+    known-issues file: what the records and run.json say, each once."""
     versions: dict[str, set[str]] = defaultdict(set)
-    for record in records:
-        for name, version in record.versions.items():
+    for source in [meta.get("versions", {}), *(record.versions for record in records)]:
+        for name, version in source.items():
             versions[name].add(str(version))
-    summary = [
-        ("platforms", ", ".join(sorted({r.platform for r in records}))),
+    cases = str(len(records))
+    if meta.get(LEFT_OUT_KEY):
+        cases += f" ({len(meta[LEFT_OUT_KEY])} left out: slower tier)"
+    header = [
+        (
+            "platforms",
+            ", ".join(sorted({r.platform for r in records} or {meta.get("platform", "")})),
+        ),
         ("backends", ", ".join(sorted({r.backend for r in records}))),
-        ("cases", str(len(records))),
+        ("started", str(meta.get("started", ""))),
+        ("tier", str(meta.get("tier", ""))),
+        ("cases", cases),
+        ("versions", ", ".join(f"{n} {'/'.join(sorted(versions[n]))}" for n in sorted(versions))),
+        ("baseline", _text(meta["baseline"]) if meta.get("baseline") else "none"),
+        ("known issues", _text(meta["known_issues"]) if meta.get("known_issues") else "none"),
     ]
-    summary += [
-        (f"version: {name}", ", ".join(sorted(versions[name]))) for name in sorted(versions)
-    ]
-    summary += [
-        (f"run: {key}", _text(meta[key]))
-        for key in sorted(meta)
-        if key not in (UNPROBED_KEY, MODEL_IO_KEY)
-    ]
-    return summary
+    return [(key, text) for key, text in header if text]
+
+
+def run_details(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """run.json's entries the header and the sections do not show."""
+    shown = {*HEADER_KEYS, UNPROBED_KEY, MODEL_IO_KEY, LEFT_OUT_KEY}
+    return [(key, _text(meta[key])) for key in sorted(meta) if key not in shown]
 
 
 def _text(value: Any) -> str:
@@ -210,6 +306,17 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
 
 def format_number(value: float) -> str:
     return f"{value:.6g}"
+
+
+def _slug(text: str) -> str:
+    """Readable and unique: the text's safe characters plus a short hash of all of it."""
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80]
+    return f"{readable}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+
+
+def case_anchor(record: CaseRecord) -> str:
+    """The id of a case's card in the HTML report."""
+    return "case-" + _slug(f"{record.backend}-{record.id}")
 
 
 def natural_key(text: str) -> list[tuple[int, int | str]]:

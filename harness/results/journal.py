@@ -5,7 +5,9 @@ Results directory layout (the contract between execution, the plugin and the rep
     RESULTS/
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
       run.json               run metadata (started, platforms, backend, versions, the documented
-                             rows reports list: "unprobed", "model_io"); no host data
+                             rows reports list: "unprobed", "model_io"; what the report's header
+                             and changes read: "tier", "baseline", "known_issues", "left_out");
+                             no host data
       cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"),
                              emptied whenever the case runs again:
         model.onnx

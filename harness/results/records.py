@@ -48,6 +48,9 @@ class CaseRecord:
     # "metrics" (against "used"), "worst" (the element they differ most at, both values)},
     # "unavailable": reference -> why it did not run}.
     reference: dict[str, Any] = field(default_factory=dict)
+    # The known-issues entry the case matched (``--known-issues``): {"reference", "note",
+    # "status": "as-expected" or "changed", "expected": the entry's verdict}; None: no entry.
+    known: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -80,6 +80,20 @@ RECORD_SCHEMA: dict[str, Any] = _record(
                 "unavailable": _mapping(_STRING),
             },
         ),
+        "known": {
+            "anyOf": [
+                {"type": "null"},
+                _record(
+                    ["reference", "note", "status", "expected"],
+                    {
+                        "reference": _STRING,
+                        "note": _STRING,
+                        "status": {"enum": ["as-expected", "changed"]},
+                        "expected": {"enum": list(VERDICTS)},
+                    },
+                ),
+            ]
+        },
     },
 )
 
@@ -96,6 +110,14 @@ RUN_SCHEMA: dict[str, Any] = _record(
                     "reason": _STRING,
                 },
             ),
+        },
+        "tier": {"enum": ["default", "full"]},
+        "baseline": {"type": ["string", "null"]},
+        "known_issues": {"type": ["string", "null"]},
+        # slow-tier cases the run left out (``--tier default``)
+        "left_out": {
+            "type": "array",
+            "items": _record(["id", "reason"], {"id": _STRING, "reason": _STRING}),
         },
         "model_io": {
             "type": "array",
@@ -124,9 +146,10 @@ _SHOWN = 120  # characters of an offending value quoted in a message
 
 
 def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
-    """Why ``data`` does not fit ``schema`` (RECORD_SCHEMA or RUN_SCHEMA), naming the first
-    field at fault; None when it fits."""
-    error = next(_VALIDATORS[id(schema)].iter_errors(data), None)
+    """Why ``data`` does not fit ``schema`` (RECORD_SCHEMA, RUN_SCHEMA or another JSON Schema),
+    naming the first field at fault; None when it fits."""
+    validator = _VALIDATORS.get(id(schema)) or jsonschema.Draft202012Validator(schema)
+    error = next(validator.iter_errors(data), None)
     if error is None:
         return None
     where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path)
@@ -135,7 +158,8 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
     if len(shown) > _SHOWN:
         shown = shown[:_SHOWN] + "..."
     if error.validator == "type":
-        wanted = _ARTICLES[str(error.validator_value)]
+        types = error.validator_value
+        wanted = " or ".join(_ARTICLES[t] for t in ([types] if isinstance(types, str) else types))
         if not field:
             return f"expected {wanted}, got {type(error.instance).__name__}"
         return f"field {field!r} must be {wanted}, got {shown}"
@@ -155,4 +179,5 @@ _ARTICLES = {
     "number": "a number",
     "integer": "an integer",
     "boolean": "a boolean",
+    "null": "null",
 }

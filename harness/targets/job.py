@@ -20,6 +20,7 @@ class Job:
     dataset: list[list[np.ndarray]] | None = None  # samples, each one array per model input
     config: dict[str, Any] = field(default_factory=dict)  # extra vendor build settings
     case_id: str = ""
+    timeout_s: float | None = None  # this job's own time limit; None: the target's
 
     def __post_init__(self) -> None:
         if "target_platform" in self.config:

@@ -138,9 +138,8 @@ class BoardBackend:
                 job_id = f"c{index}"
                 self._case_ids[job_id] = request.case_id
                 fault = faults.get(request.case_id)
-                jobs.append(
-                    case_job(job_id, request, conversion, self.board, self.timeout_s, fault)
-                )
+                limit = request.timeout_s or self.timeout_s
+                jobs.append(case_job(job_id, request, conversion, self.board, limit, fault))
         settled = self._execute(jobs)
         done: dict[str, _Outcome] = {}
         unsettled = len(jobs)

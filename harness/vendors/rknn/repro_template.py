@@ -2,11 +2,21 @@
 
     python3 reproduce.py                                   # the toolkit's simulator
     python3 reproduce.py --target rk3562 --device-id ID    # a board (adb device id)
+    python3 reproduce.py --board boards/rk3562-evb.yaml    # an npu-hil board, over SSH
+
+``--board FILE`` reruns the case the way npu-hil ran it on a board: conversion on the host,
+the board file's runtime over SSH. It alone needs npu-hil installed (the board file is its).
 
 Builds model.onnx with the configuration in toolkit.json (the dataset in dataset.txt for
-int8), runs it on inputs/*.npy, compares with reference/*.npy and prints max abs error, cosine
-and where the build placed each op. The toolkit's own output goes to reproduce.log.
-Exit status: 0 when the outputs match the reference within the recorded tolerance, 1 otherwise.
+int8) in a temporary folder, runs it on inputs/*.npy and compares the whole observation with
+the one recorded in case.json: how far it got (outputs, or the stage that failed), where each
+op type's layers ran (placement), in which precision (the layer table's data types), and
+whether the outputs match reference/*.npy within the recorded tolerance (recorded: the
+observed/*.npy of the run). The toolkit's own output goes to the --log file.
+
+Exit status: 0 the recorded observation, and so its verdict, reproduced; 1 it did not (what
+differs is printed); 2 it could not run (no toolkit, a damaged bundle, a recorded
+infrastructure error, which says nothing about the NPU). Nothing is written into this folder.
 
 (npu-hil copies this file verbatim into every repro bundle; it must not import npu-hil.)
 """
@@ -17,7 +27,10 @@ import argparse
 import contextlib
 import json
 import os
+import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,44 +38,206 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-LOG = "reproduce.log"
 # npu-hil's defaults per dtype, used when case.json records no tolerance.
 DEFAULT_TOLERANCE = {
     "float16": {"atol": 1e-2, "rtol": 1e-2, "atol_steps": 0.0, "min_cosine": 0.999},
     "int8": {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98},
 }
 IO_LAYERS = ("InputOperator", "OutputOperator")
+# How npu-hil words a rejected model in a check's observation ("build failed: ...")
+FAILED = re.compile(r"^(build|runtime) (failed|aborted)")
+COPIED = ("model.onnx", "dataset.txt", "dataset")  # what the toolkit reads, by relative path
+REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 0, 1, 2
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", help="board platform, e.g. rk3562 (default: simulator)")
     parser.add_argument("--device-id", help="adb device id of the board")
+    parser.add_argument(
+        "--log",
+        default=os.path.join(tempfile.gettempdir(), f"{HERE.name}.reproduce.log"),
+        help="where the toolkit's output goes (default: %(default)s)",
+    )
+    parser.add_argument("--board", help="an npu-hil board file: rerun on that board over SSH")
     args = parser.parse_args(argv)
     if args.device_id and not args.target:
         parser.error("--device-id needs --target (without a target the simulator runs)")
-    os.chdir(HERE)  # toolkit.json and dataset.txt hold paths relative to this folder
-    toolkit = json.loads(Path("toolkit.json").read_text(encoding="utf-8"))
-    case = json.loads(Path("case.json").read_text(encoding="utf-8"))
-    inputs, reference = load_arrays("inputs"), load_arrays("reference")
+    if args.board and args.target:
+        parser.error("--board and --target exclude each other")
+    try:
+        toolkit = json.loads((HERE / "toolkit.json").read_text(encoding="utf-8"))
+        case = json.loads((HERE / "case.json").read_text(encoding="utf-8"))
+        inputs, reference = load_arrays(HERE / "inputs"), load_arrays(HERE / "reference")
+        recorded_outputs = load_arrays(HERE / "observed") if (HERE / "observed").is_dir() else None
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"CANNOT RUN: the bundle is incomplete or damaged: {exc}")
+        return CANNOT_RUN
     print(f"case {case['id']}: {case['op']} {case['dtype']} on {toolkit['target_platform']}")
     print(f"documented: {case['documented']} ({case['limit']} = {case['value']})")
     print(f"recorded: {case['verdict']} on {case['backend']}: {case['detail']}")
-    with redirected_output(LOG):
-        outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
-    print(f"placement now: {summarise(parse_layers(Path(LOG).read_text(errors='replace')))}")
-    print(f"placement recorded: {summarise(case.get('placement', []))}")
-    print(f"toolkit log: {LOG}")
+    if case["verdict"] == "infra-error":
+        print("CANNOT RUN: the recorded verdict is an infrastructure error; nothing to reproduce")
+        return CANNOT_RUN
+    try:
+        import rknn.api  # noqa: F401  (imported here: the message below beats a traceback)
+    except ImportError as exc:
+        print(f"CANNOT RUN: rknn-toolkit2 is not installed ({exc})")
+        return CANNOT_RUN
+    with tempfile.TemporaryDirectory(prefix="reproduce-") as work:
+        for name in COPIED:  # the toolkits drop files into the working folder: not this one
+            if (HERE / name).is_dir():
+                shutil.copytree(HERE / name, Path(work) / name)
+            elif (HERE / name).is_file():
+                shutil.copy(HERE / name, Path(work) / name)
+        os.chdir(work)  # toolkit.json and dataset.txt hold paths relative to the folder
+        try:
+            if args.board:
+                outputs, failure, layers = run_on_board(args.board, toolkit, case, inputs, args.log)
+            else:
+                with redirected_output(args.log):
+                    outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
+                print(f"toolkit log: {args.log}")
+                layers = parse_layers(Path(args.log).read_text(errors="replace"))
+        except CannotRun as exc:
+            print(f"CANNOT RUN: {exc}")
+            return CANNOT_RUN
+        finally:
+            os.chdir(HERE.parent)
+    return judge(case, inputs, reference, recorded_outputs, outputs, failure, layers)
+
+
+def judge(
+    case: dict[str, Any],
+    inputs: list[np.ndarray],
+    reference: list[np.ndarray],
+    recorded_outputs: list[np.ndarray] | None,
+    outputs: list[np.ndarray],
+    failure: str,
+    layers: list[dict[str, Any]],
+) -> int:
+    """Print this run's result and each aspect against the record; the exit status."""
+    tolerance = case.get("tolerance") or DEFAULT_TOLERANCE.get(case["dtype"], {})
+    span = input_span(inputs)
     if failure:
         print(f"FAILED: {failure}")
-        return 1
-    tolerance = case.get("tolerance") or DEFAULT_TOLERANCE.get(case["dtype"], {})
-    return 0 if compare(outputs, reference, tolerance) else 1
+    else:
+        compare(outputs, reference, tolerance, span)
+    stage = recorded_stage(case)
+    recorded = observation(
+        stage, case.get("placement", []), recorded_outputs, reference, tolerance, span
+    )
+    now = observation(failure, layers, outputs if not failure else None, reference, tolerance, span)
+    differs = [aspect for aspect in recorded if recorded[aspect] != now[aspect]]
+    width = max(len(text) for text in recorded.values())
+    for aspect in recorded:
+        mark = "DIFFERS" if aspect in differs else "same"
+        print(f"{aspect:<9} recorded: {recorded[aspect]:<{width}}  now: {now[aspect]}  {mark}")
+    if differs:
+        print(f"NOT REPRODUCED: {', '.join(differs)} differ from the record ({case['verdict']})")
+        return NOT_REPRODUCED
+    print(f"REPRODUCED: {case['verdict']} (outcome, placement, precision and result as recorded)")
+    return REPRODUCED
 
 
-def load_arrays(folder: str) -> list[np.ndarray]:
+class CannotRun(Exception):
+    """The rerun could not happen: no npu-hil, a bad board file, a board that did not answer."""
+
+
+def run_on_board(
+    board_file: str,
+    toolkit: dict[str, Any],
+    case: dict[str, Any],
+    inputs: list[np.ndarray],
+    log: str,
+) -> tuple[list[np.ndarray], str, list[dict[str, Any]]]:
+    """The case on an npu-hil board: (outputs, failure or "", compiled layers)."""
+    try:
+        from harness.boards import BoardError
+        from harness.boards.inventory import BoardFileError, load_board
+        from harness.targets.job import Job
+        from harness.vendors.rknn.board import BoardBackend
+        from harness.vendors.rknn.runtimes import RUNTIMES
+    except ImportError as exc:
+        raise CannotRun(f"--board needs npu-hil installed ({exc})") from None
+    try:
+        board = load_board(Path(board_file), RUNTIMES)
+    except (BoardFileError, OSError) as exc:
+        raise CannotRun(str(exc)) from None
+    if board.platform != toolkit["target_platform"]:
+        raise CannotRun(
+            f"{board_file}: board {board.name} is a {board.platform}, "
+            f"the case was built for {toolkit['target_platform']}"
+        )
+    dataset = None
+    if toolkit.get("dataset"):
+        lines = Path(toolkit["dataset"]).read_text(encoding="utf-8").splitlines()
+        dataset = [[np.load(name) for name in line.split()] for line in lines if line]
+    job = Job(
+        model=Path("model.onnx").read_bytes(),
+        inputs=inputs,
+        target_platform=toolkit["target_platform"],
+        quantize=bool(toolkit["do_quantization"]),
+        dataset=dataset,
+        config=toolkit.get("config", {}),
+        case_id=case["id"],
+    )
+    print(f"running on board {board.name} ({board.host}) over SSH")
+    try:
+        with BoardBackend(board) as backend:
+            seen = backend.run(job)
+    except BoardError as exc:
+        raise CannotRun(f"board {board.name}: {exc}") from None
+    Path(log).write_text(seen.log, encoding="utf-8")
+    print(f"toolkit log: {log}")
+    if seen.infra_error:
+        raise CannotRun(f"board {board.name}: {seen.infra_error}")
+    failure = f"{seen.failed_stage} failed ({seen.error})" if seen.failed_stage else ""
+    return list(seen.outputs or []), failure, seen.placement
+
+
+def recorded_stage(case: dict[str, Any]) -> str:
+    """ "build failed" / "runtime failed" when a check of the record saw the model rejected."""
+    for check in case.get("checks", []):
+        found = FAILED.match(str(check.get("observed", "")))
+        if found:
+            return f"{found.group(1)} failed"
+    return ""
+
+
+def observation(
+    failure: str,
+    layers: list[dict[str, Any]],
+    outputs: list[np.ndarray] | None,
+    reference: list[np.ndarray],
+    tolerance: dict[str, float],
+    span: float,
+) -> dict[str, str]:
+    """What a run showed, aspect by aspect, as comparable text."""
+    stage = failure.split(" (")[0] if failure else ""
+    if outputs is not None:
+        matched = compare(outputs, reference, tolerance, span, quiet=True)
+        result = "match" if matched else "mismatch"
+    else:
+        result = "no outputs"
+    return {
+        "outcome": stage or ("outputs" if outputs is not None else "no outputs"),
+        "placement": summarise(layers, "target"),
+        "precision": summarise(layers, "dtype"),
+        "result": result,
+    }
+
+
+def input_span(inputs: list[np.ndarray]) -> float:
+    """The range covered by all inputs together (npu-hil's int8 step size uses it)."""
+    if not inputs:
+        return 0.0
+    return float(max(a.max() for a in inputs) - min(a.min() for a in inputs))
+
+
+def load_arrays(folder: Path) -> list[np.ndarray]:
     """``<index>_<name>.npy`` files in index order."""
-    paths = sorted(Path(folder).glob("*.npy"), key=lambda path: int(path.name.split("_")[0]))
+    paths = sorted(folder.glob("*.npy"), key=lambda path: int(path.name.split("_")[0]))
     return [np.load(path) for path in paths]
 
 
@@ -93,25 +268,27 @@ def run_toolkit(
     from rknn.api import RKNN
 
     rknn = RKNN(verbose=True)
+    stage = "build"
     try:
         rknn.config(target_platform=toolkit["target_platform"], **toolkit.get("config", {}))
         if rknn.load_onnx(model="model.onnx") != 0:
-            return [], "load_onnx failed (see the log)"
+            return [], "build failed (load_onnx; see the log)"
         dataset = toolkit.get("dataset") or None
         if rknn.build(do_quantization=bool(toolkit["do_quantization"]), dataset=dataset) != 0:
-            return [], "build failed (see the log)"
+            return [], "build failed (build; see the log)"
+        stage = "runtime"
         ret = (
             rknn.init_runtime(target=target, device_id=device_id) if target else rknn.init_runtime()
         )
         if ret != 0:
-            return [], "init_runtime failed (see the log)"
+            return [], "runtime failed (init_runtime; see the log)"
         data_format = toolkit.get("inference", {}).get("data_format", "nchw")
         outputs = rknn.inference(inputs=inputs, data_format=data_format)
         if outputs is None:
-            return [], "inference returned no outputs (see the log)"
+            return [], "runtime failed (inference returned no outputs; see the log)"
         return [np.asarray(out) for out in outputs], ""
     except Exception as exc:  # the toolkit raises freely; report it like a failed call
-        return [], f"{type(exc).__name__}: {exc}"
+        return [], f"{stage} failed ({type(exc).__name__}: {exc})"
     finally:
         rknn.release()
 
@@ -129,42 +306,55 @@ def parse_layers(log: str) -> list[dict[str, str]]:
         elif columns and text.split() and text.split()[0].isdigit():
             cells = text.split()
             row = {name: cells[i] for i, name in enumerate(columns) if i < len(cells)}
-            layers.append({"op": row.get("OpType", "?"), "target": row.get("Target", "?")})
+            layers.append(
+                {
+                    "op": row.get("OpType", "?"),
+                    "target": row.get("Target", "?"),
+                    "dtype": row.get("DataType", "?"),
+                }
+            )
         elif columns and layers:
             columns = []  # the table ended
     return layers
 
 
-def summarise(layers: list[dict[str, Any]]) -> str:
-    """Per op type, where its layers ran: "Pow: CPU; Conv: NPU"."""
+def summarise(layers: list[dict[str, Any]], key: str) -> str:
+    """Per op type, where (``key`` "target") or in which precision ("dtype") its layers ran:
+    "Pow: CPU; Conv: NPU"."""
     targets: dict[str, list[str]] = {}
     for layer in layers:
         if layer.get("op") not in IO_LAYERS:
-            targets.setdefault(str(layer.get("op")), []).append(str(layer.get("target")))
+            targets.setdefault(str(layer.get("op")), []).append(str(layer.get(key)))
     if not targets:
         return "no layer table found"
     return "; ".join(f"{op}: {', '.join(sorted(set(where)))}" for op, where in targets.items())
 
 
 def compare(
-    outputs: list[np.ndarray], reference: list[np.ndarray], tolerance: dict[str, float]
+    outputs: list[np.ndarray],
+    reference: list[np.ndarray],
+    tolerance: dict[str, float],
+    input_span: float,
+    quiet: bool = False,
 ) -> bool:
-    """npu-hil's rule: every |obs - ref| <= atol + atol_steps * span / 255 + rtol * |ref|,
-    and cosine >= min_cosine, for every output."""
+    """npu-hil's rule: every |obs - ref| <= atol + atol_steps * span / 255 + rtol * |ref|
+    (span: the wider of the output's and the inputs' range), and cosine >= min_cosine, for
+    every output."""
+    say = (lambda text: None) if quiet else print
     if len(outputs) != len(reference):
-        print(f"MISMATCH: {len(outputs)} outputs, {len(reference)} expected")
+        say(f"MISMATCH: {len(outputs)} outputs, {len(reference)} expected")
         return False
     passed = True
     for index, ref in enumerate(reference):  # no zip(strict=): the script runs on python3 < 3.10
         ref64 = np.asarray(ref, dtype=np.float64)
         obs64 = np.asarray(outputs[index], dtype=np.float64)
         if obs64.size != ref64.size:
-            print(f"output {index}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
+            say(f"output {index}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
             passed = False
             continue
         obs64 = obs64.reshape(ref64.shape)
         error = np.abs(obs64 - ref64)
-        span = float(ref64.max() - ref64.min()) if ref64.size else 0.0
+        span = max(float(ref64.max() - ref64.min()) if ref64.size else 0.0, input_span)
         allowed = (
             tolerance.get("atol", 0.0)
             + tolerance.get("atol_steps", 0.0) * span / 255.0
@@ -179,12 +369,12 @@ def compare(
         bad = int(np.count_nonzero(~(error <= allowed)))  # NaN counts as bad
         ok = bad == 0 and cosine >= tolerance.get("min_cosine", 0.0)
         passed = passed and ok
-        print(
+        say(
             f"output {index}: max abs error {float(error.max(initial=0.0)):.6g}, "
             f"cosine {cosine:.6f}, {bad} of {error.size} elements outside tolerance: "
             f"{'MATCH' if ok else 'MISMATCH'}"
         )
-    print("RESULT: " + ("MATCH" if passed else "MISMATCH") + f" (tolerance {tolerance})")
+    say("RESULT: " + ("MATCH" if passed else "MISMATCH") + f" (tolerance {tolerance})")
     return passed
 
 

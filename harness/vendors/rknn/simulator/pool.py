@@ -239,7 +239,7 @@ class SimulatorPool:
         while pending and self._idle:
             index = pending.popleft()
             job = _Job(self._idle.pop(), index)
-            failure = job.start(requests[index], self.timeout_s)
+            failure = job.start(requests[index], self._limit(requests[index]))
             if failure is None:
                 self.toolkit_runs += 1
                 busy[job.worker.replies] = job
@@ -271,8 +271,12 @@ class SimulatorPool:
                 del busy[conn]
                 job.worker.kill()
                 job.worker.stop()
-                reply = {"infra_error": f"timed out after {self.timeout_s:g} s"}
+                limit = self._limit(requests[job.index])
+                reply = {"infra_error": f"timed out after {limit:g} s"}
                 results[job.index] = self._finish(job, reply)
+
+    def _limit(self, request: Job) -> float:
+        return request.timeout_s or self.timeout_s
 
     def _finish(self, job: _Job, reply: dict[str, Any], request: Job | None = None) -> Observation:
         """Turn a reply plus the case's log into an Observation; clean the folder.

@@ -1,0 +1,91 @@
+"""A folder of models as a case source (``suites/test_models.py --models DIR``).
+
+Every model of the folder (``harness.modelfiles.nodetests``: ``.onnx`` files and ONNX backend
+node tests) becomes a user-model case of kind ``models``: its data set feeds it and its
+expected outputs are a further host reference. A model of one catalogue operator is judged on
+that operator's compiled layers (its name and the layer names its declaration lists) and with
+its tolerance, as the operator suites judge it; any other on the whole network. Operator
+parameters given as graph inputs are frozen into constants (``harness.modelfiles.freeze``)
+unless asked not to, and the case's parameters record it. A model the harness cannot make
+runnable (an opset that cannot be lowered, a symbolic input shape, another domain's operators)
+is not a case: it is listed with the reason, as the report lists limits no case probes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cases.case import Case
+from harness.cases.user_models import model_case
+from harness.modelfiles.freeze import freeze
+from harness.modelfiles.graph import graph_inputs
+from harness.modelfiles.nodetests import ModelEntry, list_models, select
+from harness.modelfiles.prepare import (
+    ModelFileError,
+    PreparedModel,
+    file_source,
+    load_model,
+    prepare,
+)
+from harness.models import PROBING
+from harness.models.builder import OperatorSpec
+
+KIND = "models"
+
+
+@dataclass
+class DirectoryCases:
+    cases: list[Case] = field(default_factory=list)
+    specs: dict[str, OperatorSpec] = field(default_factory=dict)
+    not_runnable: list[dict[str, str]] = field(default_factory=list)  # {"limit", "reason"}
+    documented: dict[str, str] = field(default_factory=dict)  # case op -> its catalogue operator
+
+
+def directory_cases(
+    folder: Path,
+    platform: str,
+    patterns: Sequence[str] = (),
+    operators: Iterable[str] = (),
+    freeze_parameters: bool = True,
+) -> DirectoryCases:
+    """The cases of the models of ``folder`` that ``patterns`` select (``select``)."""
+    found = DirectoryCases()
+    operators = tuple(operators)
+    for entry in select(list_models(folder), patterns, operators):
+        try:
+            prepared = prepared_entry(entry, freeze_parameters)
+        except ModelFileError as exc:
+            found.not_runnable.append({"limit": f"{KIND}/{entry.name}", "reason": str(exc)})
+            continue
+        ops = {node.op_type for node in prepared.model.graph.node}
+        documented = next(iter(ops)) if len(ops) == 1 and ops <= set(operators) else None
+        layers = (documented, *PROBING[documented].layer_aliases) if documented else ()
+        case, specs = model_case(prepared, platform, "float16", kind=KIND, layer_types=layers)
+        found.cases.append(case)
+        found.specs.update(specs)
+        if documented:
+            found.documented[case.op] = documented
+    return found
+
+
+def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
+    model = load_model(entry.path)
+    data = entry.data()
+    given = {}
+    if data is not None:
+        names = graph_inputs(model)
+        if len(data[0]) != len(names):
+            raise ModelFileError(f"{entry.data_set}: {len(data[0])} input_*.pb for inputs {names}")
+        given = dict(zip(names, data[0], strict=True))
+    notes: list[str] = []
+    if freeze_parameters:
+        model, notes = freeze(model, given)
+        given = {name: value for name, value in given.items() if name in graph_inputs(model)}
+    prepared = prepare(model, entry.name, str(entry.path), given=given)
+    prepared.changes = [*notes, *prepared.changes]
+    prepared.source = file_source(entry.path)
+    if data is not None:
+        prepared.expected = data[1]
+    return prepared

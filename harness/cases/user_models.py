@@ -1,0 +1,107 @@
+"""A prepared user model as a case: the ``Case`` and the model declaration it names.
+
+A user model runs through the same executor as the generated cases: the case's ``op`` names
+a declaration (``OperatorSpec``) whose builder hands the prepared model over whole
+(``Graph.model``) with inputs drawn from the case's seed (or the given ones). What the harness
+changed to run it is part of the case's parameters, so it is in the journal.
+
+Nothing documents a user model, so it is judged as "supported": every layer on the NPU
+(whole network: any CPU layer is a CPU fallback, a violation) and every output matching the
+host references.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.cases.case import Case, Expect, case_seed
+from harness.modelfiles.prepare import PreparedModel
+from harness.models.builder import Graph, OperatorSpec, Params
+from harness.spec.properties import PLACEMENT, RESULT
+
+LIMIT = "model"  # the limit column of a user model's record
+UNDOCUMENTED = (
+    "No vendor document covers a user's model: it is expected to run with every layer on the "
+    "NPU and every output matching the host references."
+)
+DTYPES = ("float16", "int8")
+EXPECTS = (
+    Expect(PLACEMENT, (), "every layer runs on the NPU", True),
+    Expect(RESULT, (), "every output matches the host reference"),
+)
+
+
+def model_case(
+    prepared: PreparedModel,
+    platform: str,
+    dtype: str,
+    kind: str = "model",
+    seed: int | None = None,
+    layer_types: tuple[str, ...] = (),
+) -> tuple[Case, dict[str, OperatorSpec]]:
+    """The case of ``prepared`` on ``platform`` in ``dtype``, and the declaration it names.
+
+    ``kind`` is the id's middle part ("model", "reduce", "layers"...); the seed defaults to the
+    id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
+    layers (a single-operator model of the catalogue); by default the whole network counts.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    case_id = f"{platform}/{kind}/{prepared.name}/{dtype}"
+    op = f"{kind}:{prepared.name}"
+    case = Case(
+        id=case_id,
+        platform=platform,
+        op=op,
+        dtype=dtype,
+        limit=LIMIT,
+        value=prepared.name,
+        documented="supported",
+        params={},
+        seed=case_seed(case_id) if seed is None else seed,
+        source={
+            "seed": "user model",
+            "section": Path(prepared.source.get("model", prepared.name)).name,
+            "text": UNDOCUMENTED,
+            **prepared.source,
+            "kind": kind,
+        },
+        layer_types=layer_types,
+        expects=EXPECTS,
+    )
+    return case, {op: model_spec(prepared)}
+
+
+def model_spec(prepared: PreparedModel) -> OperatorSpec:
+    """The declaration whose builder hands ``prepared`` over; its parameters record what it is
+    and what was changed."""
+    defaults: dict[str, Any] = {
+        "inputs": {
+            name: {"shape": shape, "dtype": str(dtype), "given": name in prepared.given}
+            for name, shape, dtype in zip(
+                prepared.input_names, prepared.input_shapes, prepared.input_types, strict=True
+            )
+        },
+        "outputs": list(prepared.output_names),
+        "ranges": {name: list(bounds) for name, bounds in prepared.ranges.items()},
+        "nodes": len(prepared.model.graph.node),
+        "changes": list(prepared.changes),
+    }
+
+    def build(params: Params, rng: np.random.Generator) -> Graph:
+        for name in defaults:
+            params.set(name, params.raw(name))
+        inputs = prepared.draw(rng)
+        return Graph(
+            nodes=[],
+            inputs=dict(zip(prepared.input_names, inputs, strict=True)),
+            outputs=list(prepared.output_names),
+            model=prepared.model,
+            calibration=prepared.calibration,
+            expected=prepared.expected,
+        )
+
+    return OperatorSpec(defaults=defaults, build=build)

@@ -1,0 +1,63 @@
+"""``hil known-issues init RESULTS``: a starting known-issues file from a run's failures.
+
+One entry per failing verdict and limit, listing its cases, applying to the SDK versions the
+run used (the vendor's own tool versions, ``Vendor.versions``); each entry's reference is a
+placeholder to replace with the vendor ticket. Exit 0 written, 2 bad input (message on
+stderr); an existing output file is not overwritten without ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.nightly.known_issues import starting_file
+from harness.results.journal import JournalError, read_records
+from harness.vendors import vendor_for
+
+BAD_INPUT = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    known = subparsers.add_parser("known-issues", help="known-issues files (--known-issues)")
+    actions = known.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = actions.add_parser("init", help="write a known-issues file from a run's failures")
+    init.add_argument("results", help="results directory of the run")
+    init.add_argument(
+        "-o", "--output", default="-", help="file to write (default: standard output)"
+    )
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(handler=run_init)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    try:
+        records = read_records(args.results)
+    except (JournalError, OSError) as exc:
+        return _bad_input(exc)
+    sdk: set[str] = set()
+    for platform in {record.platform for record in records}:
+        # a platform no vendor of this version knows: its entries name no versions
+        with contextlib.suppress(LookupError):
+            sdk |= set(vendor_for(platform).versions())
+    text = starting_file(records, FAILING_VERDICTS, sdk)
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        return _bad_input(f"{output}: exists (--force overwrites it)")
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return _bad_input(f"{output}: {exc.strerror}")
+    print(output)
+    return 0
+
+
+def _bad_input(problem: object) -> int:
+    print(f"hil: error: {problem}", file=sys.stderr)
+    return BAD_INPUT

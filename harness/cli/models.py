@@ -1,0 +1,351 @@
+"""``hil run`` and ``hil reduce``: a user's ONNX model on the NPU against the host references.
+
+``hil run MODEL.onnx --platform P`` runs the model as one case (on the simulator, or with
+``--board FILE`` on that board) into a results directory laid out like the suites' (journal,
+case folder, report, a repro bundle when it fails) and prints the verdict and the layer table;
+``--layers`` adds the per-layer comparison. ``hil reduce MODEL.onnx ...`` (or
+``hil reduce RESULTS CASE`` for a case already run) shrinks a failing model to the smallest
+one that still fails the same way and bundles it.
+
+Exit status: 0 when the model passes, 1 when it fails (violation or wrong result; for
+``reduce``: reduced and bundled), 2 on bad input, 3 on infrastructure trouble (nothing was
+learnt about the NPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.modelfiles.prepare import (
+    ModelFileError,
+    PreparedModel,
+    file_source,
+    load_model,
+    prepare,
+    read_arrays,
+    read_calibration,
+)
+from harness.pipeline import Vendor, host_versions
+from harness.report import write_reports
+from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
+from harness.results.journal import (
+    JournalError,
+    read_records,
+    read_run_metadata,
+    write_run_metadata,
+)
+from harness.results.records import CaseRecord
+from harness.text import printable
+from harness.timeouts import timeout_problem
+from harness.triage.layers import compare_layers, format_layers
+from harness.triage.reduce import format_steps, reduce_model
+from harness.triage.runner import ModelRunner
+from harness.vendors import vendor_for
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
+CONVERSION_CACHE = ".conversion-cache"  # as the plugin's: converted models for boards
+DEFAULT_CACHE = Path.home() / ".cache" / "npu-hil" / "sim"
+
+
+def register(subparsers: Subparsers) -> None:
+    run = subparsers.add_parser("run", help="run an ONNX model against the host references")
+    run.add_argument("model", type=Path, help="the ONNX model")
+    _model_options(run)
+    run.add_argument(
+        "--layers",
+        action="store_true",
+        help="also compare every intermediate tensor with the reference, in graph order",
+    )
+    run.set_defaults(handler=run_model)
+
+    reduce = subparsers.add_parser(
+        "reduce", help="shrink a failing model to the smallest one that fails the same way"
+    )
+    reduce.add_argument("model", type=Path, help="the ONNX model, or a results directory")
+    reduce.add_argument("case", nargs="?", help="with a results directory: the case id")
+    _model_options(reduce)
+    reduce.set_defaults(handler=run_reduce)
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--platform", default="rk3562", help="target platform (default rk3562)")
+    parser.add_argument("--board", type=Path, metavar="FILE", help="run on this board file")
+    parser.add_argument("--results", type=Path, help="results directory (default results)")
+    parser.add_argument("--name", help="case name (default: the model file's stem)")
+    parser.add_argument("--inputs", type=Path, metavar="DIR", help="folder of NAME.npy inputs")
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=D,D,...",
+        help="fix an input's shape (repeatable)",
+    )
+    parser.add_argument(
+        "--range",
+        action="append",
+        default=[],
+        metavar="[NAME=]LO,HI",
+        help="range of seeded random inputs (default -1,1; repeatable, per input)",
+    )
+    parser.add_argument(
+        "--quantize",
+        type=Path,
+        metavar="DIR",
+        help="int8 build calibrated on DIR: one sub-folder of NAME.npy per sample (or one "
+        "folder of them); without it, float16",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds one run may take (600)"
+    )
+    parser.add_argument(
+        "--cache",
+        default=str(DEFAULT_CACHE),
+        help="simulator result cache folder, or 'off' (default ~/.cache/npu-hil/sim)",
+    )
+
+
+class _BadInput(Exception):
+    pass
+
+
+def run_model(args: argparse.Namespace) -> int:
+    try:
+        vendor, prepared, results = _setup(args, args.model)
+        board = _board(vendor, args)
+        _start(vendor, args, results)
+    except _BadInput as exc:
+        return _bad_input(exc)
+    dtype = "int8" if args.quantize else "float16"
+    with _backend(vendor, args, board, results) as backend:
+        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
+        record = runner.run(prepared)
+        _print_record(record, prepared)
+        if args.layers and record.verdict != "infra-error":
+            report = compare_layers(runner, prepared)
+            print(f"\nper layer ({report.record.id}, every float tensor exposed):")
+            print(format_layers(report), end="")
+    _finish(results)
+    return _status(record)
+
+
+def run_reduce(args: argparse.Namespace) -> int:
+    try:
+        if args.case is not None:
+            vendor, prepared, results, original = _from_results(args)
+            dtype = original.dtype
+        elif args.model.is_dir():
+            raise _BadInput(f"{args.model}: a results directory; give the case id after it")
+        else:
+            vendor, prepared, results = _setup(args, args.model)
+            dtype, original = ("int8" if args.quantize else "float16"), None
+        board = _board(vendor, args)
+        _start(vendor, args, results)
+    except _BadInput as exc:
+        return _bad_input(exc)
+    with _backend(vendor, args, board, results) as backend:
+        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
+        if original is None:
+            original = runner.run(prepared)
+            _print_record(original, prepared)
+            folder = runner.case_folder(original)
+            prepared.given = read_arrays(folder / "inputs", prepared.input_names)
+        if original.verdict not in FAILING_VERDICTS:
+            print(f"{original.id}: {original.verdict}; nothing to reduce")
+            _finish(results)
+            return INFRA if original.verdict == "infra-error" else PASSED
+        reduction = reduce_model(runner, prepared, original)
+    print(format_steps(reduction), end="")
+    _finish(results)
+    smallest = reduction.smallest or original
+    try:
+        bundle = make_bundle(results, smallest.id)
+    except (BundleError, JournalError, OSError) as exc:
+        return _bad_input(exc)
+    print(f"bundle: {bundle}")
+    return FAILED
+
+
+def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel, Path]:
+    vendor = _vendor(args)
+    where = str(path)
+    try:
+        model = load_model(path)
+        names = [i.name for i in model.graph.input]
+        given = read_arrays(args.inputs, names) if args.inputs else {}
+        prepared = prepare(
+            model,
+            args.name or path.stem,
+            where,
+            input_shapes=_named(args.input_shape, "--input-shape", names, _ints),
+            given=given,
+            ranges=_named(args.range, "--range", names, _bounds),
+        )
+        prepared.source = file_source(path)
+        if args.quantize:
+            prepared.calibration = read_calibration(args.quantize, prepared.input_names)
+    except (ModelFileError, OSError) as exc:
+        raise _BadInput(str(exc)) from None
+    return vendor, prepared, _results(args, Path("results"))
+
+
+def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path, CaseRecord]:
+    """The model and inputs of a case already run, from its folder."""
+    results = args.model
+    try:
+        records = {record.id: record for record in read_records(results)}
+    except (JournalError, OSError) as exc:
+        raise _BadInput(str(exc)) from None
+    if args.case not in records:
+        raise _BadInput(f"{results}/journal.jsonl: no case with id {args.case!r}")
+    original = records[args.case]
+    args.platform = original.platform
+    vendor = _vendor(args)
+    folder = results / original.artifacts
+    try:
+        model = load_model(folder / "model.onnx")
+        names = [i.name for i in model.graph.input]
+        given = read_arrays(folder / "inputs", names)
+        name = args.name or original.value or original.op
+        prepared = prepare(model, name, str(folder / "model.onnx"), given=given)
+    except (ModelFileError, OSError) as exc:
+        raise _BadInput(str(exc)) from None
+    prepared.source = {**original.source, "case": original.id}
+    return vendor, prepared, _results(args, results), original
+
+
+def _vendor(args: argparse.Namespace) -> Vendor:
+    problem = timeout_problem(args.timeout)
+    if problem is not None:
+        raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
+    try:
+        return vendor_for(args.platform)
+    except LookupError as exc:
+        raise _BadInput(f"--platform: {exc}") from None
+
+
+def _results(args: argparse.Namespace, default: Path) -> Path:
+    results: Path = args.results or default
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _BadInput(f"--results {results}: not a usable folder: {exc.strerror}") from None
+    return results
+
+
+def _named(values: list[str], option: str, names: list[str], parse: Any) -> dict[str, Any]:
+    """``NAME=VALUE`` entries; a bare VALUE applies to every input."""
+    found: dict[str, Any] = {}
+    for text in values:
+        name, sep, value = text.rpartition("=")
+        try:
+            parsed = parse(value)
+        except ValueError as exc:
+            raise _BadInput(f"{option} {text!r}: {exc}") from None
+        for target in [name] if sep else names:
+            found[target] = parsed
+    return found
+
+
+def _ints(text: str) -> list[int]:
+    sizes = [int(part) for part in text.split(",")]
+    if any(size < 1 for size in sizes):
+        raise ValueError("sizes must be at least 1")
+    return sizes
+
+
+def _bounds(text: str) -> tuple[float, float]:
+    parts = [float(part) for part in text.split(",")]
+    if len(parts) != 2 or not parts[0] < parts[1]:
+        raise ValueError("give LO,HI with LO < HI")
+    return parts[0], parts[1]
+
+
+def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
+    if args.board is None:
+        return None
+    try:
+        board = load_board(args.board, vendor.runtimes)
+    except BoardFileError as exc:
+        raise _BadInput(str(exc)) from None
+    if board.platform != args.platform:
+        raise _BadInput(f"--board {args.board}: a {board.platform} board, not {args.platform}")
+    return board
+
+
+@contextmanager
+def _backend(
+    vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
+) -> Iterator[Any]:
+    if board is not None:
+        with vendor.board_target(board, results / CONVERSION_CACHE, args.timeout) as target:
+            yield target
+        return
+    cache = None if args.cache == "off" else Path(args.cache)
+    with vendor.simulator(args.timeout, cache) as target:
+        yield target
+
+
+def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
+    """Write run.json, unless the folder has one (a suite's, whose case is being reduced)."""
+    try:
+        if read_run_metadata(results):
+            return
+    except JournalError as exc:
+        raise _BadInput(str(exc)) from None
+    write_run_metadata(results, _metadata(vendor, args))
+
+
+def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "platform": args.platform,
+        "backend": "board" if args.board else "sim",
+        "command": f"hil {args.command}",
+        "versions": {**host_versions(), **vendor.versions()},
+    }
+
+
+def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
+    print(f"{record.id}: {record.verdict} [{record.backend}]")
+    print(f"  {printable(record.detail)}")
+    for change in prepared.changes:
+        print(f"  changed: {change}")
+    layers = [layer for layer in record.placement if not layer.get("io")]
+    if layers:
+        print(f"  {'layer':28} {'op':16} {'target':6} dtype")
+        for layer in layers:
+            name = str(layer.get("name") or layer.get("full_name", ""))
+            print(
+                f"  {name[:28]:28} {str(layer.get('op'))[:16]:16} "
+                f"{layer.get('target')!s:6} {layer.get('dtype', '')}"
+            )
+    print(f"  case folder: {record.artifacts}")
+
+
+def _finish(results: Path) -> None:
+    """The report and the bundles of failures, as a suite run leaves them."""
+    make_bundles_for_failures(results)
+    for path in write_reports(results):
+        print(f"report: {path}")
+
+
+def _status(record: CaseRecord) -> int:
+    if record.verdict == "infra-error":
+        return INFRA
+    return FAILED if record.verdict in FAILING_VERDICTS else PASSED
+
+
+def _bad_input(exc: Exception) -> int:
+    print(f"hil: error: {exc}", file=sys.stderr)
+    return BAD_INPUT

@@ -1,0 +1,91 @@
+"""A folder of models: plain ``.onnx`` files and the ONNX backend node-test layout.
+
+The node tests that ship with the onnx package (``onnx/backend/test/data/node``) are one folder
+per test: ``model.onnx`` plus ``test_data_set_0/input_<i>.pb`` and ``output_<i>.pb``
+(TensorProto). Their inputs feed the model and their outputs are one more host reference.
+Only the first data set is used.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from harness.modelfiles.prepare import ModelFileError
+
+DATA_SET = "test_data_set_0"
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model of a folder."""
+
+    name: str  # the node test's folder name, or the file's stem
+    path: Path  # the .onnx file
+    data_set: Path | None  # the node test's data set folder; None: seeded random inputs
+
+    def data(self) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+        """(inputs, expected outputs) of the data set, or None without one."""
+        if self.data_set is None:
+            return None
+        return _tensors(self.data_set, "input"), _tensors(self.data_set, "output")
+
+
+def list_models(folder: Path) -> list[ModelEntry]:
+    """Every model of ``folder``, by name: ``*.onnx`` files and node-test sub-folders."""
+    if not folder.is_dir():
+        raise ModelFileError(f"{folder}: no such folder of models")
+    entries = [ModelEntry(path.stem, path, None) for path in folder.glob("*.onnx")]
+    for sub in folder.iterdir():
+        if (sub / "model.onnx").is_file():
+            data = sub / DATA_SET
+            entries.append(
+                ModelEntry(sub.name, sub / "model.onnx", data if data.is_dir() else None)
+            )
+    return sorted(entries, key=lambda entry: entry.name)
+
+
+def _tensors(folder: Path, kind: str) -> list[np.ndarray]:
+    arrays = []
+    index = 0
+    while (folder / f"{kind}_{index}.pb").is_file():
+        path = folder / f"{kind}_{index}.pb"
+        tensor = onnx.TensorProto()
+        try:
+            tensor.ParseFromString(path.read_bytes())
+            arrays.append(numpy_helper.to_array(tensor))
+        except Exception as exc:  # a sequence or optional value, or not a tensor at all
+            raise ModelFileError(f"{path}: not a tensor this harness reads: {exc}") from None
+        index += 1
+    return arrays
+
+
+def op_types(path: Path) -> set[str]:
+    model = onnx.load(str(path), load_external_data=False)
+    return {node.op_type for node in model.graph.node}
+
+
+def select(
+    entries: Iterable[ModelEntry], patterns: Sequence[str], operators: Iterable[str]
+) -> list[ModelEntry]:
+    """The entries whose name matches one of ``patterns`` (shell globs); the pattern
+    ``catalogue`` matches the models made only of ``operators``. No patterns: every entry."""
+    wanted = set(operators)
+    chosen = []
+    for entry in entries:
+        for pattern in patterns or ["*"]:
+            if pattern == "catalogue":
+                ops = op_types(entry.path)
+                matched = bool(ops) and ops <= wanted
+            else:
+                matched = fnmatch.fnmatchcase(entry.name, pattern)
+            if matched:
+                chosen.append(entry)
+                break
+    return chosen

@@ -1,0 +1,323 @@
+"""A user's ONNX model made runnable as a case: opset, fixed input shapes, inputs, calibration.
+
+``prepare`` takes a loaded model and returns a :class:`PreparedModel`: the model at an opset
+the vendor toolkits accept (lowered with ``onnx.version_converter`` when the model is newer
+and the conversion is defined for its operators, else relabelled when the operators'
+revisions in between only widened their types), every graph input with a fixed shape (from
+the model, ``input_shapes`` or the given arrays), shape-inferred and checked, plus the inputs
+given for it. Everything changed on the way is listed in ``PreparedModel.changes``, which the
+case records in its parameters.
+
+Bad input raises :class:`ModelFileError` naming the file (or folder), the input and the value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import defs, helper, version_converter
+
+from harness.models.builder import OPSET, fp16_exact
+
+DEFAULT_RANGE = (-1.0, 1.0)  # seeded random inputs are drawn from here unless told otherwise
+
+
+class ModelFileError(ValueError):
+    """A model file, input folder or option value that cannot be used; names what is at fault."""
+
+
+@dataclass
+class PreparedModel:
+    """A model ready to run, with what its inputs are and what was changed to run it."""
+
+    name: str  # the case name: the file's stem unless given
+    model: onnx.ModelProto  # opset <= OPSET, every graph input fixed, shapes inferred
+    input_names: list[str]
+    input_shapes: list[list[int]]
+    input_types: list[np.dtype[Any]]
+    output_names: list[str]
+    given: dict[str, np.ndarray] = field(default_factory=dict)  # input name -> its array
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # seeded draws
+    calibration: list[list[np.ndarray]] | None = None  # int8 samples, one array per input
+    expected: list[np.ndarray] | None = None  # outputs shipped with the model (node tests)
+    changes: list[str] = field(default_factory=list)  # what was done to make it runnable
+    source: dict[str, str] = field(default_factory=dict)  # file and sha256 of the original
+
+    def draw(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """The inputs in model order: the given arrays, the others drawn from ``rng``."""
+        return [
+            self.given[name]
+            if name in self.given
+            else _draw(rng, shape, dtype, self.ranges.get(name, DEFAULT_RANGE))
+            for name, shape, dtype in zip(
+                self.input_names, self.input_shapes, self.input_types, strict=True
+            )
+        ]
+
+
+def load_model(path: Path) -> onnx.ModelProto:
+    """The model in ``path``; a missing or unreadable file is a ModelFileError naming it."""
+    try:
+        return onnx.load(str(path))
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such model file") from None
+    except Exception as exc:  # protobuf's DecodeError and friends
+        raise ModelFileError(f"{path}: not an ONNX model: {exc}") from None
+
+
+def file_source(path: Path) -> dict[str, str]:
+    return {"model": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def prepare(
+    model: onnx.ModelProto,
+    name: str,
+    where: str,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    given: Mapping[str, np.ndarray] | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> PreparedModel:
+    """``model`` (read from ``where``, named in errors) made runnable; see the module doc."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())  # never change the caller's
+    changes: list[str] = []
+    initializers = {init.name for init in model.graph.initializer}
+    graph_inputs = [info for info in model.graph.input if info.name not in initializers]
+    names = [info.name for info in graph_inputs]
+    given = dict(given or {})
+    for label, mapping in (("--input-shape", input_shapes or {}), ("range", ranges or {})):
+        unknown = sorted(set(mapping) - set(names))
+        if unknown:
+            raise ModelFileError(f"{where}: {label} names {unknown}, not inputs; inputs: {names}")
+    _check_domains(model, where)
+    model = _lowered(model, where, changes)
+    shapes = [
+        _fixed_shape(info, where, input_shapes or {}, given, changes) for info in graph_inputs
+    ]
+    types = [_numpy_type(info, where) for info in graph_inputs]
+    for info, shape in zip(graph_inputs, shapes, strict=True):
+        dims = info.type.tensor_type.shape
+        del dims.dim[:]
+        for size in shape:
+            dims.dim.add().dim_value = size
+    if changes and any("shape" in change for change in changes):
+        del model.graph.value_info[:]  # inferred again from the fixed shapes
+    try:
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:
+        raise ModelFileError(f"{where}: the model does not check: {exc}") from None
+    for name_, shape, dtype in zip(names, shapes, types, strict=True):
+        if name_ in given:
+            given[name_] = _conformed(given[name_], shape, dtype, f"{where}: input {name_!r}")
+    return PreparedModel(
+        name=name,
+        model=model,
+        input_names=names,
+        input_shapes=shapes,
+        input_types=types,
+        output_names=[info.name for info in model.graph.output],
+        given=given,
+        ranges=dict(ranges or {}),
+        changes=changes,
+    )
+
+
+def _check_domains(model: onnx.ModelProto, where: str) -> None:
+    foreign = sorted(
+        {node.domain for node in model.graph.node if node.domain not in ("", "ai.onnx")}
+    )
+    if foreign:
+        raise ModelFileError(f"{where}: operators of domains {foreign}; only ONNX's own run here")
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), OPSET)
+
+
+def _lowered(model: onnx.ModelProto, where: str, changes: list[str]) -> onnx.ModelProto:
+    """The model at opset ``OPSET`` when it is newer: the toolkit refuses opset > 19."""
+    opset = opset_of(model)
+    if opset <= OPSET:
+        return model
+    ops = sorted({node.op_type for node in model.graph.node})
+    try:
+        lowered = version_converter.convert_version(model, OPSET)
+    except Exception as exc:
+        if _types_only(model, opset):
+            relabelled = onnx.ModelProto.FromString(model.SerializeToString())
+            for entry in relabelled.opset_import:
+                if entry.domain in ("", "ai.onnx"):
+                    entry.version = OPSET
+            changes.append(
+                f"opset relabelled from {opset} to {OPSET}: the revisions of {', '.join(ops)} in "
+                f"between changed only type constraints, and the model's types are allowed at "
+                f"{OPSET}"
+            )
+            return relabelled
+        raise ModelFileError(
+            f"{where}: opset {opset} is newer than the {OPSET} the toolkit accepts and cannot be "
+            f"lowered: {exc}"
+        ) from None
+    changes.append(
+        f"opset lowered from {opset} to {OPSET} (onnx.version_converter; {', '.join(ops)})"
+    )
+    return lowered
+
+
+def _types_only(model: onnx.ModelProto, opset: int) -> bool:
+    """Whether every node's operator has the same signature (inputs, outputs, attributes with
+    their defaults) at ``opset`` and at ``OPSET``, and the node's input types are allowed at
+    ``OPSET``: the revisions in between (bfloat16, float8, int4 additions) only widened types."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        return False
+    types = {
+        info.name: info.type.tensor_type.elem_type
+        for info in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]
+    }
+    types |= {init.name: init.data_type for init in inferred.graph.initializer}
+    for node in inferred.graph.node:
+        try:
+            new, old = (defs.get_schema(node.op_type, v, node.domain) for v in (opset, OPSET))
+        except Exception:  # no schema at OPSET: the operator is newer
+            return False
+        if _signature(new) != _signature(old):
+            return False
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in old.type_constraints}
+        for index, name in enumerate(node.input):
+            if not name or name not in types:
+                continue
+            formal = old.inputs[min(index, len(old.inputs) - 1)]
+            wanted = allowed.get(formal.type_str)
+            elem = onnx.TensorProto.DataType.Name(types[name]).lower()
+            if wanted is not None and f"tensor({elem})" not in wanted:
+                return False
+    return True
+
+
+def _signature(schema: defs.OpSchema) -> tuple[Any, ...]:
+    return (
+        [(p.name, p.type_str, p.option) for p in schema.inputs],
+        [(p.name, p.type_str, p.option) for p in schema.outputs],
+        sorted(
+            (name, a.type, a.required, a.default_value.SerializeToString())
+            for name, a in schema.attributes.items()
+        ),
+    )
+
+
+def _fixed_shape(
+    info: onnx.ValueInfoProto,
+    where: str,
+    input_shapes: Mapping[str, Sequence[int]],
+    given: Mapping[str, np.ndarray],
+    changes: list[str],
+) -> list[int]:
+    """The input's shape: ``input_shapes`` first, then the model's own if fixed, then the given
+    array's."""
+    dims = info.type.tensor_type.shape.dim
+    model_shape = [
+        d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims
+    ]
+    if info.name in input_shapes:
+        shape = [int(size) for size in input_shapes[info.name]]
+        if len(shape) != len(dims) or any(
+            m is not None and m != s for m, s in zip(model_shape, shape, strict=False)
+        ):
+            raise ModelFileError(
+                f"{where}: --input-shape {info.name}={shape} does not fit the model's "
+                f"{_shape_text(dims)}"
+            )
+        if None in model_shape:
+            changes.append(f"input {info.name} shape fixed to {shape} (--input-shape)")
+        return shape
+    if None not in model_shape:
+        return [int(size) for size in model_shape]  # type: ignore[arg-type]
+    if info.name in given:
+        shape = list(given[info.name].shape)
+        changes.append(f"input {info.name} shape fixed to {shape} (from its given array)")
+        return shape
+    raise ModelFileError(
+        f"{where}: input {info.name!r} has shape {_shape_text(dims)}; give it with "
+        f"--input-shape {info.name}=D,D,..."
+    )
+
+
+def _shape_text(dims: Any) -> str:
+    return (
+        "[" + ",".join(str(d.dim_value) if d.dim_value else d.dim_param or "?" for d in dims) + "]"
+    )
+
+
+def _numpy_type(info: onnx.ValueInfoProto, where: str) -> np.dtype[Any]:
+    elem = info.type.tensor_type.elem_type
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    except Exception:
+        raise ModelFileError(f"{where}: input {info.name!r} has element type {elem}") from None
+
+
+def _conformed(array: np.ndarray, shape: list[int], dtype: np.dtype[Any], what: str) -> np.ndarray:
+    if list(array.shape) != shape:
+        raise ModelFileError(f"{what}: shape {list(array.shape)}, the model needs {shape}")
+    if array.dtype != dtype:
+        if array.dtype.kind != dtype.kind:
+            raise ModelFileError(f"{what}: dtype {array.dtype}, the model needs {dtype}")
+        array = array.astype(dtype)
+    return array
+
+
+def _draw(
+    rng: np.random.Generator, shape: list[int], dtype: np.dtype[Any], bounds: tuple[float, float]
+) -> np.ndarray:
+    lo, hi = bounds
+    if dtype.kind == "f":
+        return fp16_exact(rng.uniform(lo, hi, size=tuple(shape))).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=tuple(shape)).astype(bool)
+    return rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=tuple(shape)).astype(dtype)
+
+
+def read_arrays(folder: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Arrays for ``names`` from ``folder``: ``NAME.npy`` or, as results folders hold them,
+    ``<index>_<NAME>.npy``. Inputs without a file are left out (drawn at random)."""
+    if not folder.is_dir():
+        raise ModelFileError(f"{folder}: no such folder of .npy inputs")
+    files = {path.name: path for path in folder.glob("*.npy")}
+    unused = set(files)
+    arrays: dict[str, np.ndarray] = {}
+    for index, name in enumerate(names):
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+        found = next((f for f in (f"{name}.npy", f"{index}_{safe}.npy") if f in files), None)
+        if found is None:
+            continue
+        unused.discard(found)
+        try:
+            arrays[name] = np.load(files[found], allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise ModelFileError(f"{files[found]}: not a .npy array: {exc}") from None
+    if unused:
+        raise ModelFileError(
+            f"{folder}: {sorted(unused)} match no input of the model {list(names)}"
+        )
+    return arrays
+
+
+def read_calibration(folder: Path, names: Sequence[str]) -> list[list[np.ndarray]]:
+    """int8 calibration samples: every sub-folder of ``folder`` (sorted) is one sample laid out
+    like ``--inputs``; a folder of .npy files alone is one sample."""
+    samples = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    arrays = [read_arrays(sample, names) for sample in samples or [folder]]
+    for sample, found in zip(samples or [folder], arrays, strict=True):
+        missing = [name for name in names if name not in found]
+        if missing:
+            raise ModelFileError(f"{sample}: calibration sample without {missing}")
+    return [[found[name] for name in names] for found in arrays]

@@ -1,0 +1,83 @@
+"""A previous run as the baseline of this one (``--baseline DIR``).
+
+Verdicts are compared with ``harness.report.diff``. A failing verdict the baseline had too is
+old news and does not fail the run; a run fails on new failures (failing, and the baseline
+did not run the case) and regressions (failing, and the baseline had another verdict). Fixed
+cases (failing in the baseline, not now) are listed as improvements.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from harness.nightly.identity import identity
+from harness.report.diff import diff_records
+from harness.results.journal import read_records
+from harness.results.records import CaseRecord
+
+VerdictChange = tuple[str, str, str]  # case, baseline verdict, this run's verdict
+
+
+@dataclass
+class Comparison:
+    new_failures: list[str] = field(default_factory=list)  # failing; not in the baseline
+    regressions: list[VerdictChange] = field(default_factory=list)  # failing; was not, or else
+    fixed: list[VerdictChange] = field(default_factory=list)  # failing before, not now
+    changed: list[VerdictChange] = field(default_factory=list)  # other verdict changes
+    new_cases: int = 0  # not in the baseline and not failing
+    unchanged: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "new": len(self.new_failures) + len(self.regressions),
+            "fixed": len(self.fixed),
+            "changed": len(self.changed),
+            "unchanged": self.unchanged,
+            "not in baseline": self.new_cases,
+        }
+
+
+class Baseline:
+    def __init__(self, path: str | os.PathLike[str], failing: tuple[str, ...]) -> None:
+        """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
+        that fail a run."""
+        self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
+        self.failing = failing
+        self.records = {identity(record): record for record in read_records(path)}
+
+    def excuse(self, record: CaseRecord) -> str | None:
+        """Why a failing ``record`` does not fail the run: the baseline failed the same way."""
+        old = self.records.get(identity(record))
+        if old is None or old.verdict != record.verdict:
+            return None
+        return f"{old.verdict} in the baseline too ({self.path})"
+
+    def compare(self, records: list[CaseRecord]) -> Comparison:
+        """This run's ``records`` against the baseline's records of the same cases."""
+        ran = {identity(record) for record in records}
+        before = [record for key, record in self.records.items() if key in ran]
+        comparison = Comparison()
+        verdict_changes = {
+            change.case_id: change
+            for change in diff_records(before, records)
+            if change.kind in ("verdict", "only-new")
+        }
+        for record in records:
+            change = verdict_changes.get(identity(record))
+            if change is None:
+                comparison.unchanged += 1
+            elif change.kind == "only-new":
+                if record.verdict in self.failing:
+                    comparison.new_failures.append(record.id)
+                else:
+                    comparison.new_cases += 1
+            else:
+                old, new = str(change.old), str(change.new)
+                if new in self.failing:
+                    comparison.regressions.append((record.id, old, new))
+                elif old in self.failing:
+                    comparison.fixed.append((record.id, old, new))
+                else:
+                    comparison.changed.append((record.id, old, new))
+        return comparison

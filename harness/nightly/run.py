@@ -1,0 +1,296 @@
+"""The nightly parts of a pytest run, as a pytest plugin object that ``harness.plugin``
+registers: options, the slow tier at collection, progress lines, and the end-of-run summary
+of known issues, baseline changes, cases left out and timeouts.
+
+``harness.plugin.check_verdict`` asks ``excuse`` and ``changed`` before failing a case.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.nightly.baseline import Baseline
+from harness.nightly.identity import identity
+from harness.nightly.known_issues import (
+    AS_EXPECTED,
+    CHANGED,
+    KnownIssues,
+    KnownIssuesError,
+    load_known_issues,
+)
+from harness.nightly.progress import DEFAULT_EVERY, Progress
+from harness.nightly.tiers import DEFAULT_BUDGET_S, DEFAULT_SLOW_TIMEOUT_S, TIERS, slow_reason
+from harness.results.journal import (
+    JournalError,
+    read_records,
+    read_run_metadata,
+    write_run_metadata,
+)
+from harness.results.records import CaseRecord
+from harness.timeouts import timeout_problem
+
+PLUGIN_NAME = "npu-hil-nightly"
+OFF = "off"
+TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
+
+
+def add_options(group: pytest.OptionGroup) -> None:
+    group.addoption(
+        "--known-issues",
+        default=OFF,
+        metavar="FILE",
+        help="known-issues YAML file: matching cases that behave as recorded do not fail "
+        "the run (default off)",
+    )
+    group.addoption(
+        "--strict-known", action="store_true", help="a known issue that changed fails its case"
+    )
+    group.addoption(
+        "--baseline",
+        default=None,
+        metavar="DIR",
+        help="results of a previous run: only new failures and regressions fail",
+    )
+    group.addoption(
+        "--tier",
+        choices=TIERS,
+        default="default",
+        help="default: leave out the slow tier (cases estimated over --case-budget); full: "
+        "run every case",
+    )
+    group.addoption(
+        "--case-budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        help=f"estimated seconds above which a case is in the slow tier ({DEFAULT_BUDGET_S:g})",
+    )
+    group.addoption(
+        "--slow-timeout",
+        type=float,
+        default=DEFAULT_SLOW_TIMEOUT_S,
+        help="seconds one slow-tier case may take, instead of --hil-timeout "
+        f"({DEFAULT_SLOW_TIMEOUT_S:g}; above 0, at most a day)",
+    )
+    group.addoption(
+        "--progress-every",
+        type=int,
+        default=DEFAULT_EVERY,
+        help=f"outside a terminal (CI): a progress line every N cases ({DEFAULT_EVERY}; 0: none)",
+    )
+
+
+def _case_id(nodeid: str) -> str:
+    """The case id of a generated case's node id (its parameter), else the node id."""
+    name = nodeid.rpartition("::")[2]
+    _head, bracket, rest = name.partition("[")
+    return rest[:-1] if bracket and rest.endswith("]") else nodeid
+
+
+class NightlyRun:
+    def __init__(self, config: pytest.Config) -> None:
+        option = config.getoption
+        config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
+        self.config = config
+        self.results = Path(option("results"))
+        self.tier: str = option("tier")
+        self.budget: float = option("case_budget")
+        self.strict_known: bool = option("strict_known")
+        self.every: int = option("progress_every")
+        self.slow_timeout: float = option("slow_timeout")
+        for name, value in (("--case-budget", self.budget), ("--slow-timeout", self.slow_timeout)):
+            problem = timeout_problem(value)
+            if problem is not None:
+                raise pytest.UsageError(f"{name} {value:g}: {problem}")
+        if self.every < 0:
+            raise pytest.UsageError(f"--progress-every {self.every}: must be 0 or more")
+        self.known = _known_issues(option("known_issues"))
+        self.baseline = _baseline(option("baseline"))
+        self.controller = not hasattr(config, "workerinput")
+        self.progress = Progress()
+        self.started = time.monotonic()
+        self.ran: dict[str, None] = {}  # identities of the records this run judged
+        self.live = sys.stdout.isatty() and not os.environ.get("CI")
+
+    def run_metadata(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "baseline": self.baseline.path if self.baseline else None,
+            "known_issues": self.known.path if self.known else None,
+            "left_out": [],
+        }
+
+    # -- what check_verdict asks
+
+    def mark(self, record: CaseRecord) -> CaseRecord:
+        """The record with its known-issues mark (before it is journaled)."""
+        return self.known.mark(record) if self.known else record
+
+    def timeout_for(self, case: Any) -> float | None:
+        """A slow-tier case's own time limit (``--slow-timeout``); None: ``--hil-timeout``."""
+        return self.slow_timeout if slow_reason(case.id, self.budget) else None
+
+    def excuse(self, record: CaseRecord) -> str | None:
+        """Why a case whose verdict would fail it does not fail the run, or None."""
+        known = record.known
+        if known and known["status"] == AS_EXPECTED:
+            return f"known issue {known['reference']}"
+        return self.baseline.excuse(record) if self.baseline else None
+
+    def changed(self, record: CaseRecord) -> str | None:
+        known = record.known
+        if not known or known["status"] != CHANGED:
+            return None
+        return (
+            f"known issue changed: {record.id} is {record.verdict}, "
+            f"{known['expected']} expected ({known['reference']})"
+        )
+
+    # -- pytest hooks
+
+    @pytest.hookimpl(trylast=True)  # after -k and -m have deselected
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[Any]) -> None:
+        left_out: list[dict[str, str]] = []
+        if self.tier != "full":
+            kept = []
+            for item in items:
+                reason = slow_reason(_case_id(item.nodeid), self.budget)
+                if reason and item.get_closest_marker("hil_case"):
+                    left_out.append({"id": _case_id(item.nodeid), "reason": reason})
+                    item.add_marker(pytest.mark.slow)
+                else:
+                    kept.append(item)
+            if left_out:
+                config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+                items[:] = kept
+        cases = [item for item in items if item.get_closest_marker("hil_case")]
+        self.progress = Progress.of([_case_id(item.nodeid) for item in cases])
+        # One process records what it left out: the controller, or xdist's first worker
+        # (the controller collects nothing and wrote run.json before the workers started).
+        if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
+            meta = read_run_metadata(self.results)
+            write_run_metadata(self.results, {**meta, "left_out": left_out})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.progress.total:
+            # the controller sees node ids only: a generated case's carries its id
+            cases = [_case_id(nodeid) for nodeid in ids if _case_id(nodeid) != nodeid]
+            self.progress = Progress.of(cases)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        case = _case_id(nodeid)
+        if case not in self.progress.pending or not self.controller:
+            return
+        if self.live and self.every and self.config.get_verbosity() <= 0:
+            line = self.progress.line(time.monotonic() - self.started, case)
+            self._reporter().rewrite(line[: self._width()], erase=True)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        case = dict(report.user_properties).get("case")
+        if case:
+            self.ran[str(case)] = None
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        if not self.controller or _case_id(nodeid) not in self.progress.pending:
+            return
+        self.progress.finished(_case_id(nodeid))
+        done = self.progress.done
+        if not self.live and self.every and (done % self.every == 0 or not self.progress.pending):
+            reporter = self._reporter()
+            reporter.ensure_newline()  # pytest starts the file's name again after our line
+            if reporter._tw.width_of_current_line:  # -q: after the progress characters
+                reporter._tw.line()
+            reporter._tw.line(self.progress.line(time.monotonic() - self.started))
+
+    @pytest.hookimpl(trylast=True)  # after the verdict counts
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.controller:
+            return
+        write = terminalreporter.write_line
+        try:
+            left_out = read_run_metadata(self.results).get("left_out", [])
+            records = self._this_run()
+        except JournalError as exc:
+            write(f"npu-hil: cannot summarise the run: {exc}")
+            return
+        if left_out:
+            terminalreporter.section("npu-hil slow tier left out")
+            write(f"{len(left_out)} slow case(s) not run (--tier full runs them):")
+            for item in left_out:
+                write(f"  {item['id']}: {item['reason']}")
+        timeouts = [r for r in records if r.verdict == "infra-error" and TIMED_OUT in r.detail]
+        if timeouts:
+            terminalreporter.section("npu-hil timeouts")
+            for record in timeouts:
+                write(f"{record.id}: {record.duration_s:.0f} s elapsed: {record.detail}")
+        if self.known:
+            self._known_summary(terminalreporter, records, self.known)
+        if self.baseline:
+            self._baseline_summary(terminalreporter, records, self.baseline)
+
+    # -- helpers
+
+    def _reporter(self) -> Any:
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    def _width(self) -> int:
+        return max(20, int(self._reporter()._tw.fullwidth) - 1)
+
+    def _this_run(self) -> list[CaseRecord]:
+        """This run's records, from the journal (which may hold earlier runs' too)."""
+        return [r for r in read_records(self.results, allow_empty=True) if identity(r) in self.ran]
+
+    def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
+        marked = [record for record in records if record.known]
+        changed = [record for record in marked if record.known["status"] == CHANGED]  # type: ignore[index]
+        stale = known.stale(records)
+        reporter.section("npu-hil known issues")
+        reporter.write_line(
+            f"{known.path}: {len(marked) - len(changed)} as expected, {len(changed)} changed, "
+            f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}"
+        )
+        for record in changed:
+            reporter.write_line(f"changed: {self.changed(record)}")
+        for entry in stale:
+            reporter.write_line(f"stale (matched no case of this run): {entry.label()}")
+
+    def _baseline_summary(
+        self, reporter: Any, records: list[CaseRecord], baseline: Baseline
+    ) -> None:
+        comparison = baseline.compare(records)
+        reporter.section("npu-hil against the baseline")
+        counts = ", ".join(f"{name} {count}" for name, count in comparison.counts().items())
+        reporter.write_line(f"{baseline.path}: {counts}")
+        for case_id in comparison.new_failures:
+            reporter.write_line(f"new failure: {case_id}")
+        for case_id, old, new in comparison.regressions:
+            reporter.write_line(f"regression: {case_id}: {old} -> {new}")
+        for case_id, old, new in comparison.fixed:
+            reporter.write_line(f"fixed: {case_id}: {old} -> {new}")
+        for case_id, old, new in comparison.changed:
+            reporter.write_line(f"changed: {case_id}: {old} -> {new}")
+
+
+def _known_issues(value: str) -> KnownIssues | None:
+    if value == OFF:
+        return None
+    try:
+        return load_known_issues(value)
+    except KnownIssuesError as exc:
+        raise pytest.UsageError(f"--known-issues: {exc}") from None
+
+
+def _baseline(value: str | None) -> Baseline | None:
+    if value is None:
+        return None
+    try:
+        return Baseline(value, FAILING_VERDICTS)
+    except (JournalError, OSError) as exc:
+        raise pytest.UsageError(f"--baseline {value}: {exc}") from None

@@ -1,0 +1,49 @@
+"""Changes against the baseline: the run compared with the results directory run.json names.
+
+``run.json`` key ``"baseline"`` holds the absolute path of an earlier results directory
+(``--baseline``) or null. The comparison is ``harness.report.diff``'s, so the report's numbers
+and ``hil diff BASELINE RESULTS`` agree. A baseline that cannot be read is said in the report,
+never a reason to write no report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.report.diff import Change, Summary, diff_records, summarize
+from harness.results.journal import JournalError, read_records
+from harness.results.records import CaseRecord
+
+BASELINE_KEY = "baseline"
+
+
+@dataclass(frozen=True)
+class BaselineChanges:
+    path: str
+    problem: str = ""  # why the baseline could not be read; then nothing else is set
+    summary: Summary | None = None
+    # One per case whose verdict changed or that fails and is new, new failures first
+    verdicts: list[Change] = field(default_factory=list)
+
+
+def baseline_changes(meta: Mapping[str, Any], records: list[CaseRecord]) -> BaselineChanges | None:
+    """None when the run names no baseline."""
+    path = meta.get(BASELINE_KEY)
+    if not path:
+        return None
+    try:
+        old = read_records(path)
+    except (JournalError, OSError) as exc:
+        return BaselineChanges(str(path), problem=str(exc))
+    changes = diff_records(old, records)
+    summary = summarize(changes, old, records)
+    order = {case_id: i for i, case_id in enumerate(summary.new_failures + summary.fixed)}
+    verdicts = [
+        change
+        for change in changes
+        if change.kind == "verdict" or change.case_id in summary.new_failures
+    ]
+    verdicts.sort(key=lambda change: order.get(change.case_id, len(order)))
+    return BaselineChanges(str(path), summary=summary, verdicts=verdicts)

@@ -1,0 +1,342 @@
+"""Nightly runs: known issues, a baseline, the slow tier, per-case timeouts and progress lines.
+
+Each end-to-end test starts a real ``pytest suites/...`` process on a few Pow cases on the
+simulator (rknn-toolkit2 2.5.0: exponent 0 is documented but runs on the CPU, a violation;
+exponent 2 is confirmed) with real known-issues files and results folders.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.nightly.baseline import Baseline
+from harness.nightly.known_issues import KnownIssuesError, load_known_issues
+from harness.nightly.progress import Progress
+from harness.nightly.tiers import estimated_cost, slow_reason
+from harness.results.journal import Journal, read_records, read_run_metadata
+from harness.results.records import CaseRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "suites" / "test_operators.py"
+POW_0 = "rk3562/Pow/float16/values=0"  # violation on 2.5.0
+POW_2 = "rk3562/Pow/float16/values=2"  # confirmed on 2.5.0
+GRU_SLOW = ["rk3562/GRU/float16/seq_length=8192", "rk3562/GRU/float16/seq_length=8193"]
+SHIPPED = ROOT / "suites" / "known-issues" / "rk3562-simulator.yaml"
+
+needs_toolkit = pytest.mark.skipif(
+    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
+)
+
+
+def run_suite(
+    tmp_path: Path, case_ids: list[str], *args: str, results: str = "results"
+) -> subprocess.CompletedProcess[str]:
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-rA"]
+    command += ["--backend", "sim", "--results", str(tmp_path / results), *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's plugin
+    env.pop("CI", None)
+    return subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env
+    )
+
+
+def known_file(tmp_path: Path, entries: list[dict[str, object]], name: str = "known.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"known_issues": entries}), encoding="utf-8")
+    return path
+
+
+POW_0_ENTRY = {
+    "cases": ["rk3562/Pow/*/values=0"],
+    "verdict": "violation",
+    "reference": "RKNN-123",
+    "note": "exponent 0 on the CPU",
+    "versions": {"rknn_toolkit2": ["2.5.*"]},
+}
+STALE_ENTRY = {
+    "cases": ["rk3562/NoSuchOp/*"],
+    "verdict": "violation",
+    "reference": "X-1",
+    "note": "",
+}
+
+
+# -- known issues
+
+
+@needs_toolkit
+def test_known_issue_as_expected_passes_and_its_removal_fails(tmp_path: Path) -> None:
+    known = known_file(tmp_path, [POW_0_ENTRY, STALE_ENTRY])
+    run = run_suite(tmp_path, [POW_0, POW_2], "--known-issues", str(known))
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "1 passed, 1 xfailed" in output
+    assert "known issue RKNN-123" in output
+    assert "1 as expected, 0 changed, 1 stale entry" in output
+    assert "stale (matched no case of this run): known_issues[1] (X-1: rk3562/NoSuchOp/*)" in output
+    records = {r.id: r for r in read_records(tmp_path / "results")}
+    assert records[POW_0].verdict == "violation"  # the verdict stays; the mark is beside it
+    assert records[POW_0].known == {
+        "reference": "RKNN-123",
+        "note": "exponent 0 on the CPU",
+        "status": "as-expected",
+        "expected": "violation",
+    }
+    assert records[POW_2].known is None
+    assert read_run_metadata(tmp_path / "results")["known_issues"] == str(known)
+
+    without = known_file(tmp_path, [STALE_ENTRY], "without.yaml")
+    run = run_suite(tmp_path, [POW_0, POW_2], "--known-issues", str(without), results="again")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "FAILED " in run.stdout and f"test_documented_limit[{POW_0}]" in run.stdout
+    assert "0 as expected, 0 changed, 1 stale entry" in run.stdout
+
+
+@needs_toolkit
+def test_changed_known_issue_warns_and_fails_under_strict_known(tmp_path: Path) -> None:
+    fixed = {**POW_0_ENTRY, "cases": [POW_2], "reference": "RKNN-9"}  # POW_2 is confirmed
+    known = known_file(tmp_path, [fixed])
+    run = run_suite(tmp_path, [POW_2], "--known-issues", str(known))
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert f"known issue changed: {POW_2} is confirmed, violation expected (RKNN-9)" in output
+    assert "0 as expected, 1 changed, 0 stale entries" in output
+    assert read_records(tmp_path / "results")[0].known["status"] == "changed"  # type: ignore[index]
+
+    run = run_suite(tmp_path, [POW_2], "--known-issues", str(known), "--strict-known")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "(--strict-known)" in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ({**POW_0_ENTRY, "verdict": "violatoin"}, ["known_issues[1].verdict", "'violatoin'"]),
+        ({**POW_0_ENTRY, "cases": "rk3562/*"}, ["known_issues[1].cases", "'rk3562/*'"]),
+        ({k: v for k, v in POW_0_ENTRY.items() if k != "reference"}, ["reference", "[1]"]),
+        ({**POW_0_ENTRY, "versions": {"rknn_toolkit2": "2.5.0"}}, ["rknn_toolkit2", "'2.5.0'"]),
+        ({**POW_0_ENTRY, "ticket": "T-1"}, ["known_issues[1]", "'ticket'"]),
+    ],
+)
+def test_invalid_known_issues_file_names_file_entry_field_and_value(
+    tmp_path: Path, entry: dict[str, object], words: list[str]
+) -> None:
+    path = known_file(tmp_path, [POW_0_ENTRY, entry])
+    with pytest.raises(KnownIssuesError) as error:
+        load_known_issues(path)
+    for word in [str(path), *words]:
+        assert word in str(error.value)
+
+
+def test_unreadable_known_issues_files(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("known_issues: [\n")
+    with pytest.raises(KnownIssuesError, match=r"bad\.yaml: not valid YAML"):
+        load_known_issues(tmp_path / "bad.yaml")
+    with pytest.raises(KnownIssuesError, match=r"missing\.yaml: cannot read"):
+        load_known_issues(tmp_path / "missing.yaml")
+
+
+def test_bad_known_issues_option_is_a_usage_error(tmp_path: Path) -> None:
+    path = known_file(tmp_path, [{**POW_0_ENTRY, "verdict": "fine"}])
+    run = run_suite(tmp_path, [POW_2], "--known-issues", str(path), "--collect-only")
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert f"--known-issues: {path}: field 'known_issues[0].verdict'" in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_known_issue_patterns_are_literal_but_for_star_and_question_mark(tmp_path: Path) -> None:
+    expand = "rk3562/Expand/float16/[b,c,1,w]:h=8193"
+    entries = [{**POW_0_ENTRY, "cases": [expand], "versions": {"rknn_toolkit2": ["2.5.?"]}}]
+    known = load_known_issues(known_file(tmp_path, entries))
+    record = _record(expand, "violation", rknn_toolkit2="2.5.0")
+    assert known.mark(record).known["status"] == "as-expected"  # type: ignore[index]
+    assert known.entry_for(_record("rk3562/Expand/float16/b:h=8193", "violation")) is None
+    assert known.entry_for(_record(expand, "violation", rknn_toolkit2="2.6.0")) is None
+
+
+def test_schema_verdicts_are_the_judge_verdicts_but_infra_error() -> None:
+    schema = yaml.safe_load((ROOT / "harness/nightly/known-issues.schema.yaml").read_text())
+    listed = schema["properties"]["known_issues"]["items"]["properties"]["verdict"]["enum"]
+    assert listed == [v for v in VERDICTS if v != "infra-error"]
+
+
+def test_shipped_known_issues_file_is_valid_and_pinned_to_the_sdk() -> None:
+    known = load_known_issues(SHIPPED)
+    assert known.entries
+    for entry in known.entries:
+        assert dict(entry.versions) == {"rknn_toolkit2": ("2.5.0",)}
+        assert entry.verdict in FAILING_VERDICTS
+
+
+@needs_toolkit
+def test_known_issues_init_writes_a_file_that_makes_the_same_run_pass(tmp_path: Path) -> None:
+    first = run_suite(tmp_path, [POW_0, POW_2])
+    assert first.returncode == 1, first.stdout + first.stderr
+    hil = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = tmp_path / "known.yaml"
+    init = [*hil, "known-issues", "init", str(tmp_path / "results"), "-o", str(output)]
+    done = subprocess.run(init, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    entries = load_known_issues(output).entries
+    assert [(e.cases, e.verdict, dict(e.versions)) for e in entries] == [
+        ((POW_0,), "violation", {"rknn_toolkit2": ("2.5.0",)})
+    ]
+    again = subprocess.run(init, capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 2 and "--force" in again.stderr  # no silent overwrite
+    run = run_suite(tmp_path, [POW_0, POW_2], "--known-issues", str(output), results="r2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    bad = subprocess.run(
+        [*hil, "known-issues", "init", str(tmp_path / "nothing")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "nothing" in bad.stderr
+
+
+# -- baseline
+
+
+@needs_toolkit
+def test_run_against_its_own_results_passes_and_a_regression_fails(tmp_path: Path) -> None:
+    first = run_suite(tmp_path, [POW_0, POW_2])
+    assert first.returncode == 1, first.stdout + first.stderr
+    baseline = tmp_path / "results"
+    run = run_suite(tmp_path, [POW_0, POW_2], "--baseline", str(baseline), results="second")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "new 0, fixed 0, changed 0, unchanged 2, not in baseline 0" in output
+    assert "violation in the baseline too" in output
+    assert read_run_metadata(tmp_path / "second")["baseline"] == str(baseline)
+
+    # A baseline in which exponent 0 was still confirmed: the violation is a regression.
+    older = tmp_path / "older"
+    for record in read_records(baseline):
+        confirmed = record.id == POW_0
+        Journal(older).append(_with(record, "confirmed") if confirmed else record)
+    run = run_suite(tmp_path, [POW_0, POW_2], "--baseline", str(older), results="third")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"regression: {POW_0}: confirmed -> violation" in run.stdout
+    assert "new 1, fixed 0, changed 0, unchanged 1" in run.stdout
+
+
+def test_baseline_comparison_sorts_changes(tmp_path: Path) -> None:
+    old = [
+        _record("a", "violation"),
+        _record("b", "confirmed"),
+        _record("c", "doc-drift"),
+        _record("d", "wrong-result"),
+        _record("e", "confirmed"),
+    ]
+    for record in old:
+        Journal(tmp_path).append(record)
+    new = [
+        _record("a", "confirmed"),  # fixed
+        _record("b", "wrong-result"),  # regression
+        _record("c", "confirmed"),  # changed, neither failing
+        _record("d", "wrong-result"),  # unchanged failure: excused
+        _record("f", "violation"),  # new failure
+        _record("g", "confirmed"),  # new case
+    ]
+    baseline = Baseline(tmp_path, FAILING_VERDICTS)
+    comparison = baseline.compare(new)
+    assert comparison.fixed == [("a", "violation", "confirmed")]
+    assert comparison.regressions == [("b", "confirmed", "wrong-result")]
+    assert comparison.changed == [("c", "doc-drift", "confirmed")]
+    assert comparison.new_failures == ["f"]
+    assert comparison.counts() == {
+        "new": 2,
+        "fixed": 1,
+        "changed": 1,
+        "unchanged": 1,
+        "not in baseline": 1,
+    }
+    assert baseline.excuse(new[3]) is not None
+    assert baseline.excuse(new[1]) is None and baseline.excuse(new[4]) is None
+
+
+def test_bad_baseline_is_a_usage_error(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, [POW_2], "--baseline", str(tmp_path / "none"), "--collect-only")
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert "--baseline" in run.stderr and "no journal" in run.stderr
+
+
+# -- tiers, timeouts, progress
+
+
+def test_default_tier_leaves_out_the_slow_cases_and_says_so(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert POW_2 in run.stdout and GRU_SLOW[0] not in run.stdout.split("npu-hil slow tier")[0]
+    assert "1/3 tests collected (2 deselected)" in run.stdout
+    assert "PytestUnknownMarkWarning" not in run.stdout  # the slow mark is registered
+    meta = read_run_metadata(tmp_path / "results")
+    assert meta["tier"] == "default"
+    assert [item["id"] for item in meta["left_out"]] == GRU_SLOW
+    assert all("estimated 600 s > budget 120 s" in item["reason"] for item in meta["left_out"])
+
+    full = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only", "--tier", "full")
+    assert "3 tests collected" in full.stdout, full.stdout
+    assert read_run_metadata(tmp_path / "results")["left_out"] == []
+    assert read_run_metadata(tmp_path / "results")["tier"] == "full"
+
+
+def test_costs_and_budget() -> None:
+    assert estimated_cost(GRU_SLOW[0]).seconds > estimated_cost(POW_2).seconds
+    assert slow_reason(POW_2, 120) is None
+    assert slow_reason(POW_2, 1) is not None  # the budget decides, not a fixed list
+    assert slow_reason(GRU_SLOW[1], 1000) is None
+
+
+@needs_toolkit
+def test_slow_tier_timeout_is_per_case_and_timeouts_are_listed(tmp_path: Path) -> None:
+    # A budget of 1 s puts every case in the slow tier; run them with a 0.01 s slow timeout
+    # and an empty cache: the case times out on its own limit, not --hil-timeout's 600 s.
+    args = ["--tier", "full", "--case-budget", "1", "--slow-timeout", "0.01", "--hil-cache", "off"]
+    run = run_suite(tmp_path, [POW_2, POW_0], *args, "--progress-every", "1")
+    output = run.stdout + run.stderr
+    assert "npu-hil timeouts" in output
+    for record in read_records(tmp_path / "results"):
+        assert record.verdict == "infra-error", output
+        assert f"{record.id}: {record.duration_s:.0f} s elapsed: timed out after 0.01 s" in output
+    assert "npu-hil [1/2] elapsed" in output and "npu-hil [2/2] elapsed" in output
+
+
+def test_progress_line_estimates_from_costs() -> None:
+    progress = Progress({"a": 2.0, "b": 2.0, "slow": 600.0})
+    assert progress.line(0.0, "a") == "npu-hil [0/3] elapsed 0:00: a"
+    progress.finished("a")
+    progress.finished("unknown")  # not a case of this run: ignored
+    # 4 s for 2 estimated seconds: 2 s per estimated second, 602 estimated left
+    assert progress.line(4.0) == "npu-hil [1/3] elapsed 0:04, about 20:04 left"
+    assert Progress({"a": 1.0}).line(7300.0) == "npu-hil [0/1] elapsed 2:01:40"
+
+
+def _record(case_id: str, verdict: str, **versions: str) -> CaseRecord:
+    return CaseRecord(
+        id=case_id,
+        platform="rk3562",
+        op="Pow",
+        dtype="float16",
+        limit="Pow/Y/values",
+        value="0",
+        documented="supported",
+        backend="simulator",
+        verdict=verdict,
+        versions=dict(versions),
+    )
+
+
+def _with(record: CaseRecord, verdict: str) -> CaseRecord:
+    return CaseRecord.from_json({**record.to_json(), "verdict": verdict})

@@ -1,0 +1,131 @@
+"""report.html in a real browser (headless Chromium from the distribution): it renders, the
+first screen shows the counts, the changes against the baseline and the failing cases, every
+link resolves, and a heat-map cell or a failing case opens its collapsed details."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from browser import Browser
+from test_journal import make_record
+from test_reporting import _records, hil
+
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.results.journal import Journal, write_run_metadata
+from harness.results.records import CaseRecord, case_slug
+
+FIRST_SCREEN = (1280, 900)
+SCREENSHOT = os.environ.get("HIL_REPORT_SCREENSHOT")  # keep the first screen here, if set
+
+
+def _bundled(results: Path, record: CaseRecord) -> CaseRecord:
+    """A case folder with what a bundle needs, so ``hil repro`` makes a real bundle."""
+    case_dir = results / "cases" / case_slug(record.id)
+    case_dir.mkdir(parents=True)
+    (case_dir / "model.onnx").write_bytes(b"placeholder: neither report nor bundle reads it")
+    (case_dir / "toolkit.json").write_text('{"target_platform": "rk3562"}')
+    (case_dir / "reproduce.py").write_text("# the vendor's reproduction script\n")
+    return dataclasses.replace(record, artifacts=f"cases/{case_dir.name}")
+
+
+def _run(tmp_path: Path) -> Path:
+    """A run with failures (one bundled, one a known issue as expected), a baseline it differs
+    from, and slow cases left out."""
+    results, baseline = tmp_path / "results", tmp_path / "baseline"
+    records = _records()
+    records += [
+        make_record(f"rk3562/Pow/float16/values={n}", op="Pow", limit="Pow/Y/values", value=str(n))
+        for n in range(40)
+    ]
+    failing = [r for r in records if r.verdict in FAILING_VERDICTS]
+    known = {"reference": "RK-1234", "note": "CPU Pow", "status": "as-expected"}
+    by_id = {failing[0].id: _bundled(results, failing[0])}
+    by_id[failing[1].id] = dataclasses.replace(failing[1], known={**known, "expected": "violation"})
+    records = [by_id.get(r.id, r) for r in records]
+    journal = Journal(results)
+    for record in records:
+        journal.append(record)
+    old = Journal(baseline)
+    for record in records:
+        old.append(dataclasses.replace(record, verdict="confirmed"))
+    write_run_metadata(baseline, {"platform": "rk3562"})
+    write_run_metadata(
+        results,
+        {
+            "platform": "rk3562",
+            "tier": "default",
+            "baseline": str(baseline),
+            "known_issues": "known-issues.yaml",
+            "left_out": [{"id": "rk3562/GRU/float16/seq_length=8192", "reason": "slow tier"}],
+        },
+    )
+    assert hil(["repro", str(results), failing[0].id]) == 0
+    assert hil(["report", str(results)]) == 0
+    return results
+
+
+def _box(browser: Browser, selector: str) -> dict[str, float]:
+    return dict(
+        browser.evaluate(
+            f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+            ".getBoundingClientRect();"
+            " return {top: r.top, bottom: r.bottom, height: r.height}; })()"
+        )
+    )
+
+
+def test_report_reads_first_screen_first_in_chromium(tmp_path: Path) -> None:
+    results = _run(tmp_path)
+    page = (results / "report.html").as_uri()
+    width, height = FIRST_SCREEN
+    with Browser() as browser:
+        browser.open(page, width, height)
+        assert browser.evaluate("document.title") == "npu-hil report"
+        assert browser.evaluate("document.documentElement.scrollWidth") <= width
+
+        # The first screen: counts, the changes against the baseline, the failing cases.
+        for selector in ("#verdicts + table", "#changes + p", "#failures + table tr:nth-child(2)"):
+            box = _box(browser, selector)
+            assert box["height"] > 0 and box["top"] >= 0 and box["bottom"] <= height, selector
+        summary = browser.evaluate("document.querySelector('#changes + p').innerText")
+        assert "3 new failures" in summary  # the three failing cases were confirmed before
+        failures = browser.evaluate(
+            "[...document.querySelectorAll('#failures + table tr')].map(r => r.innerText)"
+        )
+        assert len(failures) == 1 + 2  # header + the failures not known (the known one apart)
+        assert any("README" in row and "tar.gz" in row for row in failures)
+        if SCREENSHOT:
+            browser.screenshot(Path(SCREENSHOT))
+
+        # Every link resolves: anchors to an element of the page, files to the results folder.
+        hrefs = browser.evaluate(
+            "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
+        )
+        anchors = [h[1:] for h in hrefs if h.startswith("#")]
+        files = [h for h in hrefs if not h.startswith("#")]
+        assert anchors and files
+        missing = browser.evaluate(
+            f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))"
+        )
+        assert missing == []
+        assert [f for f in files if not (results / f).is_file()] == []
+
+        # A heat-map cell opens its collapsed cases; a failing case opens its card.
+        for link in ("table.map td a", "#failures + table a[href^='#']"):
+            target = browser.evaluate(
+                f"(() => {{ const a = document.querySelector({json.dumps(link)}); a.click();"
+                " return a.getAttribute('href').slice(1); })()"
+            )
+            shown = browser.evaluate(
+                f"(() => {{ const e = document.getElementById({json.dumps(target)});"
+                " const r = e.getBoundingClientRect();"
+                " return [r.height > 0, r.top >= 0 && r.top < innerHeight]; })()"
+            )
+            assert shown == [True, True], link
+
+        # Everything else starts collapsed: the page is short.
+        browser.open(page, width, height)
+        assert browser.evaluate("document.documentElement.scrollHeight") < 3 * height
