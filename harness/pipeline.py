@@ -33,7 +33,7 @@ from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
-from harness.results.records import CaseRecord, case_slug
+from harness.results.records import CaseRecord, case_folder
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
@@ -61,6 +61,9 @@ class Vendor:
     name: str
     platforms: tuple[str, ...]
     versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
+    # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
+    # raises ValueError with the reason (not installed, say).
+    sdks: Callable[[str | None], list[str]]
     # Model declarations of the vendor's own case sources (the operators' are always there).
     models: Mapping[str, OperatorSpec]
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
@@ -70,10 +73,14 @@ class Vendor:
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
-    # (timeout_s, result cache folder or None) -> the simulator, a context manager.
-    simulator: Callable[[float, Path | None], AbstractContextManager[Target]]
-    # (board, conversion cache folder, timeout_s) -> the board's target, a context manager.
-    board_target: Callable[[Board, Path, float], AbstractContextManager[BoardTarget]]
+    # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
+    # simulator, a context manager.
+    simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]
+    # (board, conversion cache folder or None: the vendor's shared one, timeout_s, SDK or
+    # None) -> the board's target.
+    board_target: Callable[
+        [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
+    ]
 
 
 def host_versions() -> dict[str, str]:
@@ -118,7 +125,8 @@ class CaseExecutor:
 
     ``judge`` holds the observers of every property the cases expect: the generic ones by
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
-    files that reproduce a job with the vendor's tools (none by default).
+    files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
+    SDK release the backend runs, which every record carries (part of its identity).
     """
 
     def __init__(
@@ -131,6 +139,7 @@ class CaseExecutor:
         recipe: Recipe = lambda job: {},
         annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
         timeout_for: Callable[[Case], float | None] = lambda case: None,
+        sdk: str = "",
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
@@ -142,6 +151,7 @@ class CaseExecutor:
         self.annotate = annotate  # e.g. the known-issues mark, before the record is journaled
         self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
+        self.sdk = sdk
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -195,7 +205,7 @@ class CaseExecutor:
         references = host_references(built)
         request = request_for(case, built, self.models)
         request.timeout_s = self.timeout_for(case)
-        folder = self.results_dir / "cases" / case_slug(case.id)
+        folder = self.results_dir / case_folder(case.id, self.sdk)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
         return _Prepared(
@@ -244,6 +254,7 @@ class CaseExecutor:
             deciding_limit=case.deciding_limit,
             not_isolable=case.not_isolable,
             reference=_reference_field(references, comparison),
+            sdk=self.sdk,
         )
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
         record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))

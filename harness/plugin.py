@@ -15,7 +15,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,9 @@ from harness.nightly import run as nightly
 from harness.nightly.identity import identity
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
+from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, case_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
@@ -110,6 +110,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "batches start at 2 and double; 1 runs one case at a time)",
     )
     group.addoption(
+        "--sdk",
+        default=None,
+        metavar="VERSION[,VERSION...]|all",
+        help="run every case on each of these toolkit releases (hil sdk install VERSION; "
+        "'all': every installed one); default: this environment's",
+    )
+    group.addoption(
         "--hil-cache",
         default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
@@ -155,6 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _check_options(config: pytest.Config) -> None:
     """Stop with a usage error (exit 4) before collection when an option value is unusable."""
     _vendor(config)
+    _sdks(config)
     _check_timeout(config)
     if config.getoption("hil_batch") < 1:
         raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
@@ -188,6 +196,7 @@ def _check_folder(config: pytest.Config, option: str) -> None:
 
 
 _CATALOGUE = pytest.StashKey[OperatorCatalogue]()
+_SDKS = pytest.StashKey[list[str]]()
 _DIRECTORY = pytest.StashKey[DirectoryCases]()
 
 
@@ -202,6 +211,16 @@ def _vendor(config: pytest.Config) -> Vendor:
         raise pytest.UsageError(f"--platform: {exc}") from None
 
 
+def _sdks(config: pytest.Config) -> list[str]:
+    """The SDK releases every case runs on (``--sdk``), oldest first."""
+    if _SDKS not in config.stash:
+        try:
+            config.stash[_SDKS] = _vendor(config).sdks(config.getoption("sdk"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[_SDKS]
+
+
 def _run_metadata(config: pytest.Config) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -209,6 +228,8 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "backend": config.getoption("backend"),
         "strict_docs": bool(config.getoption("strict_docs")),
         "versions": {**host_versions(), **_vendor(config).versions()},
+        "sdks": _sdks(config),
+        DOCUMENTS_KEY: _catalogue(config).source.document,
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
         **_vendor(config).documented(_platform(config)),
@@ -320,6 +341,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for case in cases
         ],
     )
+    if metafunc.config.getoption("sdk") is not None:  # ids end "-sdk2.3.2"
+        sdks = _sdks(metafunc.config)
+        metafunc.parametrize("hil_sdk", sdks, ids=[f"sdk{sdk}" for sdk in sdks])
+
+
+@pytest.fixture
+def hil_sdk(pytestconfig: pytest.Config) -> str:
+    """The SDK release of this test (parametrized by ``--sdk``; else this environment's)."""
+    return _sdks(pytestconfig)[0]
 
 
 def _documented_mark(case: Case) -> pytest.MarkDecorator:
@@ -327,51 +357,51 @@ def _documented_mark(case: Case) -> pytest.MarkDecorator:
 
 
 @pytest.fixture(scope="session")
-def hil_executor(pytestconfig: pytest.Config) -> Iterator[CaseExecutor]:
-    """The backend of this pytest process (a board, else one reused simulator worker)."""
+def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseExecutor]]:
+    """SDK release -> the backend of this pytest process on it (a board, else one reused
+    simulator worker), each started when its first case comes."""
     option = pytestconfig.getoption
     results = Path(option("results"))
-    tolerances = {
-        name: {
-            dtype: {k: v for k, v in asdict(tol).items() if v is not None}
-            for dtype, tol in op.tolerance.items()
-        }
-        for name, op in _catalogue(pytestconfig).operators.items()
-    }
+    tolerances = _catalogue(pytestconfig).tolerances()
     # a model of one catalogue operator is compared with that operator's tolerance
     documented = _directory(pytestconfig).documented.items()
     tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
+    board = _board(pytestconfig)
+    models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
 
-        def simulator() -> Target:
-            cache_dir = option("hil_cache")
-            cache = None if cache_dir == "off" else Path(cache_dir)
-            return stack.enter_context(vendor.simulator(option("hil_timeout"), cache))
+        @functools.cache
+        def executor(sdk: str) -> CaseExecutor:
+            def simulator() -> Target:
+                cache_dir = option("hil_cache")
+                cache = None if cache_dir == "off" else Path(cache_dir)
+                return stack.enter_context(vendor.simulator(option("hil_timeout"), cache, sdk))
 
-        board = _board(pytestconfig)
-        backend: Target
-        if board is None:
-            backend = simulator()
-        else:
-            on_board = stack.enter_context(
-                vendor.board_target(
-                    board, Path(option("hil_conversion_cache")), option("hil_timeout")
+            backend: Target
+            if board is None:
+                backend = simulator()
+            else:
+                on_board = stack.enter_context(
+                    vendor.board_target(
+                        board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
+                    )
                 )
+                backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
+            run = _NIGHTLY[0]
+            return CaseExecutor(
+                results,
+                backend,
+                tolerances,
+                models,
+                vendor.judge,
+                vendor.recipe,
+                annotate=run.mark,
+                timeout_for=run.timeout_for,
+                sdk=sdk,
             )
-            backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
-        models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
-        run = _NIGHTLY[0]
-        yield CaseExecutor(
-            results,
-            backend,
-            tolerances,
-            models,
-            vendor.judge,
-            vendor.recipe,
-            annotate=run.mark,
-            timeout_for=run.timeout_for,
-        )
+
+        yield executor
 
 
 def _board(config: pytest.Config) -> Board | None:
@@ -401,27 +431,41 @@ def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
 
 
 @pytest.fixture(scope="session")
-def hil_scheduler(pytestconfig: pytest.Config, hil_executor: CaseExecutor) -> Iterator[Scheduler]:
-    """Runs this process's cases in batches (``harness.scheduler``)."""
-    sizes = BatchSizes(pytestconfig.getoption("hil_batch"))
-    scheduler = Scheduler(hil_executor.execute_many, sizes, hil_executor.prefetch)
+def hil_schedulers(
+    pytestconfig: pytest.Config, hil_executors: Callable[[str], CaseExecutor]
+) -> Iterator[Callable[[str], Scheduler]]:
+    """SDK release -> the scheduler running this process's cases on it in batches
+    (``harness.scheduler``), one per SDK's executor, each with its own batch sizes."""
+    largest = pytestconfig.getoption("hil_batch")
+    started: dict[str, Scheduler] = {}
+
+    def scheduler(sdk: str) -> Scheduler:
+        if sdk not in started:
+            executor = hil_executors(sdk)
+            started[sdk] = Scheduler(executor.execute_many, BatchSizes(largest), executor.prefetch)
+        return started[sdk]
+
     yield scheduler
-    scheduler.close()
+    for each in started.values():
+        each.close()
 
 
 @pytest.fixture
 def hil_record(
     hil_case: Case,
-    hil_scheduler: Scheduler,
+    hil_sdk: str,
+    hil_schedulers: Callable[[str], Scheduler],
     _hil_finished: set[str],
     request: pytest.FixtureRequest,
 ) -> CaseRecord:
-    """Run the case (in a batch with the next ones) and journal it; infrastructure trouble is
-    raised as an error."""
-    if hil_case.id in _hil_finished:
-        pytest.skip("finished in an earlier run (--resume)")
-    upcoming = (c for c in upcoming_cases(request.node) if c.id not in _hil_finished)
-    record = hil_scheduler.record(hil_case, upcoming)
+    """Run the case on its SDK (in a batch with the next cases on that SDK) and journal it;
+    infrastructure trouble is raised as an error."""
+    if case_key(hil_case.id, hil_sdk) in _hil_finished:
+        pytest.skip(f"finished on SDK {hil_sdk} in an earlier run (--resume)")
+    upcoming = (
+        c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
+    )
+    record = hil_schedulers(hil_sdk).record(hil_case, upcoming)
     properties = request.node.user_properties
     properties.append(("case", identity(record)))
     properties.append(("verdict", record.verdict))

@@ -11,7 +11,8 @@ from sshd import onnx_model, runner_processes
 
 from harness.boards.inventory import Board
 from harness.targets.job import Job
-from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn import sdk
+from harness.vendors.rknn.board import BoardBackend, board_backend
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RknnLite
 
@@ -60,9 +61,27 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
     assert versions["board_runtime_library"].startswith("2.3.2")
     assert versions["rknn_toolkit2"] == "2.5.0" and versions["core_mask"] == "auto"
     assert "simulator" in versions["board_sdk"]
+    # converted by 2.5.0 for a board whose librknnrt is 2.3.2: flagged in the record
+    assert versions["sdk_mismatch"] == (
+        "converted with rknn-toolkit2 2.5.0 for a board runtime library 2.3.2 "
+        "(the vendor requires the two to match)"
+    )
     # Closed: no runner left, the work directory removed.
     assert runner_processes(loopback_board.workdir) == []
     assert not Path(loopback_board.workdir).exists()
+
+
+def test_converting_with_the_boards_release_runs_the_converter_of_that_sdk(
+    loopback_board: Board, tmp_path: Path
+) -> None:
+    if "2.3.2" not in {found.version for found in sdk.installed()}:
+        pytest.skip("needs rknn-toolkit2 2.3.2: hil sdk install 2.3.2")
+    with board_backend(loopback_board, tmp_path / "cache", 120.0, "2.3.2") as backend:
+        (observation,) = backend.run_batch([relu_case("relu")])
+    assert observation.infra_error is None, observation.infra_error
+    assert observation.versions["rknn_toolkit2"] == "2.3.2"  # the converter ran under 2.3.2
+    assert "sdk_mismatch" not in observation.versions  # the board's librknnrt is 2.3.2 too
+    assert "Network Layer Information Table" in observation.log
 
 
 def test_a_build_rejection_never_reaches_the_board(

@@ -106,6 +106,7 @@ def environment(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 def test_the_wheel_ships_the_board_files(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert RUNNER in names
+    assert "harness/vendors/rknn/data/sdk-recipes.yaml" in names  # hil sdk install reads it
     sources = sorted((ROOT / "harness/vendors/rknn/board_files/c-runner").iterdir())
     assert sources and all(
         f"harness/vendors/rknn/board_files/c-runner/{path.name}" in names for path in sources

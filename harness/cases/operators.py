@@ -299,6 +299,41 @@ def _adopted_broadcast_variants(
     return variants
 
 
+# -- single variants, for a search along one bound (``harness.probe``) ----------------------
+
+
+def bound_variant(op: Operator, limit: Limit, value: int) -> Variant:
+    """The model probing a numeric ``limit`` (range, broadcast, product) at ``value``: the
+    parameters the generator's cases of ``limit`` vary, set to ``value``; a product's second
+    factor, the first held at the square root of the cap.
+
+    Raises KeyError when no model parameter expresses the limit's subject, ValueError for a
+    kind with no single numeric subject.
+    """
+    key, declared = _key(limit), PROBING[op.name]
+    base: dict[str, Any] = {k: v[0] for k, v in limit.condition.items()}
+    if limit.kind == "range":
+        return _probes(op.name, base, key, [value])[0]
+    if limit.kind == "broadcast" and declared.broadcast:
+        return _broadcast_variants(declared.broadcast, limit, [value])[0]
+    if limit.kind == "product":
+        a, b = limit.rule["factors"]
+        side = math.isqrt(limit.rule["less_than"])
+        params = with_subject(op.name, with_subject(op.name, base, a, side), b, value)
+        return Variant(f"{a}*{b}={side}*{value}", params)
+    raise ValueError(f"{limit.id}: a {limit.kind} limit has no single numeric bound to search")
+
+
+def variant_case(
+    catalogue: OperatorCatalogue, op: Operator, limit: Limit, dtype: str, variant: Variant
+) -> Case:
+    """The case the generator makes of ``variant`` probing ``limit`` in ``dtype``: the same
+    id, documented status, deciding limit and expectations."""
+    result = CaseSet()
+    _add_case(result, {}, catalogue, op, dtype, limit, variant)
+    return result.cases[0]
+
+
 # -- the generator --------------------------------------------------------------------------
 
 

@@ -18,7 +18,9 @@ from harness.cli import cache as cache_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
+from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
+from harness.cli import sdk as sdk_cli
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -30,6 +32,8 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     cache_cli.register,
     known_issues_cli.register,
     models_cli.register,
+    probe_cli.register,
+    sdk_cli.register,
 ]
 
 

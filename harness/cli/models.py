@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
-CONVERSION_CACHE = ".conversion-cache"  # as the plugin's: converted models for boards
 DEFAULT_CACHE = Path.home() / ".cache" / "npu-hil" / "sim"
 
 
@@ -288,11 +287,11 @@ def _backend(
     vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
 ) -> Iterator[Any]:
     if board is not None:
-        with vendor.board_target(board, results / CONVERSION_CACHE, args.timeout) as target:
+        with vendor.board_target(board, None, args.timeout, None) as target:
             yield target
         return
     cache = None if args.cache == "off" else Path(args.cache)
-    with vendor.simulator(args.timeout, cache) as target:
+    with vendor.simulator(args.timeout, cache, None) as target:
         yield target
 
 

@@ -20,7 +20,11 @@ from harness.report.diff import (
     format_table,
     summarize,
 )
+from harness.report.real_limits import boundary_changes, format_changes
+from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
+from harness.results.probes import read_probes
+from harness.results.records import CaseRecord
 
 BAD_INPUT = 2
 
@@ -33,13 +37,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     diff = subparsers.add_parser(
         "diff",
-        help="cases that changed between two runs",
-        description="Cases that changed between two runs: a summary line (verdict changes, "
-        "backend-only changes), then one row per change.",
+        help="cases that changed between two runs, or two SDKs of one run",
+        description="Cases that changed between two runs, or between two SDK releases of one "
+        "run (hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0): a summary line (verdict "
+        "changes, backend-only changes), then one row per change. A directory holding several "
+        "SDKs needs --old-sdk/--new-sdk to say which one to compare.",
         epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
     )
     diff.add_argument("old", help="results directory of the earlier run")
-    diff.add_argument("new", help="results directory of the later run")
+    diff.add_argument("new", nargs="?", help="results directory of the later run (default: OLD)")
+    diff.add_argument("--old-sdk", help="compare only OLD's records of this SDK release")
+    diff.add_argument("--new-sdk", help="compare only NEW's records of this SDK release")
     diff.add_argument(
         "--metric-threshold",
         type=_threshold,
@@ -53,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     repro = subparsers.add_parser("repro", help="make a repro bundle for one case")
     repro.add_argument("results", help="results directory")
     repro.add_argument("case_id", help="the case id, as in the journal")
+    repro.add_argument(
+        "--sdk", default=None, help="the SDK release, when the case ran on several in RESULTS"
+    )
     repro.set_defaults(handler=run_repro)
 
 
@@ -77,9 +88,13 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    if args.new is None and (args.old_sdk is None or args.new_sdk is None):
+        return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:
-        old, new = read_records(args.old), read_records(args.new)
-    except (JournalError, OSError) as exc:
+        old = _one_sdk(args.old, args.old_sdk, "--old-sdk")
+        new = _one_sdk(args.new or args.old, args.new_sdk, "--new-sdk")
+        moved = boundary_changes(read_probes(args.old), read_probes(args.new or args.old))
+    except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
     changes = diff_records(old, new, args.metric_threshold)
     summary = summarize(changes, old, new)
@@ -88,16 +103,32 @@ def run_diff(args: argparse.Namespace) -> int:
             "metric_threshold": args.metric_threshold,
             "summary": summary.to_json(),
             "changes": [change.to_json() for change in changes],
+            "boundaries": [change.to_json() for change in moved],
         }
         emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
-    return 1 if changes else 0
+        if moved:  # ``hil probe`` runs: the observed boundaries that moved
+            emit("Real limits that moved:\n" + format_changes(moved))
+    return 1 if changes or moved else 0
+
+
+def _one_sdk(results: str, sdk: str | None, option: str) -> list[CaseRecord]:
+    """The directory's records of one SDK (``sdk``, or the only one there is)."""
+    records = read_records(results)
+    found = sdks_of(records)
+    if sdk is None:
+        if len(found) > 1:
+            raise ValueError(f"{results} holds SDKs {', '.join(found)}: choose one with {option}")
+        return records
+    if sdk not in found:
+        raise ValueError(f"{option} {sdk}: {results} holds SDKs {', '.join(found) or 'none'}")
+    return [record for record in records if record.sdk == sdk]
 
 
 def run_repro(args: argparse.Namespace) -> int:
     try:
-        folder = make_bundle(args.results, args.case_id)
+        folder = make_bundle(args.results, args.case_id, args.sdk)
     except (JournalError, BundleError, OSError) as exc:
         return _bad_input(exc)
     print(folder)

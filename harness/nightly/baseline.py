@@ -1,9 +1,10 @@
 """A previous run as the baseline of this one (``--baseline DIR``).
 
-Verdicts are compared with ``harness.report.diff``. A failing verdict the baseline had too is
-old news and does not fail the run; a run fails on new failures (failing, and the baseline
-did not run the case) and regressions (failing, and the baseline had another verdict). Fixed
-cases (failing in the baseline, not now) are listed as improvements.
+Verdicts are compared case by case and SDK by SDK (``identity``). A failing verdict the
+baseline had too is old news and does not fail the run; a run fails on new failures (failing,
+and the baseline did not run the case on that SDK) and regressions (failing, and the baseline
+had another verdict). Fixed cases (failing in the baseline, not now) are listed as
+improvements.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 from dataclasses import dataclass, field
 
 from harness.nightly.identity import identity
-from harness.report.diff import diff_records
 from harness.results.journal import read_records
 from harness.results.records import CaseRecord
 
@@ -55,25 +55,18 @@ class Baseline:
 
     def compare(self, records: list[CaseRecord]) -> Comparison:
         """This run's ``records`` against the baseline's records of the same cases."""
-        ran = {identity(record) for record in records}
-        before = [record for key, record in self.records.items() if key in ran]
         comparison = Comparison()
-        verdict_changes = {
-            change.case_id: change
-            for change in diff_records(before, records)
-            if change.kind in ("verdict", "only-new")
-        }
         for record in records:
-            change = verdict_changes.get(identity(record))
-            if change is None:
-                comparison.unchanged += 1
-            elif change.kind == "only-new":
+            before = self.records.get(identity(record))
+            if before is None:
                 if record.verdict in self.failing:
                     comparison.new_failures.append(record.id)
                 else:
                     comparison.new_cases += 1
+            elif before.verdict == record.verdict:
+                comparison.unchanged += 1
             else:
-                old, new = str(change.old), str(change.new)
+                old, new = before.verdict, record.verdict
                 if new in self.failing:
                     comparison.regressions.append((record.id, old, new))
                 elif old in self.failing:

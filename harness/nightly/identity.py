@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 
 
 def identity(record: CaseRecord) -> str:
-    """The key records are matched by across runs and within a run; every lookup of this
-    package goes through here, so a key that grows (the SDK, say) changes in one line."""
-    return record.id
+    """The key records are matched by across runs and within a run: the case on its SDK
+    (``record_key``), so a run on several SDKs and its baseline match release by release."""
+    return record_key(record)

@@ -86,6 +86,13 @@ def add_options(group: pytest.OptionGroup) -> None:
     )
 
 
+def _item_case_id(item: Any) -> str:
+    """The case id of a collected item: its ``hil_case`` parameter's, without the SDK that
+    ``--sdk`` adds to the node id; else the node id's parameter."""
+    case = getattr(getattr(item, "callspec", None), "params", {}).get("hil_case")
+    return str(case.id) if case is not None else _case_id(item.nodeid)
+
+
 def _case_id(nodeid: str) -> str:
     """The case id of a generated case's node id (its parameter), else the node id."""
     name = nodeid.rpartition("::")[2]
@@ -160,7 +167,7 @@ class NightlyRun:
         if self.tier != "full":
             kept = []
             for item in items:
-                reason = slow_reason(_case_id(item.nodeid), self.budget)
+                reason = slow_reason(_item_case_id(item), self.budget)
                 if reason and item.get_closest_marker("hil_case"):
                     left_out.append({"id": _case_id(item.nodeid), "reason": reason})
                     item.add_marker(pytest.mark.slow)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from harness.report.baseline import baseline_changes
@@ -10,7 +11,9 @@ from harness.report.bundle import existing_bundles
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
+from harness.report.sdk_matrix import DOCUMENTS_KEY, build_sdk_matrix
 from harness.results.journal import read_records, read_run_metadata
+from harness.results.probes import read_probes
 
 REPORT_NAMES = ("report.md", "report.html")
 
@@ -22,6 +25,8 @@ def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
     report = build_report(
         records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
     )
+    matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")))
+    report = replace(report, probes=read_probes(results_dir), sdk_matrix=matrix)
     written = []
     for name, text in zip(
         REPORT_NAMES, (render_markdown(report), render_html(report)), strict=True

@@ -46,7 +46,7 @@ from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
-from harness.results.records import CaseRecord, case_slug
+from harness.results.records import CaseRecord, case_slug, record_key
 from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
@@ -61,8 +61,9 @@ class BundleError(ValueError):
     """A bundle cannot be made; the message names the case and the file or field at fault."""
 
 
-def bundle_dir(results_dir: str | os.PathLike[str], case_id: str) -> Path:
-    return Path(results_dir) / BUNDLES_DIR / case_slug(case_id)
+def bundle_dir(results_dir: str | os.PathLike[str], key: str) -> Path:
+    """The bundle folder of a record, by its ``record_key`` (case id and SDK)."""
+    return Path(results_dir) / BUNDLES_DIR / case_slug(key)
 
 
 def tarball_path(folder: Path) -> Path:
@@ -72,22 +73,32 @@ def tarball_path(folder: Path) -> Path:
 def existing_bundles(
     results_dir: str | os.PathLike[str], records: list[CaseRecord]
 ) -> dict[str, str]:
-    """Case id -> bundle folder relative to the results directory, for bundles on disk."""
+    """``record_key`` -> bundle folder relative to the results directory, for bundles on disk."""
     return {
-        record.id: f"{BUNDLES_DIR}/{case_slug(record.id)}"
+        record_key(record): f"{BUNDLES_DIR}/{case_slug(record_key(record))}"
         for record in records
-        if (bundle_dir(results_dir, record.id) / "case.json").is_file()
+        if (bundle_dir(results_dir, record_key(record)) / "case.json").is_file()
     }
 
 
-def make_bundle(results_dir: str | os.PathLike[str], case_id: str) -> Path:
-    """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder."""
-    records = {record.id: record for record in read_records(results_dir)}
-    if case_id not in records:
-        close = difflib.get_close_matches(case_id, list(records), n=3)
+def make_bundle(results_dir: str | os.PathLike[str], case_id: str, sdk: str | None = None) -> Path:
+    """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder.
+
+    ``sdk`` picks the record when the case ran on several SDKs in this directory.
+    """
+    journal = Path(results_dir) / JOURNAL_NAME
+    records = read_records(results_dir)
+    matches = [r for r in records if r.id == case_id and sdk in (None, r.sdk)]
+    if not matches:
+        ids = sorted({record.id for record in records})
+        close = difflib.get_close_matches(case_id, ids, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise BundleError(f"{Path(results_dir) / JOURNAL_NAME}: no case with id {case_id!r}{hint}")
-    return _make_bundle(Path(results_dir), records[case_id])
+        on = f" on SDK {sdk!r}" if sdk is not None else ""
+        raise BundleError(f"{journal}: no case with id {case_id!r}{on}{hint}")
+    if len(matches) > 1:
+        sdks = ", ".join(record.sdk for record in matches)
+        raise BundleError(f"{journal}: case {case_id!r} ran on SDKs {sdks}; choose one with --sdk")
+    return _make_bundle(Path(results_dir), matches[0])
 
 
 def make_bundles_for_failures(results_dir: str | os.PathLike[str]) -> list[Path]:
@@ -108,7 +119,7 @@ def _make_bundle(results_dir: Path, record: CaseRecord) -> Path:
     renaming, under a lock: concurrent makers of one bundle take turns and a reader sees a
     whole bundle (the old one or the new one)."""
     case_dir = _case_dir(results_dir, record)
-    target = bundle_dir(results_dir, record.id)
+    target = bundle_dir(results_dir, record_key(record))
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target.parent):
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))

@@ -26,6 +26,8 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.real_limits import real_limits_html
+from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.results.records import CaseRecord
 
 _CSS = """
@@ -201,7 +203,7 @@ def _heat_maps(report: Report) -> str:
         f'<p class="legend">Cases per verdict in each cell: {legend}. A cell opens its cases.</p>',
     ]
     for section in report.sections:
-        parts.append(f"<h3>{escape(section.platform)} on {escape(section.backend)}</h3>")
+        parts.append(f"<h3>{escape(section.title)}</h3>")
         parts.append(_heat_map(section))
     return "".join(parts)
 
@@ -230,7 +232,7 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
         f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
         for v, n in counts.items()
     )
-    anchor = escape(row.anchor(section.backend, section.platform, dtype))
+    anchor = escape(section.anchor(row, dtype))
     return f'<td class="v-{escape(worst)}"><a href="#{anchor}">{chips}</a></td>'
 
 
@@ -259,8 +261,8 @@ def _cards(report: Report) -> str:
                 if row.cells.get(dtype)
             )
             parts.append(
-                f'<details class="group"><summary>{escape(op)} on {escape(section.platform)}'
-                f"/{escape(section.backend)}: {escape(counts)}</summary>{cells}</details>"
+                f'<details class="group"><summary>{escape(op)} on {escape(section.where)}'
+                f": {escape(counts)}</summary>{cells}</details>"
             )
     return "".join(parts)
 
@@ -268,7 +270,7 @@ def _cards(report: Report) -> str:
 def _cell_details(section: Section, row: Row, dtype: str) -> str:
     cases = row.cells[dtype]
     counts = ", ".join(f"{n} {v}" for v, n in _by_verdict(cases).items())
-    anchor = escape(row.anchor(section.backend, section.platform, dtype))
+    anchor = escape(section.anchor(row, dtype))
     return (
         f'<details class="cell" id="{anchor}"><summary>{escape(row.limit)} · {escape(dtype)}: '
         f"{escape(counts)}</summary>{''.join(_case(case) for case in cases)}</details>"
@@ -349,6 +351,28 @@ def _run_details(report: Report) -> str:
     return f"<details><summary><b>Run details</b></summary>{_table(['', ''], rows)}</details>"
 
 
+def _sdk_matrix(report: Report) -> str:
+    """Several SDK releases in the run: per documented limit, the verdicts side by side."""
+    matrix = report.sdk_matrix
+    if matrix is None:
+        return ""
+    return "".join(
+        [
+            '<h2 id="sdks">SDK releases side by side</h2>',
+            f"<p>{escape(judged_against(matrix))}</p>",
+            _text_table(*summary_table(matrix)),
+            f"<p>{escape(headline(matrix))}</p>",
+            _text_table(*limit_table(matrix)),
+        ]
+    )
+
+
+def _text_table(header: list[str], rows: list[list[str]]) -> str:
+    """A table of plain-text cells, escaped here (a cell's lines joined by <br>)."""
+    cells = [["<br>".join(map(escape, cell.splitlines())) for cell in row] for row in rows]
+    return _table([escape(cell) for cell in header], cells)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     """A table from cells that are already HTML."""
     head = "".join(f"<th>{cell}</th>" for cell in header)
@@ -374,8 +398,10 @@ def _anchors(report: Report) -> dict[str, str]:
 SECTIONS: list[Callable[[Report], str]] = [
     _header,
     _counts,
+    _sdk_matrix,
     _changes,
     _failures,
+    lambda report: real_limits_html(report.probes),
     _heat_maps,
     _cards,
     _model_io,

@@ -24,6 +24,8 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.real_limits import real_limits_markdown
+from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.results.records import CaseRecord
 from harness.text import printable
 
@@ -139,7 +141,7 @@ def _matrices(report: Report) -> list[str]:
 
 def _matrix(section: Section) -> list[str]:
     lines = [
-        f"### {md_escape(section.platform)} on {md_escape(section.backend)}",
+        f"### {md_escape(section.title)}",
         "",
         "| operator | limit | " + " | ".join(md_escape(d) for d in section.dtypes) + " |",
         "|---|---|" + "---|" * len(section.dtypes),
@@ -165,8 +167,7 @@ def _cards(report: Report) -> list[str]:
             by_op.setdefault(row.op, []).append(row)
         for op, rows in by_op.items():
             lines += [
-                f"<details><summary>{md_escape(op)} on {md_escape(section.platform)}/"
-                f"{md_escape(section.backend)}: cases</summary>",
+                f"<details><summary>{md_escape(op)} on {md_escape(section.where)}: cases</summary>",
                 "",
             ]
             for row in rows:
@@ -223,6 +224,33 @@ def _disagreements(report: Report) -> list[str]:
     return [*lines, ""]
 
 
+def _sdk_matrix(report: Report) -> list[str]:
+    """Several SDK releases in the run: per documented limit, the verdicts side by side."""
+    matrix = report.sdk_matrix
+    if matrix is None:
+        return []
+    return [
+        "## SDK releases side by side",
+        "",
+        judged_against(matrix),
+        "",
+        *_text_table(*summary_table(matrix)),
+        headline(matrix),
+        "",
+        *_text_table(*limit_table(matrix)),
+    ]
+
+
+def _text_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table of plain-text cells (a cell's lines joined by <br>), then a blank line."""
+    lines = ["| " + " | ".join(map(md_escape, header)) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join("<br>".join(map(md_escape, cell.splitlines())) for cell in row) + " |"
+        for row in rows
+    ]
+    return [*lines, ""]
+
+
 def _run_details(report: Report) -> list[str]:
     if not report.details:
         return []
@@ -234,8 +262,10 @@ def _run_details(report: Report) -> list[str]:
 SECTIONS: list[Callable[[Report], list[str]]] = [
     _header,
     _counts,
+    _sdk_matrix,
     _changes,
     _failures,
+    lambda report: real_limits_markdown(report.probes, md_escape),
     _matrices,
     _cards,
     _model_io,

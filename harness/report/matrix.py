@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
-from harness.results.records import CaseRecord
+from harness.results.probes import ProbeRecord
+from harness.results.records import CaseRecord, record_key
 from harness.spec.properties import PRECISION
 
 if TYPE_CHECKING:  # baseline imports diff, which imports this module
     from harness.report.baseline import BaselineChanges
+    from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
@@ -55,13 +57,32 @@ class Row:
 
 @dataclass(frozen=True)
 class Section:
-    """Everything from one backend on one platform: a simulator run never mixes with a board."""
+    """Everything from one backend on one platform and SDK: a simulator run never mixes with a
+    board, nor one SDK release with another."""
 
     backend: str
     platform: str
     dtypes: list[str]
     rows: list[Row]
     counts: dict[str, int]
+    sdk: str = ""
+
+    @property
+    def title(self) -> str:
+        """E.g. "rk3562 on simulator, SDK 2.3.2" (plain text)."""
+        on_sdk = f", SDK {self.sdk}" if self.sdk else ""
+        return f"{self.platform} on {self.backend}{on_sdk}"
+
+    @property
+    def where(self) -> str:
+        """E.g. "rk3562/simulator" or "rk3562/simulator, SDK 2.3.2" (plain text)."""
+        on_sdk = f", SDK {self.sdk}" if self.sdk else ""
+        return f"{self.platform}/{self.backend}{on_sdk}"
+
+    def anchor(self, row: Row, dtype: str) -> str:
+        """The id of a cell's details in the HTML report, unique across SDK sections."""
+        where = f"{self.backend}-{self.sdk}" if self.sdk else self.backend
+        return row.anchor(where, self.platform, dtype)
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,9 @@ class Report:
     unprobed: list[Unprobed] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
+    probes: list[ProbeRecord] = field(default_factory=list)  # ``hil probe``'s bounds
+    # Records of several SDKs: per limit, the verdicts side by side (None for one SDK)
+    sdk_matrix: SdkMatrix | None = None
 
 
 def build_report(
@@ -118,7 +142,7 @@ def build_report(
     """Group records for rendering; ``bundles`` maps case id -> bundle folder (relative)."""
     ordered = sorted(records, key=lambda r: natural_key(r.id))
     failures = [
-        Failure(record, bundles.get(record.id))
+        Failure(record, bundles.get(record_key(record)))
         for record in ordered
         if record.verdict in FAILING_VERDICTS or (record.known or {}).get("status") == CHANGED
     ]
@@ -174,16 +198,16 @@ def verdict_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
 
 
 def sections(records: Iterable[CaseRecord]) -> list[Section]:
-    grouped: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str], list[CaseRecord]] = defaultdict(list)
     for record in records:
-        grouped[(record.backend, record.platform)].append(record)
+        grouped[(record.backend, record.platform, record.sdk)].append(record)
     return [
-        _section(backend, platform, grouped[(backend, platform)])
-        for backend, platform in sorted(grouped)
+        _section(backend, platform, sdk, grouped[(backend, platform, sdk)])
+        for backend, platform, sdk in sorted(grouped)
     ]
 
 
-def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
+def _section(backend: str, platform: str, sdk: str, records: list[CaseRecord]) -> Section:
     cells: dict[tuple[str, str], dict[str, list[CaseRecord]]] = defaultdict(
         lambda: defaultdict(list)
     )
@@ -203,7 +227,7 @@ def _section(backend: str, platform: str, records: list[CaseRecord]) -> Section:
         )
     ]
     dtypes = sorted({record.dtype for record in records})
-    return Section(backend, platform, dtypes, rows, verdict_counts(records))
+    return Section(backend, platform, dtypes, rows, verdict_counts(records), sdk)
 
 
 def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -316,7 +340,7 @@ def _slug(text: str) -> str:
 
 def case_anchor(record: CaseRecord) -> str:
     """The id of a case's card in the HTML report."""
-    return "case-" + _slug(f"{record.backend}-{record.id}")
+    return "case-" + _slug(f"{record.backend}-{record_key(record)}")
 
 
 def natural_key(text: str) -> list[tuple[int, int | str]]:

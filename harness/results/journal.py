@@ -4,12 +4,14 @@ Results directory layout (the contract between execution, the plugin and the rep
 
     RESULTS/
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
+      probes.jsonl           ``hil probe`` only: one ProbeRecord per searched bound
+                             (``harness.results.probes``), its steps being journal cases
       run.json               run metadata (started, platforms, backend, versions, the documented
                              rows reports list: "unprobed", "model_io"; what the report's header
                              and changes read: "tier", "baseline", "known_issues", "left_out");
                              no host data
-      cases/<case_slug(id)>/ per-case artifacts (CaseRecord.artifacts = "cases/<slug>"),
-                             emptied whenever the case runs again:
+      cases/<case_slug(record_key)>/  per-case artifacts (CaseRecord.artifacts = "cases/<slug>",
+                             one per case and SDK), emptied whenever the case runs again:
         model.onnx
         inputs/<index>_<name>.npy
         reference/<index>_<name>.npy       the host reference the comparison used
@@ -26,10 +28,12 @@ Every line read must fit ``harness.results.schema.RECORD_SCHEMA`` and ``run.json
 warning) but refuses anything else that does not fit: ``JournalError`` names the file, the
 line and the field, and ``hil report``/``diff``/``repro`` exit with status 2 and that message
 (a journal is written by the harness alone, so a bad line means damage worth looking at, not
-a record to drop quietly from a report). A case id may appear several times (a resumed run re-ran
-it): the last record wins. ``--resume`` skips every case whose last verdict is anything but
-``infra-error``, so a resumed run retries infrastructure trouble and nothing else. Records and
-run.json are written with the run's secrets redacted (``harness.text``).
+a record to drop quietly from a report). A record is identified by its case id and its SDK
+(``record_key``): runs on several SDKs share one directory. A key may appear several times (a
+resumed run re-ran it): the last record wins. ``--resume`` skips every case and SDK whose last
+verdict is anything but ``infra-error``, so a resumed run retries infrastructure trouble and
+nothing else. Records and run.json are written with the run's secrets redacted
+(``harness.text``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
 from harness.text import redacted
 
@@ -138,7 +142,7 @@ def _read(path: Path) -> list[CaseRecord]:
                 warnings.warn(message, stacklevel=3)
                 continue
             raise JournalError(f"{path}:{number}: {exc}") from None
-        records[record.id] = record
+        records[record_key(record)] = record
     return list(records.values())
 
 
@@ -159,9 +163,10 @@ def _parse_json(text: bytes) -> Any:
 
 
 def finished_ids(results_dir: str | os.PathLike[str]) -> set[str]:
-    """Ids a resumed run may skip: every journaled case except infrastructure errors."""
+    """Record keys (``record_key``: case and SDK) a resumed run may skip: every journaled case
+    except infrastructure errors."""
     records = read_records(results_dir, allow_empty=True)
-    return {record.id for record in records if record.verdict not in RETRIED_ON_RESUME}
+    return {record_key(record) for record in records if record.verdict not in RETRIED_ON_RESUME}
 
 
 def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]) -> Path:

@@ -51,6 +51,10 @@ class CaseRecord:
     # The known-issues entry the case matched (``--known-issues``): {"reference", "note",
     # "status": "as-expected" or "changed", "expected": the entry's verdict}; None: no entry.
     known: dict[str, Any] | None = None
+    # The vendor SDK (toolkit) release the case ran with, e.g. "2.5.0"; part of the record's
+    # identity, so that runs on several SDKs share a results directory ("" in journals
+    # written before SDKs were told apart).
+    sdk: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,7 +65,27 @@ class CaseRecord:
         return cls(**known)
 
 
+def case_key(case_id: str, sdk: str) -> str:
+    """A record's identity: the case on one SDK (``record_key`` of its record)."""
+    return f"{case_id}@{sdk}" if sdk else case_id
+
+
+def record_key(record: CaseRecord) -> str:
+    """What tells records apart in one results directory: the case id and the SDK.
+
+    The journal keeps the last record per key, ``--resume`` skips by key, and case folders and
+    repro bundles are named by it, so runs on several SDKs never overwrite one another.
+    """
+    return case_key(record.id, record.sdk)
+
+
+def case_folder(case_id: str, sdk: str) -> str:
+    """The case folder relative to the results directory, one per case and SDK."""
+    return f"cases/{case_slug(case_key(case_id, sdk))}"
+
+
 def case_slug(case_id: str) -> str:
-    """A folder name for a case id: readable, filesystem-safe, and unique by a short hash."""
+    """A folder name for a case id (or a ``record_key``): readable, filesystem-safe, and unique
+    by a short hash."""
     readable = re.sub(r"[^A-Za-z0-9._=-]+", "_", case_id).strip("_")[:80]
     return f"{readable}-{hashlib.sha1(case_id.encode()).hexdigest()[:8]}"

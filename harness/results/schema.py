@@ -71,6 +71,8 @@ RECORD_SCHEMA: dict[str, Any] = _record(
         "checks": {"type": "array", "items": _CHECK},
         "deciding_limit": _STRING,
         "not_isolable": _STRING,
+        # a folder name under cases/ and bundles/: no separators, no "." or ".."
+        "sdk": {"type": "string", "pattern": "^([A-Za-z0-9][A-Za-z0-9._+-]*)?$"},
         "reference": _record(
             [],
             {
@@ -139,8 +141,45 @@ RUN_SCHEMA: dict[str, Any] = _record(
     },
 )
 
+# A line of probes.jsonl (``harness.results.probes.ProbeRecord``); why a search ended: the
+# search's own stops, or not attempted at all.
+PROBE_STOPS = ("found", "budget", "cap", "floor", "infra", "skipped")
+_INTEGER_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+_PROBE_TEXTS = ("id", "platform", "op", "limit", "dtype", "subject", "documented")
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [*_PROBE_TEXTS, "side", "edge", "stop"],
+    "properties": {
+        **{name: _STRING for name in _PROBE_TEXTS},
+        **{name: _STRING for name in ("stop_detail", "backend", "before", "after")},
+        "side": {"enum": ["upper", "lower"]},
+        "edge": {"type": "integer"},
+        "stop": {"enum": list(PROBE_STOPS)},
+        "budget": {"type": "integer"},
+        "last_good": _INTEGER_OR_NULL,
+        "first_bad": _INTEGER_OR_NULL,
+        "versions": {"type": "object", "additionalProperties": _STRING},
+        "steps": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["value", "case", "behaved", "behaviour", "verdict"],
+                "additionalProperties": False,
+                "properties": {
+                    "value": {"type": "integer"},
+                    "case": _STRING,
+                    "behaved": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+                    "behaviour": _STRING,
+                    "verdict": _STRING,
+                },
+            },
+        },
+    },
+}
+
 _VALIDATORS = {
-    id(schema): jsonschema.Draft202012Validator(schema) for schema in (RECORD_SCHEMA, RUN_SCHEMA)
+    id(schema): jsonschema.Draft202012Validator(schema)
+    for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)
 }
 _SHOWN = 120  # characters of an offending value quoted in a message
 

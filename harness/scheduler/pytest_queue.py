@@ -3,7 +3,9 @@
 In a plain run that is the session's items after the current one (``-k`` and markers have
 already deselected theirs); under pytest-xdist it is the worker's own queue, the tests the
 controller has sent it so far, so a worker never runs a case meant for another. Only tests
-that take their record from the ``hil_record`` fixture count, and not those marked skip.
+that take their record from the ``hil_record`` fixture count, and not those marked skip. With
+``--sdk`` a case runs once per SDK release, each on its own backend: only the tests on the same
+SDK as the current one count.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ _POSITIONS = pytest.StashKey[dict[str, int]]()
 
 
 def upcoming_cases(item: pytest.Item) -> Iterator[Case]:
-    """The cases of the tests this process runs after ``item``, in the order it runs them."""
+    """The cases of the tests this process runs after ``item`` on the same SDK, in the order
+    it runs them."""
+    sdk = _sdk_of(item)
     for other in _upcoming_items(item):
         case = _case_of(other)
-        if case is not None:
+        if case is not None and _sdk_of(other) == sdk:
             yield case
 
 
@@ -64,3 +68,9 @@ def _case_of(item: pytest.Item) -> Case | None:
     callspec = getattr(item, "callspec", None)
     case = callspec.params.get("hil_case") if callspec is not None else None
     return case if isinstance(case, Case) else None
+
+
+def _sdk_of(item: pytest.Item) -> object:
+    """The ``hil_sdk`` parameter of ``item`` (``--sdk``), or None when not parametrized."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("hil_sdk") if callspec is not None else None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -223,6 +223,16 @@ class OperatorCatalogue:
 
     def limits(self) -> list[Limit]:
         return [limit for op in self.operators.values() for limit in op.limits()]
+
+    def tolerances(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Operator -> dtype -> the tolerance fields it overrides (``CaseExecutor``'s)."""
+        return {
+            name: {
+                dtype: {k: v for k, v in asdict(tol).items() if v is not None}
+                for dtype, tol in op.tolerance.items()
+            }
+            for name, op in self.operators.items()
+        }
 
 
 # --- limits -------------------------------------------------------------------------------

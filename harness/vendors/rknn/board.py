@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,6 +43,7 @@ from harness.vendors.rknn.runner_session import (
     runner_module,
 )
 from harness.vendors.rknn.runtimes import StandIn, rknn_runtime
+from harness.vendors.rknn.sdk import interpreter
 from harness.vendors.rknn.toolkit import toolkit_calls
 
 log = logging.getLogger(__name__)
@@ -268,8 +270,11 @@ class BoardBackend:
             self._session = None
 
     def _versions(self, session: RunnerSession, result: CaseResult) -> dict[str, str]:
+        """The board's runtime library, driver and runner next to the host toolkit's version,
+        with ``sdk_mismatch`` when the toolkit that converted differs from the board's runtime
+        library (the vendor requires them to match)."""
         facts = session.facts
-        return {
+        versions = {
             "board": self.name,
             "board_soc": str(facts.get("soc", "unknown")),
             "board_npu_driver": str(facts.get("npu_driver", "unknown")),
@@ -280,6 +285,8 @@ class BoardBackend:
             "board_sdk": result.runtime_version or "unknown",
             "core_mask": result.core_mask,
         }
+        mismatch = sdk_mismatch(self.cache.toolkit, versions["board_runtime_library"])
+        return {**versions, "sdk_mismatch": mismatch} if mismatch else versions
 
     # -- observations ------------------------------------------------------------------------
 
@@ -366,10 +373,28 @@ def case_job(
     )
 
 
+def sdk_mismatch(toolkit: str, runtime_library: str) -> str | None:
+    """Why a model converted by rknn-toolkit2 ``toolkit`` may not suit a board whose runtime
+    library reports ``runtime_library`` ('2.3.0 (c949ad889d@2024-11-07...)'), or None when the
+    release numbers match or the board's is unknown."""
+    board = re.match(r"\d+(\.\d+)+", runtime_library.strip())
+    if board is None or board.group() == toolkit:
+        return None
+    return (
+        f"converted with rknn-toolkit2 {toolkit} for a board runtime library {board.group()} "
+        "(the vendor requires the two to match)"
+    )
+
+
 def _settled(outcome: _Outcome) -> bool:
     return outcome.result is not None or outcome.infra_error is not None
 
 
-def board_backend(board: Board, rknn_cache: Path | None, timeout_s: float) -> BoardBackend:
-    cache = ConversionCache(rknn_cache) if rknn_cache else None
+def board_backend(
+    board: Board, rknn_cache: Path | None, timeout_s: float, sdk: str | None = None
+) -> BoardBackend:
+    """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
+    interpreter's), an environment of ``hil sdk install``."""
+    python, toolkit = interpreter(sdk)
+    cache = ConversionCache(rknn_cache or DEFAULT_DIR, python=python, toolkit=toolkit)
     return BoardBackend(board, cache=cache, timeout_s=timeout_s)

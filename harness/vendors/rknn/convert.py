@@ -92,13 +92,17 @@ class ConversionCache:
         timeout_s: float = 300.0,
         cap: int | None = None,
         python: str = sys.executable,
+        toolkit: str | None = None,
     ) -> None:
+        """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
+        install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
+        part of every key, so each SDK's conversions are kept apart in the shared folder."""
         self.directory = Path(directory)
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
         self.cap = cap_from_env(CAP_ENV) if cap is None else cap
-        self.toolkit = toolkit_version()
+        self.toolkit = toolkit or toolkit_version()
 
     def key(self, request: Job) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""

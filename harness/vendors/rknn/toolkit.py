@@ -7,9 +7,11 @@ the same dict, so a vendor report reproduces what the harness ran.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
+import os
 import tempfile
 from collections.abc import Sequence
 from importlib import resources
@@ -79,6 +81,31 @@ def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
             for path in sorted(root.rglob("*"))
             if path.is_file()
         }
+
+
+def harness_env() -> dict[str, str]:
+    """The environment of a child process that runs this package's modules (simulator worker,
+    converter): they import npu-hil from here, whether or not the child's interpreter (an SDK
+    environment, say) has it installed, and nothing else from here: the folder on PYTHONPATH
+    holds only a link to the ``harness`` package, so an installed npu-hil's site-packages
+    (numpy 2, onnx 1.18) never shadows an SDK environment's own packages."""
+    path = os.pathsep.join(filter(None, [_harness_only_folder(), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+@functools.cache
+def _harness_only_folder() -> str:
+    package = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
+    folder = Path(tempfile.gettempdir()) / f"npu-hil-path-{digest}"
+    link = folder / "harness"
+    if not link.exists():
+        folder.mkdir(exist_ok=True)
+        staged = folder / f".harness.{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(package, target_is_directory=True)
+        os.replace(staged, link)  # atomic: concurrent processes agree on the same link
+    return str(folder)
 
 
 def toolkit_version() -> str:

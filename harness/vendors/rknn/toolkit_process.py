@@ -2,10 +2,11 @@
 
 This is the one place that starts them, so the interpreter is a parameter: ``python`` (default
 this one, ``sys.executable``) may be another SDK's environment, with its own rknn-toolkit2.
-The child runs ``python -m <module> <this pid> ...``, finds this checkout of the harness
-through ``PYTHONPATH`` whether or not it is installed there, and talks over two pipes with
-multiprocessing.connection framing: requests on its stdin, replies on its stdout. It starts
-in a session of its own, so a terminal's Ctrl-C reaches the parent, which stops it.
+The child runs ``python -m <module> <this pid>``, imports this checkout's harness (and nothing
+else from here) through ``harness_env`` whether or not it is installed there, and talks over
+two pipes with multiprocessing.connection framing: requests on its stdin, replies on its
+stdout. It starts in a session of its own, so a terminal's Ctrl-C reaches the parent, which
+stops it.
 """
 
 from __future__ import annotations
@@ -16,16 +17,9 @@ import subprocess
 import sys
 import tempfile
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import IO
 
-import harness
-
-_SOURCE_ROOT = str(Path(harness.__file__).resolve().parents[1])
-
-
-def _pythonpath() -> str:
-    return os.pathsep.join(filter(None, [_SOURCE_ROOT, os.environ.get("PYTHONPATH")]))
+from harness.vendors.rknn.toolkit import harness_env
 
 
 class ToolkitProcess:
@@ -45,7 +39,7 @@ class ToolkitProcess:
                 stdout=reply_write,
                 stderr=self.stderr,
                 start_new_session=True,
-                env={**os.environ, "PYTHONPATH": _pythonpath()},
+                env=harness_env(),
             )
         except BaseException:
             for fd in (request_write, reply_read):

@@ -14,6 +14,7 @@ from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
 from harness.vendors.rknn.platforms import PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
+from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
@@ -26,14 +27,31 @@ def _documented(platform: str) -> dict[str, Any]:
         return {MODEL_IO_KEY: []}
 
 
-def _simulator(timeout_s: float, cache: Path | None) -> SimulatorPool:
-    return SimulatorPool(workers=1, timeout_s=timeout_s, cache=SimCache(cache) if cache else None)
+def _simulator(timeout_s: float, cache: Path | None, sdk: str | None = None) -> SimulatorPool:
+    python, toolkit = interpreter(sdk)
+    return SimulatorPool(
+        workers=1,
+        timeout_s=timeout_s,
+        cache=SimCache(cache, toolkit=toolkit) if cache else None,
+        python=python,
+    )
+
+
+def _sdks(spec: str | None) -> list[str]:
+    """``--sdk`` -> toolkit releases; without it, this interpreter's toolkit."""
+    if spec is None:
+        return [toolkit_version()]
+    try:
+        return [found.version for found in resolve(spec)]
+    except SdkError as error:
+        raise ValueError(str(error)) from None
 
 
 VENDOR = Vendor(
     name="rknn",
     platforms=PLATFORMS,
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
+    sdks=_sdks,
     models=MODELS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,

@@ -36,9 +36,10 @@ _FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
 class SimCache:
     """get/put Observations for Jobs under ``directory``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, toolkit: str | None = None) -> None:
+        """``toolkit``: the version the workers run (default: this interpreter's)."""
         self.directory = Path(directory)
-        self._toolkit = toolkit_version()
+        self._toolkit = toolkit or toolkit_version()
 
     def key(self, request: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""

@@ -163,7 +163,9 @@ class SimulatorPool:
 
     ``run``, ``run_many`` and ``stream`` are for one thread at a time. A batch is spread over
     up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results
-    without ``infra_error`` are stored.
+    without ``infra_error`` are stored. ``python`` is the interpreter the workers run (an SDK
+    environment of ``hil sdk install``; default: this one); the cache must be keyed by the
+    toolkit version of that interpreter.
     """
 
     def __init__(

@@ -1,0 +1,210 @@
+"""``hil probe``: where each documented numeric limit really is, on the simulator or a board.
+
+For every selected bound (``-k``, pytest-style, on bound ids such as
+``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``) a search walks from the documented
+edge outward (inward when the edge already misbehaves) to the first value that behaves
+differently: exponential steps, then bisection, at most ``--steps`` steps per bound. Every
+step is an ordinary case in ``RESULTS/journal.jsonl`` with its artifacts; each bound's answer
+is a line of ``RESULTS/probes.jsonl``; the first misbehaving point of each bound gets a repro
+bundle; ``hil report RESULTS`` shows the "Real limits" section and ``hil diff`` the
+boundaries that moved.
+
+Exit status: 0 when every search ran (whatever it found), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.boards.inventory import Board, BoardFileError
+from harness.cases.operators import DTYPES
+from harness.models import OPERATOR_SPECS
+from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
+from harness.probe.steps import Bound, Skipped, numeric_bounds
+from harness.report.bundle import BundleError, make_bundle
+from harness.report.real_limits import format_table
+from harness.results.journal import write_run_metadata
+from harness.results.probes import ProbeRecord, append_probe
+from harness.spec.operators import OperatorCatalogue, load_operators
+from harness.targets.selection import platform_boards
+from harness.targets.target import Target
+from harness.timeouts import timeout_problem
+from harness.vendors import vendor_for
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+BAD_INPUT = 2
+DEFAULT_CACHE = os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim"))
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add ``hil probe`` to the ``hil`` parser."""
+    summary = "search each documented numeric limit for where it really is (simulator)"
+    parser = subparsers.add_parser("probe", help=summary, description=__doc__)
+    parser.add_argument("--platform", default="rk3562", help="target platform (rk3562)")
+    parser.add_argument(
+        "-k",
+        dest="selection",
+        default=None,
+        metavar="EXPRESSION",
+        help='bounds to probe, e.g. "Expand or MaxPool", "kernel and not int8" (default: all)',
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("probe-results"),
+        help="results directory (default %(default)s)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=_positive,
+        default=DEFAULT_STEPS,
+        help="step budget per bound (default %(default)s)",
+    )
+    parser.add_argument(
+        "--dtype", choices=DTYPES, action="append", help="only these dtypes (repeatable)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds one step may take (600)"
+    )
+    parser.add_argument(
+        "--hil-cache",
+        default=DEFAULT_CACHE,
+        help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+    )
+    parser.add_argument(
+        "--boards",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder of board files: run on the platform's first board there (default: the "
+        "simulator)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the selected bounds and exit")
+    parser.set_defaults(handler=run_probe, parser=parser)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    parser: argparse.ArgumentParser = args.parser
+    problem = timeout_problem(args.timeout)
+    if problem is not None:
+        parser.error(f"--timeout {args.timeout:g}: {problem}")
+    try:
+        vendor = vendor_for(args.platform)
+    except LookupError as exc:
+        parser.error(f"--platform: {exc}")
+    catalogue = load_operators()
+    if args.platform != catalogue.platform:
+        parser.error(
+            f"--platform {args.platform}: the operator tables are transcribed for "
+            f"{catalogue.platform} only"
+        )
+    bounds, skipped = numeric_bounds(catalogue, dtypes=tuple(args.dtype or DTYPES))
+    try:
+        bounds = select(bounds, args.selection)
+        chosen = {bound.id for bound in select([s.bound for s in skipped], args.selection)}
+    except SelectionError as exc:
+        parser.error(str(exc))
+    skipped = [item for item in skipped if item.bound.id in chosen]
+    if not bounds and not skipped:
+        parser.error(f"-k {args.selection!r}: no numeric bound matches")
+    if args.list:
+        for bound in bounds:
+            print(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}")
+        for item in skipped:
+            print(f"{item.bound.id}\tskipped: {item.reason}")
+        return 0
+    try:
+        args.results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--results {args.results}: not a usable folder: {exc.strerror}")
+    board = None
+    if args.boards is not None:
+        try:
+            boards = platform_boards(args.boards, args.platform, vendor.runtimes)
+        except BoardFileError as exc:
+            parser.error(f"--boards: {exc}")
+        if not boards:
+            parser.error(f"--boards {args.boards}: no board file for platform {args.platform}")
+        board = boards[0]
+    return _run(args, vendor, catalogue, bounds, skipped, board)
+
+
+def _target(
+    args: argparse.Namespace, vendor: Vendor, board: Board | None
+) -> AbstractContextManager[Target]:
+    """The board when one is given, else the simulator."""
+    if board is not None:
+        return vendor.board_target(board, None, args.timeout, None)
+    cache = None if args.hil_cache == "off" else Path(args.hil_cache)
+    return vendor.simulator(args.timeout, cache, None)  # the default SDK
+
+
+def _run(
+    args: argparse.Namespace,
+    vendor: Vendor,
+    catalogue: OperatorCatalogue,
+    bounds: list[Bound],
+    skipped: list[Skipped],
+    board: Board | None,
+) -> int:
+    results: Path = args.results
+    write_run_metadata(
+        results,
+        {
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "platform": args.platform,
+            "backend": "sim" if board is None else "board",
+            "versions": {**host_versions(), **vendor.versions()},
+            "probe": {"selection": args.selection or "", "steps": args.steps},
+        },
+    )
+    clock = time.monotonic()
+
+    def finished(record: ProbeRecord) -> None:
+        append_probe(results, record)
+        print(f"{record.id}: {record.observed()} after {len(record.steps)} steps", flush=True)
+
+    with _target(args, vendor, board) as backend:
+        models = {**OPERATOR_SPECS, **vendor.models}
+        executor = CaseExecutor(
+            results, backend, catalogue.tolerances(), models, vendor.judge, vendor.recipe
+        )
+        answers = probe(bounds, executor, args.steps, finished)
+    for item in skipped:
+        record = skipped_record(item)
+        append_probe(results, record)
+        answers.append(record)
+    for answer in answers:  # a repro bundle for the first point that misbehaved
+        case = answer.first_bad_case
+        if case is not None:
+            try:
+                make_bundle(results, case)
+            except BundleError as exc:
+                warnings.warn(f"{answer.id}: no bundle: {exc}", stacklevel=1)
+    print(format_table(answers), end="")
+    steps = len({step.case for answer in answers for step in answer.steps})
+    print(
+        f"{len(bounds)} bounds searched, {len(skipped)} skipped, {steps} step cases, "
+        f"{time.monotonic() - clock:.0f} s"
+    )
+    return 0

@@ -1,0 +1,190 @@
+"""What a search walks along: the numeric bounds of the catalogue, a value as a normal case,
+and a step's record read back as behaviour.
+
+A ``Bound`` is one side of one numeric limit in one dtype: a range's or a broadcasting form's
+upper bound (its lower bound too when values below it can be built), or a product cap along
+its second factor (the first held at the square root of the cap, so Hardmax's
+``height*width < 16384`` becomes ``width <= 127`` at ``height = 128``). A step at a value is
+exactly the case the operator generator would make of that value (``variant_case``): same id
+scheme, documented status, expectations, model and artifacts, so every step is reproducible
+and bundles like any case.
+
+Bounds whose edge or first outside model would exceed the size budget, or that no model
+parameter expresses, are not searched: they are listed with the reason (``Skipped``). Limit
+kinds without a single numeric bound (multiple-of rules, value sets, dtypes) are not bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness.cases.case import Case
+from harness.cases.operators import (
+    DTYPES,
+    MAX_ELEMENTS,
+    bound_variant,
+    element_count,
+    variant_case,
+)
+from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
+from harness.models import ModelParamError, build_model
+from harness.results.records import CaseRecord
+from harness.spec.limits import Limit
+from harness.spec.operators import Operator, OperatorCatalogue
+
+NUMERIC_KINDS = ("range", "broadcast", "product")
+UPPER, LOWER = "upper", "lower"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One side of one numeric limit, in one dtype: what one search walks along."""
+
+    catalogue: OperatorCatalogue
+    op: Operator
+    limit: Limit
+    dtype: str
+    side: str  # UPPER or LOWER
+    edge: int  # the last value documented inside
+    floor: int  # inward, the search goes no further than this (the other documented bound)
+    subject: str  # what the value sets, e.g. "kernel_h" or "[b,c,1,w]:h"
+    documented: str  # the documented interval or cap, as the document gives it
+    smallest: int = 1  # the smallest value a model takes (0 for a pad, 1 for a dimension)
+
+    @property
+    def id(self) -> str:
+        return f"{self.catalogue.platform}/{self.limit.id}/{self.dtype}/{self.side}"
+
+    @property
+    def direction(self) -> int:
+        return 1 if self.side == UPPER else -1
+
+    def case(self, value: int) -> Case:
+        """The step at ``value``: a normal case of the limit."""
+        variant = bound_variant(self.op, self.limit, value)
+        return variant_case(self.catalogue, self.op, self.limit, self.dtype, variant)
+
+    def skip(self, value: int, max_elements: int = MAX_ELEMENTS) -> str | None:
+        """Why the step at ``value`` is not tried (no model can express it, or the model is
+        over the size budget), or None."""
+        if value < self.smallest:
+            return f"{self.subject}={value}: below the smallest value a model can take"
+        try:
+            case = self.case(value)
+            elements = element_count(self.op.name, case.params)
+        except (KeyError, ValueError) as exc:
+            return f"{self.subject}={value}: no model expresses it ({exc})"
+        if elements > max_elements:
+            return (
+                f"{self.subject}={value}: model needs {elements} elements, over the budget "
+                f"of {max_elements}"
+            )
+        try:  # what the builder refuses (a reflect pad as large as its dimension)
+            build_model(self.op.name, case.params, 0)
+        except ModelParamError as exc:
+            return f"{self.subject}={value}: no model expresses it ({exc})"
+        return None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A bound not searched, with the reason."""
+
+    bound: Bound
+    reason: str
+
+
+def numeric_bounds(
+    catalogue: OperatorCatalogue,
+    ops: list[str] | None = None,
+    dtypes: tuple[str, ...] | None = None,
+    max_elements: int = MAX_ELEMENTS,
+) -> tuple[list[Bound], list[Skipped]]:
+    """Every searchable bound of the catalogue's operators (or of ``ops``), in catalogue
+    order, per documented dtype (or those of ``dtypes``), and the numeric limits skipped."""
+    bounds: list[Bound] = []
+    skipped: list[Skipped] = []
+    for op in catalogue.operators.values():
+        if ops is not None and op.name not in ops:
+            continue
+        op_dtypes = [d for d in op.data_dtypes() if d in (dtypes or DTYPES)]
+        for limit in op.limits():
+            if limit.kind not in NUMERIC_KINDS:
+                continue
+            for dtype in op_dtypes:
+                for bound in _sides(catalogue, op, limit, dtype):
+                    reason = bound.skip(bound.edge, max_elements)
+                    if reason is None:
+                        outward = bound.edge + bound.direction
+                        reason = bound.skip(outward, max_elements)
+                    if reason is not None:
+                        skipped.append(Skipped(bound, reason))
+                    else:
+                        bounds.append(bound)
+    return bounds, skipped
+
+
+def _sides(catalogue: OperatorCatalogue, op: Operator, limit: Limit, dtype: str) -> list[Bound]:
+    def bound(
+        side: str, edge: int, floor: int, subject: str, documented: str, smallest: int = 1
+    ) -> Bound:
+        return Bound(catalogue, op, limit, dtype, side, edge, floor, subject, documented, smallest)
+
+    if limit.kind == "product":
+        a, b = limit.rule["factors"]
+        cap = limit.rule["less_than"]
+        side = math.isqrt(cap)
+        edge = -(-cap // side) - 1  # the largest b with side * b < cap
+        return [bound(UPPER, edge, 1, f"{b} at {a}={side}", f"{a}*{b} < {cap}")]
+    assert limit.interval is not None
+    lo, hi = limit.interval.integer_bounds()
+    subject = str(limit.rule.get("element", limit.subject))
+    if limit.kind == "broadcast":
+        subject = f"{limit.rule['from']}:{limit.subject}"
+    smallest = 0 if limit.interval.lo_closed and limit.interval.lo == 0 else 1
+    found = [bound(UPPER, hi, lo, subject, str(limit.interval), smallest)]
+    if lo - 1 >= smallest:
+        found.append(bound(LOWER, lo, hi, subject, str(limit.interval), smallest))
+    return found
+
+
+# -- a step's record as behaviour -----------------------------------------------------------
+
+INSIDE = "NPU, correct"  # how a value documented inside behaves
+
+
+def _status(check: dict[str, object]) -> str:
+    """A check's own status, also under a ``doc-inconsistent`` wrapper."""
+    status, observed = str(check["status"]), str(check["observed"])
+    if status == "doc-inconsistent" and "[would be " in observed:
+        return observed.split("[would be ", 1)[1].split(";", 1)[0]
+    return status
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def behaviour(record: CaseRecord) -> tuple[bool | None, str]:
+    """Whether the step behaved like a documented-inside value (on the NPU, in the precision
+    asked, correct), None when it says nothing (infra error), and what was seen, e.g.
+    "NPU, correct", "CPU fallback", "build failed: ...", "precision fallback: FLOAT16 (INT8
+    asked)", "NPU, wrong result (max_abs=3)"."""
+    if record.verdict == "infra-error":
+        return None, f"infra error: {_first_line(record.detail)}"
+    seen: list[str] = []
+    good = True
+    for check in record.checks:
+        status, observed = _status(check), str(check["observed"])
+        if status in FALLBACK:
+            good = False
+            seen.append(_first_line(observed.split(" [would be ", 1)[0]))
+        elif status in NUMERIC_FAILURES:
+            good = False
+            metrics = ", ".join(f"{k}={v:.4g}" for k, v in sorted(record.metrics.items()))
+            seen.append(f"NPU, {status}" + (f" ({metrics})" if metrics else ""))
+    if good:
+        return True, INSIDE
+    return False, "; ".join(dict.fromkeys(seen))

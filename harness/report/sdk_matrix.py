@@ -1,0 +1,201 @@
+"""What changed between SDK releases: per documented limit, the verdicts on each SDK side by side.
+
+A results directory holding records of several SDKs (``pytest suites --sdk 2.3.2,2.5.0``) gets
+this section. Each SDK is compared with the next newer one, case by case (the same case id);
+a transition is classified, and limits with a change come first, in the order of ``KINDS``:
+the changes a user of the new release most needs to know about lead.
+
+Every SDK is judged against the same documents (the catalogue transcribes one SDK release's
+documentation), so an older SDK's verdicts say how it measures up to those documents, not to
+its own release's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.report.matrix import natural_key
+from harness.results.records import CaseRecord
+
+# Change kinds, most important first: (kind, what the report calls it).
+KINDS: tuple[tuple[str, str], ...] = (
+    ("no-longer-enforced", "limit enforced before, no longer"),
+    ("violation-fixed", "violation fixed"),
+    ("new-wrong-result", "new wrong result"),
+    ("new-build-failure", "new build failure"),
+    ("new-violation", "new violation"),
+    ("newly-enforced", "limit enforced now"),
+    ("wrong-result-fixed", "wrong result fixed"),
+    ("verdict-changed", "other verdict change"),
+)
+_RANK = {kind: rank for rank, (kind, _) in enumerate(KINDS)}
+_BUILD_FAILURE = re.compile(r"\bbuild (failed|aborted)\b")
+
+
+@dataclass(frozen=True)
+class SdkChange:
+    """One case whose verdict differs between two SDKs (``old`` the older release)."""
+
+    case_id: str
+    kind: str
+    old_sdk: str
+    new_sdk: str
+    old: str  # verdict
+    new: str
+
+
+@dataclass(frozen=True)
+class LimitRow:
+    """One documented limit: its cases' verdict counts per SDK and the changes between SDKs."""
+
+    limit: str
+    op: str
+    counts: dict[str, dict[str, int]]  # sdk -> verdict -> cases (verdicts in VERDICTS order)
+    changes: list[SdkChange]
+
+    @property
+    def rank(self) -> int:
+        return min((_RANK[change.kind] for change in self.changes), default=len(KINDS))
+
+
+@dataclass(frozen=True)
+class SdkMatrix:
+    sdks: list[str]  # oldest first
+    documents: str  # what every SDK was judged against (run.json ``documents``)
+    rows: list[LimitRow]  # limits with changes first (by the most important change), then the rest
+    totals: dict[str, dict[str, int]]  # sdk -> verdict -> cases
+
+    @property
+    def changes(self) -> list[SdkChange]:
+        return [change for row in self.rows for change in row.changes]
+
+
+def sdk_key(sdk: str) -> tuple[tuple[int, int | str], ...]:
+    """Release order: 2.3.2 before 2.10.0; "" (journals without SDKs) first."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in sdk.split(".") if p)
+
+
+def sdks_of(records: Iterable[CaseRecord]) -> list[str]:
+    return sorted({record.sdk for record in records}, key=sdk_key)
+
+
+def classify(old: CaseRecord, new: CaseRecord) -> str | None:
+    """The kind of change from ``old`` (older SDK) to ``new``, or None when the verdict holds."""
+    if old.verdict == new.verdict:
+        return None
+    if old.verdict == "limit-confirmed" and new.verdict == "doc-drift":
+        return "no-longer-enforced"
+    if old.verdict == "violation" and new.verdict not in FAILING_VERDICTS:
+        return "violation-fixed"
+    if new.verdict == "wrong-result":
+        return "new-wrong-result"
+    if _build_failed(new) and not _build_failed(old):
+        return "new-build-failure"
+    if new.verdict == "violation":
+        return "new-violation"
+    if old.verdict == "doc-drift" and new.verdict == "limit-confirmed":
+        return "newly-enforced"
+    if old.verdict == "wrong-result" and new.verdict not in FAILING_VERDICTS:
+        return "wrong-result-fixed"
+    return "verdict-changed"
+
+
+def _build_failed(record: CaseRecord) -> bool:
+    texts = [record.detail, *(str(check.get("observed", "")) for check in record.checks)]
+    return any(_BUILD_FAILURE.search(text) for text in texts)
+
+
+def build_sdk_matrix(records: list[CaseRecord], documents: str = "") -> SdkMatrix | None:
+    """The side-by-side view, or None when the records come from fewer than two SDKs;
+    ``documents`` names the documents the catalogue transcribes."""
+    sdks = sdks_of(records)
+    if len(sdks) < 2:
+        return None
+    by_limit: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
+    for record in records:
+        by_limit[(record.limit, record.op)].append(record)
+    rows = [_row(limit, op, cases, sdks) for (limit, op), cases in by_limit.items()]
+    rows.sort(key=lambda row: (row.rank, natural_key(row.limit)))
+    totals = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
+    return SdkMatrix(sdks, documents, rows, totals)
+
+
+def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> LimitRow:
+    by_case: dict[str, dict[str, CaseRecord]] = defaultdict(dict)
+    for record in records:
+        by_case[record.id][record.sdk] = record
+    changes = []
+    for case_id in sorted(by_case, key=natural_key):
+        ran = [sdk for sdk in sdks if sdk in by_case[case_id]]
+        for old_sdk, new_sdk in itertools.pairwise(ran):
+            old, new = by_case[case_id][old_sdk], by_case[case_id][new_sdk]
+            kind = classify(old, new)
+            if kind is not None:
+                changes.append(SdkChange(case_id, kind, old_sdk, new_sdk, old.verdict, new.verdict))
+    changes.sort(key=lambda change: (_RANK[change.kind], natural_key(change.case_id)))
+    counts = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
+    return LimitRow(limit, op, counts, changes)
+
+
+def _counts(records: Iterable[CaseRecord]) -> dict[str, int]:
+    counts = Counter(record.verdict for record in records)
+    return {verdict: counts[verdict] for verdict in VERDICTS if counts[verdict]}
+
+
+def kind_label(kind: str) -> str:
+    return dict(KINDS)[kind]
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """'confirmed 3, violation 1'; '-' when the SDK ran no case of the limit."""
+    return ", ".join(f"{verdict} {n}" for verdict, n in counts.items()) or "-"
+
+
+DOCUMENTS_KEY = "documents"  # run.json: the vendor documents the catalogue transcribes
+
+
+def judged_against(matrix: SdkMatrix) -> str:
+    documents = matrix.documents or "the documents the catalogue transcribes"
+    return (
+        f"Every SDK is judged against the same documents: {documents}. An older SDK's "
+        "verdicts say how it measures up to those documents, not to its own release's."
+    )
+
+
+def summary_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of plain text: all cases' verdict counts per SDK."""
+    header = ["", *(f"SDK {sdk}" for sdk in matrix.sdks)]
+    return header, [["all cases", *(counts_text(matrix.totals[sdk]) for sdk in matrix.sdks)]]
+
+
+def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of plain text, one row per limit, changed limits first; the changes cell
+    holds one line per changed case."""
+    header = ["limit", "operator", *(f"SDK {sdk}" for sdk in matrix.sdks), "changes"]
+    rows = [
+        [
+            row.limit,
+            row.op,
+            *(counts_text(row.counts[sdk]) for sdk in matrix.sdks),
+            "\n".join(
+                f"{kind_label(c.kind)}: {c.case_id}: {c.old} on {c.old_sdk} -> {c.new} on "
+                f"{c.new_sdk}"
+                for c in row.changes
+            ),
+        ]
+        for row in matrix.rows
+    ]
+    return header, rows
+
+
+def headline(matrix: SdkMatrix) -> str:
+    changed = sum(1 for row in matrix.rows if row.changes)
+    return (
+        f"{changed} documented limits changed verdict between SDKs ({len(matrix.changes)} "
+        "case changes); they come first."
+    )
