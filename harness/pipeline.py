@@ -13,7 +13,7 @@ import platform as host_platform
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,14 +36,12 @@ from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_folder
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.target import BoardTarget, Target
+from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
 from harness.text import redact, redacted
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
-# Converted models for boards, in the results directory.
-CONVERSION_CACHE = ".conversion-cache"
 # Judges the properties every target can serve; a vendor's judge adds its own observers.
 GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 # The files that reproduce a job with a vendor's own tools (name -> content), written into the
@@ -78,8 +76,11 @@ class Vendor:
     # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
     # simulator, a context manager.
     simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]
-    # (board, conversion cache folder, timeout_s, SDK or None) -> the board's target.
-    board_target: Callable[[Board, Path, float, str | None], AbstractContextManager[BoardTarget]]
+    # (board, conversion cache folder or None: the vendor's shared one, timeout_s, SDK or
+    # None) -> the board's target.
+    board_target: Callable[
+        [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
+    ]
 
 
 def host_versions() -> dict[str, str]:
@@ -151,8 +152,53 @@ class CaseExecutor:
         self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
+        self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
+        [record] = self.execute_many([case])
+        return record
+
+    def execute_many(self, cases: Sequence[Case]) -> Iterator[CaseRecord]:
+        """Run ``cases`` as one batch on the backend; yield each journaled record, in order,
+        as soon as its observation arrives (a streaming backend runs the rest meanwhile).
+
+        Every case is prepared (model, references, case folder) before the batch starts. A
+        case whose preparation raised raises at its turn in the stream, which ends it.
+        """
+        prepared: list[_Prepared | Exception] = []
+        for case in cases:
+            early = self._prepared.pop(case.id, None)
+            try:
+                prepared.append(early or self._prepare(case))
+            except Exception as exc:  # the others still run
+                prepared.append(exc)
+        ready = [item for item in prepared if isinstance(item, _Prepared)]
+        observations = observe(self.backend, [item.request for item in ready])
+        waited_since = time.monotonic()  # the backend works for a case from here to its arrival
+        for item in prepared:
+            if isinstance(item, Exception):
+                raise item
+            observation = next(observations)
+            arrived = time.monotonic()
+            item.backend_s = arrived - waited_since
+            waited_since = arrived
+            yield self._finish(item, observation)
+
+    def prefetch(self, cases: Sequence[Case]) -> None:
+        """Prepare ``cases`` (the next batch) now and let a backend that can start on them
+        (a board converts their models) do so while it runs the current batch."""
+        if not isinstance(self.backend, PrefetchingTarget):
+            return
+        for case in cases:
+            if case.id not in self._prepared:
+                try:
+                    self._prepared[case.id] = self._prepare(case)
+                except Exception:  # it raises again at its turn in execute_many
+                    continue
+        ready = [self._prepared[case.id] for case in cases if case.id in self._prepared]
+        self.backend.prefetch([item.request for item in ready])
+
+    def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         built = build_model(case.op, case.params, case.seed, self.models)
@@ -162,7 +208,13 @@ class CaseExecutor:
         folder = self.results_dir / case_folder(case.id, self.sdk)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
-        observation = self.backend.run(request)
+        return _Prepared(
+            case, built, references, request, folder, started, time.monotonic() - clock
+        )
+
+    def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
+        clock = time.monotonic()
+        case, built, references, folder = item.case, item.built, item.references, item.folder
         _write_observation(folder, built.output_names, observation)
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
@@ -194,8 +246,8 @@ class CaseExecutor:
             versions={**self.versions, **observation.versions},
             source=case.source,
             artifacts=folder.relative_to(self.results_dir).as_posix(),
-            started=started.isoformat(timespec="seconds"),
-            duration_s=round(time.monotonic() - clock, 3),
+            started=item.started.isoformat(timespec="seconds"),
+            duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),
             seed=case.seed,
             params=built.params,
             checks=list(verdict.checks),
@@ -208,6 +260,20 @@ class CaseExecutor:
         record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
         self.journal.append(record)
         return record
+
+
+@dataclass
+class _Prepared:
+    """A case ready for the backend: its model, references, job and emptied case folder."""
+
+    case: Case
+    built: BuiltModel
+    references: References
+    request: Job
+    folder: Path
+    started: datetime
+    prepare_s: float  # building the model and references, writing the inputs
+    backend_s: float = 0.0  # from when the backend could start on it to its observation
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:

@@ -31,11 +31,12 @@ from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
 from harness.nightly.identity import identity
-from harness.pipeline import CONVERSION_CACHE, CaseExecutor, Vendor, host_versions
+from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key
+from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
@@ -102,6 +103,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds one case may take (600; above 0, at most a day)",
     )
     group.addoption(
+        "--hil-batch",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"largest batch of cases handed to a board or simulator at once ({DEFAULT_BATCH}; "
+        "batches start at 2 and double; 1 runs one case at a time)",
+    )
+    group.addoption(
         "--sdk",
         default=None,
         metavar="VERSION[,VERSION...]|all",
@@ -112,6 +120,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--hil-cache",
         default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+    )
+    group.addoption(
+        "--hil-conversion-cache",
+        default=os.environ.get(
+            "HIL_CONVERSION_CACHE", str(Path.home() / ".cache" / "npu-hil" / "rknn")
+        ),
+        help="converted models for boards, shared by every results directory "
+        "(env HIL_CONVERSION_CACHE; size cap HIL_CONVERSION_CACHE_MAX, default 2G)",
     )
     nightly.add_options(group)
     group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
@@ -148,9 +164,13 @@ def _check_options(config: pytest.Config) -> None:
     _vendor(config)
     _sdks(config)
     _check_timeout(config)
+    if config.getoption("hil_batch") < 1:
+        raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
+    if config.getoption("backend") != "sim":
+        _check_folder(config, "hil_conversion_cache")
 
 
 def _check_timeout(config: pytest.Config) -> None:
@@ -364,7 +384,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
             else:
                 on_board = stack.enter_context(
                     vendor.board_target(
-                        board, results / CONVERSION_CACHE, option("hil_timeout"), sdk
+                        board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
                     )
                 )
                 backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
@@ -410,18 +430,42 @@ def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
     return finished_ids(Path(pytestconfig.getoption("results")))
 
 
+@pytest.fixture(scope="session")
+def hil_schedulers(
+    pytestconfig: pytest.Config, hil_executors: Callable[[str], CaseExecutor]
+) -> Iterator[Callable[[str], Scheduler]]:
+    """SDK release -> the scheduler running this process's cases on it in batches
+    (``harness.scheduler``), one per SDK's executor, each with its own batch sizes."""
+    largest = pytestconfig.getoption("hil_batch")
+    started: dict[str, Scheduler] = {}
+
+    def scheduler(sdk: str) -> Scheduler:
+        if sdk not in started:
+            executor = hil_executors(sdk)
+            started[sdk] = Scheduler(executor.execute_many, BatchSizes(largest), executor.prefetch)
+        return started[sdk]
+
+    yield scheduler
+    for each in started.values():
+        each.close()
+
+
 @pytest.fixture
 def hil_record(
     hil_case: Case,
     hil_sdk: str,
-    hil_executors: Callable[[str], CaseExecutor],
+    hil_schedulers: Callable[[str], Scheduler],
     _hil_finished: set[str],
     request: pytest.FixtureRequest,
 ) -> CaseRecord:
-    """Run the case on its SDK and journal it; infrastructure trouble is raised as an error."""
+    """Run the case on its SDK (in a batch with the next cases on that SDK) and journal it;
+    infrastructure trouble is raised as an error."""
     if case_key(hil_case.id, hil_sdk) in _hil_finished:
         pytest.skip(f"finished on SDK {hil_sdk} in an earlier run (--resume)")
-    record = hil_executors(hil_sdk).execute(hil_case)
+    upcoming = (
+        c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
+    )
+    record = hil_schedulers(hil_sdk).record(hil_case, upcoming)
     properties = request.node.user_properties
     properties.append(("case", identity(record)))
     properties.append(("verdict", record.verdict))

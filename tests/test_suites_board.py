@@ -21,6 +21,7 @@ from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
 from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.cache_cap import entries
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimulatorPool
 
@@ -32,6 +33,7 @@ def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.CompletedP
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
     command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
     command += ["--results", str(tmp_path / "results"), "--hil-cache", "off"]
+    command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
     command += ["--boards", str(boards), *args]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
@@ -53,6 +55,23 @@ def test_cases_run_on_the_board_and_name_it(sshd: SshServer, tmp_path: Path) -> 
     assert records[CASES[1]].versions["board_soc"] == "rk3562"
     meta = read_run_metadata(tmp_path / "results")
     assert [board["status"] for board in meta["boards"]] == ["ok"]
+
+
+def test_every_results_directory_shares_one_conversion_cache(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    boards = board_folder(sshd, tmp_path)
+    first = run_suite(tmp_path, boards, "--backend", "board")
+    assert first.returncode == 0, first.stdout + first.stderr
+    built = {e.path: e.used for e in entries(tmp_path / "conversions")}
+    assert len(built) == len(CASES)
+    assert not list((tmp_path / "results").glob(".conversion*"))
+    second = run_suite(tmp_path, boards, "--backend", "board", "--results", str(tmp_path / "r2"))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert {r.backend for r in read_records(tmp_path / "r2")} == {"loopback"}
+    again = {e.path: e.used for e in entries(tmp_path / "conversions")}
+    assert set(again) == set(built)  # nothing converted again: the entries were reused
+    assert all(again[path] >= used for path, used in built.items())
 
 
 def test_without_a_board_file_the_same_command_uses_the_simulator(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from harness.modelfiles.prepare import (
     read_arrays,
     read_calibration,
 )
-from harness.pipeline import CONVERSION_CACHE, Vendor, host_versions
+from harness.pipeline import Vendor, host_versions
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
 from harness.results.journal import (
@@ -287,7 +287,7 @@ def _backend(
     vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
 ) -> Iterator[Any]:
     if board is not None:
-        with vendor.board_target(board, results / CONVERSION_CACHE, args.timeout, None) as target:
+        with vendor.board_target(board, None, args.timeout, None) as target:
             yield target
         return
     cache = None if args.cache == "off" else Path(args.cache)

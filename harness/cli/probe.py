@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.models import OPERATOR_SPECS
-from harness.pipeline import CONVERSION_CACHE, CaseExecutor, Vendor, host_versions
+from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
 from harness.probe.steps import Bound, Skipped, numeric_bounds
 from harness.report.bundle import BundleError, make_bundle
@@ -154,7 +154,7 @@ def _target(
 ) -> AbstractContextManager[Target]:
     """The board when one is given, else the simulator."""
     if board is not None:
-        return vendor.board_target(board, args.results / CONVERSION_CACHE, args.timeout, None)
+        return vendor.board_target(board, None, args.timeout, None)
     cache = None if args.hil_cache == "off" else Path(args.hil_cache)
     return vendor.simulator(args.timeout, cache, None)  # the default SDK
 

@@ -9,7 +9,7 @@ even across hosts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from harness.boards.discovery import check
 from harness.boards.inventory import Board, Runtimes, load_inventory
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.target import BoardTarget, Target
+from harness.targets.target import BoardTarget, Target, observe
 
 
 class NoBoardError(RuntimeError):
@@ -83,9 +83,19 @@ class BoardWithFallback:
         return self.board.observes
 
     def run(self, request: Job) -> Observation:
-        observation = self.board.run(request)
-        if observation.infra_error and self.board.down and self.to_simulator:
-            if self._fallback is None:
-                self._fallback = self.simulator()
-            return self._fallback.run(request)
-        return observation
+        return next(self.stream([request]))
+
+    def prefetch(self, requests: Sequence[Job]) -> None:
+        if not self.board.down:
+            self.board.prefetch(requests)
+
+    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+        """The board's observations as they arrive; once the board is down (and
+        ``to_simulator``), each case it could not run goes to the simulator instead."""
+        for request, observation in zip(requests, self.board.stream(requests), strict=True):
+            if observation.infra_error and self.board.down and self.to_simulator:
+                if self._fallback is None:
+                    self._fallback = self.simulator()
+                yield from observe(self._fallback, [request])
+            else:
+                yield observation

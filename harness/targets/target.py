@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
@@ -21,7 +22,33 @@ class Target(Protocol):
     def run(self, job: Job) -> Observation: ...
 
 
-class BoardTarget(Target, Protocol):
+@runtime_checkable
+class StreamingTarget(Target, Protocol):
+    """A target that takes a batch of jobs at once and hands back each observation, in job
+    order, as soon as it and those before it are done (so that a caller can report and
+    journal while the rest of the batch runs)."""
+
+    def stream(self, jobs: Sequence[Job]) -> Iterator[Observation]: ...
+
+
+@runtime_checkable
+class PrefetchingTarget(Protocol):
+    """A target that can start on the next batch (a board: converting its models) while it
+    runs the current one."""
+
+    def prefetch(self, jobs: Sequence[Job]) -> None: ...
+
+
+class BoardTarget(StreamingTarget, PrefetchingTarget, Protocol):
     """A target on a board, which can be lost for good mid-run."""
 
     down: str | None  # why the board was given up on; None while it is usable
+
+
+def observe(target: Target, jobs: Sequence[Job]) -> Iterator[Observation]:
+    """Observations of ``jobs`` in order: one batch for a streaming target, else one by one."""
+    if isinstance(target, StreamingTarget):
+        yield from target.stream(jobs)
+    else:
+        for job in jobs:
+            yield target.run(job)

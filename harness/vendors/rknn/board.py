@@ -1,10 +1,11 @@
 """Run cases on a board: the board's counterpart of the simulator pool, same request, same record.
 
-``BoardBackend(board).run_batch(requests)`` converts each ONNX model on the host (cached; the
+``BoardBackend(board).stream(requests)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
-runner in one tar and returns one ``Observation`` per request, ``backend`` being the board's
-name. The board's runtime (``runtimes``) chooses the runner: the Python one (``RunnerSession``)
-or ``hil_c_runner`` (``CRunnerSession``), whose queried tensor attributes join the build log's.
+runner in one tar and yields one ``Observation`` per request as the board finishes it
+(``run_batch`` collects them), ``backend`` being the board's name. The board's runtime
+(``runtimes``) chooses the runner: the Python one (``RunnerSession``) or ``hil_c_runner``
+(``CRunnerSession``), whose queried tensor attributes join the build log's.
 Trouble is contained: a dropped connection is re-established and the case in flight retried
 once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
 board that stays unreachable is marked down and every later request gets an ``infra_error`` at
@@ -15,11 +16,10 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -32,7 +32,8 @@ from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.convert import Conversion, ConversionCache
+from harness.vendors.rknn.conversion_feed import ConversionFeed
+from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -47,7 +48,6 @@ from harness.vendors.rknn.toolkit import toolkit_calls
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "npu-hil/rknn"
 _MAX_FRUITLESS_RESTARTS = 3  # runners dying before any case: the board is treated as down
 
 
@@ -86,7 +86,7 @@ class BoardBackend:
         self.runtime = rknn_runtime(board)
         self.runtime.ready(board)
         self.board = board
-        self.cache = cache or ConversionCache(DEFAULT_CACHE)
+        self.cache = cache or ConversionCache(DEFAULT_DIR)
         self.timeout_s = timeout_s
         self.host_grace_s = host_grace_s
         self.reconnect_s = reconnect_s
@@ -97,6 +97,7 @@ class BoardBackend:
         self.down: str | None = None  # why the board was given up on
         self._token = secrets.token_hex(8)  # this backend's lock identity, kept across reconnects
         self._session: RunnerSession | None = None
+        self._feed = ConversionFeed(self.cache)
         self._case_ids: dict[str, str] = {}
         atexit.register(self.close)
 
@@ -115,14 +116,23 @@ class BoardBackend:
     def run_batch(
         self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> list[Observation]:
-        """One Observation per request, in order.
+        """One Observation per request, in order (``stream`` collected)."""
+        return list(self.stream(requests, test_faults=test_faults))
+
+    def stream(
+        self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
+    ) -> Iterator[Observation]:
+        """One Observation per request, in order, each as soon as the board has run it.
+
+        The batch is converted first (on the backend's conversion thread, which may have
+        converted it already: ``prefetch``), then shipped as one tar.
 
         ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
         "corrupt-output", which the stand-in runtime acts out on the board.
         """
         faults = dict(test_faults or {})
         self._check(requests, faults)
-        conversions = self.cache.convert_many(requests)
+        conversions = self._feed.convert(requests)
         jobs: list[CaseJob] = []
         self._case_ids = {}
         for index, (request, conversion) in enumerate(zip(requests, conversions, strict=True)):
@@ -132,11 +142,22 @@ class BoardBackend:
                 fault = faults.get(request.case_id)
                 limit = request.timeout_s or self.timeout_s
                 jobs.append(case_job(job_id, request, conversion, self.board, limit, fault))
-        outcomes = self._execute(jobs) if jobs else {}
-        return [
-            self._observation(conversion, outcomes.get(f"c{index}"))
-            for index, conversion in enumerate(conversions)
-        ]
+        settled = self._execute(jobs)
+        done: dict[str, _Outcome] = {}
+        unsettled = len(jobs)
+        for index, conversion in enumerate(conversions):
+            job_id = f"c{index}"
+            while job_id in self._case_ids and job_id not in done:
+                settled_id, outcome = next(settled, (job_id, _Outcome()))
+                done[settled_id] = outcome
+                unsettled -= 1
+                if not unsettled:  # let the shipping loop end as it would: the session stays
+                    done.update(settled)
+            yield self._observation(conversion, done.pop(job_id, None))
+
+    def prefetch(self, requests: Sequence[Job]) -> None:
+        """Convert ``requests`` (the next batch) in the background, while the board runs."""
+        self._feed.prefetch(requests)
 
     def _check(self, requests: Sequence[Job], faults: dict[str, str]) -> None:
         for request in requests:
@@ -156,7 +177,8 @@ class BoardBackend:
 
     # -- shipping, with reconnects and restarts ----------------------------------------------
 
-    def _execute(self, jobs: list[CaseJob]) -> dict[str, _Outcome]:
+    def _execute(self, jobs: list[CaseJob]) -> Iterator[tuple[str, _Outcome]]:
+        """Each job's id and outcome as it settles (a result, or an infra error for good)."""
         outcomes = {job.id: _Outcome() for job in jobs}
         pending = list(jobs)
         retried: set[str] = set()
@@ -166,17 +188,20 @@ class BoardBackend:
             if session is None:
                 for job in pending:
                     outcomes[job.id].infra_error = f"board {self.name} is down: {self.down}"
-                break
+                    yield job.id, outcomes[job.id]
+                return
             try:
                 for result in session.run(pending, self._started):
                     outcomes[result.id].result = result
                     outcomes[result.id].versions = self._versions(session, result)
                     fruitless = 0
+                    yield result.id, outcomes[result.id]
             except ConnectionLost as exc:
                 self._drop()
                 case = exc.case or pending[0].id
                 if case in retried:
                     outcomes[case].infra_error = f"{exc} (the case was already retried once)"
+                    yield case, outcomes[case]
                 else:
                     retried.add(case)
                     outcomes[case].notes.append(f"retried once after: {exc}")
@@ -187,16 +212,19 @@ class BoardBackend:
                 if exc.case is not None:
                     outcomes[exc.case].infra_error = str(exc)
                     fruitless = 0
+                    yield exc.case, outcomes[exc.case]
                 elif fruitless >= _MAX_FRUITLESS_RESTARTS:
                     self.down = f"runner failed {fruitless} times without running a case: {exc}"
             except BoardError as exc:  # e.g. the lock was taken over
                 self._drop()
                 self.down = str(exc)
+            except GeneratorExit:  # the caller stopped reading mid-batch: the runner is busy
+                self._drop()
+                raise
             else:
                 if not session.usable:  # the runner exited after a board-side timeout
                     self._drop()
             pending = [job for job in pending if not _settled(outcomes[job.id])]
-        return outcomes
 
     def _started(self, job_id: str) -> None:
         if self.on_case_started is not None:
@@ -304,8 +332,9 @@ class BoardBackend:
         return observation
 
     def close(self) -> None:
-        """Stop the runner and clean the board; safe to call more than once."""
+        """Stop the runner and clean the board, and the conversion thread; safe to repeat."""
         self._drop()
+        self._feed.close()
         atexit.unregister(self.close)
 
     def __enter__(self) -> BoardBackend:
@@ -367,5 +396,5 @@ def board_backend(
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
     python, toolkit = interpreter(sdk)
-    cache = ConversionCache(rknn_cache or DEFAULT_CACHE, python=python, toolkit=toolkit)
+    cache = ConversionCache(rknn_cache or DEFAULT_DIR, python=python, toolkit=toolkit)
     return BoardBackend(board, cache=cache, timeout_s=timeout_s)

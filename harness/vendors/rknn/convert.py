@@ -6,38 +6,49 @@ key is sha256 over the model bytes, the toolkit calls (target, config, quantizat
 calibration arrays and the toolkit version. A toolkit rejection is cached like a success (it
 is deterministic); a converter crash or hang is not.
 
-Builds run in a child process (``python -m harness.vendors.rknn.convert``), one per batch of misses,
-because a boundary-probing model can crash or hang the compiler, and because the compiler's
-tables come from C and can only be captured at the file-descriptor level. Parallel pytest-xdist
-workers share the cache safely: each key is built under an flock on ``<key>.lock`` (taken in
-sorted order, so no two workers deadlock) in a staging folder that is renamed into place.
+Builds run in one long-lived converter process per cache (``python -m
+harness.vendors.rknn.convert``, started by ``toolkit_process`` with the cache's interpreter, so
+another SDK's environment can convert): it imports the toolkit once and then builds one staged
+folder per request. A child process, because a boundary-probing model can crash or hang the
+compiler (that costs the build in flight; the next build starts a new converter), and because
+the compiler's tables come from C and can only be captured at the file-descriptor level.
+Parallel pytest-xdist workers share the cache safely: each key is built under an flock on
+``<key>.lock`` (taken in sorted order, so no two workers deadlock) in a staging folder that is
+renamed into place.
+
+The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
+and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
+least recently used ones go (``cache_cap``).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
 import os
 import shutil
-import subprocess
+import signal
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.targets.job import Job
+from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
     content_key,
-    harness_env,
     toolkit_calls,
     toolkit_version,
     write_dataset,
 )
+from harness.vendors.rknn.toolkit_process import ToolkitProcess, parent_pipes
 
 FORMAT = 1  # bump when the entry layout changes
 RKNN_FILE = "model.rknn"
@@ -45,7 +56,10 @@ LOG_FILE = "build.log"
 META_FILE = "meta.json"
 CALLS_FILE = "calls.json"
 STARTED_FILE = "started"
+START_TIMEOUT_S = 120.0  # importing the toolkit takes seconds; allow for a loaded machine
 _KEEP = (RKNN_FILE, LOG_FILE, META_FILE)
+DIR_ENV, CAP_ENV = "HIL_CONVERSION_CACHE", "HIL_CONVERSION_CACHE_MAX"
+DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "rknn")
 
 
 @dataclass(frozen=True)
@@ -68,21 +82,26 @@ def build_calls(request: Job) -> dict[str, dict[str, Any]]:
 
 
 class ConversionCache:
-    """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key."""
+    """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key, and
+    keeps the folder under ``cap`` bytes (default ``HIL_CONVERSION_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(
         self,
         directory: Path,
         *,
         timeout_s: float = 300.0,
+        cap: int | None = None,
         python: str = sys.executable,
         toolkit: str | None = None,
     ) -> None:
         """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
-        install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's)."""
+        install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
+        part of every key, so each SDK's conversions are kept apart in the shared folder."""
         self.directory = Path(directory)
+        self.python = python  # the interpreter whose rknn-toolkit2 converts
+        self._converter: _Converter | None = None
         self.timeout_s = timeout_s
-        self.python = python
+        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
         self.toolkit = toolkit or toolkit_version()
 
     def key(self, request: Job) -> str:
@@ -95,7 +114,7 @@ class ConversionCache:
         return self.convert_many([request])[0]
 
     def convert_many(self, requests: Sequence[Job]) -> list[Conversion]:
-        """Conversions in request order; misses are built together in one child process."""
+        """Conversions in request order; misses are built one by one by the converter."""
         keys = [self.key(request) for request in requests]
         found = {key: self._load(key) for key in set(keys)}
         missing = sorted(key for key, hit in found.items() if hit is None)
@@ -107,6 +126,7 @@ class ConversionCache:
                 for key in missing:  # another worker may have built it while we waited
                     found[key] = self._load(key, locked=True)
                 found.update(self._build([k for k in missing if found[k] is None], by_key))
+            prune(self.directory, self.cap)
         conversions = []
         for key in keys:
             conversion = found[key]
@@ -132,6 +152,7 @@ class ConversionCache:
                 raise TypeError(f"error is {error!r}")
             if not error and not (entry / RKNN_FILE).is_file():
                 raise FileNotFoundError(entry / RKNN_FILE)
+            touch(entry)  # its last use: the cap removes the least recently used first
             return Conversion(
                 key=key,
                 rknn_path=None if error else entry / RKNN_FILE,
@@ -154,28 +175,20 @@ class ConversionCache:
             yield  # the lock goes with the file's closing
 
     def _build(self, keys: list[str], requests: dict[str, Job]) -> dict[str, Conversion]:
-        """Build ``keys`` in child processes; a crash or hang costs only the build in flight."""
-        staging = {key: self._stage(key, requests[key]) for key in keys}
+        """Build ``keys`` one by one; a crash or hang costs only the build in flight."""
         results: dict[str, Conversion] = {}
-        try:
-            todo = list(keys)
-            while todo:
-                failure = self._run_child([staging[key] for key in todo])
-                for key in todo:
-                    if (staging[key] / META_FILE).exists():
-                        results[key] = self._commit(key, staging[key])
-                todo = [key for key in todo if key not in results]
-                if todo and failure is None:
-                    failure = "converter exited before building every model"
-                if failure:
-                    # The build in flight failed; if none had started, the converter cannot run.
-                    lost = [key for key in todo if (staging[key] / STARTED_FILE).exists()]
-                    for key in lost or todo:
-                        log_text = _read(staging[key] / LOG_FILE)
-                        results[key] = Conversion(key, None, log_text, infra_error=failure)
-                    todo = [key for key in todo if key not in results]
-        finally:
-            for folder in staging.values():
+        for key in keys:
+            folder = self._stage(key, requests[key])
+            try:
+                failure = self._run_converter(folder)
+                if failure is None and (folder / META_FILE).exists():
+                    results[key] = self._commit(key, folder)
+                else:
+                    failure = failure or "the converter wrote no result"
+                    results[key] = Conversion(
+                        key, None, _read(folder / LOG_FILE), infra_error=failure
+                    )
+            finally:
                 shutil.rmtree(folder, ignore_errors=True)
         return results
 
@@ -189,25 +202,23 @@ class ConversionCache:
         (folder / CALLS_FILE).write_text(json.dumps(build_calls(request)))
         return folder
 
-    def _run_child(self, folders: list[Path]) -> str | None:
-        """Run one converter child over ``folders``; how it failed, or None when it finished."""
-        jobs = folders[0].parent / f".jobs-{os.getpid()}-{time.monotonic_ns()}.json"
-        jobs.write_text(json.dumps([str(folder) for folder in folders]))
-        with tempfile.TemporaryFile() as output:
-            child = subprocess.Popen(
-                [self.python, "-m", "harness.vendors.rknn.convert", str(jobs), str(os.getpid())],
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=output,
-                env=harness_env(),
-            )
-            try:
-                return _watch(child, folders, self.timeout_s, output)
-            finally:
-                if child.poll() is None:
-                    child.kill()
-                child.wait()
-                jobs.unlink(missing_ok=True)
+    def _run_converter(self, folder: Path) -> str | None:
+        """Have the converter build ``folder``; None, or how the converter failed (it is
+        then stopped, and the next build starts a new one)."""
+        if self._converter is None:
+            self._converter = _Converter(self.python)
+        converter = self._converter
+        failure = converter.build(folder, self.timeout_s)
+        if failure is not None:
+            converter.stop()
+            self._converter = None
+        return failure
+
+    def close(self) -> None:
+        """Stop the converter process; safe to call more than once."""
+        if self._converter is not None:
+            self._converter.stop()
+            self._converter = None
 
     def _commit(self, key: str, folder: Path) -> Conversion:
         """Keep the entry's files and rename the staging folder into place."""
@@ -223,29 +234,6 @@ class ConversionCache:
         return replace(conversion, cached=False)
 
 
-def _watch(
-    child: subprocess.Popen[bytes], folders: list[Path], timeout_s: float, output: Any
-) -> str | None:
-    """Wait for the child; kill it when one build runs past ``timeout_s``."""
-    in_flight: dict[Path, float] = {}
-    while child.poll() is None:
-        time.sleep(0.05)
-        now = time.monotonic()
-        for folder in folders:
-            if (folder / STARTED_FILE).exists() and not (folder / META_FILE).exists():
-                started = in_flight.setdefault(folder, now)
-                if now - started > timeout_s:
-                    child.kill()
-                    return f"conversion did not finish within {timeout_s:g} s (converter killed)"
-    if child.returncode == 0:
-        return None
-    output.seek(0)
-    tail = output.read()[-2000:].decode(errors="replace").strip()
-    return f"converter exited with status {child.returncode}" + (
-        f"; its output ends:\n{tail}" if tail else ""
-    )
-
-
 def _read(path: Path) -> str:
     try:
         return path.read_text(errors="replace")
@@ -253,28 +241,80 @@ def _read(path: Path) -> str:
         return ""
 
 
+class _Converter(ToolkitProcess):
+    """The converter process (host side): started once, then one staged folder per request."""
+
+    def __init__(self, python: str) -> None:
+        super().__init__("harness.vendors.rknn.convert", python)
+        self.ready = False
+        atexit.register(self.stop)
+
+    def build(self, folder: Path, timeout_s: float) -> str | None:
+        """None once ``folder`` holds the build's result, or how the converter failed. The
+        build's time starts once the converter has imported the toolkit."""
+        try:
+            if not self.ready:
+                if not self.replies.poll(START_TIMEOUT_S):
+                    return f"the converter did not start within {START_TIMEOUT_S:g} s"
+                hello = self.replies.recv()
+                if "startup_error" in hello:
+                    return f"the converter failed to start:\n{hello['startup_error']}"
+                self.ready = True
+            self.requests.send(str(folder))
+            if not self.replies.poll(timeout_s):
+                self.kill()
+                return f"conversion did not finish within {timeout_s:g} s (converter killed)"
+            reply: dict[str, Any] = self.replies.recv()
+        except (EOFError, OSError):
+            code, tail = self.process.wait(), self.stderr_tail()
+            return f"converter exited with status {code}" + (
+                f"; its output ends:\n{tail}" if tail else ""
+            )
+        return reply.get("infra_error")
+
+    def stop(self) -> None:
+        atexit.unregister(self.stop)
+        super().stop()
+
+
 # -- the converter child -----------------------------------------------------------------------
 
 
 def main(argv: list[str]) -> int:
-    """Build and export each staged folder; write its meta.json (``error`` None on success)."""
+    """Serve staged folders: build and export each, write its meta.json (``error`` None on
+    success) and reply; exits when the parent closes the request pipe."""
     from harness.vendors.rknn.simulator.worker import die_with_parent
 
-    folders = [Path(p) for p in json.loads(Path(argv[0]).read_text())]
-    die_with_parent(int(argv[1]))
-    from rknn.api import RKNN
-
-    for folder in folders:
-        if (folder / META_FILE).exists():  # done by an earlier child of this batch
-            continue
-        (folder / STARTED_FILE).touch()
-        started = time.perf_counter()
-        error = _build_one(RKNN, folder)
-        meta = {"error": error, "build_s": time.perf_counter() - started}
-        partial = folder / f"{META_FILE}.part"
-        partial.write_text(json.dumps(meta))
-        partial.rename(folder / META_FILE)
-    return 0
+    requests, replies = parent_pipes()
+    die_with_parent(int(argv[0]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        from rknn.api import RKNN
+    except Exception:
+        replies.send({"startup_error": traceback.format_exc()})
+        return 1
+    replies.send({"ready": True})
+    while True:
+        try:
+            folder = Path(requests.recv())
+        except EOFError:  # the parent closed the pipe or died
+            return 0
+        try:
+            (folder / STARTED_FILE).touch()
+            started = time.perf_counter()
+            error = _build_one(RKNN, folder)
+            meta = {"error": error, "build_s": time.perf_counter() - started}
+            partial = folder / f"{META_FILE}.part"
+            partial.write_text(json.dumps(meta))
+            partial.rename(folder / META_FILE)
+            reply: dict[str, Any] = {}
+        except Exception:
+            reply = {
+                "infra_error": f"converter error outside the toolkit:\n{traceback.format_exc()}"
+            }
+        finally:
+            os.chdir("/")  # the parent deletes the folder; do not sit in it
+        replies.send(reply)
 
 
 def _build_one(rknn_class: Any, folder: Path) -> str | None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
+from harness.vendors.rknn.cache_cap import touch
 from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
 
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
@@ -63,10 +64,12 @@ class SimCache:
             data["outputs"] = (
                 None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
             )
-            return Observation(**data)
+            observation = Observation(**data)
         except Exception:  # whatever the damage, the toolkit can produce the entry again
             shutil.rmtree(entry, ignore_errors=True)
             return None
+        touch(entry)  # its last use, for ``hil cache prune``
+        return observation
 
     def put(self, request: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""

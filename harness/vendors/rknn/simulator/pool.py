@@ -19,28 +19,27 @@ import functools
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any
+from typing import Any
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.toolkit import LOG_FILE, harness_env
+from harness.vendors.rknn.toolkit import LOG_FILE
+from harness.vendors.rknn.toolkit_process import ToolkitProcess
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
-STOP_GRACE_S = 5.0
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
 
 
@@ -48,25 +47,11 @@ class WorkerDied(Exception):
     """The worker process is gone or unusable; the message says how."""
 
 
-class _Worker:
+class _Worker(ToolkitProcess):
     """One worker process and the pipes to it."""
 
     def __init__(self, python: str) -> None:
-        request_read, request_write = os.pipe()
-        reply_read, reply_write = os.pipe()
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [python, "-m", "harness.vendors.rknn.simulator.worker", str(os.getpid())],
-            stdin=request_read,
-            stdout=reply_write,
-            stderr=self.stderr,
-            start_new_session=True,  # a terminal's Ctrl-C reaches the pool, which stops us
-            env=harness_env(),
-        )
-        os.close(request_read)
-        os.close(reply_write)
-        self.requests = Connection(request_write, readable=False)
-        self.replies = Connection(reply_read, writable=False)
+        super().__init__("harness.vendors.rknn.simulator.worker", python)
         self.versions: dict[str, str] | None = None  # set by the worker's hello
 
     def wait_ready(self) -> None:
@@ -94,24 +79,8 @@ class _Worker:
             status = f"worker killed by signal {signal.Signals(-code).name} {doing}"
         else:
             status = f"worker exited with code {code} {doing}"
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-2000:].decode(errors="replace").strip()
+        tail = self.stderr_tail()
         return f"{status}; its stderr ends:\n{tail}" if tail else status
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the session holds only the worker
-        self.process.wait()
-
-    def stop(self) -> None:
-        """Close the request pipe (the worker exits on EOF); kill it if it does not."""
-        self.requests.close()
-        try:
-            self.process.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self.replies.close()
-        self.stderr.close()
 
 
 class _Job:
@@ -192,7 +161,7 @@ def _process_exists(pid: int) -> bool:
 class SimulatorPool:
     """Runs Jobs on rknn-toolkit2 simulator workers; use as a context manager.
 
-    ``run`` and ``run_many`` are for one thread at a time. ``run_many`` spreads a batch over
+    ``run``, ``run_many`` and ``stream`` are for one thread at a time. A batch is spread over
     up to ``workers`` processes. With a ``cache``, hits skip the toolkit and fresh results
     without ``infra_error`` are stored. ``python`` is the interpreter the workers run (an SDK
     environment of ``hil sdk install``; default: this one); the cache must be keyed by the
@@ -208,8 +177,8 @@ class SimulatorPool:
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
-        self.python = python
         self.workers = workers
+        self.python = python  # the interpreter whose rknn-toolkit2 the workers import
         self.timeout_s = timeout_s
         self.cache = cache
         self.toolkit_runs = 0  # requests handed to a worker (cache hits are not)
@@ -221,10 +190,19 @@ class SimulatorPool:
         _remove_stale_folders()
 
     def run(self, request: Job) -> Observation:
-        return self.run_many([request])[0]
+        [observation] = self.stream([request])
+        return observation
 
     def run_many(self, requests: Sequence[Job]) -> list[Observation]:
-        """Observations in request order."""
+        """Observations in request order (``stream`` collected)."""
+        return list(self.stream(requests))
+
+    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+        """Observations in request order, each as soon as it and those before it are done.
+
+        The next cases are handed to the workers before one is yielded, so the workers run
+        while the caller judges and reports.
+        """
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
         for index, request in enumerate(requests):
@@ -234,28 +212,41 @@ class SimulatorPool:
             else:
                 results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
+        following = 0  # the index to yield next
         try:
-            while pending or busy:
-                # Start the workers this round needs together, so that their imports overlap.
-                while len(self._idle) < min(self.workers - len(busy), len(pending)):
-                    self._idle.append(_Worker(self.python))
-                while pending and self._idle:
-                    index = pending.popleft()
-                    job = _Job(self._idle.pop(), index)
-                    failure = job.start(requests[index], self._limit(requests[index]))
-                    if failure is None:
-                        self.toolkit_runs += 1
-                        busy[job.worker.replies] = job
-                    else:
-                        results[index] = self._finish(job, {"infra_error": failure})
+            while following < len(requests):
+                self._start(pending, busy, requests, results)
+                while following in results:
+                    yield results.pop(following)
+                    following += 1
                 self._collect(busy, requests, results)
-        except BaseException:  # e.g. Ctrl-C: no worker may keep running a case
+        except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
             for job in busy.values():
                 job.worker.kill()
                 job.worker.stop()
                 job.remove_folder()
             raise
-        return [results[index] for index in range(len(requests))]
+
+    def _start(
+        self,
+        pending: deque[int],
+        busy: dict[Connection, _Job],
+        requests: Sequence[Job],
+        results: dict[int, Observation],
+    ) -> None:
+        """Hand pending cases to idle workers, starting the workers this round needs together
+        so that their imports overlap."""
+        while len(self._idle) < min(self.workers - len(busy), len(pending)):
+            self._idle.append(_Worker(self.python))
+        while pending and self._idle:
+            index = pending.popleft()
+            job = _Job(self._idle.pop(), index)
+            failure = job.start(requests[index], self._limit(requests[index]))
+            if failure is None:
+                self.toolkit_runs += 1
+                busy[job.worker.replies] = job
+            else:
+                results[index] = self._finish(job, {"infra_error": failure})
 
     def _collect(
         self,

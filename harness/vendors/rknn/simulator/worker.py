@@ -23,7 +23,6 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from harness.vendors.rknn.toolkit import (
     toolkit_version,
     write_dataset,
 )
+from harness.vendors.rknn.toolkit_process import parent_pipes
 
 # Test-only fault hook, because a real toolkit crash cannot be caused on demand: a comma list
 # of "exit:<case_id>", "segv:<case_id>" or "hang:<case_id>" makes the worker exit with code 3,
@@ -56,12 +56,7 @@ class Rejected(Exception):
 
 
 def main() -> None:
-    requests = Connection(os.dup(0), writable=False)
-    replies = Connection(os.dup(1), readable=False)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)  # stray prints go to the worker's stderr file, never into the reply pipe
+    requests, replies = parent_pipes()
     die_with_parent(int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.enable()  # a segfault leaves a traceback in the request's log

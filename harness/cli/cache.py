@@ -1,0 +1,140 @@
+"""``hil cache info`` and ``hil cache prune``: the shared on-disk caches and their size caps.
+
+Two caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared by
+every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``) and
+``sim/`` (simulator results; env ``HIL_CACHE``). Both are keyed by model, toolkit calls and
+toolkit version, so entries of several SDKs sit side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.vendors.rknn.cache_cap import (
+    DEFAULT_CAP,
+    RECENT_S,
+    Usage,
+    cap_from_env,
+    parse_size,
+    prune,
+    usage,
+)
+from harness.vendors.rknn.convert import CAP_ENV, DEFAULT_DIR
+
+SIM_DEFAULT = Path.home() / ".cache" / "npu-hil" / "sim"
+BAD_INPUT = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``cache info`` and ``cache prune``; each sets ``handler`` (args -> exit code)."""
+    cache = subparsers.add_parser("cache", help="the shared conversion and simulator caches")
+    actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
+    info = actions.add_parser("info", help="where the caches are, their entries and size")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    prune_parser = actions.add_parser(
+        "prune", help="remove the least recently used entries until each cache fits its cap"
+    )
+    prune_parser.add_argument(
+        "--max-size",
+        type=_size,
+        default=None,
+        help=f"the cap for each cache, e.g. 500M (default {CAP_ENV}, else 2G); entries used "
+        f"in the last {RECENT_S / 60:g} minutes stay",
+    )
+    for parser in (info, prune_parser):
+        parser.add_argument(
+            "--conversions", type=Path, default=DEFAULT_DIR, help=f"default {DEFAULT_DIR}"
+        )
+        parser.add_argument(
+            "--sim",
+            type=Path,
+            default=Path(os.environ.get("HIL_CACHE") or SIM_DEFAULT),
+            help="simulator result cache (default HIL_CACHE, else ~/.cache/npu-hil/sim)",
+        )
+    info.set_defaults(handler=run_info)
+    prune_parser.set_defaults(handler=run_prune)
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _caches(args: argparse.Namespace) -> dict[str, Path]:
+    return {"conversions": args.conversions, "sim": args.sim}
+
+
+def _cap(args: argparse.Namespace) -> int | None:
+    """The cap to apply, or None (and a message) when HIL_CONVERSION_CACHE_MAX is bad."""
+    if getattr(args, "max_size", None) is not None:
+        return int(args.max_size)
+    try:
+        return cap_from_env(CAP_ENV, DEFAULT_CAP)
+    except ValueError as exc:
+        print(f"hil cache: {exc}", file=sys.stderr)
+        return None
+
+
+def run_info(args: argparse.Namespace) -> int:
+    cap = _cap(args)
+    if cap is None:
+        return BAD_INPUT
+    found = {name: usage(folder) for name, folder in _caches(args).items()}
+    if args.json:
+        print(json.dumps({name: _as_json(u, cap) for name, u in found.items()}, indent=2))
+        return 0
+    for name, u in found.items():
+        print(f"{name:12} {u.directory}")
+        print(f"{'':12} {u.entries} entries, {_human(u.size)} of {_human(cap)}")
+        if u.oldest is not None and u.newest is not None:
+            print(f"{'':12} used {_when(u.oldest)} .. {_when(u.newest)}")
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    cap = _cap(args)
+    if cap is None:
+        return BAD_INPUT
+    for name, folder in _caches(args).items():
+        removed = prune(folder, cap)
+        left = usage(folder)
+        freed = sum(entry.size for entry in removed)
+        print(
+            f"{name:12} removed {len(removed)} entries ({_human(freed)}); "
+            f"{left.entries} left, {_human(left.size)} of {_human(cap)}"
+        )
+    return 0
+
+
+def _as_json(u: Usage, cap: int) -> dict[str, object]:
+    return {
+        "directory": str(u.directory),
+        "entries": u.entries,
+        "bytes": u.size,
+        "cap_bytes": cap,
+        "oldest_use": None if u.oldest is None else _when(u.oldest),
+        "newest_use": None if u.newest is None else _when(u.newest),
+    }
+
+
+def _human(size: float) -> str:
+    if size < 1024:
+        return f"{size:.0f} B"
+    units = ("KiB", "MiB", "GiB")
+    index = 0
+    size /= 1024
+    while size >= 1024 and index < len(units) - 1:
+        size /= 1024
+        index += 1
+    return f"{size:.1f} {units[index]}"
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")

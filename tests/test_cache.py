@@ -1,0 +1,112 @@
+"""The shared caches' size cap and ``hil cache info|prune``, on real folders and real builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sshd import onnx_model
+
+from harness.cli import main
+from harness.targets.job import Job
+from harness.vendors.rknn.cache_cap import RECENT_S, entries, parse_size, prune, usage
+from harness.vendors.rknn.convert import ConversionCache
+
+HOUR = 3600.0
+
+
+def entry(cache: Path, key: str, size: int, age_s: float) -> Path:
+    """A cache entry folder of ``size`` bytes, last used ``age_s`` ago."""
+    folder = cache / key[:2] / key
+    folder.mkdir(parents=True)
+    (folder / "data").write_bytes(b"x" * size)
+    used = time.time() - age_s
+    os.utime(folder, (used, used))
+    return folder
+
+
+def test_sizes_are_read_in_binary_units_and_bad_ones_named() -> None:
+    assert parse_size("4096") == 4096
+    assert parse_size("500M") == 500 * 1024**2
+    assert parse_size("1.5G") == 1536 * 1024**2
+    assert parse_size("2GiB") == 2 * 1024**3
+    with pytest.raises(ValueError, match="not a size: 'lots'"):
+        parse_size("lots")
+
+
+def test_pruning_removes_the_least_recently_used_until_the_cache_fits(tmp_path: Path) -> None:
+    old = entry(tmp_path, "aa01", 1000, 3 * HOUR)
+    older = entry(tmp_path, "bb02", 1000, 4 * HOUR)
+    newer = entry(tmp_path, "cc03", 1000, 2 * HOUR)
+    (tmp_path / "cc" / ".staging-cc04").mkdir()  # a build in progress is not an entry
+    removed = prune(tmp_path, 2000)
+    assert [e.path for e in removed] == [older]
+    assert sorted(e.path for e in entries(tmp_path)) == [old, newer]
+    assert (tmp_path / "cc" / ".staging-cc04").is_dir()
+    assert usage(tmp_path).size == 2000
+
+
+def test_an_entry_used_recently_stays_even_above_the_cap(tmp_path: Path) -> None:
+    stale = entry(tmp_path, "aa01", 1000, RECENT_S + HOUR)
+    fresh = entry(tmp_path, "bb02", 1000, RECENT_S / 2)
+    assert [e.path for e in prune(tmp_path, 0)] == [stale]
+    assert [e.path for e in entries(tmp_path)] == [fresh]
+
+
+def job(channels: int) -> Job:
+    x = np.ones((1, channels, 4, 4), np.float32)
+    return Job(onnx_model("Relu", (1, channels, 4, 4)), [x], "rk3562", case_id=f"c{channels}")
+
+
+def test_the_conversion_cache_keeps_its_cap_after_building(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path, cap=1)  # smaller than any entry
+    first = cache.convert(job(3))
+    assert first.rknn_path is not None and first.rknn_path.is_file()  # just used: kept
+    long_ago = time.time() - RECENT_S - HOUR
+    os.utime(first.rknn_path.parent, (long_ago, long_ago))
+    second = cache.convert(job(5))
+    assert not first.rknn_path.exists()  # least recently used, beyond the cap
+    assert second.rknn_path is not None and second.rknn_path.is_file()
+    hit = cache.convert(job(5))
+    assert hit.cached and second.rknn_path.parent.stat().st_mtime >= long_ago + HOUR
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_hil_cache_info_and_prune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversions, sim = tmp_path / "rknn", tmp_path / "sim"
+    entry(conversions, "aa01", 3000, 2 * HOUR)
+    entry(conversions, "bb02", 1000, 3 * HOUR)
+    entry(sim, "cc03", 500, 2 * HOUR)
+    folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
+    assert code == 0
+    info = json.loads(out)
+    assert (info["conversions"]["entries"], info["conversions"]["bytes"]) == (2, 4000)
+    assert (info["sim"]["entries"], info["sim"]["bytes"]) == (1, 500)
+    code, out, _ = cli(capsys, "cache", "prune", "--max-size", "3500", *folders)
+    assert code == 0
+    assert "conversions  removed 1 entries (1000 B); 1 left, 2.9 KiB of 3.4 KiB" in out
+    assert "sim          removed 0 entries (0 B); 1 left" in out
+    assert [e.path.name for e in entries(conversions)] == ["aa01"]
+
+
+def test_hil_cache_refuses_a_bad_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["cache", "prune", "--max-size", "huge", "--conversions", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert "not a size: 'huge'" in capsys.readouterr().err
+    monkeypatch.setenv("HIL_CONVERSION_CACHE_MAX", "12X")
+    code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
+    assert code == 2
+    assert "HIL_CONVERSION_CACHE_MAX: not a size: '12X'" in err

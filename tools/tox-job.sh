@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
+# them reuses the environment instead of reinstalling it:
+#   tox                          the project's checks: ruff, ruff format, mypy, lint-imports, tests
+#   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest
+#   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
+#                                the report, written even when cases fail; the shipped known
+#                                issues keep the job green while the SDK behaves as recorded
+#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; README, "Nightly")
+#   tox -- sdk-matrix [PYTEST ARGS]  the suites on every rknn-toolkit2 release with a recipe
+#                                (installs the missing SDK environments first: hil sdk install
+#                                all, ~40 s each from the index) into $HIL_RESULTS (default
+#                                results-sdk-matrix), then one report with the releases side by
+#                                side; no known issues (their entries are pinned to 2.5.0), the
+#                                slow tier only with `--tier full`
+set -uo pipefail
+job=${1:-checks}
+shift || true
+case "$job" in
+    checks)
+        ruff check . && ruff format --check . && mypy && lint-imports && pytest tests "$@"
+        ;;
+    suites)
+        results=${HIL_RESULTS:-results}
+        known=${HIL_KNOWN_ISSUES:-suites/known-issues/rk3562-simulator.yaml}
+        pytest suites --results "$results" --known-issues "$known" "$@"
+        status=$?
+        hil report "$results"
+        report=$?
+        exit $((status != 0 ? status : report))
+        ;;
+    sdk-matrix)
+        results=${HIL_RESULTS:-results-sdk-matrix}
+        hil sdk install all || exit $?
+        pytest suites --sdk all --results "$results" "$@"
+        status=$?
+        hil report "$results"
+        report=$?
+        exit $((status != 0 ? status : report))
+        ;;
+    *)
+        echo "tox -- JOB: JOB is 'checks', 'suites' or 'sdk-matrix', not '$job'" >&2
+        exit 2
+        ;;
+esac
