@@ -53,8 +53,9 @@ def select(bounds: Iterable[Bound], expression: str | None) -> list[Bound]:
 
 
 def run_round(executor: CaseExecutor, cases: list[Case]) -> list[CaseRecord]:
-    """One round's steps, journaled like any case; their records in the same order."""
-    return [executor.execute(case) for case in cases]
+    """One round's steps as one batch (the steps of every bound still searching), journaled
+    like any case; their records in the same order."""
+    return list(executor.execute_many(cases))
 
 
 def probe(
