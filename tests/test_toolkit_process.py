@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import stat
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,20 @@ def test_simulator_workers_run_on_the_given_interpreter(tmp_path: Path) -> None:
         observations = pool.run_many([job("a"), job("b")])
     assert all(o.infra_error is None and o.outputs is not None for o in observations)
     assert starts.read_text().split() == ["harness.vendors.rknn.simulator.worker"]
+
+
+def test_a_converter_that_died_with_the_thread_that_started_it_costs_no_model(
+    tmp_path: Path,
+) -> None:
+    """The converter dies with the thread that started it (a board backend's conversion
+    thread); a cache that outlives that backend starts a new one for its next build."""
+    cache = ConversionCache(tmp_path / "cache")
+    try:
+        started = ThreadPoolExecutor(1)
+        first = started.submit(cache.convert, job("a")).result()
+        started.shutdown()  # the thread ends, and the idle converter with it
+        second = cache.convert(Job(onnx_model("Sigmoid"), [], "rk3562"))
+    finally:
+        cache.close()
+    assert first.rknn_path is not None, first.infra_error
+    assert second.rknn_path is not None, second.infra_error

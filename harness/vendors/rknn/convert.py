@@ -35,6 +35,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -206,7 +207,10 @@ class ConversionCache:
         """Have the converter build ``folder``; None, or how the converter failed (it is
         then stopped, and the next build starts a new one)."""
         if self._converter is None:
-            self._converter = _Converter(self.python)
+            # The converter dies with the thread that starts it (PR_SET_PDEATHSIG): start it
+            # from a thread that lives as long as this process, not from the caller's, which
+            # may be a board backend's conversion thread that ends before this cache does.
+            self._converter = _STARTER.submit(_Converter, self.python).result()
         converter = self._converter
         failure = converter.build(folder, self.timeout_s)
         if failure is not None:
@@ -239,6 +243,9 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except FileNotFoundError:
         return ""
+
+
+_STARTER = ThreadPoolExecutor(1, thread_name_prefix="npu-hil-converter-start")
 
 
 class _Converter(ToolkitProcess):
