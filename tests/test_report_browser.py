@@ -58,7 +58,8 @@ def _run(tmp_path: Path) -> Path:
             "platform": "rk3562",
             "tier": "default",
             "baseline": str(baseline),
-            "known_issues": "known-issues.yaml",
+            # a farm's long path: the header wraps it instead of widening the page
+            "known_issues": "/srv/board-farm/nightly/rk3562/known-issues/" + "x" * 60 + ".yaml",
             "left_out": [{"id": "rk3562/GRU/float16/seq_length=8192", "reason": "slow tier"}],
         },
     )

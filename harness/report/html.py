@@ -40,7 +40,11 @@ th { background: #f0f0f0; font-weight: 600; }
 table.header th, table.header td { font-size: 0.92em; }
 td.n { text-align: right; }
 .cause { font-size: 0.93em; }
-.nw, table.header td { white-space: nowrap; }
+.nw { white-space: nowrap; }
+/* long versions and paths (baseline, known issues) wrap instead of widening the page */
+table.header td.long { overflow-wrap: anywhere; }
+table.header td { white-space: nowrap; }
+table.header td.long { white-space: normal; }
 .case { border-radius: 4px; padding: 3px 6px; margin: 2px 0; font-size: 92%; }
 .case .verdict { font-weight: bold; }
 .case .fact { color: #444; }
@@ -81,9 +85,15 @@ def render_html(report: Report) -> str:
     return "\n".join(part for part in parts if part) + "\n"
 
 
+_SHORT = 30  # header values longer than this (paths, versions) may wrap
+
+
 def _header(report: Report) -> str:
     head = "".join(f"<th>{escape(key)}</th>" for key, _ in report.header)
-    cells = "".join(f"<td>{escape(text)}</td>" for _, text in report.header)
+    cells = "".join(
+        f"<td{' class=long' if len(text) > _SHORT else ''}>{escape(text)}</td>"
+        for _, text in report.header
+    )
     return f'<table class="header" id="run"><tr>{head}</tr><tr>{cells}</tr></table>'
 
 
