@@ -73,3 +73,20 @@ def test_a_converter_that_died_with_the_thread_that_started_it_costs_no_model(
         cache.close()
     assert first.rknn_path is not None, first.infra_error
     assert second.rknn_path is not None, second.infra_error
+
+
+def test_a_converter_killed_while_idle_costs_no_model(tmp_path: Path) -> None:
+    """A converter killed between builds (the out-of-memory killer, a stray kill) is replaced
+    before the next build is sent to it."""
+    cache = ConversionCache(tmp_path / "cache")
+    try:
+        first = cache.convert(job("a"))
+        assert cache._converter is not None
+        idle = cache._converter.process
+        idle.kill()
+        idle.wait()
+        second = cache.convert(Job(onnx_model("Sigmoid"), [], "rk3562"))
+    finally:
+        cache.close()
+    assert first.rknn_path is not None, first.infra_error
+    assert second.rknn_path is not None, second.infra_error

@@ -206,6 +206,9 @@ class ConversionCache:
     def _run_converter(self, folder: Path) -> str | None:
         """Have the converter build ``folder``; None, or how the converter failed (it is
         then stopped, and the next build starts a new one)."""
+        if self._converter is not None and self._converter.process.poll() is not None:
+            self._converter.stop()  # it died while idle (killed, out of memory): no model lost
+            self._converter = None
         if self._converter is None:
             # The converter dies with the thread that starts it (PR_SET_PDEATHSIG): start it
             # from a thread that lives as long as this process, not from the caller's, which
