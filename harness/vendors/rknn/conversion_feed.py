@@ -2,9 +2,7 @@
 conversions, so the next batch can be converted (``prefetch``) while the board runs this one.
 
 Conversions go through the thread in the order asked, so a batch's own ``convert`` finds what
-a prefetch of it built in the cache. The thread lives as long as the backend because the
-converter process it starts is tied to it (the kernel kills a child whose starting thread
-ended, see ``die_with_parent``).
+a prefetch of it built in the cache.
 """
 
 from __future__ import annotations
