@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import stat
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -84,11 +86,37 @@ def test_converting_with_the_boards_release_runs_the_converter_of_that_sdk(
     assert "Network Layer Information Table" in observation.log
 
 
-def test_a_build_rejection_never_reaches_the_board(
+def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
+    loopback_board: Board, tmp_path: Path
+) -> None:
+    """The converter's interpreter here waits (30 s at most) for a runner on the board before
+    it starts: it sees one only if the backend connects while the host converts."""
+    seen = tmp_path / "runner seen by the converter"
+    waiter = tmp_path / "wait_for_runner.py"
+    waiter.write_text(
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from sshd import runner_processes, wait_until\n"
+        f"print(wait_until(lambda: runner_processes({loopback_board.workdir!r}), timeout=30))\n"
+    )
+    python = tmp_path / "python-after-the-runner"
+    python.write_text(
+        f'#!/bin/sh\n"{sys.executable}" "{waiter}" > "{seen}"\nexec "{sys.executable}" "$@"\n'
+    )
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    cache = ConversionCache(tmp_path / "cache", python=str(python))
+    with BoardBackend(loopback_board, cache=cache) as backend:
+        (observation,) = backend.run_batch([relu_case("relu")])
+    assert observation.outputs is not None, observation.infra_error
+    assert seen.read_text().strip() == "True"
+
+
+def test_a_build_rejection_needs_no_board(
     loopback_board: Board, board_cache: ConversionCache, tmp_path: Path
 ) -> None:
+    """The backend tries the board while the host converts, but a batch with nothing to run
+    neither waits for it nor gives it up."""
     broken = Job(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
-    unreachable = dataclasses.replace(loopback_board, port=1)  # would fail if contacted
+    unreachable = dataclasses.replace(loopback_board, port=1)  # refuses every connection
     with BoardBackend(unreachable, cache=board_cache) as backend:
         observation = backend.run(broken)
         assert backend.down is None

@@ -124,15 +124,17 @@ class BoardBackend:
     ) -> Iterator[Observation]:
         """One Observation per request, in order, each as soon as the board has run it.
 
-        The batch is converted first (on the backend's conversion thread, which may have
-        converted it already: ``prefetch``), then shipped as one tar.
+        The batch is converted (on the backend's conversion thread, which may have converted
+        it already: ``prefetch``) while the board session opens, then shipped as one tar.
 
         ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
         "corrupt-output", which the stand-in runtime acts out on the board.
         """
         faults = dict(test_faults or {})
         self._check(requests, faults)
-        conversions = self._feed.convert(requests)
+        converting = self._feed.convert(requests)
+        self._connect_while_converting()
+        conversions = converting.result()
         jobs: list[CaseJob] = []
         self._case_ids = {}
         for index, (request, conversion) in enumerate(zip(requests, conversions, strict=True)):
@@ -230,6 +232,15 @@ class BoardBackend:
         if self.on_case_started is not None:
             self.on_case_started(self._case_ids[job_id])
 
+    def _connect_while_converting(self) -> None:
+        """One attempt to open the session while the host converts (on a cold start both the
+        converter and the runner import the toolkit). A board out of reach is left to
+        ``_execute``, which retries it only when the batch has something to run."""
+        if self._session is None and self.down is None:
+            unreachable = self._open_once()
+            if unreachable is not None:
+                log.debug("board %s: %s; retried when a case needs it", self.name, unreachable)
+
     def _session_or_down(self) -> RunnerSession | None:
         """The open session, or a new one; None (and ``down`` set) when the board is lost."""
         if self.down is not None:
@@ -239,30 +250,37 @@ class BoardBackend:
         self._drop()
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.5
-        while True:
-            session = self.runtime.session(
-                self.board,
-                self._token,
-                trust_on_first_use=self.trust_on_first_use,
-                host_grace_s=self.host_grace_s,
-                lease_s=self.lease_s,
-                lock_wait_s=self.lock_wait_s,
-            )
-            try:
-                session.open()
-            except BoardConnectionError as exc:
-                if exc.permanent or time.monotonic() + pause > deadline:
-                    self.down = str(exc)
-                    return None
-                log.info("board %s: %s; reconnecting", self.name, exc)
-                time.sleep(pause)
-                pause = min(pause * 2, 5.0)
-                continue
-            except BoardError as exc:
-                self.down = str(exc)
+        while (unreachable := self._open_once()) is not None:
+            if time.monotonic() + pause > deadline:
+                self.down = str(unreachable)
                 return None
+            log.info("board %s: %s; reconnecting", self.name, unreachable)
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+        return self._session
+
+    def _open_once(self) -> BoardConnectionError | None:
+        """Open a new session: None when it is open or the board is given up on (``down``:
+        busy, refused), else the connection error worth retrying."""
+        session = self.runtime.session(
+            self.board,
+            self._token,
+            trust_on_first_use=self.trust_on_first_use,
+            host_grace_s=self.host_grace_s,
+            lease_s=self.lease_s,
+            lock_wait_s=self.lock_wait_s,
+        )
+        try:
+            session.open()
+        except BoardConnectionError as exc:
+            if not exc.permanent:
+                return exc
+            self.down = str(exc)
+        except BoardError as exc:
+            self.down = str(exc)
+        else:
             self._session = session
-            return session
+        return None
 
     def _drop(self) -> None:
         if self._session is not None:

@@ -24,9 +24,10 @@ class ConversionFeed:
         self.cache = cache
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hil-convert")
 
-    def convert(self, requests: Sequence[Job]) -> list[Conversion]:
-        """The conversions of ``requests``, in order (after any prefetch asked before)."""
-        return self._thread.submit(self.cache.convert_many, list(requests)).result()
+    def convert(self, requests: Sequence[Job]) -> Future[list[Conversion]]:
+        """The conversions of ``requests``, in order (after any prefetch asked before), to
+        come: the caller can connect to the board meanwhile."""
+        return self._thread.submit(self.cache.convert_many, list(requests))
 
     def prefetch(self, requests: Sequence[Job]) -> None:
         """Convert ``requests`` into the cache in the background; trouble shows later, when
