@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sshd import SshServer, keygen
 
 from harness.boards.inventory import Board
-from harness.boards.ssh import HostKeyError, connect, fingerprint
+from harness.boards.ssh import SEND_PIECE, HostKeyError, connect, fingerprint
 from harness.boards.transport import BoardConnectionError, shell_command
 
 HOSTILE = "a b 'c' \"d\" ; e $(touch pwned) `touch pwned2` & f|g > h"
@@ -30,6 +32,24 @@ def test_connects_and_runs_a_quoted_command(loopback_board: Board, tmp_path: Pat
         assert not marker.exists() and not (tmp_path / "pwned2").exists()
         failing = client.run("echo oops >&2; exit 7")
         assert (failing.status, failing.stderr) == (7, b"oops\n")
+    finally:
+        client.close()
+
+
+def test_megabytes_arrive_whole_through_a_command_and_a_stream(loopback_board: Board) -> None:
+    """Sent in pieces (paramiko's own sendall is quadratic): nothing lost, doubled or reordered
+    at the piece boundaries, for a size that is no multiple of a piece."""
+    payload = np.random.default_rng(5).bytes(3 * SEND_PIECE + 12345)
+    expected = hashlib.sha256(payload).hexdigest()
+    client = connect(loopback_board)
+    try:
+        result = client.run("sha256sum", stdin=payload)
+        assert result.stdout.decode().split()[0] == expected
+        stream = client.open_stream("sha256sum")
+        stream.send(payload, timeout=30)
+        stream.close_stdin()
+        assert stream.wait(30) == 0
+        assert stream.recv(4096, timeout=30).decode().split()[0] == expected
     finally:
         client.close()
 
