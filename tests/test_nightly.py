@@ -37,12 +37,12 @@ needs_toolkit = pytest.mark.skipif(
 
 
 def run_suite(
-    tmp_path: Path, case_ids: list[str], *args: str, results: str = "results"
+    tmp_path: Path, case_ids: list[str], *args: str, results: str = "results", **extra_env: str
 ) -> subprocess.CompletedProcess[str]:
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
     command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-rA"]
     command += ["--backend", "sim", "--results", str(tmp_path / results), *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's plugin
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **extra_env}  # this checkout's plugin
     env.pop("CI", None)
     return subprocess.run(
         command, cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env
@@ -301,15 +301,18 @@ def test_costs_and_budget() -> None:
 
 @needs_toolkit
 def test_slow_tier_timeout_is_per_case_and_timeouts_are_listed(tmp_path: Path) -> None:
-    # A budget of 1 s puts every case in the slow tier; run them with a 0.01 s slow timeout
-    # and an empty cache: the case times out on its own limit, not --hil-timeout's 600 s.
-    args = ["--tier", "full", "--case-budget", "1", "--slow-timeout", "0.01", "--hil-cache", "off"]
-    run = run_suite(tmp_path, [POW_2, POW_0], *args, "--progress-every", "1")
+    # A budget of 1 s puts every case in the slow tier; the cases hang in the simulator (its
+    # test-only fault) and time out on the 2 s slow limit, not on --hil-timeout's 600 s.
+    args = ["--tier", "full", "--case-budget", "1", "--slow-timeout", "2", "--hil-cache", "off"]
+    hang = ",".join(f"hang:{case_id}" for case_id in (POW_2, POW_0))
+    run = run_suite(
+        tmp_path, [POW_2, POW_0], *args, "--progress-every", "1", NPU_HIL_SIM_FAULT=hang
+    )
     output = run.stdout + run.stderr
     assert "npu-hil timeouts" in output
     for record in read_records(tmp_path / "results"):
         assert record.verdict == "infra-error", output
-        assert f"{record.id}: {record.duration_s:.0f} s elapsed: timed out after 0.01 s" in output
+        assert f"{record.id}: {record.duration_s:.0f} s elapsed: timed out after 2 s" in output
     assert "npu-hil [1/2] elapsed" in output and "npu-hil [2/2] elapsed" in output
 
 
