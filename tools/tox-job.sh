@@ -3,7 +3,7 @@
 # them reuses the environment instead of reinstalling it:
 #   tox                          the project's checks: ruff, ruff format, mypy, lint-imports,
 #                                then the tests (after installing SDK 2.3.2 once, for the matrix tests)
-#   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest
+#   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest (paths narrow it; default tests/)
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
 #                                the report, written even when cases fail; the shipped known
 #                                issues keep the job green while the SDK behaves as recorded
@@ -21,7 +21,7 @@ case "$job" in
     checks)
         # the SDK-matrix tests run a second release for real (kept in the cache once installed)
         ruff check . && ruff format --check . && mypy && lint-imports \
-            && hil sdk install 2.3.2 && pytest tests "$@"
+            && hil sdk install 2.3.2 && pytest "$@"  # testpaths: tests/
         ;;
     suites)
         results=${HIL_RESULTS:-results}
