@@ -48,6 +48,9 @@ from harness.targets.target import Target
 from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
+from harness.vendors.rknn import convert as conversion_cache
+from harness.vendors.rknn.cache_cap import cap_from_env
+from harness.vendors.rknn.simulator import cache as sim_cache
 
 DEFAULT_PLATFORM = "rk3562"
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
@@ -118,16 +121,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--hil-cache",
-        default=os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim")),
-        help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+        default=str(sim_cache.DEFAULT_DIR),
+        help=f"simulator result cache directory (env {sim_cache.DIR_ENV}; size cap "
+        f"{sim_cache.CAP_ENV}, default 2G); 'off' disables it",
     )
     group.addoption(
         "--hil-conversion-cache",
-        default=os.environ.get(
-            "HIL_CONVERSION_CACHE", str(Path.home() / ".cache" / "npu-hil" / "rknn")
-        ),
+        default=str(conversion_cache.DEFAULT_DIR),
         help="converted models for boards, shared by every results directory "
-        "(env HIL_CONVERSION_CACHE; size cap HIL_CONVERSION_CACHE_MAX, default 2G)",
+        f"(env {conversion_cache.DIR_ENV}; size cap {conversion_cache.CAP_ENV}, default 2G)",
     )
     nightly.add_options(group)
     group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
@@ -169,8 +171,17 @@ def _check_options(config: pytest.Config) -> None:
     _check_folder(config, "results")
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
+        _check_cap(sim_cache.CAP_ENV)
     if config.getoption("backend") != "sim":
         _check_folder(config, "hil_conversion_cache")
+        _check_cap(conversion_cache.CAP_ENV)
+
+
+def _check_cap(variable: str) -> None:
+    try:
+        cap_from_env(variable)
+    except ValueError as exc:  # it names the variable and the value
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_timeout(config: pytest.Config) -> None:

@@ -15,6 +15,7 @@ from harness.cli import main
 from harness.targets.job import Job
 from harness.vendors.rknn.cache_cap import RECENT_S, entries, parse_size, prune, usage
 from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 
 HOUR = 3600.0
 
@@ -75,6 +76,17 @@ def test_the_conversion_cache_keeps_its_cap_after_building(tmp_path: Path) -> No
     assert hit.cached and second.rknn_path.parent.stat().st_mtime >= long_ago + HOUR
 
 
+def test_the_simulator_cache_keeps_its_cap_when_its_pool_closes(tmp_path: Path) -> None:
+    stale = entry(tmp_path, "aa01", 1000, RECENT_S + HOUR)  # from a run long ago
+    cache = SimCache(tmp_path, cap=1)  # smaller than any entry
+    with SimulatorPool(cache=cache) as pool:
+        (observation,) = pool.run_many([job(3)])
+        assert stale.exists()  # pruned when the pool closes, not while it runs
+    assert observation.outputs is not None, observation.infra_error
+    assert not stale.exists()  # least recently used, beyond the cap
+    assert [e.path.name for e in entries(tmp_path)] == [cache.key(job(3))]  # just used: kept
+
+
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -106,7 +118,28 @@ def test_hil_cache_refuses_a_bad_size(
         main(["cache", "prune", "--max-size", "huge", "--conversions", str(tmp_path)])
     assert stopped.value.code == 2
     assert "not a size: 'huge'" in capsys.readouterr().err
-    monkeypatch.setenv("HIL_CONVERSION_CACHE_MAX", "12X")
-    code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
-    assert code == 2
-    assert "HIL_CONVERSION_CACHE_MAX: not a size: '12X'" in err
+    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX"):
+        with monkeypatch.context() as env:
+            env.setenv(variable, "12X")
+            code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
+        assert code == 2
+        assert f"{variable}: not a size: '12X'" in err
+
+
+def test_each_cache_has_its_own_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversions, sim = tmp_path / "rknn", tmp_path / "sim"
+    entry(conversions, "aa01", 3000, 2 * HOUR)
+    entry(sim, "bb02", 3000, 2 * HOUR)
+    monkeypatch.setenv("HIL_CONVERSION_CACHE_MAX", "4K")
+    monkeypatch.setenv("HIL_CACHE_MAX", "2K")
+    folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
+    assert code == 0
+    info = json.loads(out)
+    assert (info["conversions"]["cap_bytes"], info["sim"]["cap_bytes"]) == (4096, 2048)
+    code, out, _ = cli(capsys, "cache", "prune", *folders)
+    assert code == 0
+    assert "conversions  removed 0 entries (0 B); 1 left" in out
+    assert "sim          removed 1 entries (2.9 KiB); 0 left" in out

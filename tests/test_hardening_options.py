@@ -21,10 +21,11 @@ SUITE = ROOT / "suites" / "test_operators.py"
 BAD_TIMEOUTS = ["-1", "0", "nan", "inf", "1e9"]
 
 
-def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", str(SUITE), "-p", "no:cacheprovider"]
     command += ["--backend", "sim", "--collect-only", "-q", *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's plugin, not an installed one
+    # this checkout's plugin, not an installed one
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **variables}
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -57,6 +58,14 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
     (tmp_path / "afile").write_text("not a folder\n")
     run = run_pytest(tmp_path, f"--hil-cache={value}", "--results", str(tmp_path / "r"))
     assert_usage_error(run, "--hil-cache", repr(value))
+
+
+@pytest.mark.parametrize("variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX"])
+def test_a_bad_cache_cap_is_a_usage_error(tmp_path: Path, variable: str) -> None:
+    # --backend auto: the conversion cache is in use whenever a board may be
+    args = ["--backend", "auto", "--results", str(tmp_path / "r")]
+    run = run_pytest(tmp_path, *args, **{variable: "12X"})
+    assert_usage_error(run, variable, "not a size: '12X'")
 
 
 def test_unknown_platform_is_a_usage_error_before_collection(tmp_path: Path) -> None:

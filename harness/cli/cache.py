@@ -2,19 +2,19 @@
 
 Two caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared by
 every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``) and
-``sim/`` (simulator results; env ``HIL_CACHE``). Both are keyed by model, toolkit calls and
-toolkit version, so entries of several SDKs sit side by side.
+``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``). Both are keyed by
+model, toolkit calls and toolkit version, so entries of several SDKs sit side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.vendors.rknn import convert
 from harness.vendors.rknn.cache_cap import (
     DEFAULT_CAP,
     RECENT_S,
@@ -24,10 +24,10 @@ from harness.vendors.rknn.cache_cap import (
     prune,
     usage,
 )
-from harness.vendors.rknn.convert import CAP_ENV, DEFAULT_DIR
+from harness.vendors.rknn.simulator import cache as sim_cache
 
-SIM_DEFAULT = Path.home() / ".cache" / "npu-hil" / "sim"
 BAD_INPUT = 2
+CAP_ENVS = {"conversions": convert.CAP_ENV, "sim": sim_cache.CAP_ENV}  # each cache's own cap
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,18 +43,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--max-size",
         type=_size,
         default=None,
-        help=f"the cap for each cache, e.g. 500M (default {CAP_ENV}, else 2G); entries used "
-        f"in the last {RECENT_S / 60:g} minutes stay",
+        help="the cap for both caches, e.g. 500M (default: each its own, "
+        f"{' and '.join(CAP_ENVS.values())}, else 2G); entries used in the last "
+        f"{RECENT_S / 60:g} minutes stay",
     )
     for parser in (info, prune_parser):
         parser.add_argument(
-            "--conversions", type=Path, default=DEFAULT_DIR, help=f"default {DEFAULT_DIR}"
+            "--conversions",
+            type=Path,
+            default=convert.DEFAULT_DIR,
+            help=f"models converted for boards (default {convert.DIR_ENV}, else "
+            "~/.cache/npu-hil/rknn)",
         )
         parser.add_argument(
             "--sim",
             type=Path,
-            default=Path(os.environ.get("HIL_CACHE") or SIM_DEFAULT),
-            help="simulator result cache (default HIL_CACHE, else ~/.cache/npu-hil/sim)",
+            default=sim_cache.DEFAULT_DIR,
+            help=f"simulator results (default {sim_cache.DIR_ENV}, else ~/.cache/npu-hil/sim)",
         )
     info.set_defaults(handler=run_info)
     prune_parser.set_defaults(handler=run_prune)
@@ -71,44 +76,46 @@ def _caches(args: argparse.Namespace) -> dict[str, Path]:
     return {"conversions": args.conversions, "sim": args.sim}
 
 
-def _cap(args: argparse.Namespace) -> int | None:
-    """The cap to apply, or None (and a message) when HIL_CONVERSION_CACHE_MAX is bad."""
+def _caps(args: argparse.Namespace) -> dict[str, int] | None:
+    """Each cache's cap (``--max-size``, else its variable, else 2G), or None (and a
+    message) when a variable is not a size."""
     if getattr(args, "max_size", None) is not None:
-        return int(args.max_size)
+        return {name: int(args.max_size) for name in CAP_ENVS}
     try:
-        return cap_from_env(CAP_ENV, DEFAULT_CAP)
+        return {name: cap_from_env(env, DEFAULT_CAP) for name, env in CAP_ENVS.items()}
     except ValueError as exc:
         print(f"hil cache: {exc}", file=sys.stderr)
         return None
 
 
 def run_info(args: argparse.Namespace) -> int:
-    cap = _cap(args)
-    if cap is None:
+    caps = _caps(args)
+    if caps is None:
         return BAD_INPUT
     found = {name: usage(folder) for name, folder in _caches(args).items()}
     if args.json:
-        print(json.dumps({name: _as_json(u, cap) for name, u in found.items()}, indent=2))
+        report = {name: _as_json(u, caps[name]) for name, u in found.items()}
+        print(json.dumps(report, indent=2))
         return 0
     for name, u in found.items():
         print(f"{name:12} {u.directory}")
-        print(f"{'':12} {u.entries} entries, {_human(u.size)} of {_human(cap)}")
+        print(f"{'':12} {u.entries} entries, {_human(u.size)} of {_human(caps[name])}")
         if u.oldest is not None and u.newest is not None:
             print(f"{'':12} used {_when(u.oldest)} .. {_when(u.newest)}")
     return 0
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    cap = _cap(args)
-    if cap is None:
+    caps = _caps(args)
+    if caps is None:
         return BAD_INPUT
     for name, folder in _caches(args).items():
-        removed = prune(folder, cap)
+        removed = prune(folder, caps[name])
         left = usage(folder)
         freed = sum(entry.size for entry in removed)
         print(
             f"{name:12} removed {len(removed)} entries ({_human(freed)}); "
-            f"{left.entries} left, {_human(left.size)} of {_human(cap)}"
+            f"{left.entries} left, {_human(left.size)} of {_human(caps[name])}"
         )
     return 0
 

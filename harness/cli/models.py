@@ -49,12 +49,12 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.vendors import vendor_for
+from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
-DEFAULT_CACHE = Path.home() / ".cache" / "npu-hil" / "sim"
 
 
 def register(subparsers: Subparsers) -> None:
@@ -109,8 +109,9 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache",
-        default=str(DEFAULT_CACHE),
-        help="simulator result cache folder, or 'off' (default ~/.cache/npu-hil/sim)",
+        default=str(SIM_CACHE_DIR),
+        help="simulator result cache folder, or 'off' (default HIL_CACHE, else "
+        "~/.cache/npu-hil/sim)",
     )
 
 

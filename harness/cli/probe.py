@@ -15,7 +15,6 @@ Exit status: 0 when every search ran (whatever it found), 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import warnings
 from contextlib import AbstractContextManager
@@ -38,12 +37,12 @@ from harness.targets.selection import platform_boards
 from harness.targets.target import Target
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
+from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 BAD_INPUT = 2
-DEFAULT_CACHE = os.environ.get("HIL_CACHE", str(Path.home() / ".cache" / "npu-hil" / "sim"))
 
 
 def register(subparsers: Subparsers) -> None:
@@ -78,7 +77,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--hil-cache",
-        default=DEFAULT_CACHE,
+        default=str(SIM_CACHE_DIR),
         help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
     )
     parser.add_argument(

@@ -22,9 +22,11 @@ import numpy as np
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.cache_cap import touch
+from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
 from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
 
+DIR_ENV, CAP_ENV = "HIL_CACHE", "HIL_CACHE_MAX"
+DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sim")
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
 # Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
@@ -34,12 +36,19 @@ _FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
 
 
 class SimCache:
-    """get/put Observations for Jobs under ``directory``."""
+    """get/put Observations for Jobs under ``directory``, kept under ``cap`` bytes by
+    ``keep_to_cap`` (default ``HIL_CACHE_MAX``, else 2 GiB)."""
 
-    def __init__(self, directory: Path, toolkit: str | None = None) -> None:
+    def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
         """``toolkit``: the version the workers run (default: this interpreter's)."""
         self.directory = Path(directory)
         self._toolkit = toolkit or toolkit_version()
+        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+
+    def keep_to_cap(self) -> None:
+        """Remove the least recently used entries until the folder fits the cap (none used
+        in the last ten minutes: another process may be reading it)."""
+        prune(self.directory, self.cap)
 
     def key(self, request: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""
@@ -68,7 +77,7 @@ class SimCache:
         except Exception:  # whatever the damage, the toolkit can produce the entry again
             shutil.rmtree(entry, ignore_errors=True)
             return None
-        touch(entry)  # its last use, for ``hil cache prune``
+        touch(entry)  # its last use: the cap removes the least recently used first
         return observation
 
     def put(self, request: Job, observation: Observation) -> None:

@@ -309,10 +309,12 @@ class SimulatorPool:
         return [worker.process.pid for worker in self._idle]
 
     def close(self) -> None:
-        """Stop every worker; safe to call more than once."""
+        """Stop every worker and keep the cache to its cap; safe to call more than once."""
         while self._idle:
             self._idle.pop().stop()
         atexit.unregister(self.close)
+        if self.cache is not None:
+            self.cache.keep_to_cap()
 
     def __enter__(self) -> SimulatorPool:
         return self
