@@ -34,6 +34,33 @@ needs_toolkit = pytest.mark.skipif(
 SHAPE = [1, 4, 12, 12]
 
 
+def float_model(
+    nodes: list[onnx.NodeProto],
+    name: str,
+    input_shape: list[int | str],
+    outputs: dict[str, list[int | str] | None],
+    *,
+    constants: list[onnx.TensorProto] | None = None,
+    opset: int = 19,
+    ir_version: int = 9,
+) -> onnx.ModelProto:
+    """A float model of ``nodes`` with input ``x`` and the named outputs (shape None: left
+    to inference)."""
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+        [
+            helper.make_tensor_value_info(out, TensorProto.FLOAT, shape)
+            for out, shape in outputs.items()
+        ],
+        constants or [],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
+    return model
+
+
 def five_node_model() -> onnx.ModelProto:
     """Add, Relu, then the dilated AveragePool (the middle node) as output ``pooled`` and a
     Mul, Sigmoid branch from the Relu as output ``y``."""
@@ -50,15 +77,7 @@ def five_node_model() -> onnx.ModelProto:
         helper.make_node("Mul", ["r", "scale"], ["m"], name="mul"),
         helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "five",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
-        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("pooled", "y")],
-        constants,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
+    model = float_model(nodes, "five", SHAPE, {"pooled": None, "y": None}, constants=constants)
     return onnx.shape_inference.infer_shapes(model)
 
 
@@ -76,28 +95,13 @@ def branching_pow_model() -> onnx.ModelProto:
         helper.make_node("Pow", ["r", "s"], ["p"], name="pow"),
         helper.make_node("Mul", ["p", "two"], ["y"], name="mul"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "branches",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        constants,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
+    model = float_model(nodes, "branches", [1, 4, 6, 6], {"y": None}, constants=constants)
     return onnx.shape_inference.infer_shapes(model)
 
 
 def relu_model(opset: int, shape: list[int | str]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
-        "relu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model
+    relu = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    return float_model([relu], "relu", shape, {"y": shape}, opset=opset, ir_version=10)
 
 
 # -- preparation ---------------------------------------------------------------------------
@@ -110,15 +114,8 @@ def test_a_newer_opset_is_lowered_and_the_change_recorded() -> None:
 
 
 def one_node_model(op: str, opset: int) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        [helper.make_node(op, ["x"], ["y"], name=op.lower())],
-        op,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model
+    node = helper.make_node(op, ["x"], ["y"], name=op.lower())
+    return float_model([node], op, [1, 2, 3, 3], {"y": None}, opset=opset, ir_version=10)
 
 
 def test_without_a_converter_a_types_only_revision_is_relabelled_and_others_refused() -> None:
