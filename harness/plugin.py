@@ -30,12 +30,11 @@ from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
-from harness.nightly.identity import identity
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
-from harness.results.records import CaseRecord, case_key
+from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
@@ -478,7 +477,7 @@ def hil_record(
     )
     record = hil_schedulers(hil_sdk).record(hil_case, upcoming)
     properties = request.node.user_properties
-    properties.append(("case", identity(record)))
+    properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
     properties.append(("documented", record.documented))
     properties.append(("backend", record.backend))

@@ -1,6 +1,6 @@
 """A previous run as the baseline of this one (``--baseline DIR``).
 
-Verdicts are compared case by case and SDK by SDK (``identity``). A failing verdict the
+Verdicts are compared case by case and SDK by SDK (``record_key``). A failing verdict the
 baseline had too is old news and does not fail the run; a run fails on new failures (failing,
 and the baseline did not run the case on that SDK) and regressions (failing, and the baseline
 had another verdict). Fixed cases (failing in the baseline, not now) are listed as
@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from harness.nightly.identity import identity
 from harness.results.journal import read_records
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 
 VerdictChange = tuple[str, str, str]  # case, baseline verdict, this run's verdict
 
@@ -44,11 +43,11 @@ class Baseline:
         that fail a run."""
         self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
         self.failing = failing
-        self.records = {identity(record): record for record in read_records(path)}
+        self.records = {record_key(record): record for record in read_records(path)}
 
     def excuse(self, record: CaseRecord) -> str | None:
         """Why a failing ``record`` does not fail the run: the baseline failed the same way."""
-        old = self.records.get(identity(record))
+        old = self.records.get(record_key(record))
         if old is None or old.verdict != record.verdict:
             return None
         return f"{old.verdict} in the baseline too ({self.path})"
@@ -57,7 +56,7 @@ class Baseline:
         """This run's ``records`` against the baseline's records of the same cases."""
         comparison = Comparison()
         for record in records:
-            before = self.records.get(identity(record))
+            before = self.records.get(record_key(record))
             if before is None:
                 if record.verdict in self.failing:
                     comparison.new_failures.append(record.id)

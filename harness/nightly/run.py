@@ -18,7 +18,6 @@ import pytest
 from harness.cases.case import Case
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly.baseline import Baseline
-from harness.nightly.identity import identity
 from harness.nightly.known_issues import (
     AS_EXPECTED,
     CHANGED,
@@ -34,7 +33,7 @@ from harness.results.journal import (
     read_run_metadata,
     write_run_metadata,
 )
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 from harness.timeouts import timeout_problem
 
 PLUGIN_NAME = "npu-hil-nightly"
@@ -167,16 +166,16 @@ class NightlyRun:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[Any]) -> None:
         left_out: list[dict[str, str]] = []
         if self.tier != "full":
-            kept = []
+            kept, slow = [], []
             for item in items:
                 reason = slow_reason(_item_case_id(item), self.budget)
                 if reason and item.get_closest_marker("hil_case"):
                     left_out.append({"id": _case_id(item.nodeid), "reason": reason})
-                    item.add_marker(pytest.mark.slow)
+                    slow.append(item)
                 else:
                     kept.append(item)
-            if left_out:
-                config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+            if slow:
+                config.hook.pytest_deselected(items=slow)
                 items[:] = kept
         cases = [item for item in items if item.get_closest_marker("hil_case")]
         self.progress = Progress.of([_case_id(item.nodeid) for item in cases])
@@ -254,7 +253,9 @@ class NightlyRun:
 
     def _this_run(self) -> list[CaseRecord]:
         """This run's records, from the journal (which may hold earlier runs' too)."""
-        return [r for r in read_records(self.results, allow_empty=True) if identity(r) in self.ran]
+        return [
+            r for r in read_records(self.results, allow_empty=True) if record_key(r) in self.ran
+        ]
 
     def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
         marked = [record for record in records if record.known]
