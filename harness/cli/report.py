@@ -90,10 +90,13 @@ def run_report(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     if args.new is None and (args.old_sdk is None or args.new_sdk is None):
         return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
-    try:
-        old = _one_sdk(args.old, args.old_sdk, "--old-sdk")
-        new = _one_sdk(args.new or args.old, args.new_sdk, "--new-sdk")
-        moved = boundary_changes(read_probes(args.old), read_probes(args.new or args.old))
+    try:  # one directory (no ``new``): read once, compared SDK against SDK
+        old_records, old_probes = read_records(args.old), read_probes(args.old)
+        new_records = old_records if args.new is None else read_records(args.new)
+        new_probes = old_probes if args.new is None else read_probes(args.new)
+        old = _one_sdk(old_records, args.old, args.old_sdk, "--old-sdk")
+        new = _one_sdk(new_records, args.new or args.old, args.new_sdk, "--new-sdk")
+        moved = boundary_changes(old_probes, new_probes)
     except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
     changes = diff_records(old, new, args.metric_threshold)
@@ -113,9 +116,10 @@ def run_diff(args: argparse.Namespace) -> int:
     return 1 if changes or moved else 0
 
 
-def _one_sdk(results: str, sdk: str | None, option: str) -> list[CaseRecord]:
-    """The directory's records of one SDK (``sdk``, or the only one there is)."""
-    records = read_records(results)
+def _one_sdk(
+    records: list[CaseRecord], results: str, sdk: str | None, option: str
+) -> list[CaseRecord]:
+    """The records (of directory ``results``) of one SDK: ``sdk``, or the only one there is."""
     found = sdks_of(records)
     if sdk is None:
         if len(found) > 1:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
-from harness.report.matrix import natural_key
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.report.matrix import natural_key, verdict_counts
 from harness.results.records import CaseRecord
 
 # Change kinds, most important first: (kind, what the report calls it).
@@ -143,8 +143,7 @@ def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> Lim
 
 
 def _counts(records: Iterable[CaseRecord]) -> dict[str, int]:
-    counts = Counter(record.verdict for record in records)
-    return {verdict: counts[verdict] for verdict in VERDICTS if counts[verdict]}
+    return {verdict: n for verdict, n in verdict_counts(records).items() if n}
 
 
 def kind_label(kind: str) -> str:
