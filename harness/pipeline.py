@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import platform as host_platform
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +28,7 @@ from harness.cases.case import Case
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
+from harness.modelfiles.prepare import array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
@@ -81,6 +81,15 @@ class Vendor:
     board_target: Callable[
         [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
     ]
+
+    def target(
+        self, board: Board | None, timeout_s: float, cache: str
+    ) -> AbstractContextManager[Target]:
+        """On the default SDK: ``board`` when one is given, else the simulator with its
+        result cache in folder ``cache`` ("off": none)."""
+        if board is not None:
+            return self.board_target(board, None, timeout_s, None)
+        return self.simulator(timeout_s, None if cache == "off" else Path(cache), None)
 
 
 def host_versions() -> dict[str, str]:
@@ -311,8 +320,7 @@ def _span(arrays: Sequence[np.ndarray]) -> float:
 def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for index, (name, array) in enumerate(zip(names, arrays, strict=False)):
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-        np.save(folder / f"{index}_{safe}.npy", np.asarray(array))
+        np.save(folder / array_file(index, name), np.asarray(array))
 
 
 def _clear(folder: Path) -> None:

@@ -82,7 +82,8 @@ def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
     notes: list[str] = []
     if freeze_parameters:
         model, notes = freeze(model, given)
-        given = {name: value for name, value in given.items() if name in graph_inputs(model)}
+        kept = set(graph_inputs(model))
+        given = {name: value for name, value in given.items() if name in kept}
     prepared = prepare(model, entry.name, str(entry.path), given=given)
     prepared.changes = [*notes, *prepared.changes]
     prepared.source = file_source(entry.path)

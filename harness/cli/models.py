@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,7 +125,7 @@ def run_model(args: argparse.Namespace) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
-    with _backend(vendor, args, board, results) as backend:
+    with vendor.target(board, args.timeout, args.cache) as backend:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         record = runner.run(prepared)
         _print_record(record, prepared)
@@ -153,7 +151,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         _start(vendor, args, results)
     except _BadInput as exc:
         return _bad_input(exc)
-    with _backend(vendor, args, board, results) as backend:
+    with vendor.target(board, args.timeout, args.cache) as backend:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         if original is None:
             original = runner.run(prepared)
@@ -281,19 +279,6 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
     if board.platform != args.platform:
         raise _BadInput(f"--board {args.board}: a {board.platform} board, not {args.platform}")
     return board
-
-
-@contextmanager
-def _backend(
-    vendor: Vendor, args: argparse.Namespace, board: Board | None, results: Path
-) -> Iterator[Any]:
-    if board is not None:
-        with vendor.board_target(board, None, args.timeout, None) as target:
-            yield target
-        return
-    cache = None if args.cache == "off" else Path(args.cache)
-    with vendor.simulator(args.timeout, cache, None) as target:
-        yield target
 
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +33,6 @@ from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
-from harness.targets.target import Target
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
@@ -148,16 +146,6 @@ def run_probe(args: argparse.Namespace) -> int:
     return _run(args, vendor, catalogue, bounds, skipped, board)
 
 
-def _target(
-    args: argparse.Namespace, vendor: Vendor, board: Board | None
-) -> AbstractContextManager[Target]:
-    """The board when one is given, else the simulator."""
-    if board is not None:
-        return vendor.board_target(board, None, args.timeout, None)
-    cache = None if args.hil_cache == "off" else Path(args.hil_cache)
-    return vendor.simulator(args.timeout, cache, None)  # the default SDK
-
-
 def _run(
     args: argparse.Namespace,
     vendor: Vendor,
@@ -183,7 +171,7 @@ def _run(
         append_probe(results, record)
         print(f"{record.id}: {record.observed()} after {len(record.steps)} steps", flush=True)
 
-    with _target(args, vendor, board) as backend:
+    with vendor.target(board, args.timeout, args.hil_cache) as backend:
         models = {**OPERATOR_SPECS, **vendor.models}
         executor = CaseExecutor(
             results, backend, catalogue.tolerances(), models, vendor.judge, vendor.recipe

@@ -286,6 +286,11 @@ def _draw(
     return rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=tuple(shape)).astype(dtype)
 
 
+def array_file(index: int, name: str) -> str:
+    """The file a results folder keeps array ``index`` (named ``name``) in."""
+    return f"{index}_{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}.npy"
+
+
 def read_arrays(folder: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
     """Arrays for ``names`` from ``folder``: ``NAME.npy`` or, as results folders hold them,
     ``<index>_<NAME>.npy``. Inputs without a file are left out (drawn at random)."""
@@ -295,8 +300,7 @@ def read_arrays(folder: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
     unused = set(files)
     arrays: dict[str, np.ndarray] = {}
     for index, name in enumerate(names):
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-        found = next((f for f in (f"{name}.npy", f"{index}_{safe}.npy") if f in files), None)
+        found = next((f for f in (f"{name}.npy", array_file(index, name)) if f in files), None)
         if found is None:
             continue
         unused.discard(found)

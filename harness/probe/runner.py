@@ -2,8 +2,8 @@
 batch of ordinary cases, and each bound's answer becomes a probe record.
 
 A round is the list of the next step of every active search; steps two searches share (the
-same model, e.g. GRU's ``batch_size`` restated per tensor) run once. ``run_round`` is the one
-place a round meets the executor.
+same model, e.g. GRU's ``batch_size`` restated per tensor) run once, through
+``CaseExecutor.execute_many``.
 """
 
 from __future__ import annotations
@@ -52,12 +52,6 @@ def select(bounds: Iterable[Bound], expression: str | None) -> list[Bound]:
     return [bound for bound in bounds if matches(bound)]
 
 
-def run_round(executor: CaseExecutor, cases: list[Case]) -> list[CaseRecord]:
-    """One round's steps as one batch (the steps of every bound still searching), journaled
-    like any case; their records in the same order."""
-    return list(executor.execute_many(cases))
-
-
 def probe(
     bounds: list[Bound],
     executor: CaseExecutor,
@@ -88,7 +82,8 @@ def probe(
         if not wanted:
             break
         batch = list({case.id: case for _, _, case in wanted if case.id not in records}.values())
-        for record in run_round(executor, batch):
+        # one batch: the steps of every bound still searching, journaled like any case
+        for record in executor.execute_many(batch):
             records[record.id] = record
         for bound, value, case in wanted:
             record = records[case.id]
