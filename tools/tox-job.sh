@@ -15,6 +15,16 @@
 #                                side; no known issues (their entries are pinned to 2.5.0), the
 #                                slow tier only with `--tier full`
 set -uo pipefail
+# The suites into $results, then the report, written even when cases fail; the exit status
+# is pytest's, else the report's.
+suites_then_report() {
+    pytest suites --results "$results" "$@"
+    local status=$?
+    hil report "$results"
+    local report=$?
+    exit $((status != 0 ? status : report))
+}
+
 job=${1:-checks}
 shift || true
 case "$job" in
@@ -26,20 +36,12 @@ case "$job" in
     suites)
         results=${HIL_RESULTS:-results}
         known=${HIL_KNOWN_ISSUES:-suites/known-issues/rk3562-simulator.yaml}
-        pytest suites --results "$results" --known-issues "$known" "$@"
-        status=$?
-        hil report "$results"
-        report=$?
-        exit $((status != 0 ? status : report))
+        suites_then_report --known-issues "$known" "$@"
         ;;
     sdk-matrix)
         results=${HIL_RESULTS:-results-sdk-matrix}
         hil sdk install all || exit $?
-        pytest suites --sdk all --results "$results" "$@"
-        status=$?
-        hil report "$results"
-        report=$?
-        exit $((status != 0 ? status : report))
+        suites_then_report --sdk all "$@"
         ;;
     *)
         echo "tox -- JOB: JOB is 'checks', 'suites' or 'sdk-matrix', not '$job'" >&2
