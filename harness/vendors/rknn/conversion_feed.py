@@ -32,7 +32,7 @@ class ConversionFeed:
     def prefetch(self, requests: Sequence[Job]) -> None:
         """Convert ``requests`` into the cache in the background; trouble shows later, when
         a batch converts them for real."""
-        self._thread.submit(self.cache.convert_many, list(requests)).add_done_callback(_logged)
+        self.convert(requests).add_done_callback(_logged)
 
     def close(self) -> None:
         """Drop prefetches not started, finish the build in flight, stop the converter."""

@@ -29,7 +29,6 @@ import fcntl
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -290,14 +289,10 @@ class _Converter(ToolkitProcess):
 # -- the converter child -----------------------------------------------------------------------
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     """Serve staged folders: build and export each, write its meta.json (``error`` None on
     success) and reply; exits when the parent closes the request pipe."""
-    from harness.vendors.rknn.simulator.worker import die_with_parent
-
     requests, replies = parent_pipes()
-    die_with_parent(int(argv[0]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
         from rknn.api import RKNN
     except Exception:
@@ -352,4 +347,4 @@ def _build_one(rknn_class: Any, folder: Path) -> str | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -11,6 +11,7 @@ stops it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -20,6 +21,8 @@ from multiprocessing.connection import Connection
 from typing import IO
 
 from harness.vendors.rknn.toolkit import harness_env
+
+libc = ctypes.CDLL(None)  # the C library, for prctl (and the worker's fflush)
 
 
 class ToolkitProcess:
@@ -74,11 +77,27 @@ class ToolkitProcess:
 
 def parent_pipes() -> tuple[Connection, Connection]:
     """In the child: the request and reply connections; fd 0 becomes /dev/null and fd 1 the
-    child's stderr, so that stray prints never reach the reply pipe."""
+    child's stderr, so that stray prints never reach the reply pipe. The child also dies with
+    its parent (``die_with_parent``) and leaves Ctrl-C to it."""
     requests = Connection(os.dup(0), writable=False)
     replies = Connection(os.dup(1), readable=False)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
+    die_with_parent(int(sys.argv[1]))  # ``python -m module <parent pid>``
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     return requests, replies
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this child when its parent dies, even mid-toolkit-hang.
+
+    (Linux ties this to the thread that started the child: start it from a thread that lives
+    as long as the parent needs it.)
+    """
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(0)

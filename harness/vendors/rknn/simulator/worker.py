@@ -11,7 +11,6 @@ file, also after a crash or a hang.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import os
 import platform
@@ -37,14 +36,12 @@ from harness.vendors.rknn.toolkit import (
     toolkit_version,
     write_dataset,
 )
-from harness.vendors.rknn.toolkit_process import parent_pipes
+from harness.vendors.rknn.toolkit_process import libc, parent_pipes
 
 # Test-only fault hook, because a real toolkit crash cannot be caused on demand: a comma list
 # of "exit:<case_id>", "segv:<case_id>" or "hang:<case_id>" makes the worker exit with code 3,
 # die of SIGSEGV or hang on that case.
 FAULT_ENV = "NPU_HIL_SIM_FAULT"
-
-_libc = ctypes.CDLL(None)
 
 
 class Rejected(Exception):
@@ -57,8 +54,6 @@ class Rejected(Exception):
 
 def main() -> None:
     requests, replies = parent_pipes()
-    die_with_parent(int(sys.argv[1]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.enable()  # a segfault leaves a traceback in the request's log
     # The toolkit's own import of pkg_resources warns once, into whichever case comes first.
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
@@ -171,19 +166,7 @@ def captured_output(path: Path) -> Iterator[Path]:
 def _flush() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
-    _libc.fflush(None)
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Have the kernel kill this worker when the pool's process dies, even mid-toolkit-hang.
-
-    (Linux ties this to the thread that started the worker: keep the pool on one thread.)
-    """
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        _libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent_pid:  # the parent died before the line above took effect
-        os._exit(0)
+    libc.fflush(None)
 
 
 def _versions() -> dict[str, str]:
