@@ -211,9 +211,12 @@ def onnx_model(op: str = "Relu", shape: tuple[int, ...] = (1, 3, 4, 4), inputs: 
 
 
 def runner_processes(workdir: str) -> list[psutil.Process]:
-    """Live board-runner processes whose command line mentions ``workdir``."""
+    """Live board-runner processes whose command line mentions ``workdir``: the runners
+    themselves, not the short-lived children the toolkit forks off them (which share the
+    runner's command line and may exit at any moment, so their parent is read in the same
+    snapshot as the rest)."""
     found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
+    for process in psutil.process_iter(["cmdline", "status", "ppid"]):
         cmdline = process.info["cmdline"] or []
         if process.info["status"] == psutil.STATUS_ZOMBIE:
             continue
@@ -221,7 +224,8 @@ def runner_processes(workdir: str) -> list[psutil.Process]:
             arg.startswith(workdir) for arg in cmdline
         ):
             found.append(process)
-    return found
+    pids = {process.pid for process in found}
+    return [process for process in found if process.info["ppid"] not in pids]
 
 
 def alive(pid: int) -> bool:

@@ -35,10 +35,7 @@ def assert_correct(observation: Observation, request: Job) -> None:
 
 
 def runner_pids(board: Board) -> list[int]:
-    """The runners themselves, not the short-lived children the toolkit forks off them."""
-    processes = runner_processes(board.workdir)
-    pids = {process.pid for process in processes}
-    return [process.pid for process in processes if process.ppid() not in pids]
+    return [process.pid for process in runner_processes(board.workdir)]
 
 
 def gone(pids: list[int]) -> bool:

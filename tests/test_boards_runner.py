@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import signal
 import subprocess
@@ -157,4 +158,5 @@ def test_the_runner_exits_when_its_parent_session_dies(tmp_path: Path) -> None:
         session.kill()
         for process in psutil.process_iter(["cmdline"]):
             if str(tmp_path / "w") in " ".join(process.info["cmdline"] or []):
-                process.kill()
+                with contextlib.suppress(psutil.NoSuchProcess):  # it may have exited meanwhile
+                    process.kill()
