@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model, runner_processes, wait_until
+from sshd import alive, onnx_model, runner_processes, wait_until
 
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
@@ -69,9 +69,9 @@ def test_a_lock_whose_holder_is_gone_is_taken_over(loopback_board: Board) -> Non
     holder = open_transport(loopback_board)
     BoardLock(holder, loopback_board, "dead-holder").acquire()
     session_pid = int((lock_dir(loopback_board) / "session").read_text())
-    assert psutil_alive(session_pid)
+    assert alive(session_pid)
     holder.close()  # its SSH session ends, as when a harness is killed or loses its network
-    assert wait_until(lambda: not psutil_alive(session_pid))
+    assert wait_until(lambda: not alive(session_pid))
     client = open_transport(loopback_board)
     try:
         how = BoardLock(client, loopback_board, "new-holder").acquire()
@@ -178,12 +178,3 @@ def test_ctrl_c_releases_the_lock_and_leaves_nothing_on_the_board(
     assert not lock_dir(loopback_board).exists()
     assert not Path(loopback_board.workdir).exists()
     assert wait_until(lambda: runner_processes(loopback_board.workdir) == [])
-
-
-def psutil_alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
