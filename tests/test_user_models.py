@@ -191,10 +191,11 @@ def test_a_bad_model_file_is_exit_2_naming_it(tmp_path: Path, capsys) -> None:
 # -- on the simulator ----------------------------------------------------------------------
 
 
-def _hil(tmp_path: Path, command: str, *args: str) -> int:
-    """``hil COMMAND five.onnx ARGS`` into tmp_path/results with a private simulator cache."""
+def _hil(tmp_path: Path, command: str, *args: str, model: onnx.ModelProto | None = None) -> int:
+    """``hil COMMAND five.onnx ARGS`` (the five-node model unless ``model``) into
+    tmp_path/results with a private simulator cache."""
     path = tmp_path / "five.onnx"
-    onnx.save(five_node_model(), path)
+    onnx.save(model or five_node_model(), path)
     cache = ["--cache", str(tmp_path / "cache"), "--results", str(tmp_path / "results")]
     return main([command, str(path), "--platform", "rk3562", *cache, *args])
 
@@ -258,6 +259,34 @@ def test_hil_run_layers_names_the_first_bad_layer_and_reduce_takes_the_case(
     out = capsys.readouterr().out
     assert "smallest failing model: 1 nodes" in out
     assert (results / "run.json").read_text() == run_json  # the run being reduced keeps its own
+
+
+@needs_toolkit
+def test_initializers_listed_among_the_graph_inputs_are_not_inputs_to_feed(
+    tmp_path: Path, capsys
+) -> None:
+    """Older exporters list every initializer among the graph inputs too, here ahead of ``x``:
+    a bare ``--range`` is for ``x`` alone, and ``hil reduce`` finds ``x``'s saved array."""
+    model = five_node_model()
+    listed = [
+        helper.make_tensor_value_info(constant.name, TensorProto.FLOAT, constant.dims)
+        for constant in model.graph.initializer
+    ]
+    inputs = [*listed, *model.graph.input]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    assert _hil(tmp_path, "run", "--range=-0.5,0.5", model=model) == 1, capsys.readouterr()
+    results = tmp_path / "results"
+    record = next(iter(read_records(results)))
+    assert record.verdict == "wrong-result"
+    inputs = sorted((results / record.artifacts / "inputs").glob("*.npy"))
+    assert [path.name for path in inputs] == ["0_x.npy"]
+    x = np.load(inputs[0])
+    assert x.min() >= -0.5 and x.max() <= 0.5
+    cache = str(tmp_path / "cache")
+    capsys.readouterr()
+    assert main(["reduce", str(results), record.id, "--cache", cache]) == 1
+    assert "smallest failing model: 1 nodes" in capsys.readouterr().out
 
 
 # -- a folder of models as a suite -----------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.modelfiles.graph import graph_inputs
 from harness.modelfiles.prepare import (
     ModelFileError,
     PreparedModel,
@@ -179,7 +180,7 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
     where = str(path)
     try:
         model = load_model(path)
-        names = [i.name for i in model.graph.input]
+        names = graph_inputs(model)
         given = read_arrays(args.inputs, names) if args.inputs else {}
         prepared = prepare(
             model,
@@ -212,7 +213,7 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
     folder = results / original.artifacts
     try:
         model = load_model(folder / "model.onnx")
-        names = [i.name for i in model.graph.input]
+        names = graph_inputs(model)
         given = read_arrays(folder / "inputs", names)
         name = args.name or original.value or original.op
         prepared = prepare(model, name, str(folder / "model.onnx"), given=given)

@@ -91,7 +91,7 @@ def prepare(
     graph_inputs = [info for info in model.graph.input if info.name not in initializers]
     names = [info.name for info in graph_inputs]
     given = dict(given or {})
-    for label, mapping in (("--input-shape", input_shapes or {}), ("range", ranges or {})):
+    for label, mapping in (("--input-shape", input_shapes or {}), ("--range", ranges or {})):
         unknown = sorted(set(mapping) - set(names))
         if unknown:
             raise ModelFileError(f"{where}: {label} names {unknown}, not inputs; inputs: {names}")
