@@ -21,6 +21,7 @@ from harness.nightly.baseline import Baseline
 from harness.nightly.known_issues import KnownIssuesError, load_known_issues
 from harness.nightly.progress import Progress
 from harness.nightly.tiers import estimated_cost, slow_reason
+from harness.report.diff import diff_records, summarize
 from harness.results.journal import Journal, read_records, read_run_metadata
 from harness.results.records import CaseRecord
 
@@ -231,13 +232,16 @@ def test_run_against_its_own_results_passes_and_a_regression_fails(tmp_path: Pat
     assert "new 1, fixed 0, changed 0, unchanged 1" in run.stdout
 
 
-def test_baseline_comparison_sorts_changes(tmp_path: Path) -> None:
+def test_baseline_comparison_sorts_changes_and_the_report_counts_them_alike(
+    tmp_path: Path,
+) -> None:
     old = [
         _record("a", "violation"),
         _record("b", "confirmed"),
         _record("c", "doc-drift"),
         _record("d", "wrong-result"),
         _record("e", "confirmed"),
+        _record("h", "wrong-result"),
     ]
     for record in old:
         Journal(tmp_path).append(record)
@@ -248,22 +252,31 @@ def test_baseline_comparison_sorts_changes(tmp_path: Path) -> None:
         _record("d", "wrong-result"),  # unchanged failure: excused
         _record("f", "violation"),  # new failure
         _record("g", "confirmed"),  # new case
+        _record("h", "violation"),  # regression: failing another way
     ]
     baseline = Baseline(tmp_path, FAILING_VERDICTS)
     comparison = baseline.compare(new)
     assert comparison.fixed == [("a", "violation", "confirmed")]
-    assert comparison.regressions == [("b", "confirmed", "wrong-result")]
+    assert comparison.regressions == [
+        ("b", "confirmed", "wrong-result"),
+        ("h", "wrong-result", "violation"),
+    ]
     assert comparison.changed == [("c", "doc-drift", "confirmed")]
     assert comparison.new_failures == ["f"]
     assert comparison.counts() == {
-        "new": 2,
+        "new": 3,
         "fixed": 1,
         "changed": 1,
         "unchanged": 1,
         "not in baseline": 1,
     }
     assert baseline.excuse(new[3]) is not None
-    assert baseline.excuse(new[1]) is None and baseline.excuse(new[4]) is None
+    for failing in (new[1], new[4], new[6]):
+        assert baseline.excuse(failing) is None
+    # The report's baseline section and hil diff count what fails the run as new failures
+    summary = summarize(diff_records(old, new), old, new)
+    assert summary.new_failures == ["b", "f", "h"]
+    assert summary.fixed == ["a"] and summary.other_verdict == ["c"]
 
 
 def test_bad_baseline_is_a_usage_error(tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """Run-to-run diff: which cases changed verdict, backend, placement or metrics between two runs.
 
 Cases are matched by id. ``summarize`` counts cases, not changes: a case whose verdict changed
-is a verdict change (a new failure when it now fails, fixed when it failed before and no longer
-does; a failing case only in the new run is a new failure too), a case with the same verdict
-whose backend, placement or metrics changed is a backend-only change.
+is a verdict change (a new failure when it now fails, whether it passed before or failed another
+way; fixed when it failed before and no longer does; a failing case only in the new run is a new
+failure too), a case with the same verdict whose backend, placement or metrics changed is a
+backend-only change. A new failure is what fails a run against its baseline (``--baseline``),
+so the report's count and the end-of-run summary's agree.
 
 A metric counts as changed when ``|new - old| > threshold * max(|old|, |new|)`` (default
 threshold 0.10, i.e. 10 %), when it is present in only one run, or when exactly one side is
@@ -79,9 +81,9 @@ def _case_changes(old: CaseRecord, new: CaseRecord, threshold: float) -> list[Ch
 class Summary:
     """Cases by how they changed; each case counts once (see the module docstring)."""
 
-    new_failures: list[str]  # failing now, not before (or not there before)
+    new_failures: list[str]  # failing now; before passing, failing another way, or not there
     fixed: list[str]  # failing before, not now
-    other_verdict: list[str]  # verdict changed between two non-failing (or two failing) ones
+    other_verdict: list[str]  # verdict changed between two non-failing ones
     backend_only: list[str]  # same verdict, another backend, placement or metric
     only_old: list[str]
     only_new: list[str]
@@ -131,10 +133,9 @@ def _group(changes: list[Change]) -> str:
     verdict = kinds.get("verdict")
     if verdict is None:
         return "backend_only"
-    failed, fails = verdict.old in FAILING_VERDICTS, verdict.new in FAILING_VERDICTS
-    if fails and not failed:
+    if verdict.new in FAILING_VERDICTS:
         return "new_failures"
-    return "fixed" if failed and not fails else "other_verdict"
+    return "fixed" if verdict.old in FAILING_VERDICTS else "other_verdict"
 
 
 def _count(n: int, noun: str) -> str:
