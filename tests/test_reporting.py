@@ -16,6 +16,7 @@ from test_journal import make_record
 
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.report.baseline import baseline_changes
 from harness.report.markdown import md_escape
 from harness.report.matrix import SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
@@ -466,3 +467,24 @@ def test_report_shows_baseline_changes_known_issues_and_left_out_cases(
     assert hil(["report", str(results)]) == 0  # the report is written all the same
     markdown = (results / "report.md").read_text(encoding="utf-8")
     assert f"Baseline {md_escape(baseline)} unreadable: {md_escape(baseline)}" in markdown
+
+
+def test_the_report_compares_with_the_baseline_sdk_by_sdk(tmp_path: Path) -> None:
+    """As the run does when it excuses a failure the baseline had too: a release's records are
+    compared with the same release's, never with another release's of the same case."""
+    both = [make_record("x", "wrong-result", sdk="2.5.0"), make_record("x", sdk="2.3.2")]
+    baseline = _write_run(tmp_path / "baseline", both)
+    meta = {"baseline": str(baseline)}
+    # the same verdicts in another journal order: nothing changed
+    changes = baseline_changes(meta, both[::-1])
+    assert changes is not None and changes.summary is not None
+    assert changes.summary.verdict_changes == 0 and changes.summary.unchanged == 2
+    # one release fixed: named with its SDK
+    now = [make_record("x", sdk="2.5.0"), make_record("x", sdk="2.3.2")]
+    changes = baseline_changes(meta, now)
+    assert changes is not None and changes.summary is not None
+    assert changes.summary.fixed == ["x@2.5.0"] and changes.summary.unchanged == 1
+    # a run on one release the baseline did not run: its failure is new, as the run counts it
+    changes = baseline_changes(meta, [make_record("x", "wrong-result", sdk="2.4.0")])
+    assert changes is not None and changes.summary is not None
+    assert changes.summary.new_failures == ["x"] and changes.summary.only_old == []

@@ -1,9 +1,12 @@
 """Changes against the baseline: the run compared with the results directory run.json names.
 
 ``run.json`` key ``"baseline"`` holds the absolute path of an earlier results directory
-(``--baseline``) or null. The comparison is ``harness.report.diff``'s, so the report's numbers
-and ``hil diff BASELINE RESULTS`` agree. A baseline that cannot be read is said in the report,
-never a reason to write no report.
+(``--baseline``) or null. Cases are matched SDK by SDK, as the run matched them to excuse a
+failure the baseline had too: a run on one SDK is compared with the baseline's records of that
+SDK, by case id, so the numbers agree with ``hil diff BASELINE RESULTS --old-sdk S --new-sdk
+S``; a run on several SDKs is compared case and SDK by case and SDK, and the changes name
+both (``ID@SDK``). The comparison is ``harness.report.diff``'s. A baseline that cannot be read
+is said in the report, never a reason to write no report.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report.diff import Change, Summary, diff_records, summarize
+from harness.report.diff import Change, Summary, case_id, diff_records, summarize
+from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, record_key
 
 BASELINE_KEY = "baseline"
 
@@ -37,8 +41,13 @@ def baseline_changes(meta: Mapping[str, Any], records: list[CaseRecord]) -> Base
         old = read_records(path)
     except (JournalError, OSError) as exc:
         return BaselineChanges(str(path), problem=str(exc))
-    changes = diff_records(old, records)
-    summary = summarize(changes, old, records)
+    sdks = sdks_of(records)
+    key = record_key
+    if len(sdks) == 1:
+        old = [record for record in old if record.sdk == sdks[0]]
+        key = case_id
+    changes = diff_records(old, records, key=key)
+    summary = summarize(changes, old, records, key=key)
     order = {case_id: i for i, case_id in enumerate(summary.new_failures + summary.fixed)}
     verdicts = [
         change

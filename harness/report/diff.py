@@ -17,6 +17,7 @@ is worth seeing).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -39,30 +40,36 @@ class Change:
         return asdict(self)
 
 
+def case_id(record: CaseRecord) -> str:
+    return record.id
+
+
 def diff_records(
     old: list[CaseRecord],
     new: list[CaseRecord],
     metric_threshold: float = DEFAULT_METRIC_THRESHOLD,
+    key: Callable[[CaseRecord], str] = case_id,
 ) -> list[Change]:
-    """Every difference, ordered by case id."""
+    """Every difference, ordered by case. Records are matched by ``key``, which the changes
+    name: the case id, or ``record_key`` (case and SDK) for runs on several SDKs."""
     if not metric_threshold >= 0:
         raise ValueError(f"metric threshold must be >= 0, got {metric_threshold!r}")
-    before = {record.id: record for record in old}
-    after = {record.id: record for record in new}
+    before = {key(record): record for record in old}
+    after = {key(record): record for record in new}
     changes: list[Change] = []
-    for case_id in sorted(before.keys() | after.keys(), key=natural_key):
-        if case_id not in after:
-            changes.append(Change(case_id, "only-old", before[case_id].verdict, None))
-        elif case_id not in before:
-            changes.append(Change(case_id, "only-new", None, after[case_id].verdict))
+    for name in sorted(before.keys() | after.keys(), key=natural_key):
+        if name not in after:
+            changes.append(Change(name, "only-old", before[name].verdict, None))
+        elif name not in before:
+            changes.append(Change(name, "only-new", None, after[name].verdict))
         else:
-            changes += _case_changes(before[case_id], after[case_id], metric_threshold)
+            changes += _case_changes(name, before[name], after[name], metric_threshold)
     return changes
 
 
-def _case_changes(old: CaseRecord, new: CaseRecord, threshold: float) -> list[Change]:
+def _case_changes(name: str, old: CaseRecord, new: CaseRecord, threshold: float) -> list[Change]:
     changes = [
-        Change(old.id, kind, a, b)
+        Change(name, kind, a, b)
         for kind, a, b in (
             ("verdict", old.verdict, new.verdict),
             ("backend", old.backend, new.backend),
@@ -70,10 +77,10 @@ def _case_changes(old: CaseRecord, new: CaseRecord, threshold: float) -> list[Ch
         )
         if a != b
     ]
-    for name in sorted(old.metrics.keys() | new.metrics.keys()):
-        a, b = old.metrics.get(name), new.metrics.get(name)
+    for metric in sorted(old.metrics.keys() | new.metrics.keys()):
+        a, b = old.metrics.get(metric), new.metrics.get(metric)
         if a is None or b is None or _metric_changed(a, b, threshold):
-            changes.append(Change(old.id, "metric", a, b, metric=name))
+            changes.append(Change(name, "metric", a, b, metric=metric))
     return changes
 
 
@@ -109,15 +116,20 @@ class Summary:
         return {**asdict(self), "verdict_changes": self.verdict_changes}
 
 
-def summarize(changes: list[Change], old: list[CaseRecord], new: list[CaseRecord]) -> Summary:
-    """``changes`` (from ``diff_records(old, new)``) counted per case."""
+def summarize(
+    changes: list[Change],
+    old: list[CaseRecord],
+    new: list[CaseRecord],
+    key: Callable[[CaseRecord], str] = case_id,
+) -> Summary:
+    """``changes`` (from ``diff_records(old, new, key=key)``) counted per case."""
     by_case: dict[str, list[Change]] = {}
     for change in changes:
         by_case.setdefault(change.case_id, []).append(change)
     groups: dict[str, list[str]] = {name: [] for name in _GROUPS}
     for case_id, found in by_case.items():
         groups[_group(found)].append(case_id)
-    ids = {record.id for record in old} | {record.id for record in new}
+    ids = {key(record) for record in old} | {key(record) for record in new}
     return Summary(**groups, unchanged=len(ids) - len(by_case))
 
 
