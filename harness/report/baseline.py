@@ -11,11 +11,12 @@ is said in the report, never a reason to write no report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
-from harness.report.diff import Change, Summary, case_id, diff_records, summarize
+from harness.report.diff import Change, Summary, diff_records, summarize
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
 from harness.results.records import CaseRecord, record_key
@@ -42,10 +43,10 @@ def baseline_changes(meta: Mapping[str, Any], records: list[CaseRecord]) -> Base
     except (JournalError, OSError) as exc:
         return BaselineChanges(str(path), problem=str(exc))
     sdks = sdks_of(records)
-    key = record_key
+    key: Callable[[CaseRecord], str] = record_key
     if len(sdks) == 1:
         old = [record for record in old if record.sdk == sdks[0]]
-        key = case_id
+        key = attrgetter("id")
     changes = diff_records(old, records, key=key)
     summary = summarize(changes, old, records, key=key)
     order = {case_id: i for i, case_id in enumerate(summary.new_failures + summary.fixed)}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from operator import attrgetter
 from typing import Any
 
 from harness.judge.verdict import FAILING_VERDICTS
@@ -40,15 +41,11 @@ class Change:
         return asdict(self)
 
 
-def case_id(record: CaseRecord) -> str:
-    return record.id
-
-
 def diff_records(
     old: list[CaseRecord],
     new: list[CaseRecord],
     metric_threshold: float = DEFAULT_METRIC_THRESHOLD,
-    key: Callable[[CaseRecord], str] = case_id,
+    key: Callable[[CaseRecord], str] = attrgetter("id"),
 ) -> list[Change]:
     """Every difference, ordered by case. Records are matched by ``key``, which the changes
     name: the case id, or ``record_key`` (case and SDK) for runs on several SDKs."""
@@ -120,7 +117,7 @@ def summarize(
     changes: list[Change],
     old: list[CaseRecord],
     new: list[CaseRecord],
-    key: Callable[[CaseRecord], str] = case_id,
+    key: Callable[[CaseRecord], str] = attrgetter("id"),
 ) -> Summary:
     """``changes`` (from ``diff_records(old, new, key=key)``) counted per case."""
     by_case: dict[str, list[Change]] = {}
