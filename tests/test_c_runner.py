@@ -41,6 +41,7 @@ from harness.vendors.rknn.c_runner import (
 )
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.platforms import CORE_MASKS
+from harness.vendors.rknn.runner_session import MAX_CASE_BYTES
 
 RUN_TIMEOUT_S = 30
 
@@ -364,7 +365,8 @@ def test_a_batch_runs_through_its_driver_as_one_stream(mrt_runner: Path, tmp_pat
         ["sh", "batch/run.sh", runner], cwd=tmp_path, stdout=subprocess.PIPE
     ) as driver:
         assert driver.stdout is not None
-        events = list(read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}))
+        stream = read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}, MAX_CASE_BYTES)
+        events = list(stream)
     assert driver.returncode == 0
 
     assert [(e.case, e.started) for e in events] == [
@@ -397,7 +399,7 @@ def test_the_driver_stops_when_nobody_reads_its_stream(mrt_runner: Path, tmp_pat
         ["sh", "run.sh", str(mrt_runner)], cwd=tmp_path, stdout=subprocess.PIPE
     )
     assert driver.stdout is not None
-    started = next(read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}))
+    started = next(read_stream(driver.stdout.read, tmp_path / "host", {"c0", "c1"}, MAX_CASE_BYTES))
     assert started.case == "c0" and started.started
     driver.stdout.close()  # the host went away
     assert driver.wait(timeout=20) == 1
@@ -450,7 +452,7 @@ def test_a_stream_that_run_sh_cannot_write_is_refused(
     tmp_path: Path, stream: bytes, words: str
 ) -> None:
     with pytest.raises(StreamError, match=re.escape(words)):
-        list(read_stream(io.BytesIO(stream).read, tmp_path, {"c0"}))
+        list(read_stream(io.BytesIO(stream).read, tmp_path, {"c0"}, MAX_CASE_BYTES))
     assert not any(tmp_path.parent.glob("x")) and not (tmp_path / "c7").exists()
 
 

@@ -17,7 +17,7 @@ import time
 import paramiko
 
 from harness.boards.inventory import Board
-from harness.boards.transport import BoardConnectionError, CommandResult
+from harness.boards.transport import MAX_OUTPUT, BoardConnectionError, CommandResult
 
 log = logging.getLogger(__name__)
 
@@ -193,8 +193,16 @@ class SshTransport:
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"cannot open an SSH channel: {exc}") from None
 
-    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
-        """Run ``command`` (already quoted) and collect its output within ``timeout``."""
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float = 30.0,
+        stdin: bytes = b"",
+        max_output: int = MAX_OUTPUT,
+    ) -> CommandResult:
+        """Run ``command`` (already quoted) and collect its output within ``timeout`` and
+        ``max_output`` bytes per stream."""
         deadline = time.monotonic() + timeout
         out, err = bytearray(), bytearray()
         channel = self._open_channel(timeout)
@@ -215,12 +223,14 @@ class SshTransport:
                 except TimeoutError:
                     chunk = None
                 out += chunk or b""
-                while channel.recv_stderr_ready():
+                while channel.recv_stderr_ready() and len(err) <= max_output:
                     err += channel.recv_stderr(65536)
+                _check_output(out, err, max_output)
             if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
                 raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
-            while channel.recv_stderr_ready():
+            while channel.recv_stderr_ready() and len(err) <= max_output:
                 err += channel.recv_stderr(65536)
+            _check_output(out, err, max_output)
             return CommandResult(channel.recv_exit_status(), bytes(out), bytes(err))
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"remote command failed: {exc}") from None
@@ -239,6 +249,16 @@ class SshTransport:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _check_output(out: bytearray, err: bytearray, limit: int) -> None:
+    """Stop reading a command whose output passed ``limit``: the channel is closed after."""
+    for name, data in (("stdout", out), ("stderr", err)):
+        if len(data) > limit:
+            raise BoardConnectionError(
+                f"remote command wrote more than {limit} bytes to {name}; stopped reading it",
+                permanent=True,
+            )
 
 
 class SshStream:
@@ -271,7 +291,7 @@ class SshStream:
 
     def recv_stderr(self) -> bytes:
         data = bytearray()
-        while self._channel.recv_stderr_ready():
+        while self._channel.recv_stderr_ready() and len(data) < MAX_OUTPUT:  # a flood waits
             data += self._channel.recv_stderr(65536)
         return bytes(data)
 

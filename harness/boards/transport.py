@@ -1,7 +1,8 @@
 """How the harness talks to a board, whatever carries it: commands and long-lived processes.
 
 ``open_transport(board)`` gives a ``Transport``: ``run`` runs one shell command line to its end
-(stdin in; exit status, stdout and stderr out; within a timeout), ``open_stream`` starts a
+(stdin in; exit status, stdout and stderr out; within a timeout and at most ``MAX_OUTPUT``
+bytes of each, since a board may be broken or hostile), ``open_stream`` starts a
 process the caller talks to for as long as it lives (a runner session's one channel). The lock,
 discovery and the runner sessions use only this module; SSH (``harness.boards.ssh``) is the one
 transport today. Command lines are built with ``shell_command`` so that every argument reaching
@@ -17,6 +18,10 @@ from typing import Protocol
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
+
+# What one command may print on stdout (and again on stderr): the harness's commands print a
+# few kilobytes; a probed file that is /dev/zero would otherwise fill the host's memory.
+MAX_OUTPUT = 2**20
 
 
 class BoardConnectionError(BoardError):
@@ -53,7 +58,7 @@ class Stream(Protocol):
         ``timeout`` seconds."""
 
     def recv_stderr(self) -> bytes:
-        """What has arrived on stderr, without waiting."""
+        """What has arrived on stderr (at most about ``MAX_OUTPUT`` bytes), without waiting."""
 
     def wait(self, timeout: float) -> int | None:
         """The exit status (negative when killed by a signal) once the process has ended or
@@ -70,8 +75,16 @@ class Stream(Protocol):
 class Transport(Protocol):
     """An open link to one board."""
 
-    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
-        """Run ``command`` (already quoted) and collect its output within ``timeout``."""
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float = 30.0,
+        stdin: bytes = b"",
+        max_output: int = MAX_OUTPUT,
+    ) -> CommandResult:
+        """Run ``command`` (already quoted) and collect its output within ``timeout``; more
+        than ``max_output`` bytes on stdout or stderr is a permanent BoardConnectionError."""
 
     def open_stream(self, command: str, *, timeout: float = 10.0) -> Stream:
         """Start ``command`` (already quoted) as a long-lived process."""

@@ -89,11 +89,12 @@ def batch_files(cases: Sequence[BatchCase]) -> dict[str, bytes]:
 
 
 def read_stream(
-    read: Callable[[int], bytes], root: Path, cases: Collection[str]
+    read: Callable[[int], bytes], root: Path, cases: Collection[str], max_member: int
 ) -> Iterator[StreamEvent]:
     """Unpack ``run.sh``'s stdout under ``root`` as it arrives; an event as a case starts or ends.
 
-    ``read(n)`` returns ``n`` bytes, or fewer only at the end of the stream.
+    ``read(n)`` returns ``n`` bytes, or fewer only at the end of the stream. A member larger
+    than ``max_member`` bytes is refused before it is read (a tar header may announce 8 GiB).
     """
     while True:
         header = read(BLOCK)
@@ -104,22 +105,33 @@ def read_stream(
         if not any(header):
             continue  # end-of-archive blocks and record padding between run.sh's archives
         info = _member(header, cases)
+        if info.size > max_member:
+            raise StreamError(f"member {info.name!r} of {info.size} bytes (at most {max_member})")
         padded = -(-info.size // BLOCK) * BLOCK
         data = read(padded) if padded else b""
         if len(data) < padded:
             raise StreamError(f"the stream ends inside {info.name!r}")
-        target = root.joinpath(*info.name.split("/"))
-        if info.isdir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
         content = data[: info.size]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+        _unpack(root.joinpath(*info.name.split("/")), None if info.isdir() else content)
+        if info.isdir():
+            continue
         case, _, rest = info.name.partition("/")
         if rest == STARTED:
             yield StreamEvent(case, True, _pids(content))
         elif rest == EXIT_CODE:
             yield StreamEvent(case, False)
+
+
+def _unpack(target: Path, content: bytes | None) -> None:
+    """A folder (``content`` None) or a file; a member in the way of another is refused."""
+    try:
+        if content is None:
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+    except OSError as exc:  # a file where a folder goes, or the other way round
+        raise StreamError(f"cannot unpack {target.name!r}: {exc.strerror}") from None
 
 
 def _member(header: bytes, cases: Collection[str]) -> tarfile.TarInfo:

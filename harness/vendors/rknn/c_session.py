@@ -111,15 +111,16 @@ class CRunnerSession(RunnerSession):
             self._stream.close_stdin()
         except BoardConnectionError:
             self._lost("while sending the batch")
+        self._expect(timeout)
         with tempfile.TemporaryDirectory(prefix="hil-c-batch-") as folder:
             # Only members of cases still pending are accepted (by_id shrinks as they end).
-            events = read_stream(lambda size: self._read_or_end(size, timeout), Path(folder), by_id)
+            events = read_stream(self._read_or_end, Path(folder), by_id, self.max_case_bytes)
             started = time.monotonic()
             while True:
                 try:
                     event = next(events, None)
                 except TimeoutError:
-                    self._hung(timeout, "during the batch")
+                    self._hung("during the batch")
                 except StreamError as exc:
                     self._kill_runner()
                     raise RunnerFailed(f"unreadable batch stream: {exc}", self.in_flight) from None
@@ -129,6 +130,7 @@ class CRunnerSession(RunnerSession):
                     self._kill_runner()
                     raise RunnerFailed(f"case {event.case} out of turn", self.in_flight)
                 job = by_id[event.case]
+                self._expect(timeout)  # the case's (or the next one's) time starts now
                 if event.started:
                     self.in_flight, self.pids, started = job.id, list(event.pids), time.monotonic()
                     if on_started is not None:

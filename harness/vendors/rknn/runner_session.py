@@ -3,8 +3,11 @@
 ``open()`` opens a transport to the board (``harness.boards.transport``), takes the board's
 lock (a heartbeat thread keeps it fresh), probes the board, clears what earlier sessions left
 in the work directory, uploads the runner and starts it as ONE stream. ``run()`` ships a batch
-as one tar and yields results as they come. The host enforces its own case timeout on top of
-the runner's, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
+as one tar and yields results as they come. A board may be broken or hostile, so what it sends
+is capped: a frame's JSON header (``MAX_HEADER``, the runner's own cap), every byte sent for
+one case (``MAX_CASE_BYTES``), frames out of turn, and each case's time: the host's deadline
+runs from the case's start and no frame extends it. The host enforces that deadline on top of
+the runner's own, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
 runner that crashed or hung (``RunnerFailed``: the case in flight is lost, a new runner is
 needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does
 not), the session folder removed, the lock released.
@@ -18,6 +21,7 @@ import importlib.util
 import io
 import json
 import logging
+import math
 import secrets
 import tarfile
 import threading
@@ -48,6 +52,10 @@ RUNNER_PATH = BOARD_FILES / "hil_board_runner.py"
 RUNNER_NAME = "hil_board_runner.py"
 STOP_GRACE_S = 5.0
 _STDERR_TAIL = 4000
+# What the board may send for one case (frames, or the C runner's tar members): outputs of a
+# few hundred MiB are far beyond the NPU models the harness runs.
+MAX_CASE_BYTES = 256 * 2**20
+_SHOWN = 2000  # characters of board text (an error, a version) kept in a result
 
 # $1 work directory, $2 this session's folder, then the runtime's own arguments; the runtime's
 # shell lines follow (the Python runner's: store stdin as the runner).
@@ -148,6 +156,7 @@ class RunnerSession:
         lease_s: float = 120.0,
         lock_wait_s: float = 0.0,
         idle_timeout_s: float = 900.0,
+        max_case_bytes: int = MAX_CASE_BYTES,
     ) -> None:
         self.board = board
         self.token = token  # the lock owner's identity, the same across reconnects
@@ -159,6 +168,7 @@ class RunnerSession:
         self.lease_s = lease_s
         self.lock_wait_s = lock_wait_s
         self.idle_timeout_s = idle_timeout_s
+        self.max_case_bytes = max_case_bytes
         self.transport: Transport | None = None
         self.lock: BoardLock | None = None
         self.facts: dict[str, Any] = {}
@@ -169,6 +179,9 @@ class RunnerSession:
         self.usable = False
         self._stream: Stream | None = None
         self._buffer = bytearray()
+        self._window = 0.0  # seconds the board has for the step under way (``_expect``)
+        self._deadline = 0.0
+        self._allowance = 0  # bytes it may still send for it
         self._stderr = bytearray()
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
@@ -226,7 +239,8 @@ class RunnerSession:
         ]  # fmt: skip
         self._stream = self._exec(argv, "start runner")
         # The runner's own start-up deadline fires first; the host's catches a wedged board.
-        header, _ = self._frame(self.start_timeout + self.host_grace_s, "while the runner started")
+        self._expect(self.start_timeout + self.host_grace_s)
+        header, _ = self._frame("while the runner started")
         if header.get("type") != "hello":
             raise BoardError(
                 f"board {self.board.name}: runner did not start: {header.get('message', header)}"
@@ -261,55 +275,90 @@ class RunnerSession:
         assert self._stream is not None and self.usable
         # The runner's per-case deadline fires first; this one catches a wedged runner or board.
         timeout = max(job.timeout_s for job in jobs) + self.host_grace_s
+        waiting = {job.id for job in jobs}  # not started yet
         self.in_flight = None
         try:
             self._stream.send(batch_frame(jobs), timeout)
         except BoardConnectionError:
             self._lost("while sending the batch")
+        self._expect(timeout)
         started = time.monotonic()
         while True:
-            frame, payload = self._frame(timeout, "during the batch")
-            kind = frame.get("type")
-            if kind == "started":
-                self.in_flight, started = frame["case"], time.monotonic()
+            frame, payload = self._frame("during the batch")
+            kind, case = frame.get("type"), str(frame.get("case"))
+            if kind == "started" and self.in_flight is None and case in waiting:
+                waiting.discard(case)
+                self.in_flight, started = case, time.monotonic()
+                self._expect(timeout)
                 if on_started is not None:
-                    on_started(frame["case"])
-            elif kind == "result":
-                result = _result(frame, payload)
+                    on_started(case)
+            elif kind == "result" and self.in_flight is not None and case == self.in_flight:
+                result = self._result(frame, payload)
                 result.timings["case_s"] = time.monotonic() - started
                 self.in_flight = None
+                self._expect(timeout)
                 yield result
                 if result.status == "timeout":  # the runner exits after reporting it
                     self.usable = False
                     return
-            elif kind == "done":
+            elif kind == "done" and self.in_flight is None and not waiting:
                 return
             else:
                 self.usable = False
-                raise RunnerFailed(f"runner error: {frame.get('message', frame)}", self.in_flight)
+                self._kill_runner()  # one that reported an error has exited already
+                what = f"error: {frame.get('message')}" if kind == "error" else "frame out of turn"
+                raise RunnerFailed(f"runner {what}: {_shown(frame)}", self.in_flight)
 
-    def _frame(self, timeout: float, doing: str) -> tuple[dict[str, Any], bytes]:
-        """The next frame from the runner, within ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
+    def _expect(self, timeout: float) -> None:
+        """Give the board ``timeout`` seconds and ``max_case_bytes`` bytes, from now, for its
+        next step (start-up, a case); no frame it sends meanwhile extends either."""
+        self._window = timeout
+        self._deadline = time.monotonic() + timeout
+        self._allowance = self.max_case_bytes
+
+    def _frame(self, doing: str) -> tuple[dict[str, Any], bytes]:
+        """The next frame from the runner, within the step's deadline and bytes."""
         module = runner_module()
         try:
-            header_size, payload_size = module.FRAME.unpack(self._read(module.FRAME.size, deadline))
-            header = json.loads(self._read(header_size, deadline))
-            return header, self._read(payload_size, deadline)
+            header_size, payload_size = module.FRAME.unpack(self._read(module.FRAME.size))
+            if header_size > module.MAX_HEADER:
+                raise ValueError(f"a frame header of {header_size} bytes")
+            header = json.loads(self._read(header_size))
+            if not isinstance(header, dict):
+                raise ValueError(f"a frame header that is no JSON object: {_shown(header)}")
+            return header, self._read(payload_size)
         except _Eof:
             self._lost(doing)
         except TimeoutError:
-            self._hung(timeout, doing)
+            self._hung(doing)
         except (ValueError, UnicodeDecodeError) as exc:  # garbage on the protocol channel
             self._kill_runner()
             raise RunnerFailed(f"unreadable frame {doing}: {exc}", self.in_flight) from None
 
-    def _read(self, size: int, deadline: float) -> bytes:
+    def _result(self, frame: dict[str, Any], payload: bytes) -> CaseResult:
+        try:
+            return _result(frame, payload)
+        except (KeyError, TypeError, ValueError) as exc:
+            self.usable = False
+            self._kill_runner()
+            message = f"malformed result frame: {type(exc).__name__}: {_shown(str(exc))}"
+            raise RunnerFailed(message, self.in_flight) from None
+
+    def _read(self, size: int) -> bytes:
+        """``size`` bytes of the runner's output, within the step's deadline and allowance."""
         stream = self._stream
         assert stream is not None
+        if size > self._allowance:
+            self.usable = False
+            self._kill_runner()
+            raise RunnerFailed(
+                f"board {self.board.name}: the runner sent more than {self.max_case_bytes} "
+                f"bytes for one case ({size} more announced); runner killed",
+                self.in_flight,
+            )
         while len(self._buffer) < size:
             self._drain_stderr()
-            remaining = deadline - time.monotonic()
+            remaining = self._deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
             try:
@@ -323,12 +372,13 @@ class RunnerSession:
             self._buffer += chunk
         data = bytes(self._buffer[:size])
         del self._buffer[:size]
+        self._allowance -= size
         return data
 
-    def _read_or_end(self, size: int, timeout: float) -> bytes:
-        """``size`` bytes within ``timeout`` seconds; fewer (b"") at the end of the output."""
+    def _read_or_end(self, size: int) -> bytes:
+        """``size`` bytes as ``_read``; fewer (b"") at the end of the output."""
         try:
-            return self._read(size, time.monotonic() + timeout)
+            return self._read(size)
         except _Eof:
             return b""
 
@@ -364,9 +414,10 @@ class RunnerSession:
             self.in_flight,
         )
 
-    def _hung(self, timeout: float, doing: str) -> NoReturn:
-        """No frame within the host-side timeout: a hung runner, or a silently dead link."""
+    def _hung(self, doing: str) -> NoReturn:
+        """The step's deadline passed: a hung runner, or a silently dead link."""
         self.usable = False
+        timeout = self._window
         if not self._connected():
             raise ConnectionLost(
                 f"board {self.board.name}: no answer for {timeout:g} s {doing} and the SSH "
@@ -375,7 +426,7 @@ class RunnerSession:
             )
         self._kill_runner()
         raise RunnerFailed(
-            f"board {self.board.name}: no answer from the runner for {timeout:g} s {doing} "
+            f"board {self.board.name}: no end from the runner within {timeout:g} s {doing} "
             "(host-side timeout; the board-side one did not fire); runner killed",
             self.in_flight,
         )
@@ -462,21 +513,31 @@ def batch_tar(files: Mapping[str, bytes]) -> bytes:
 
 
 def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
-    """A result frame with its outputs checked against their checksums."""
+    """A result frame with its outputs checked against their checksums; ValueError (or
+    KeyError, TypeError) when the frame is not what the runner sends."""
+    if frame["status"] not in ("ok", "runtime-error", "timeout"):
+        raise ValueError(f"status {_shown(frame['status'])}")
+    error = frame.get("error")
+    timings = dict(frame.get("timings", {}))
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in timings.values()):
+        raise ValueError(f"timings {_shown(timings)}")
     result = CaseResult(
         id=frame["case"],
         status=frame["status"],
-        error=frame.get("error"),
-        runtime_version=frame.get("runtime_version", ""),
-        core_mask=frame.get("core_mask", ""),
-        timings=dict(frame.get("timings", {})),
+        error=None if error is None else _shown(error),
+        runtime_version=_shown(frame.get("runtime_version", "")),
+        core_mask=_shown(frame.get("core_mask", "")),
+        timings={_shown(name): float(value) for name, value in timings.items()},
     )
     if result.status != "ok":
         return result
     outputs, offset = [], 0
     for index, spec in enumerate(frame.get("outputs", [])):
-        data = payload[offset : offset + spec["size"]]
-        offset += spec["size"]
+        size = spec["size"]
+        if not isinstance(size, int) or not 0 <= size <= len(payload) - offset:
+            raise ValueError(f"output {index} of {_shown(size)} bytes past the payload's end")
+        data = payload[offset : offset + size]
+        offset += size
         digest = hashlib.sha256(data).hexdigest()
         if digest != spec["sha256"]:
             result.status = "corrupt"
@@ -485,6 +546,26 @@ def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
                 f"!= {spec['sha256'][:16]}... sent by the board"
             )
             return result
-        outputs.append(np.load(io.BytesIO(data), allow_pickle=False))
+        outputs.append(_array(data))
     result.outputs = outputs
     return result
+
+
+def _array(data: bytes) -> np.ndarray:
+    """An .npy file from the board, its header checked against its size before it is read."""
+    stream = io.BytesIO(data)
+    version = np.lib.format.read_magic(stream)
+    if version != (1, 0):  # what np.save writes for an output's plain dtype
+        raise ValueError(f".npy format version {version}")
+    shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    if dtype.hasobject or math.prod(shape) * dtype.itemsize != len(data) - stream.tell():
+        raise ValueError(f".npy of {len(data)} bytes declares {dtype} {shape}")
+    stream.seek(0)
+    array: np.ndarray = np.load(stream, allow_pickle=False)
+    return array
+
+
+def _shown(value: object) -> str:
+    """Board text (or a value it sent) as a string short enough for a message or record."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(text)} characters)"
