@@ -9,10 +9,12 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sshd import SshServer, onnx_model, write_sysroot
+from test_boards_c_runner import BOARD_TOOLS
 from test_boards_check import hil_boards
 
 from harness.boards.inventory import Board, load_board
@@ -151,6 +154,52 @@ def test_hil_run_on_a_chatty_board_ends_within_its_timeout(sshd: SshServer, tmp_
     assert "infra-error" in run.stdout and "frame out of turn" in run.stdout, run.stdout
     journal = (tmp_path / "results" / "journal.jsonl").read_text().splitlines()
     assert [json.loads(line)["verdict"] for line in journal] == ["infra-error"]
+
+
+# The C runner's batch driver with a board `tar` that, asked for the result stream, trickles
+# zero blocks (which the reader skips as padding between archives) and never ends.
+TRICKLING_TAR = """#!/bin/sh
+case $1 in
+-cf) while :; do {head} -c 512 /dev/zero || exit 1; {sleep} 0.2; done ;;
+*) exec {tar} "$@" ;;
+esac
+"""
+
+
+def trickling_c_board(sshd_factory: Callable[..., SshServer], tmp_path: Path) -> Path:
+    """A c-runner board (busybox-like PATH) whose result stream is the trickle above."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in BOARD_TOOLS:
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed on the loopback board"
+        if tool != "tar":
+            (tools / tool).symlink_to(found)
+    which = {tool: shutil.which(tool) for tool in ("head", "sleep", "tar")}
+    (tools / "tar").write_text(TRICKLING_TAR.format(**which))
+    (tools / "tar").chmod(0o755)
+    (tmp_path / "home").mkdir()
+    server = sshd_factory({"PATH": str(tools), "HOME": str(tmp_path / "home")})
+    runner = tmp_path / "hil_c_runner"  # pushed, never run: the stream never gets that far
+    runner.write_bytes(b"#!/bin/sh\nexit 0\n")
+    sysroot = write_sysroot(tmp_path / "sysroot", "rockchip,rv1106\0")
+    return server.board_file(
+        tmp_path / "boards",
+        soc="rv1106",
+        platform="rv1106",
+        runtime="c-runner",
+        c_runner=str(runner),
+        python="python3",
+        sysroot=str(sysroot),
+    )
+
+
+def test_a_c_runner_stream_that_trickles_forever_ends_at_the_case_deadline(
+    sshd_factory: Callable[..., SshServer], tmp_path: Path
+) -> None:
+    outcome, _ = host(trickling_c_board(sshd_factory, tmp_path), timeout_s=2, limit_s=60)
+    assert "RunnerFailed: board loopback: no end from the runner" in outcome["error"], outcome
+    assert outcome["seconds"] < 2 + 1 + 2  # the case's time and the host's grace, and a kill
 
 
 # -- command output ---------------------------------------------------------------------------

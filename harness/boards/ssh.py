@@ -193,16 +193,9 @@ class SshTransport:
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"cannot open an SSH channel: {exc}") from None
 
-    def run(
-        self,
-        command: str,
-        *,
-        timeout: float = 30.0,
-        stdin: bytes = b"",
-        max_output: int = MAX_OUTPUT,
-    ) -> CommandResult:
+    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
         """Run ``command`` (already quoted) and collect its output within ``timeout`` and
-        ``max_output`` bytes per stream."""
+        ``MAX_OUTPUT`` bytes per stream."""
         deadline = time.monotonic() + timeout
         out, err = bytearray(), bytearray()
         channel = self._open_channel(timeout)
@@ -223,14 +216,14 @@ class SshTransport:
                 except TimeoutError:
                     chunk = None
                 out += chunk or b""
-                while channel.recv_stderr_ready() and len(err) <= max_output:
+                while channel.recv_stderr_ready() and len(err) <= MAX_OUTPUT:
                     err += channel.recv_stderr(65536)
-                _check_output(out, err, max_output)
+                _check_output(out, err)
             if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
                 raise BoardConnectionError(f"remote command did not finish within {timeout:g} s")
-            while channel.recv_stderr_ready() and len(err) <= max_output:
+            while channel.recv_stderr_ready() and len(err) <= MAX_OUTPUT:
                 err += channel.recv_stderr(65536)
-            _check_output(out, err, max_output)
+            _check_output(out, err)
             return CommandResult(channel.recv_exit_status(), bytes(out), bytes(err))
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"remote command failed: {exc}") from None
@@ -251,12 +244,12 @@ class SshTransport:
         self._client.close()
 
 
-def _check_output(out: bytearray, err: bytearray, limit: int) -> None:
-    """Stop reading a command whose output passed ``limit``: the channel is closed after."""
+def _check_output(out: bytearray, err: bytearray) -> None:
+    """Stop reading a command whose output passed ``MAX_OUTPUT``: the channel is closed after."""
     for name, data in (("stdout", out), ("stderr", err)):
-        if len(data) > limit:
+        if len(data) > MAX_OUTPUT:
             raise BoardConnectionError(
-                f"remote command wrote more than {limit} bytes to {name}; stopped reading it",
+                f"remote command wrote more than {MAX_OUTPUT} bytes to {name}; stopped reading it",
                 permanent=True,
             )
 

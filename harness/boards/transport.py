@@ -75,16 +75,9 @@ class Stream(Protocol):
 class Transport(Protocol):
     """An open link to one board."""
 
-    def run(
-        self,
-        command: str,
-        *,
-        timeout: float = 30.0,
-        stdin: bytes = b"",
-        max_output: int = MAX_OUTPUT,
-    ) -> CommandResult:
+    def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
         """Run ``command`` (already quoted) and collect its output within ``timeout``; more
-        than ``max_output`` bytes on stdout or stderr is a permanent BoardConnectionError."""
+        than ``MAX_OUTPUT`` bytes on stdout or stderr is a permanent BoardConnectionError."""
 
     def open_stream(self, command: str, *, timeout: float = 10.0) -> Stream:
         """Start ``command`` (already quoted) as a long-lived process."""

@@ -243,9 +243,10 @@ class RunnerSession:
         header, _ = self._frame("while the runner started")
         if header.get("type") != "hello":
             raise BoardError(
-                f"board {self.board.name}: runner did not start: {header.get('message', header)}"
+                f"board {self.board.name}: runner did not start: "
+                f"{_shown(header.get('message', header))}"
             )
-        self.hello = header
+        self.hello = {key: v if isinstance(v, int) else _shown(v) for key, v in header.items()}
         self.pids = [header["pid"]] if isinstance(header.get("pid"), int) else []
 
     def _beat(self) -> None:
@@ -306,8 +307,9 @@ class RunnerSession:
             else:
                 self.usable = False
                 self._kill_runner()  # one that reported an error has exited already
-                what = f"error: {frame.get('message')}" if kind == "error" else "frame out of turn"
-                raise RunnerFailed(f"runner {what}: {_shown(frame)}", self.in_flight)
+                what = "error" if kind == "error" else "frame out of turn"
+                shown = _shown(frame.get("message") if kind == "error" else frame)
+                raise RunnerFailed(f"runner {what}: {shown}", self.in_flight)
 
     def _expect(self, timeout: float) -> None:
         """Give the board ``timeout`` seconds and ``max_case_bytes`` bytes, from now, for its
