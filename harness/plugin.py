@@ -268,7 +268,7 @@ def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> N
         problems = "; ".join(
             f"board {r['board']} is {r['status']}: {'; '.join(r['problems'])}" for r in discovered
         )
-        raise pytest.UsageError(problems)
+        raise pytest.UsageError(printable(problems))  # board text
 
 
 def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
@@ -308,7 +308,7 @@ def _directory(config: pytest.Config) -> DirectoryCases:
                     Path(folder), _platform(config), patterns, operators, freeze
                 )
             except ModelFileError as exc:
-                raise pytest.UsageError(f"--models: {exc}") from None
+                raise pytest.UsageError(printable(f"--models: {exc}")) from None  # file names
         config.stash[_DIRECTORY] = found
     return config.stash[_DIRECTORY]
 
@@ -495,11 +495,13 @@ def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
     """Pass, fail or warn according to the verdict table (README, "Verdicts"); a verdict
     that would fail is an expected failure (xfail) when it is a known issue behaving as
     recorded or the baseline failed the same way (README, "Nightly")."""
-    where = f"[{record.backend}] {record.limit} at {record.value} ({record.documented})"
-    detail = printable(record.detail)  # toolkit and board text may carry terminal escapes
+    # Model and file names, toolkit, board and known-issues text may carry terminal escapes.
+    where = printable(f"[{record.backend}] {record.limit} at {record.value} ({record.documented})")
+    detail = printable(record.detail)
     run = _NIGHTLY[0] if _NIGHTLY else None  # None: called outside a configured run
     changed = run.changed(record) if run else None
     if changed is not None:
+        changed = printable(changed)
         if run and run.strict_known:
             pytest.fail(f"{changed} (--strict-known): {where}: {detail}", pytrace=False)
         warnings.warn(KnownIssueChangedWarning(changed), stacklevel=2)
@@ -507,7 +509,7 @@ def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
     if record.verdict in FAILING_VERDICTS or (drift and strict_docs):
         excuse = run.excuse(record) if run else None
         if excuse is not None:  # a known issue, or a failure the baseline had too
-            pytest.xfail(f"{record.verdict} ({excuse}): {where}: {detail}")
+            pytest.xfail(printable(f"{record.verdict} ({excuse}): {where}: {detail}"))
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
     if drift:

@@ -9,7 +9,8 @@ loaded is still covered. Values shorter than ``MIN_SECRET`` characters are left 
 redacting every "abc" would garble logs and protect nothing.
 
 ``printable`` strips terminal escape sequences and other control characters from text that came
-from a board or a log before it reaches a terminal or Markdown.
+from a model, a file, a board or a log before it reaches a terminal or Markdown: the ``hil``
+commands' ``emit``, the pytest plugin's messages and the nightly summary all apply it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ SECRET_NAME = re.compile(
     r"passw(or)?d|secret|token|key_?file|passphrase|api_?key|private_?key|(^|_)(pw|pass)(_|$)",
     re.I,
 )
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte ESC sequences, 8-bit CSI.
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST; an unterminated one ends with its line, so
+# that it cannot swallow the lines after it), other two-byte ESC sequences, 8-bit CSI.
 _ESCAPE_SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[ -~]|\x9b[0-?]*[ -/]*[@-~]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(\x07|\x1b\\)?|\x1b[ -~]|\x9b[0-?]*[ -/]*[@-~]"
 )
 # C0 and C1 controls but tab and newline, DEL, bidirectional and zero-width format characters,
 # lone surrogates (undecodable bytes read with surrogateescape).

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
-from harness.text import printable
+from harness.cli.output import emit
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes
 from harness.vendors.rknn import c_runner_cli
@@ -86,12 +85,11 @@ def _check(args: argparse.Namespace) -> int:
         args.parser.error(f"{args.boards}: no board files (*.yaml) in this folder")
     reports = []
     for board in boards:
-        where = printable(f"{board.name} ({board.address})")  # a host may hold escapes
-        print(f"checking {where} ...", end=" ", file=sys.stderr, flush=True)
+        emit(f"checking {board.name} ({board.address}) ... ", err=True)
         report = check(board, trust_on_first_use=args.trust_new_host_keys, timeout=args.timeout)
-        print(report["status"], file=sys.stderr, flush=True)
+        emit(f"{report['status']}\n", err=True)
         reports.append(report)
-    print(json.dumps(reports, indent=2) if args.json else printable(_table(reports)))
+    emit((json.dumps(reports, indent=2) if args.json else _table(reports)) + "\n")
     return 0 if all(report["status"] == "ok" for report in reports) else 1
 
 

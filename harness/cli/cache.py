@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.cli.output import emit
 from harness.vendors.rknn import convert
 from harness.vendors.rknn.cache_cap import (
     DEFAULT_CAP,
@@ -84,7 +84,7 @@ def _caps(args: argparse.Namespace) -> dict[str, int] | None:
     try:
         return {name: cap_from_env(env, DEFAULT_CAP) for name, env in CAP_ENVS.items()}
     except ValueError as exc:
-        print(f"hil cache: {exc}", file=sys.stderr)
+        emit(f"hil cache: {exc}\n", err=True)
         return None
 
 
@@ -95,13 +95,13 @@ def run_info(args: argparse.Namespace) -> int:
     found = {name: usage(folder) for name, folder in _caches(args).items()}
     if args.json:
         report = {name: _as_json(u, caps[name]) for name, u in found.items()}
-        print(json.dumps(report, indent=2))
+        emit(json.dumps(report, indent=2) + "\n")
         return 0
     for name, u in found.items():
-        print(f"{name:12} {u.directory}")
-        print(f"{'':12} {u.entries} entries, {_human(u.size)} of {_human(caps[name])}")
+        emit(f"{name:12} {u.directory}\n")
+        emit(f"{'':12} {u.entries} entries, {_human(u.size)} of {_human(caps[name])}\n")
         if u.oldest is not None and u.newest is not None:
-            print(f"{'':12} used {_when(u.oldest)} .. {_when(u.newest)}")
+            emit(f"{'':12} used {_when(u.oldest)} .. {_when(u.newest)}\n")
     return 0
 
 
@@ -113,9 +113,9 @@ def run_prune(args: argparse.Namespace) -> int:
         removed = prune(folder, caps[name])
         left = usage(folder)
         freed = sum(entry.size for entry in removed)
-        print(
+        emit(
             f"{name:12} removed {len(removed)} entries ({_human(freed)}); "
-            f"{left.entries} left, {_human(left.size)} of {_human(caps[name])}"
+            f"{left.entries} left, {_human(left.size)} of {_human(caps[name])}\n"
         )
     return 0
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from pathlib import Path
 
+from harness.cli.output import emit
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly.known_issues import starting_file
 from harness.results.journal import JournalError, read_records
@@ -45,7 +45,7 @@ def run_init(args: argparse.Namespace) -> int:
             sdk |= set(vendor_for(platform).versions())
     text = starting_file(records, FAILING_VERDICTS, sdk)
     if args.output == "-":
-        sys.stdout.write(text)
+        emit(text)
         return 0
     output = Path(args.output)
     if output.exists() and not args.force:
@@ -54,10 +54,10 @@ def run_init(args: argparse.Namespace) -> int:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         return _bad_input(f"{output}: {exc.strerror}")
-    print(output)
+    emit(f"{output}\n")
     return 0
 
 
 def _bad_input(problem: object) -> int:
-    print(f"hil: error: {problem}", file=sys.stderr)
+    emit(f"hil: error: {problem}\n", err=True)
     return BAD_INPUT

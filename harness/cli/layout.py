@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.cli.output import emit
 from harness.layout import horizon, tcim
 from harness.layout.errors import LayoutError
 from harness.vendors.rknn import layout as rknn
@@ -53,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
         result = args.compute(args)
     except LayoutError as exc:
         args.parser.error(str(exc))
-    print(json.dumps(result) if args.json else _table(result))
+    emit((json.dumps(result) if args.json else _table(result)) + "\n")
     return 0
 
 

@@ -15,12 +15,12 @@ learnt about the NPU).
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.cli.output import emit
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
 from harness.modelfiles.prepare import (
@@ -132,8 +132,8 @@ def run_model(args: argparse.Namespace) -> int:
         _print_record(record, prepared)
         if args.layers and record.verdict != "infra-error":
             report = compare_layers(runner, prepared)
-            print(f"\nper layer ({report.record.id}, every float tensor exposed):")
-            print(format_layers(report), end="")
+            emit(f"\nper layer ({report.record.id}, every float tensor exposed):\n")
+            emit(format_layers(report))
     _finish(results)
     return _status(record)
 
@@ -160,18 +160,18 @@ def run_reduce(args: argparse.Namespace) -> int:
             folder = runner.case_folder(original)
             prepared.given = read_arrays(folder / "inputs", prepared.input_names)
         if original.verdict not in FAILING_VERDICTS:
-            print(f"{original.id}: {original.verdict}; nothing to reduce")
+            emit(f"{original.id}: {original.verdict}; nothing to reduce\n")
             _finish(results)
             return INFRA if original.verdict == "infra-error" else PASSED
         reduction = reduce_model(runner, prepared, original)
-    print(format_steps(reduction), end="")
+    emit(format_steps(reduction))
     _finish(results)
     smallest = reduction.smallest or original
     try:
         bundle = make_bundle(results, smallest.id)
     except (BundleError, JournalError, OSError) as exc:
         return _bad_input(exc)
-    print(f"bundle: {bundle}")
+    emit(f"bundle: {bundle}\n")
     return FAILED
 
 
@@ -303,27 +303,27 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
-    print(f"{record.id}: {record.verdict} [{record.backend}]")
-    print(f"  {printable(record.detail)}")
-    for change in prepared.changes:
-        print(f"  changed: {change}")
+    lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
+    lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers:
-        print(f"  {'layer':28} {'op':16} {'target':6} dtype")
+        lines.append(f"  {'layer':28} {'op':16} {'target':6} dtype")
         for layer in layers:
-            name = str(layer.get("name") or layer.get("full_name", ""))
-            print(
-                f"  {name[:28]:28} {str(layer.get('op'))[:16]:16} "
-                f"{layer.get('target')!s:6} {layer.get('dtype', '')}"
+            # printable before cutting: a name cut inside an escape sequence keeps the rest
+            name = printable(str(layer.get("name") or layer.get("full_name", "")))
+            op = printable(str(layer.get("op")))
+            lines.append(
+                f"  {name[:28]:28} {op[:16]:16} {layer.get('target')!s:6} {layer.get('dtype', '')}"
             )
-    print(f"  case folder: {record.artifacts}")
+    lines.append(f"  case folder: {record.artifacts}")
+    emit("".join(f"{line}\n" for line in lines))
 
 
 def _finish(results: Path) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
     make_bundles_for_failures(results)
     for path in write_reports(results):
-        print(f"report: {path}")
+        emit(f"report: {path}\n")
 
 
 def _status(record: CaseRecord) -> int:
@@ -333,5 +333,5 @@ def _status(record: CaseRecord) -> int:
 
 
 def _bad_input(exc: Exception) -> int:
-    print(f"hil: error: {exc}", file=sys.stderr)
+    emit(f"hil: error: {exc}\n", err=True)
     return BAD_INPUT

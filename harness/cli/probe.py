@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
+from harness.cli.output import emit
 from harness.models import OPERATOR_SPECS
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
@@ -126,9 +126,9 @@ def run_probe(args: argparse.Namespace) -> int:
         parser.error(f"-k {args.selection!r}: no numeric bound matches")
     if args.list:
         for bound in bounds:
-            print(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}")
+            emit(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}\n")
         for item in skipped:
-            print(f"{item.bound.id}\tskipped: {item.reason}")
+            emit(f"{item.bound.id}\tskipped: {item.reason}\n")
         return 0
     try:
         args.results.mkdir(parents=True, exist_ok=True)
@@ -169,7 +169,7 @@ def _run(
 
     def finished(record: ProbeRecord) -> None:
         append_probe(results, record)
-        print(f"{record.id}: {record.observed()} after {len(record.steps)} steps", flush=True)
+        emit(f"{record.id}: {record.observed()} after {len(record.steps)} steps\n")
 
     with vendor.target(board, args.timeout, args.hil_cache) as backend:
         models = {**OPERATOR_SPECS, **vendor.models}
@@ -187,11 +187,11 @@ def _run(
             try:
                 make_bundle(results, case)
             except BundleError as exc:
-                warnings.warn(f"{answer.id}: no bundle: {exc}", stacklevel=1)
-    print(format_table(answers), end="")
+                emit(f"{answer.id}: no bundle: {exc}\n", err=True)
+    emit(format_table(answers))
     steps = len({step.case for answer in answers for step in answer.steps})
-    print(
+    emit(
         f"{len(bounds)} bounds searched, {len(skipped)} skipped, {steps} step cases, "
-        f"{time.monotonic() - clock:.0f} s"
+        f"{time.monotonic() - clock:.0f} s\n"
     )
     return 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from harness.cli.output import emit
 from harness.report import write_reports
@@ -82,8 +81,7 @@ def run_report(args: argparse.Namespace) -> int:
         paths = write_reports(args.results)
     except (JournalError, OSError) as exc:
         return _bad_input(exc)
-    for path in paths:
-        print(path)
+    emit("".join(f"{path}\n" for path in paths))
     return 0
 
 
@@ -135,11 +133,10 @@ def run_repro(args: argparse.Namespace) -> int:
         folder = make_bundle(args.results, args.case_id, args.sdk)
     except (JournalError, BundleError, OSError) as exc:
         return _bad_input(exc)
-    print(folder)
-    print(tarball_path(folder))
+    emit(f"{folder}\n{tarball_path(folder)}\n")
     return 0
 
 
 def _bad_input(exc: Exception) -> int:
-    print(f"hil: error: {exc}", file=sys.stderr)
+    emit(f"hil: error: {exc}\n", err=True)
     return BAD_INPUT

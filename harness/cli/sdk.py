@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
+from harness.cli.output import emit
 from harness.vendors.rknn import sdk
 
 if TYPE_CHECKING:
@@ -48,17 +48,17 @@ def _install(args: argparse.Namespace) -> int:
         else:
             versions = [recipes.get(args.version).version]
     except sdk.SdkError as error:
-        print(f"hil sdk install: {error}", file=sys.stderr)
+        emit(f"hil sdk install: {error}\n", err=True)
         return 2
     status = 0
     for version in versions:
         try:
-            done = sdk.install(version, say=lambda line: print(line, file=sys.stderr))
+            done = sdk.install(version, say=lambda line: emit(f"{line}\n", err=True))
         except sdk.SdkError as error:
-            print(f"hil sdk install {version}: {error}", file=sys.stderr)
+            emit(f"hil sdk install {version}: {error}\n", err=True)
             status = 1
         else:
-            print(f"rknn-toolkit2 {done.version}: {done.python}")
+            emit(f"rknn-toolkit2 {done.version}: {done.python}\n")
     return status
 
 
@@ -67,20 +67,21 @@ def _list(args: argparse.Namespace) -> int:
         sdks = sdk.available()
         recipes = sdk.load_recipes()
     except sdk.SdkError as error:
-        print(f"hil sdk list: {error}", file=sys.stderr)
+        emit(f"hil sdk list: {error}\n", err=True)
         return 2
     if args.json:
-        print(json.dumps([vars(s) for s in sdks.values()], indent=2))
+        emit(json.dumps([vars(s) for s in sdks.values()], indent=2) + "\n")
         return 0
     rows: list[tuple[str, ...]] = [("toolkit", *_SHOWN, "where")]
     for found in sdks.values():
         rows.append((found.version, *(found.packages.get(p) or "-" for p in _SHOWN), found.where))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print(
+        emit(
             "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            + "\n"
         )
     missing = [v for v in recipes.by_version if v not in sdks]
     if missing:
-        print(f"not installed (hil sdk install VERSION): {', '.join(missing)}")
+        emit(f"not installed (hil sdk install VERSION): {', '.join(missing)}\n")
     return 0

@@ -34,6 +34,7 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord, record_key
+from harness.text import printable
 from harness.timeouts import timeout_problem
 
 PLUGIN_NAME = "npu-hil-nightly"
@@ -197,7 +198,7 @@ class NightlyRun:
         if case not in self.progress.pending or not self.controller:
             return
         if self.live and self.every and self.config.get_verbosity() <= 0:
-            line = self.progress.line(time.monotonic() - self.started, case)
+            line = printable(self.progress.line(time.monotonic() - self.started, case))
             self._reporter().rewrite(line[: self._width()], erase=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -221,7 +222,10 @@ class NightlyRun:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller:
             return
-        write = terminalreporter.write_line
+
+        def write(text: str) -> None:
+            _write(terminalreporter, text)
+
         try:
             left_out = read_run_metadata(self.results).get("left_out", [])
             records = self._this_run()
@@ -262,14 +266,15 @@ class NightlyRun:
         changed = [record for record in marked if record.known["status"] == CHANGED]  # type: ignore[index]
         stale = known.stale(records)
         reporter.section("npu-hil known issues")
-        reporter.write_line(
+        _write(
+            reporter,
             f"{known.path}: {len(marked) - len(changed)} as expected, {len(changed)} changed, "
-            f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}"
+            f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}",
         )
         for record in changed:
-            reporter.write_line(f"changed: {self.changed(record)}")
+            _write(reporter, f"changed: {self.changed(record)}")
         for entry in stale:
-            reporter.write_line(f"stale (matched no case of this run): {entry.label()}")
+            _write(reporter, f"stale (matched no case of this run): {entry.label()}")
 
     def _baseline_summary(
         self, reporter: Any, records: list[CaseRecord], baseline: Baseline
@@ -277,15 +282,21 @@ class NightlyRun:
         comparison = baseline.compare(records)
         reporter.section("npu-hil against the baseline")
         counts = ", ".join(f"{name} {count}" for name, count in comparison.counts().items())
-        reporter.write_line(f"{baseline.path}: {counts}")
+        _write(reporter, f"{baseline.path}: {counts}")
         for case_id in comparison.new_failures:
-            reporter.write_line(f"new failure: {case_id}")
+            _write(reporter, f"new failure: {case_id}")
         for case_id, old, new in comparison.regressions:
-            reporter.write_line(f"regression: {case_id}: {old} -> {new}")
+            _write(reporter, f"regression: {case_id}: {old} -> {new}")
         for case_id, old, new in comparison.fixed:
-            reporter.write_line(f"fixed: {case_id}: {old} -> {new}")
+            _write(reporter, f"fixed: {case_id}: {old} -> {new}")
         for case_id, old, new in comparison.changed:
-            reporter.write_line(f"changed: {case_id}: {old} -> {new}")
+            _write(reporter, f"changed: {case_id}: {old} -> {new}")
+
+
+def _write(reporter: Any, text: str) -> None:
+    """A summary line: case ids, known-issues references and notes, record details and file
+    names may all hold terminal escapes."""
+    reporter.write_line(printable(text))
 
 
 def _known_issues(value: str) -> KnownIssues | None:
@@ -294,7 +305,7 @@ def _known_issues(value: str) -> KnownIssues | None:
     try:
         return load_known_issues(value)
     except KnownIssuesError as exc:
-        raise pytest.UsageError(f"--known-issues: {exc}") from None
+        raise pytest.UsageError(printable(f"--known-issues: {exc}")) from None
 
 
 def _baseline(value: str | None) -> Baseline | None:

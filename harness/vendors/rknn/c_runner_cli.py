@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.text import printable
 from harness.vendors.rknn.c_runner import RunnerBuildError, build_runner
 from harness.vendors.rknn.platforms import MRT_PLATFORMS, PLATFORMS
 
@@ -59,7 +60,7 @@ def _build(args: argparse.Namespace) -> int:
             rpath=args.rpath,
         )
     except RunnerBuildError as exc:
-        print(f"hil boards build-runner: {exc}", file=sys.stderr)
+        print(printable(f"hil boards build-runner: {exc}"), file=sys.stderr)  # compiler text
         return 1
-    print(binary)
+    print(printable(str(binary)))
     return 0
