@@ -71,6 +71,7 @@ def model_case(
         },
         layer_types=layer_types,
         expects=EXPECTS,
+        from_user=True,
     )
     return case, {op: model_spec(prepared)}
 

@@ -32,9 +32,10 @@ from harness.modelfiles.prepare import (
     read_arrays,
     read_calibration,
 )
+from harness.models.budget import size_budget
 from harness.pipeline import Vendor, host_versions
 from harness.report import write_reports
-from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
+from harness.report.bundle import BundleError, case_dir, make_bundle, make_bundles_for_failures
 from harness.results.journal import (
     JournalError,
     read_records,
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
+# Records that say nothing about the NPU, and the exit status each gives.
+NOT_JUDGED = {"bad-input": BAD_INPUT, "infra-error": INFRA}
 
 
 def register(subparsers: Subparsers) -> None:
@@ -130,7 +133,7 @@ def run_model(args: argparse.Namespace) -> int:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         record = runner.run(prepared)
         _print_record(record, prepared)
-        if args.layers and record.verdict != "infra-error":
+        if args.layers and record.verdict not in NOT_JUDGED:
             report = compare_layers(runner, prepared)
             print(f"\nper layer ({report.record.id}, every float tensor exposed):")
             print(format_layers(report), end="")
@@ -162,7 +165,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         if original.verdict not in FAILING_VERDICTS:
             print(f"{original.id}: {original.verdict}; nothing to reduce")
             _finish(results)
-            return INFRA if original.verdict == "infra-error" else PASSED
+            return _status(original)
         reduction = reduce_model(runner, prepared, original)
     print(format_steps(reduction), end="")
     _finish(results)
@@ -192,7 +195,7 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
         )
         prepared.source = file_source(path)
         if args.quantize:
-            prepared.calibration = read_calibration(args.quantize, prepared.input_names)
+            prepared.calibration = read_calibration(args.quantize, prepared)
     except (ModelFileError, OSError) as exc:
         raise _BadInput(str(exc)) from None
     return vendor, prepared, _results(args, Path("results"))
@@ -210,7 +213,10 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
     original = records[args.case]
     args.platform = original.platform
     vendor = _vendor(args)
-    folder = results / original.artifacts
+    try:
+        folder = case_dir(results, original)
+    except BundleError as exc:
+        raise _BadInput(str(exc)) from None
     try:
         model = load_model(folder / "model.onnx")
         names = graph_inputs(model)
@@ -227,6 +233,10 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     problem = timeout_problem(args.timeout)
     if problem is not None:
         raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
+    try:
+        size_budget()
+    except ValueError as exc:  # it names the variable and the value
+        raise _BadInput(str(exc)) from None
     try:
         return vendor_for(args.platform)
     except LookupError as exc:
@@ -316,7 +326,8 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
                 f"  {name[:28]:28} {str(layer.get('op'))[:16]:16} "
                 f"{layer.get('target')!s:6} {layer.get('dtype', '')}"
             )
-    print(f"  case folder: {record.artifacts}")
+    if record.artifacts:
+        print(f"  case folder: {record.artifacts}")
 
 
 def _finish(results: Path) -> None:
@@ -327,8 +338,8 @@ def _finish(results: Path) -> None:
 
 
 def _status(record: CaseRecord) -> int:
-    if record.verdict == "infra-error":
-        return INFRA
+    if record.verdict in NOT_JUDGED:
+        return NOT_JUDGED[record.verdict]
     return FAILED if record.verdict in FAILING_VERDICTS else PASSED
 
 
