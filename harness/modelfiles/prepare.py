@@ -163,8 +163,8 @@ def elements(model: onnx.ModelProto) -> int:
 
 
 def _check_size(what: str, shape: Sequence[int], budget: SizeBudget) -> None:
-    if math.prod(shape) == 0:
-        raise ModelFileError(f"{what}: no elements; every dimension must be at least 1")
+    if any(size < 1 for size in shape):
+        raise ModelFileError(f"{what}: every dimension must be at least 1")
     over = budget.over_elements(what, math.prod(shape))
     if over is not None:
         raise ModelFileError(over)
