@@ -30,7 +30,7 @@ from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
 from harness.judge.verdict import BAD_INPUT
-from harness.modelfiles.prepare import array_file
+from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model
 from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
@@ -191,7 +191,7 @@ class CaseExecutor:
             if isinstance(item, Exception):
                 if not case.from_user:
                     raise item
-                yield self._not_run(case, item)
+                yield self.refuse(case, item)
                 continue
             observation = next(observations)
             arrived = time.monotonic()
@@ -284,10 +284,12 @@ class CaseExecutor:
         self.journal.append(record)
         return record
 
-    def _not_run(self, case: Case, exc: Exception) -> CaseRecord:
-        """The record of a user's case whose model, inputs or references could not be
-        prepared: bad input, or infrastructure when the case folder could not be written."""
-        if isinstance(exc, OSError):
+    def refuse(self, case: Case, exc: Exception) -> CaseRecord:
+        """The journaled record of a user's case whose model, inputs or references could not
+        be prepared: bad input, or infrastructure when the case folder could not be written."""
+        if isinstance(exc, ModelFileError):  # it names the file, input or option
+            verdict, detail = BAD_INPUT, str(exc)
+        elif isinstance(exc, OSError):
             verdict, detail = "infra-error", f"writing the case folder: {exc}"
         elif isinstance(exc, MemoryError):
             verdict = BAD_INPUT

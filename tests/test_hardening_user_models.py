@@ -245,6 +245,10 @@ def test_input_shapes_and_ranges_that_cannot_be_drawn_are_bad_input_naming_the_o
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert "input 'x'" in err
+    [record] = read_records(tmp_path / "results")
+    assert (record.id, record.verdict) == ("rk3562/model/neg/float16", "bad-input")
+    assert message in record.detail
+    assert (tmp_path / "results" / "report.md").is_file()
 
 
 # -- break 9: the user's mistakes are not SDK violations -----------------------------------
@@ -267,7 +271,12 @@ def test_a_calibration_sample_of_the_wrong_shape_and_a_zero_size_input_are_bad_i
     assert _hil_run(tmp_path, model, "--inputs", str(inputs)) == 2
     err = capsys.readouterr().err
     assert "input 'x' of shape [0, 4]: every dimension must be at least 1" in err
-    assert not (tmp_path / "results" / "journal.jsonl").exists()  # nothing ran, no verdict
+    records = read_records(tmp_path / "results")  # judged as the user's mistake, not the SDK's
+    assert [(r.id, r.verdict) for r in records] == [
+        ("rk3562/model/relu/int8", "bad-input"),
+        ("rk3562/model/relu/float16", "bad-input"),
+    ]
+    assert not list((tmp_path / "results").glob("bundles/*"))
 
 
 def test_reduce_refuses_a_case_whose_artifacts_leave_the_results_directory(

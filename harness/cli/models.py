@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.cases.user_models import refused_case
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
 from harness.modelfiles.prepare import (
@@ -121,11 +122,21 @@ class _BadInput(Exception):
     pass
 
 
+class _BadModel(_BadInput):
+    """The model, its inputs or the values given for them cannot be used: a bad-input record."""
+
+    def __init__(self, error: Exception, vendor: Vendor, results: Path) -> None:
+        super().__init__(str(error))
+        self.error, self.vendor, self.results = error, vendor, results
+
+
 def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
         board = _board(vendor, args)
         _start(vendor, args, results)
+    except _BadModel as exc:
+        return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
@@ -153,6 +164,8 @@ def run_reduce(args: argparse.Namespace) -> int:
             dtype, original = ("int8" if args.quantize else "float16"), None
         board = _board(vendor, args)
         _start(vendor, args, results)
+    except _BadModel as exc:
+        return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
     with vendor.target(board, args.timeout, args.cache) as backend:
@@ -180,6 +193,7 @@ def run_reduce(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel, Path]:
     vendor = _vendor(args)
+    results = _results(args, Path("results"))
     where = str(path)
     try:
         model = load_model(path)
@@ -197,8 +211,24 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
         if args.quantize:
             prepared.calibration = read_calibration(args.quantize, prepared)
     except (ModelFileError, OSError) as exc:
-        raise _BadInput(str(exc)) from None
-    return vendor, prepared, _results(args, Path("results"))
+        raise _BadModel(exc, vendor, results) from None
+    return vendor, prepared, results
+
+
+def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
+    """A model refused before it ran: its bad-input record and the report, then exit 2."""
+    try:
+        _start(bad.vendor, args, bad.results)
+    except _BadInput as exc:
+        return _bad_input(exc)
+    dtype = "int8" if args.quantize else "float16"
+    name = args.name or args.model.stem
+    case = refused_case(name, str(args.model), args.platform, dtype)
+    with bad.vendor.target(None, args.timeout, "off") as backend:  # never started
+        record = ModelRunner(bad.results, backend, args.platform, dtype).refuse(case, bad.error)
+    print(f"{record.id}: {record.verdict} [{record.backend}]")
+    _finish(bad.results)
+    return _bad_input(bad)
 
 
 def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path, CaseRecord]:
