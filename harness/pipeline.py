@@ -248,13 +248,7 @@ class CaseExecutor:
             )
         verdict = self.judge(case, observation, comparison)
         record = CaseRecord(
-            id=case.id,
-            platform=case.platform,
-            op=case.op,
-            dtype=case.dtype,
-            limit=case.limit,
-            value=case.value,
-            documented=case.documented,
+            **_case_fields(case),
             backend=observation.backend,
             verdict=verdict.verdict,
             detail=verdict.detail + _decided_by(case),
@@ -264,15 +258,11 @@ class CaseExecutor:
             metrics=comparison.metrics if comparison else {},
             tolerance=tolerance,
             versions={**self.versions, **observation.versions},
-            source=case.source,
             artifacts=folder.relative_to(self.results_dir).as_posix(),
             started=item.started.isoformat(timespec="seconds"),
             duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),
-            seed=case.seed,
             params=built.params,
             checks=list(verdict.checks),
-            deciding_limit=case.deciding_limit,
-            not_isolable=case.not_isolable,
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
         )
@@ -311,20 +301,12 @@ class CaseExecutor:
 
     def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:
         return CaseRecord(
-            id=case.id,
-            platform=case.platform,
-            op=case.op,
-            dtype=case.dtype,
-            limit=case.limit,
-            value=case.value,
-            documented=case.documented,
+            **_case_fields(case),
             backend=backend,
             verdict=verdict,
             detail=detail,
             versions=dict(self.versions),
-            source=case.source,
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            seed=case.seed,
             params=dict(case.params),
             sdk=self.sdk,
         )
@@ -342,6 +324,23 @@ class _Prepared:
     started: datetime
     prepare_s: float  # building the model and references, writing the inputs
     backend_s: float = 0.0  # from when the backend could start on it to its observation
+
+
+def _case_fields(case: Case) -> dict[str, Any]:
+    """What every record of ``case`` copies from the case itself."""
+    return {
+        "id": case.id,
+        "platform": case.platform,
+        "op": case.op,
+        "dtype": case.dtype,
+        "limit": case.limit,
+        "value": case.value,
+        "documented": case.documented,
+        "source": case.source,
+        "seed": case.seed,
+        "deciding_limit": case.deciding_limit,
+        "not_isolable": case.not_isolable,
+    }
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:

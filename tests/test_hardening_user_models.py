@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from test_journal import make_record
 from test_user_models import float_model
 
 from harness.cases.model_dir import directory_cases
@@ -31,7 +32,6 @@ from harness.models.budget import ELEMENTS_ENV, size_budget
 from harness.models.reference import NoReferenceError, host_references, spec_unavailable
 from harness.pipeline import CaseExecutor
 from harness.results.journal import Journal, read_records
-from harness.results.records import CaseRecord
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 
@@ -286,18 +286,7 @@ def test_reduce_refuses_a_case_whose_artifacts_leave_the_results_directory(
     outside.mkdir()
     _save(_relu([1, 4]), outside / "model.onnx")
     results = tmp_path / "results"
-    record = CaseRecord(
-        id="rk3562/model/relu/float16",
-        platform="rk3562",
-        op="model:relu",
-        dtype="float16",
-        limit="model",
-        value="relu",
-        documented="supported",
-        backend="simulator",
-        verdict="wrong-result",
-        artifacts="../outside",
-    )
+    record = make_record("rk3562/model/relu/float16", "wrong-result", artifacts="../outside")
     Journal(results).append(record)
     assert main(["reduce", str(results), record.id]) == 2
     assert "field 'artifacts' is '../outside'" in capsys.readouterr().err
