@@ -31,7 +31,7 @@ from harness.models import build_model
 from harness.models.budget import ELEMENTS_ENV, size_budget
 from harness.models.reference import NoReferenceError, host_references, spec_unavailable
 from harness.pipeline import CaseExecutor
-from harness.results.journal import Journal, read_records
+from harness.results.journal import Journal, finished_ids, read_records
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 
@@ -532,3 +532,9 @@ def test_fuzzed_npy_headers_are_read_or_refused_as_model_file_errors(
         assert "x.npy" in str(exc)
     else:
         assert list(arrays["x"].shape) == shape
+
+
+def test_resume_retries_bad_input_records_the_user_may_have_fixed(tmp_path: Path) -> None:
+    for case_id, verdict in [("a", "bad-input"), ("b", "infra-error"), ("c", "violation")]:
+        Journal(tmp_path).append(make_record(case_id, verdict))
+    assert finished_ids(tmp_path) == {"c"}
