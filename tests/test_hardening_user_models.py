@@ -359,6 +359,35 @@ def test_a_model_no_reference_runs_is_a_bad_input_record_never_sent_to_the_backe
     assert not list(tmp_path.glob("bundles/*"))
 
 
+class _Echo:
+    """A backend that returns the inputs as the outputs."""
+
+    observes = frozenset[str]()
+
+    def run(self, job: Job) -> Observation:
+        return Observation(backend="echo", outputs=[np.asarray(array) for array in job.inputs])
+
+
+def _judge_with_a_bug(*args: object) -> None:
+    raise ZeroDivisionError("a harness bug")
+
+
+def test_outputs_the_harness_cannot_judge_are_an_infra_error_record_with_the_folder(
+    tmp_path: Path,
+) -> None:
+    """A fault no model causes today (a bool input once did): a judge that raises."""
+    prepared = prepare(_relu([1, 4]), "relu", "relu.onnx")
+    case, specs = model_case(prepared, "rk3562", "float16")
+    executor = CaseExecutor(tmp_path, _Echo(), models=specs, judge=_judge_with_a_bug)  # type: ignore[arg-type]
+    record = executor.execute(case)
+    assert record.verdict == "infra-error"
+    assert (
+        record.detail == "the harness could not judge the outputs: ZeroDivisionError: a harness bug"
+    )
+    assert (tmp_path / record.artifacts / "observed").is_dir()
+    assert read_records(tmp_path) == [record]
+
+
 @needs_toolkit
 def test_hil_run_of_a_bool_input_model_is_judged_and_journaled(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
