@@ -112,6 +112,8 @@ def test_external_data_that_is_a_fifo_inside_the_folder_is_refused_at_once(
 ) -> None:
     path = _external_model(tmp_path / "model")
     (path.parent / "data.bin").unlink()
+    with pytest.raises(ModelFileError, match=r"external data 'data\.bin': no such file"):
+        load_model(path)
     os.mkfifo(path.parent / "data.bin")
     with pytest.raises(ModelFileError, match="a FIFO, not a regular file"):
         _finishes(lambda: load_model(path))

@@ -102,19 +102,6 @@ def load_npy(path: Path, budget: SizeBudget | None = None) -> np.ndarray:
             raise ValueError(f"truncated: {exc}") from None
 
 
-def tensor_elements(tensor: onnx.TensorProto) -> int:
-    """Elements a tensor declares (its dims), before any of its data is unpacked."""
-    return math.prod(tensor.dims)
-
-
-def is_regular(path: Path) -> bool:
-    """Whether ``path`` (links followed) is a regular file; a FIFO or device is not."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
 @contextmanager
 def _opened(path: Path, budget: SizeBudget) -> Iterator[BinaryIO]:
     """``path`` open for reading if it is a regular file within the byte budget."""
@@ -156,11 +143,14 @@ def _external_file(model: Path, folder: Path, location: str) -> Path:
     resolved = Path(os.path.realpath(folder / location))
     if not resolved.is_relative_to(folder):
         raise ModelFileError(f"{where} resolves to {resolved}, outside the model's folder {folder}")
+    if not resolved.exists():  # else it would read as the model itself missing
+        raise ModelFileError(f"{where}: no such file in the model's folder")
     return resolved
 
 
 def _external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     """Every tensor of the model (initializers, attributes, subgraphs) with external data."""
+    # onnx's own walk, the one its external-data loader uses (no public name for it)
     for tensor in external_data_helper._get_all_tensors(model):
         if external_data_helper.uses_external_data(tensor):
             yield tensor
