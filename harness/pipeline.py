@@ -198,11 +198,12 @@ class CaseExecutor:
             item.backend_s = arrived - waited_since
             waited_since = arrived
             try:
-                yield self._finish(item, observation)
+                record = self._finish(item, observation)
             except Exception as exc:
                 if not case.from_user:
                     raise
-                yield self._not_judged(item, exc)
+                record = self._not_judged(item, exc)
+            yield record
 
     def prefetch(self, cases: Sequence[Case]) -> None:
         """Prepare ``cases`` (the next batch) now and let a backend that can start on them

@@ -155,10 +155,11 @@ def elements(model: onnx.ModelProto) -> int:
     """Elements of every tensor the model holds or computes (weights, inputs, intermediates,
     outputs; shapes inferred, an unknown dimension counted as 1): the size budget's measure."""
     graph = model.graph
-    total = sum(math.prod(init.dims) for init in graph.initializer)
+    weights = {init.name: math.prod(init.dims) for init in graph.initializer}
+    total = sum(weights.values())
     for info in [*graph.input, *graph.value_info, *graph.output]:
-        dims = info.type.tensor_type.shape.dim
-        total += math.prod(max(d.dim_value, 1) for d in dims)
+        if info.name not in weights:  # an initializer an older exporter lists as an input
+            total += math.prod(max(d.dim_value, 1) for d in info.type.tensor_type.shape.dim)
     return total
 
 
@@ -176,9 +177,7 @@ def _check_range(what: str, dtype: np.dtype[Any], bounds: tuple[float, float]) -
     lo, hi = bounds
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ModelFileError(f"{what}: {lo:g},{hi:g}: give finite LO,HI with LO < HI")
-    if dtype.kind == "f":
-        top = float(np.finfo(np.float16).max)
-    elif dtype.kind in "iu":
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if math.ceil(lo) > math.floor(hi):
             raise ModelFileError(f"{what}: {lo:g},{hi:g} holds no {dtype} value")
@@ -186,11 +185,10 @@ def _check_range(what: str, dtype: np.dtype[Any], bounds: tuple[float, float]) -
             raise ModelFileError(
                 f"{what}: {lo:g},{hi:g} is outside {dtype}'s {info.min},{info.max}"
             )
-        return
-    else:
-        return  # bool inputs are drawn as 0 and 1
-    if lo < -top or hi > top:
-        raise ModelFileError(f"{what}: {lo:g},{hi:g} is outside float16's +-{top:g}")
+    elif dtype.kind == "f":  # bool inputs are drawn as 0 and 1 whatever the range
+        top = float(np.finfo(np.float16).max)
+        if lo < -top or hi > top:
+            raise ModelFileError(f"{what}: {lo:g},{hi:g} is outside float16's +-{top:g}")
 
 
 def opset_of(model: onnx.ModelProto) -> int:
