@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from test_hardening_options import assert_usage_error, run_pytest
 from test_journal import make_record
 from test_user_models import float_model
 
@@ -28,7 +29,7 @@ from harness.cli import main
 from harness.judge.verdict import VERDICTS
 from harness.modelfiles.prepare import ModelFileError, load_model, prepare, read_arrays
 from harness.models import build_model
-from harness.models.budget import ELEMENTS_ENV, size_budget
+from harness.models.budget import BYTES_ENV, ELEMENTS_ENV, size_budget
 from harness.models.reference import NoReferenceError, host_references, spec_unavailable
 from harness.pipeline import CaseExecutor
 from harness.results.journal import Journal, finished_ids, read_records
@@ -211,6 +212,14 @@ def test_a_bad_budget_value_is_a_usage_error_naming_the_variable(
     model = _save(_relu([1, 4]), tmp_path / "relu.onnx")
     assert _hil_run(tmp_path, model) == 2
     assert f"{ELEMENTS_ENV}: not a size: 'lots'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("variable", "value"), [(ELEMENTS_ENV, "12X"), (BYTES_ENV, "0")])
+def test_a_bad_budget_stops_a_suite_run_before_collection(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    run = run_pytest(tmp_path, "--results", str(tmp_path / "r"), **{variable: value})
+    assert_usage_error(run, variable, repr(value))
 
 
 # -- break 3: option values no input can be drawn from ------------------------------------
