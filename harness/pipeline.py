@@ -8,6 +8,7 @@ directory (layout in ``harness.results.journal``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform as host_platform
 import shutil
@@ -28,10 +29,12 @@ from harness.cases.case import Case
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
-from harness.modelfiles.prepare import array_file
+from harness.judge.verdict import BAD_INPUT
+from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model
+from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
-from harness.models.reference import ORT, References, host_references
+from harness.models.reference import ORT, NoReferenceError, References, host_references
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_folder
 from harness.targets.job import Job
@@ -184,14 +187,23 @@ class CaseExecutor:
         ready = [item for item in prepared if isinstance(item, _Prepared)]
         observations = observe(self.backend, [item.request for item in ready])
         waited_since = time.monotonic()  # the backend works for a case from here to its arrival
-        for item in prepared:
+        for case, item in zip(cases, prepared, strict=True):
             if isinstance(item, Exception):
-                raise item
+                if not case.from_user:
+                    raise item
+                yield self.refuse(case, item)
+                continue
             observation = next(observations)
             arrived = time.monotonic()
             item.backend_s = arrived - waited_since
             waited_since = arrived
-            yield self._finish(item, observation)
+            try:
+                record = self._finish(item, observation)
+            except Exception as exc:
+                if not case.from_user:
+                    raise
+                record = self._not_judged(item, exc)
+            yield record
 
     def prefetch(self, cases: Sequence[Case]) -> None:
         """Prepare ``cases`` (the next batch) now and let a backend that can start on them
@@ -237,13 +249,7 @@ class CaseExecutor:
             )
         verdict = self.judge(case, observation, comparison)
         record = CaseRecord(
-            id=case.id,
-            platform=case.platform,
-            op=case.op,
-            dtype=case.dtype,
-            limit=case.limit,
-            value=case.value,
-            documented=case.documented,
+            **_case_fields(case),
             backend=observation.backend,
             verdict=verdict.verdict,
             detail=verdict.detail + _decided_by(case),
@@ -253,22 +259,58 @@ class CaseExecutor:
             metrics=comparison.metrics if comparison else {},
             tolerance=tolerance,
             versions={**self.versions, **observation.versions},
-            source=case.source,
             artifacts=folder.relative_to(self.results_dir).as_posix(),
             started=item.started.isoformat(timespec="seconds"),
             duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),
-            seed=case.seed,
             params=built.params,
             checks=list(verdict.checks),
-            deciding_limit=case.deciding_limit,
-            not_isolable=case.not_isolable,
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
         )
+        return self._journaled(record)
+
+    def _journaled(self, record: CaseRecord) -> CaseRecord:
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
         record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
         self.journal.append(record)
         return record
+
+    def refuse(self, case: Case, exc: Exception) -> CaseRecord:
+        """The journaled record of a user's case whose model, inputs or references could not
+        be prepared: bad input, or infrastructure when the case folder could not be written."""
+        if isinstance(exc, ModelFileError):  # it names the file, input or option
+            verdict, detail = BAD_INPUT, str(exc)
+        elif isinstance(exc, OSError):
+            verdict, detail = "infra-error", f"writing the case folder: {exc}"
+        elif isinstance(exc, MemoryError):
+            verdict = BAD_INPUT
+            detail = f"the host ran out of memory preparing the model (size budget: {ELEMENTS_ENV})"
+        elif isinstance(exc, NoReferenceError):
+            verdict, detail = BAD_INPUT, str(exc)
+        else:
+            verdict, detail = BAD_INPUT, f"the model cannot be prepared: {_described(exc)}"
+        with contextlib.suppress(OSError):  # what an earlier run left would pass for this one's
+            _clear(self.results_dir / case_folder(case.id, self.sdk))
+        return self._journaled(self._bare_record(case, verdict, detail, "host"))
+
+    def _not_judged(self, item: _Prepared, exc: Exception) -> CaseRecord:
+        """The record of a user's case that ran but whose outputs the harness could not judge."""
+        detail = f"the harness could not judge the outputs: {_described(exc)}"
+        record = self._bare_record(item.case, "infra-error", detail, "host")
+        record.artifacts = item.folder.relative_to(self.results_dir).as_posix()
+        return self._journaled(record)
+
+    def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:
+        return CaseRecord(
+            **_case_fields(case),
+            backend=backend,
+            verdict=verdict,
+            detail=detail,
+            versions=dict(self.versions),
+            started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            params=dict(case.params),
+            sdk=self.sdk,
+        )
 
 
 @dataclass
@@ -283,6 +325,23 @@ class _Prepared:
     started: datetime
     prepare_s: float  # building the model and references, writing the inputs
     backend_s: float = 0.0  # from when the backend could start on it to its observation
+
+
+def _case_fields(case: Case) -> dict[str, Any]:
+    """What every record of ``case`` copies from the case itself."""
+    return {
+        "id": case.id,
+        "platform": case.platform,
+        "op": case.op,
+        "dtype": case.dtype,
+        "limit": case.limit,
+        "value": case.value,
+        "documented": case.documented,
+        "source": case.source,
+        "seed": case.seed,
+        "deciding_limit": case.deciding_limit,
+        "not_isolable": case.not_isolable,
+    }
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:
@@ -312,9 +371,17 @@ def _decided_by(case: Case) -> str:
     return f" [decided by {case.deciding_limit}; not isolable: {case.not_isolable}]"
 
 
+def _described(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _span(arrays: Sequence[np.ndarray]) -> float:
-    """The range covered by all of ``arrays`` together."""
-    return float(max(a.max() for a in arrays) - min(a.min() for a in arrays)) if arrays else 0.0
+    """The range covered by all of ``arrays`` together (bool arrays as 0 and 1)."""
+    sizable = [a for a in arrays if a.size]
+    if not sizable:
+        return 0.0
+    top = max(float(a.max()) for a in sizable)
+    return top - min(float(a.min()) for a in sizable)
 
 
 def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray]) -> None:

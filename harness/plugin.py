@@ -26,9 +26,10 @@ from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
-from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
+from harness.models.budget import size_budget
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
@@ -168,6 +169,10 @@ def _check_options(config: pytest.Config) -> None:
     if config.getoption("hil_batch") < 1:
         raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
+    try:
+        size_budget()
+    except ValueError as exc:  # it names the variable and the value
+        raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
         _check_cap(sim_cache.CAP_ENV)
@@ -488,6 +493,8 @@ def hil_record(
     properties.append(("versions", _mapping_text(record.versions)))
     if record.verdict == "infra-error":
         raise InfrastructureError(f"{record.backend}: {printable(record.detail)}")
+    if record.verdict == BAD_INPUT:
+        raise ModelFileError(f"{record.id}: {printable(record.detail)}")
     return record
 
 

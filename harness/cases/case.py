@@ -53,6 +53,9 @@ class Case:
     # Why the parameters also cross limits besides the probed bound, e.g. "needs kernel_h=8"
     # (ONNX wants a pad below the kernel); "" when the bound is probed alone.
     not_isolable: str = ""
+    # A user's own model and inputs: anything that keeps it from being prepared or judged is a
+    # record (bad input, or infrastructure), where for a generated case it is a harness bug.
+    from_user: bool = False
 
     def __post_init__(self) -> None:
         if self.documented not in DOCUMENTED:

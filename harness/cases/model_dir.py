@@ -88,5 +88,9 @@ def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
     prepared.changes = [*notes, *prepared.changes]
     prepared.source = file_source(entry.path)
     if data is not None:
+        if len(data[1]) != len(prepared.output_names):
+            raise ModelFileError(
+                f"{entry.data_set}: {len(data[1])} output_*.pb for outputs {prepared.output_names}"
+            )
         prepared.expected = data[1]
     return prepared

@@ -37,14 +37,12 @@ from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.models import PROBING, Broadcast, subjects, with_subject
+from harness.models.budget import SizeBudget, size_budget
 from harness.spec.limits import Limit
 from harness.spec.operators import Operator, OperatorCatalogue
 from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 DTYPES = ("int8", "float16")
-# Models larger than this many float32 elements (weights plus activations) are not generated:
-# an 8192-wide GRU's recurrent weights alone are 3*8192*8192 floats (800 MB).
-MAX_ELEMENTS = 1 << 24
 
 
 def element_count(op: str, params: Mapping[str, Any]) -> int:
@@ -338,9 +336,11 @@ def variant_case(
 
 
 def operator_cases(
-    catalogue: OperatorCatalogue, ops: Iterable[str] | None = None, max_elements: int = MAX_ELEMENTS
+    catalogue: OperatorCatalogue, ops: Iterable[str] | None = None, max_elements: int | None = None
 ) -> CaseSet:
-    """Every case of every operator (or of ``ops``), in catalogue order, ids unique."""
+    """Every case of every operator (or of ``ops``), in catalogue order, ids unique; a model
+    over ``max_elements`` (default: the size budget's) is listed as unprobed instead."""
+    budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
     result = CaseSet()
     by_params: dict[tuple[str, str, str], int] = {}
     wanted = set(ops) if ops is not None else None
@@ -355,15 +355,10 @@ def operator_cases(
             else:
                 proposals.extend((limit, variant) for variant in found)
         for probed, (what, params, bound) in proposals:
-            if element_count(op.name, params) > max_elements:
+            over = budget.over_elements("model", element_count(op.name, params))
+            if over is not None:
                 assert probed is not None  # the typical model is always small
-                result.unprobed.append(
-                    Unprobed(
-                        probed,
-                        f"{what}: model needs {element_count(op.name, params)} elements, "
-                        f"over the budget of {max_elements}",
-                    )
-                )
+                result.unprobed.append(Unprobed(probed, f"{what}: {over}"))
                 continue
             dtypes = DTYPES if probed is None else op.data_dtypes()
             for dtype in dtypes:

@@ -48,31 +48,49 @@ def model_case(
     id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
     layers (a single-operator model of the catalogue); by default the whole network counts.
     """
+    case = _case(prepared.name, prepared.source, platform, dtype, kind, seed, layer_types)
+    return case, {case.op: model_spec(prepared)}
+
+
+def refused_case(name: str, model: str, platform: str, dtype: str, kind: str = "model") -> Case:
+    """The case a user's model file ``model`` would have been, had it been usable: what its
+    bad-input record is about."""
+    return _case(name, {"model": model}, platform, dtype, kind)
+
+
+def _case(
+    name: str,
+    source: dict[str, str],
+    platform: str,
+    dtype: str,
+    kind: str,
+    seed: int | None = None,
+    layer_types: tuple[str, ...] = (),
+) -> Case:
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
-    case_id = f"{platform}/{kind}/{prepared.name}/{dtype}"
-    op = f"{kind}:{prepared.name}"
-    case = Case(
+    case_id = f"{platform}/{kind}/{name}/{dtype}"
+    return Case(
         id=case_id,
         platform=platform,
-        op=op,
+        op=f"{kind}:{name}",
         dtype=dtype,
         limit=LIMIT,
-        value=prepared.name,
+        value=name,
         documented="supported",
         params={},
         seed=case_seed(case_id) if seed is None else seed,
         source={
             "seed": "user model",
-            "section": Path(prepared.source.get("model", prepared.name)).name,
+            "section": Path(source.get("model", name)).name,
             "text": UNDOCUMENTED,
-            **prepared.source,
+            **source,
             "kind": kind,
         },
         layer_types=layer_types,
         expects=EXPECTS,
+        from_user=True,
     )
-    return case, {op: model_spec(prepared)}
 
 
 def model_spec(prepared: PreparedModel) -> OperatorSpec:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.cases.user_models import refused_case
 from harness.cli.output import emit
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
@@ -32,9 +33,10 @@ from harness.modelfiles.prepare import (
     read_arrays,
     read_calibration,
 )
+from harness.models.budget import size_budget
 from harness.pipeline import Vendor, host_versions
 from harness.report import write_reports
-from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
+from harness.report.bundle import BundleError, case_dir, make_bundle, make_bundles_for_failures
 from harness.results.journal import (
     JournalError,
     read_records,
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
+# Records that say nothing about the NPU, and the exit status each gives.
+NOT_JUDGED = {"bad-input": BAD_INPUT, "infra-error": INFRA}
 
 
 def register(subparsers: Subparsers) -> None:
@@ -118,11 +122,21 @@ class _BadInput(Exception):
     pass
 
 
+class _BadModel(_BadInput):
+    """The model, its inputs or the values given for them cannot be used: a bad-input record."""
+
+    def __init__(self, error: Exception, vendor: Vendor, results: Path) -> None:
+        super().__init__(str(error))
+        self.error, self.vendor, self.results = error, vendor, results
+
+
 def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
         board = _board(vendor, args)
         _start(vendor, args, results)
+    except _BadModel as exc:
+        return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
@@ -130,7 +144,7 @@ def run_model(args: argparse.Namespace) -> int:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         record = runner.run(prepared)
         _print_record(record, prepared)
-        if args.layers and record.verdict != "infra-error":
+        if args.layers and record.verdict not in NOT_JUDGED:
             report = compare_layers(runner, prepared)
             emit(f"\nper layer ({report.record.id}, every float tensor exposed):\n")
             emit(format_layers(report))
@@ -150,6 +164,8 @@ def run_reduce(args: argparse.Namespace) -> int:
             dtype, original = ("int8" if args.quantize else "float16"), None
         board = _board(vendor, args)
         _start(vendor, args, results)
+    except _BadModel as exc:
+        return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
     with vendor.target(board, args.timeout, args.cache) as backend:
@@ -162,7 +178,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         if original.verdict not in FAILING_VERDICTS:
             emit(f"{original.id}: {original.verdict}; nothing to reduce\n")
             _finish(results)
-            return INFRA if original.verdict == "infra-error" else PASSED
+            return _status(original)
         reduction = reduce_model(runner, prepared, original)
     emit(format_steps(reduction))
     _finish(results)
@@ -177,6 +193,7 @@ def run_reduce(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel, Path]:
     vendor = _vendor(args)
+    results = _results(args, Path("results"))
     where = str(path)
     try:
         model = load_model(path)
@@ -192,10 +209,26 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
         )
         prepared.source = file_source(path)
         if args.quantize:
-            prepared.calibration = read_calibration(args.quantize, prepared.input_names)
+            prepared.calibration = read_calibration(args.quantize, prepared)
     except (ModelFileError, OSError) as exc:
-        raise _BadInput(str(exc)) from None
-    return vendor, prepared, _results(args, Path("results"))
+        raise _BadModel(exc, vendor, results) from None
+    return vendor, prepared, results
+
+
+def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
+    """A model refused before it ran: its bad-input record and the report, then exit 2."""
+    try:
+        _start(bad.vendor, args, bad.results)
+    except _BadInput as exc:
+        return _bad_input(exc)
+    dtype = "int8" if args.quantize else "float16"
+    name = args.name or args.model.stem
+    case = refused_case(name, str(args.model), args.platform, dtype)
+    with bad.vendor.target(None, args.timeout, "off") as backend:  # never started
+        record = ModelRunner(bad.results, backend, args.platform, dtype).refuse(case, bad.error)
+    emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
+    _finish(bad.results)
+    return _bad_input(bad)
 
 
 def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path, CaseRecord]:
@@ -210,7 +243,10 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
     original = records[args.case]
     args.platform = original.platform
     vendor = _vendor(args)
-    folder = results / original.artifacts
+    try:
+        folder = case_dir(results, original)
+    except BundleError as exc:
+        raise _BadInput(str(exc)) from None
     try:
         model = load_model(folder / "model.onnx")
         names = graph_inputs(model)
@@ -227,6 +263,10 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     problem = timeout_problem(args.timeout)
     if problem is not None:
         raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
+    try:
+        size_budget()
+    except ValueError as exc:  # it names the variable and the value
+        raise _BadInput(str(exc)) from None
     try:
         return vendor_for(args.platform)
     except LookupError as exc:
@@ -315,7 +355,8 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
             lines.append(
                 f"  {name[:28]:28} {op[:16]:16} {layer.get('target')!s:6} {layer.get('dtype', '')}"
             )
-    lines.append(f"  case folder: {record.artifacts}")
+    if record.artifacts:
+        lines.append(f"  case folder: {record.artifacts}")
     emit("".join(f"{line}\n" for line in lines))
 
 
@@ -327,8 +368,8 @@ def _finish(results: Path) -> None:
 
 
 def _status(record: CaseRecord) -> int:
-    if record.verdict == "infra-error":
-        return INFRA
+    if record.verdict in NOT_JUDGED:
+        return NOT_JUDGED[record.verdict]
     return FAILED if record.verdict in FAILING_VERDICTS else PASSED
 
 

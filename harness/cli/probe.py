@@ -24,6 +24,7 @@ from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.cli.output import emit
 from harness.models import OPERATOR_SPECS
+from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
 from harness.probe.steps import Bound, Skipped, numeric_bounds
@@ -115,7 +116,13 @@ def run_probe(args: argparse.Namespace) -> int:
             f"--platform {args.platform}: the operator tables are transcribed for "
             f"{catalogue.platform} only"
         )
-    bounds, skipped = numeric_bounds(catalogue, dtypes=tuple(args.dtype or DTYPES))
+    try:
+        elements = size_budget().elements
+    except ValueError as exc:  # it names the variable and the value
+        parser.error(str(exc))
+    bounds, skipped = numeric_bounds(
+        catalogue, dtypes=tuple(args.dtype or DTYPES), max_elements=elements
+    )
     try:
         bounds = select(bounds, args.selection)
         chosen = {bound.id for bound in select([s.bound for s in skipped], args.selection)}

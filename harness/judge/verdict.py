@@ -22,6 +22,8 @@ For an operator case (placement, result and, for int8, precision checks) this gi
 
 | documented | observed                                           | verdict          |
 |------------|----------------------------------------------------|------------------|
+| any        | a user's model or inputs cannot be prepared (no    | bad-input        |
+|            | reference runs it, over the size budget...)        |                  |
 | any        | board, SSH, toolkit or timeout trouble             | infra-error      |
 | supported  | rejected at build or failed at run time            | violation        |
 | outside    | rejected at build or failed at run time            | limit-confirmed  |
@@ -53,10 +55,13 @@ VERDICTS = (
     "wrong-result",  # ran on the NPU as asked; output does not match the reference
     "reference-disagreement",  # the two host references disagree: the result is undecided
     "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
+    "bad-input",  # a user's model or inputs cannot be prepared: never an SDK verdict
 )
+BAD_INPUT = "bad-input"
 FAILING_VERDICTS = ("violation", "wrong-result")
 # Most severe first: a case's verdict is the first of these a deciding check has.
 SEVERITY = (
+    "bad-input",
     "infra-error",
     "wrong-result",
     "reference-disagreement",

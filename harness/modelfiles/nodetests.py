@@ -9,6 +9,8 @@ Only the first data set is used.
 from __future__ import annotations
 
 import fnmatch
+import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from harness.modelfiles import safe_files
 from harness.modelfiles.prepare import ModelFileError
+from harness.models.budget import size_budget
 
 DATA_SET = "test_data_set_0"
 
@@ -54,20 +58,32 @@ def list_models(folder: Path) -> list[ModelEntry]:
 def _tensors(folder: Path, kind: str) -> list[np.ndarray]:
     arrays = []
     index = 0
-    while (folder / f"{kind}_{index}.pb").is_file():
+    budget = size_budget()
+    while os.path.lexists(folder / f"{kind}_{index}.pb"):
         path = folder / f"{kind}_{index}.pb"
         tensor = onnx.TensorProto()
+        data = safe_files.read_bytes(path, budget)
         try:
-            tensor.ParseFromString(path.read_bytes())
+            tensor.ParseFromString(data)
+        except Exception as exc:  # not a tensor at all
+            raise ModelFileError(f"{path}: not a tensor this harness reads: {exc}") from None
+        over = budget.over_elements(f"{path} (dims {list(tensor.dims)})", math.prod(tensor.dims))
+        if over is not None:
+            raise ModelFileError(over)
+        try:
             arrays.append(numpy_helper.to_array(tensor))
-        except Exception as exc:  # a sequence or optional value, or not a tensor at all
+        except Exception as exc:  # a sequence or optional value, or data not fitting its dims
             raise ModelFileError(f"{path}: not a tensor this harness reads: {exc}") from None
         index += 1
     return arrays
 
 
 def op_types(path: Path) -> set[str]:
-    model = onnx.load(str(path), load_external_data=False)
+    """The operators of the model in ``path`` (read under ``safe_files``' rules)."""
+    try:
+        model = onnx.ModelProto.FromString(safe_files.read_bytes(path))
+    except Exception as exc:
+        raise ModelFileError(f"{path}: not an ONNX model: {exc}") from None
     return {node.op_type for node in model.graph.node}
 
 
@@ -81,8 +97,11 @@ def select(
     for entry in entries:
         for pattern in patterns or ["*"]:
             if pattern == "catalogue":
-                ops = op_types(entry.path)
-                matched = bool(ops) and ops <= wanted
+                try:
+                    ops = op_types(entry.path)
+                    matched = bool(ops) and ops <= wanted
+                except ModelFileError:  # chosen, to be listed as not runnable with the reason
+                    matched = True
             else:
                 matched = fnmatch.fnmatchcase(entry.name, pattern)
             if matched:

@@ -14,6 +14,7 @@ Bad input raises :class:`ModelFileError` naming the file (or folder), the input 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,13 +25,12 @@ import numpy as np
 import onnx
 from onnx import defs, helper, version_converter
 
+from harness.modelfiles import safe_files
+from harness.modelfiles.safe_files import ModelFileError
+from harness.models.budget import SizeBudget, size_budget
 from harness.models.builder import OPSET, fp16_exact
 
 DEFAULT_RANGE = (-1.0, 1.0)  # seeded random inputs are drawn from here unless told otherwise
-
-
-class ModelFileError(ValueError):
-    """A model file, input folder or option value that cannot be used; names what is at fault."""
 
 
 @dataclass
@@ -63,17 +63,21 @@ class PreparedModel:
 
 
 def load_model(path: Path) -> onnx.ModelProto:
-    """The model in ``path``; a missing or unreadable file is a ModelFileError naming it."""
+    """The model in ``path`` with its external data, read under ``safe_files``' rules; a
+    missing, special, oversized or unreadable file is a ModelFileError naming it."""
     try:
-        return onnx.load(str(path))
+        return safe_files.load_model(path)
     except FileNotFoundError:
         raise ModelFileError(f"{path}: no such model file") from None
+    except ModelFileError:
+        raise
     except Exception as exc:  # protobuf's DecodeError and friends
         raise ModelFileError(f"{path}: not an ONNX model: {exc}") from None
 
 
 def file_source(path: Path) -> dict[str, str]:
-    return {"model": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    data = safe_files.read_bytes(path)
+    return {"model": str(path), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def prepare(
@@ -83,8 +87,10 @@ def prepare(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     given: Mapping[str, np.ndarray] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
+    budget: SizeBudget | None = None,
 ) -> PreparedModel:
     """``model`` (read from ``where``, named in errors) made runnable; see the module doc."""
+    budget = budget or size_budget()
     model = onnx.ModelProto.FromString(model.SerializeToString())  # never change the caller's
     changes: list[str] = []
     initializers = {init.name for init in model.graph.initializer}
@@ -100,7 +106,12 @@ def prepare(
     shapes = [
         _fixed_shape(info, where, input_shapes or {}, given, changes) for info in graph_inputs
     ]
+    for info, shape in zip(graph_inputs, shapes, strict=True):
+        _check_size(f"{where}: input {info.name!r} of shape {shape}", shape, budget)
     types = [_numpy_type(info, where) for info in graph_inputs]
+    for name_, dtype in zip(names, types, strict=True):
+        if name_ in (ranges or {}):
+            _check_range(f"{where}: --range for input {name_!r}", dtype, (ranges or {})[name_])
     for info, shape in zip(graph_inputs, shapes, strict=True):
         dims = info.type.tensor_type.shape
         del dims.dim[:]
@@ -113,6 +124,9 @@ def prepare(
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
         raise ModelFileError(f"{where}: the model does not check: {exc}") from None
+    over = budget.over_elements(f"{where}: the model (weights and activations)", elements(model))
+    if over is not None:
+        raise ModelFileError(over)
     for name_, shape, dtype in zip(names, shapes, types, strict=True):
         if name_ in given:
             given[name_] = _conformed(given[name_], shape, dtype, f"{where}: input {name_!r}")
@@ -135,6 +149,46 @@ def _check_domains(model: onnx.ModelProto, where: str) -> None:
     )
     if foreign:
         raise ModelFileError(f"{where}: operators of domains {foreign}; only ONNX's own run here")
+
+
+def elements(model: onnx.ModelProto) -> int:
+    """Elements of every tensor the model holds or computes (weights, inputs, intermediates,
+    outputs; shapes inferred, an unknown dimension counted as 1): the size budget's measure."""
+    graph = model.graph
+    weights = {init.name: math.prod(init.dims) for init in graph.initializer}
+    total = sum(weights.values())
+    for info in [*graph.input, *graph.value_info, *graph.output]:
+        if info.name not in weights:  # an initializer an older exporter lists as an input
+            total += math.prod(max(d.dim_value, 1) for d in info.type.tensor_type.shape.dim)
+    return total
+
+
+def _check_size(what: str, shape: Sequence[int], budget: SizeBudget) -> None:
+    if any(size < 1 for size in shape):
+        raise ModelFileError(f"{what}: every dimension must be at least 1")
+    over = budget.over_elements(what, math.prod(shape))
+    if over is not None:
+        raise ModelFileError(over)
+
+
+def _check_range(what: str, dtype: np.dtype[Any], bounds: tuple[float, float]) -> None:
+    """A range seeded draws of ``dtype`` can come from: finite, inside the type (float16 for
+    floats: drawn inputs are float16-exact), and holding an integer for integer types."""
+    lo, hi = bounds
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ModelFileError(f"{what}: {lo:g},{hi:g}: give finite LO,HI with LO < HI")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if math.ceil(lo) > math.floor(hi):
+            raise ModelFileError(f"{what}: {lo:g},{hi:g} holds no {dtype} value")
+        if math.ceil(lo) < info.min or math.floor(hi) > info.max:
+            raise ModelFileError(
+                f"{what}: {lo:g},{hi:g} is outside {dtype}'s {info.min},{info.max}"
+            )
+    elif dtype.kind == "f":  # bool inputs are drawn as 0 and 1 whatever the range
+        top = float(np.finfo(np.float16).max)
+        if lo < -top or hi > top:
+            raise ModelFileError(f"{what}: {lo:g},{hi:g} is outside float16's +-{top:g}")
 
 
 def opset_of(model: onnx.ModelProto) -> int:
@@ -305,7 +359,9 @@ def read_arrays(folder: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
             continue
         unused.discard(found)
         try:
-            arrays[name] = np.load(files[found], allow_pickle=False)
+            arrays[name] = safe_files.load_npy(files[found])
+        except ModelFileError:
+            raise
         except (ValueError, OSError) as exc:
             raise ModelFileError(f"{files[found]}: not a .npy array: {exc}") from None
     if unused:
@@ -315,13 +371,19 @@ def read_arrays(folder: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def read_calibration(folder: Path, names: Sequence[str]) -> list[list[np.ndarray]]:
+def read_calibration(folder: Path, prepared: PreparedModel) -> list[list[np.ndarray]]:
     """int8 calibration samples: every sub-folder of ``folder`` (sorted) is one sample laid out
-    like ``--inputs``; a folder of .npy files alone is one sample."""
+    like ``--inputs``; a folder of .npy files alone is one sample. Each array must have its
+    input's shape and kind of type, as a given input must."""
+    names = prepared.input_names
     samples = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
     arrays = [read_arrays(sample, names) for sample in samples or [folder]]
     for sample, found in zip(samples or [folder], arrays, strict=True):
         missing = [name for name in names if name not in found]
         if missing:
             raise ModelFileError(f"{sample}: calibration sample without {missing}")
+        for name, shape, dtype in zip(
+            names, prepared.input_shapes, prepared.input_types, strict=True
+        ):
+            found[name] = _conformed(found[name], shape, dtype, f"{sample}: input {name!r}")
     return [[found[name] for name in names] for found in arrays]

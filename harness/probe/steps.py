@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from harness.cases.case import Case
 from harness.cases.operators import (
     DTYPES,
-    MAX_ELEMENTS,
     bound_variant,
     element_count,
     variant_case,
 )
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
 from harness.models import ModelParamError, build_model
+from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
 from harness.spec.limits import Limit
 from harness.spec.operators import Operator, OperatorCatalogue
@@ -65,7 +65,7 @@ class Bound:
         variant = bound_variant(self.op, self.limit, value)
         return variant_case(self.catalogue, self.op, self.limit, self.dtype, variant)
 
-    def skip(self, value: int, max_elements: int = MAX_ELEMENTS) -> str | None:
+    def skip(self, value: int, max_elements: int | None = None) -> str | None:
         """Why the step at ``value`` is not tried (no model can express it, or the model is
         over the size budget), or None."""
         if value < self.smallest:
@@ -75,11 +75,10 @@ class Bound:
             elements = element_count(self.op.name, case.params)
         except (KeyError, ValueError) as exc:
             return f"{self.subject}={value}: no model expresses it ({exc})"
-        if elements > max_elements:
-            return (
-                f"{self.subject}={value}: model needs {elements} elements, over the budget "
-                f"of {max_elements}"
-            )
+        budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
+        over = budget.over_elements("model", elements)
+        if over is not None:
+            return f"{self.subject}={value}: {over}"
         try:  # what the builder refuses (a reflect pad as large as its dimension)
             build_model(self.op.name, case.params, 0)
         except ModelParamError as exc:
@@ -99,7 +98,7 @@ def numeric_bounds(
     catalogue: OperatorCatalogue,
     ops: list[str] | None = None,
     dtypes: tuple[str, ...] | None = None,
-    max_elements: int = MAX_ELEMENTS,
+    max_elements: int | None = None,
 ) -> tuple[list[Bound], list[Skipped]]:
     """Every searchable bound of the catalogue's operators (or of ``ops``), in catalogue
     order, per documented dtype (or those of ``dtypes``), and the numeric limits skipped."""

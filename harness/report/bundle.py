@@ -152,6 +152,19 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
+    case = case_dir(results_dir, record)
+    missing = [name for name in REQUIRED if not _regular(case / name)]
+    if missing:
+        where = f"{results_dir / JOURNAL_NAME}: case {record.id!r}: field 'artifacts'"
+        raise BundleError(
+            f"{where}: {case} lacks {', '.join(missing)} (as regular files, not links)"
+        )
+    return case
+
+
+def case_dir(results_dir: Path, record: CaseRecord) -> Path:
+    """The record's case folder, refused (BundleError) unless it lies inside ``results_dir``
+    after links."""
     where = f"{results_dir / JOURNAL_NAME}: case {record.id!r}: field 'artifacts'"
     relative = Path(record.artifacts)
     if (
@@ -163,17 +176,12 @@ def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
         raise BundleError(
             f"{where} is {record.artifacts!r}: want a folder inside the results directory"
         )
-    case_dir = results_dir / relative
-    if not case_dir.resolve().is_relative_to(results_dir.resolve()):
+    folder = results_dir / relative
+    if not folder.resolve().is_relative_to(results_dir.resolve()):
         raise BundleError(
-            f"{where}: {case_dir} links to {case_dir.resolve()}, outside the results directory"
+            f"{where}: {folder} links to {folder.resolve()}, outside the results directory"
         )
-    missing = [name for name in REQUIRED if not _regular(case_dir / name)]
-    if missing:
-        raise BundleError(
-            f"{where}: {case_dir} lacks {', '.join(missing)} (as regular files, not links)"
-        )
-    return case_dir
+    return folder
 
 
 def _regular(path: Path) -> bool:

@@ -70,6 +70,7 @@ table.map a { text-decoration: none; color: inherit; display: block; }
 .v-wrong-result { background: #f1b0b7; }
 .v-reference-disagreement { background: #e8daef; }
 .v-infra-error { background: #d6d8db; }
+.v-bad-input { background: #e2d9f3; }
 """
 
 

@@ -40,6 +40,7 @@ SHORT = {
     "wrong-result": "W",
     "reference-disagreement": "R",
     "infra-error": "E",
+    "bad-input": "B",
 }
 CAUSE_WIDTH = 96  # characters of a failure's one-line cause: one line at 1280 px
 

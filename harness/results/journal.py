@@ -31,7 +31,8 @@ line and the field, and ``hil report``/``diff``/``repro`` exit with status 2 and
 a record to drop quietly from a report). A record is identified by its case id and its SDK
 (``record_key``): runs on several SDKs share one directory. A key may appear several times (a
 resumed run re-ran it): the last record wins. ``--resume`` skips every case and SDK whose last
-verdict is anything but ``infra-error``, so a resumed run retries infrastructure trouble and
+verdict is anything but ``infra-error`` or ``bad-input``, so a resumed run retries
+infrastructure trouble and users' models refused before they ran (fixed since, perhaps), and
 nothing else. Records and run.json are written with the run's secrets redacted
 (``harness.text``).
 """
@@ -51,7 +52,7 @@ from harness.text import redacted
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
-RETRIED_ON_RESUME = frozenset({"infra-error"})
+RETRIED_ON_RESUME = frozenset({"infra-error", "bad-input"})
 
 
 class JournalError(ValueError):
@@ -164,7 +165,7 @@ def _parse_json(text: bytes) -> Any:
 
 def finished_ids(results_dir: str | os.PathLike[str]) -> set[str]:
     """Record keys (``record_key``: case and SDK) a resumed run may skip: every journaled case
-    except infrastructure errors."""
+    except infrastructure errors and bad-input records."""
     records = read_records(results_dir, allow_empty=True)
     return {record_key(record) for record in records if record.verdict not in RETRIED_ON_RESUME}
 

@@ -63,6 +63,8 @@ def compare_layers(runner: ModelRunner, prepared: PreparedModel) -> LayerReport:
         prepared, model=exposed(prepared.model, names), output_names=outputs, expected=None
     )
     record = runner.run(wide, kind="layers")
+    if not record.artifacts:  # refused before it ran: no case folder, no layers
+        return LayerReport(record, [])
     folder = runner.case_folder(record)
     observed = _arrays(folder / "observed", outputs)
     reference = _arrays(folder / "reference", outputs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.cases.case import Case
 from harness.cases.user_models import model_case
 from harness.judge.checks import Judge
 from harness.modelfiles.prepare import PreparedModel
@@ -38,6 +39,10 @@ class ModelRunner:
         case, specs = model_case(prepared, self.platform, self.dtype, kind)
         self._models.update(specs)
         return self.executor.execute(case)
+
+    def refuse(self, case: Case, exc: Exception) -> CaseRecord:
+        """The bad-input record of ``case``, whose model ``exc`` says cannot be used."""
+        return self.executor.refuse(case, exc)
 
     def case_folder(self, record: CaseRecord) -> Path:
         return self.results / record.artifacts

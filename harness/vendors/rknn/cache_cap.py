@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.models.budget import parse_size
+
 RECENT_S = 600.0
 DEFAULT_CAP = 2 * 1024**3
-_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 
 @dataclass(frozen=True)
@@ -36,14 +36,6 @@ class Usage:
     size: int
     oldest: float | None  # the least recent use
     newest: float | None
-
-
-def parse_size(text: str) -> int:
-    """Bytes of ``2G``, ``500M``, ``1.5G``, ``4096`` (binary units); ValueError names the text."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
-    if match is None:
-        raise ValueError(f"not a size: {text!r} (e.g. 2G, 500M, 4096)")
-    return int(float(match[1]) * _UNITS[match[2].upper()])
 
 
 def cap_from_env(variable: str, default: int = DEFAULT_CAP) -> int:
