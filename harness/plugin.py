@@ -48,7 +48,7 @@ from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn import convert as conversion_cache
-from harness.vendors.rknn.cache_cap import cap_from_env
+from harness.vendors.rknn.cache_cap import CacheFolderError, cap_from_env, claim
 from harness.vendors.rknn.simulator import cache as sim_cache
 
 DEFAULT_PLATFORM = "rk3562"
@@ -169,11 +169,19 @@ def _check_options(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
     if config.getoption("hil_cache") != "off":
-        _check_folder(config, "hil_cache")
-        _check_cap(sim_cache.CAP_ENV)
+        _check_cache(config, "hil_cache", sim_cache.CAP_ENV)
     if config.getoption("backend") != "sim":
-        _check_folder(config, "hil_conversion_cache")
-        _check_cap(conversion_cache.CAP_ENV)
+        _check_cache(config, "hil_conversion_cache", conversion_cache.CAP_ENV)
+
+
+def _check_cache(config: pytest.Config, option: str, cap_variable: str) -> None:
+    """A cache folder that is usable and the cache's own (``cache_cap.claim``), and its cap."""
+    _check_folder(config, option)
+    try:
+        claim(Path(config.getoption(option)))
+    except CacheFolderError as exc:
+        raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None
+    _check_cap(cap_variable)
 
 
 def _check_cap(variable: str) -> None:

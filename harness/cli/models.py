@@ -48,6 +48,7 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.vendors import vendor_for
+from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -227,6 +228,8 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     problem = timeout_problem(args.timeout)
     if problem is not None:
         raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
+    if args.cache != "off" and (problem := refusal(Path(args.cache))) is not None:
+        raise _BadInput(f"--cache: {problem}")
     try:
         return vendor_for(args.platform)
     except LookupError as exc:

@@ -35,6 +35,7 @@ from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
+from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -134,6 +135,8 @@ def run_probe(args: argparse.Namespace) -> int:
         args.results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         parser.error(f"--results {args.results}: not a usable folder: {exc.strerror}")
+    if args.hil_cache != "off" and (problem := refusal(Path(args.hil_cache))) is not None:
+        parser.error(f"--hil-cache: {problem}")
     board = None
     if args.boards is not None:
         try:
