@@ -44,7 +44,7 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
-from harness.text import printable
+from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn import convert as conversion_cache
@@ -158,6 +158,7 @@ def pytest_configure(config: pytest.Config) -> None:
         meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         write_run_metadata(results, meta)
+        warn_weak_secrets()
 
 
 def _check_options(config: pytest.Config) -> None:

@@ -42,7 +42,7 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
-from harness.text import printable
+from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
@@ -287,6 +287,7 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
     """Write run.json, unless the folder has one (a suite's, whose case is being reduced)."""
+    warn_weak_secrets()
     try:
         if read_run_metadata(results):
             return

@@ -33,6 +33,7 @@ from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
+from harness.text import warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn.cache_cap import refusal
@@ -158,6 +159,7 @@ def _run(
     board: Board | None,
 ) -> int:
     results: Path = args.results
+    warn_weak_secrets()
     write_run_metadata(
         results,
         {

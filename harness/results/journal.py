@@ -45,9 +45,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from harness.results.records import CaseRecord, record_key
+from harness.results.records import CaseRecord, record_key, without_secrets
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
-from harness.text import redacted
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
@@ -67,7 +66,7 @@ class Journal:
     def append(self, record: CaseRecord) -> None:
         """Write one line atomically with respect to other appenders, and make it durable."""
         line = (
-            json.dumps(redacted(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
+            json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
         ).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -174,7 +173,8 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path = Path(results_dir) / RUN_META_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(redacted(meta), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(without_secrets(meta), indent=2, sort_keys=True) + "\n"
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 

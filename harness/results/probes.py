@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.results.journal import JournalError
+from harness.results.records import without_secrets
 from harness.results.schema import PROBE_SCHEMA, schema_problem
-from harness.text import redacted
 
 PROBES_NAME = "probes.jsonl"
 
@@ -90,7 +90,7 @@ def append_probe(results_dir: str | os.PathLike[str], record: ProbeRecord) -> No
     path = Path(results_dir) / PROBES_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(redacted(record.to_json()), ensure_ascii=False) + "\n")
+        out.write(json.dumps(without_secrets(record.to_json()), ensure_ascii=False) + "\n")
 
 
 def read_probes(results_dir: str | os.PathLike[str]) -> list[ProbeRecord]:
