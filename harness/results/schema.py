@@ -8,6 +8,7 @@ allowed (an older reader meets a newer writer) and ignored.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -182,6 +183,10 @@ _VALIDATORS = {
     for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)
 }
 _SHOWN = 120  # characters of an offending value quoted in a message
+# repr of an offending value, built no larger than needed (a field may hold megabytes)
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _SHOWN
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
 
 
 def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
@@ -193,9 +198,8 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
         return None
     where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path)
     field = where.lstrip(".")
-    shown = repr(error.instance)
-    if len(shown) > _SHOWN:
-        shown = shown[:_SHOWN] + "..."
+    shown = _REPR.repr(error.instance)  # built bounded: the value may be huge
+    shown = shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
     if error.validator == "type":
         types = error.validator_value
         wanted = " or ".join(_ARTICLES[t] for t in ([types] if isinstance(types, str) else types))
@@ -208,7 +212,8 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
         return f"missing field(s) {', '.join(missing)}{inside}"
     if error.validator == "enum":
         return f"field {field!r} has unknown value {shown}"
-    return f"field {field!r}: {error.message}"
+    message = error.message if len(error.message) <= _SHOWN else error.message[:_SHOWN] + "..."
+    return f"field {field!r}: {message}"
 
 
 _ARTICLES = {
