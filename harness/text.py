@@ -121,6 +121,12 @@ def _redacted(data: Any, values: list[str], keep: Collection[str]) -> Any:
     return data
 
 
+def clipped(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, for a message quoting a user's value (it may be
+    megabytes long)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def printable(text: str) -> str:
     """``text`` without escape sequences or control characters (tab and newline are kept)."""
     return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))

@@ -33,7 +33,7 @@ from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
-from harness.text import warn_weak_secrets
+from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn.cache_cap import refusal
@@ -125,7 +125,7 @@ def run_probe(args: argparse.Namespace) -> int:
         parser.error(str(exc))
     skipped = [item for item in skipped if item.bound.id in chosen]
     if not bounds and not skipped:
-        parser.error(f"-k {args.selection!r}: no numeric bound matches")
+        parser.error(f"-k {clipped(args.selection)!r}: no numeric bound matches")
     if args.list:
         for bound in bounds:
             print(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}")

@@ -146,14 +146,15 @@ def _read(path: Path) -> list[CaseRecord]:
 
 
 def _parse_line(line: bytes) -> CaseRecord:
-    data = _parse_json(line)
+    data = parse_json(line)
     problem = schema_problem(data, RECORD_SCHEMA)
     if problem:
         raise JournalError(problem)
     return CaseRecord.from_json(data)
 
 
-def _parse_json(text: bytes) -> Any:
+def parse_json(text: bytes) -> Any:
+    """One JSON line of a results file; JournalError (without the file) when it is not one."""
     try:
         return json.loads(text.decode("utf-8"))
     # UnicodeDecodeError is a ValueError too; RecursionError: nesting deeper than Python's stack
@@ -187,7 +188,7 @@ def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = _parse_json(text)
+        data = parse_json(text)
     except JournalError as exc:
         raise JournalError(f"{path}: {exc}") from None
     problem = schema_problem(data, RUN_SCHEMA)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results.journal import JournalError
+from harness.results.journal import JournalError, parse_json
 from harness.results.records import without_secrets
 from harness.results.schema import PROBE_SCHEMA, schema_problem
 
@@ -100,13 +100,13 @@ def read_probes(results_dir: str | os.PathLike[str]) -> list[ProbeRecord]:
     if not path.exists():
         return []
     records: dict[str, ProbeRecord] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise JournalError(f"{path}:{number}: not valid JSON ({exc})") from None
+            data = parse_json(line)
+        except JournalError as exc:
+            raise JournalError(f"{path}:{number}: {exc}") from None
         problem = schema_problem(data, PROBE_SCHEMA)
         if problem:
             raise JournalError(f"{path}:{number}: {problem}")

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from harness.text import clipped
 from harness.vendors.rknn.toolkit import toolkit_version
 
 RECIPES = "sdk-recipes.yaml"
@@ -53,11 +54,6 @@ _VERSIONS_SCRIPT = (
 
 class SdkError(Exception):
     """A recipe file, an SDK directory or an install is not usable; the message says why."""
-
-
-def cut(value: str, limit: int = 40) -> str:
-    """``value`` cut to ``limit`` characters for a message (a user's value may be huge)."""
-    return value if len(value) <= limit else value[:limit] + "..."
 
 
 @dataclass(frozen=True)
@@ -84,7 +80,7 @@ class Recipes:
         except KeyError:
             known = ", ".join(self.by_version)
             raise SdkError(
-                f"rknn-toolkit2 {cut(version)!r} has no install recipe (known: {known}); "
+                f"rknn-toolkit2 {clipped(version)!r} has no install recipe (known: {known}); "
                 f"add one to harness/vendors/rknn/data/{RECIPES}"
             ) from None
 
@@ -220,7 +216,7 @@ def installed(root: Path | None = None) -> list[Sdk]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise SdkError(f"{manifest}: damaged SDK manifest ({error}); reinstall") from None
         if version != folder.name:
-            _ignored(f"{folder}: its {MANIFEST} is of rknn-toolkit2 {cut(str(version))!r}")
+            _ignored(f"{folder}: its {MANIFEST} is of rknn-toolkit2 {clipped(str(version))!r}")
             continue
         found.append(Sdk(folder.name, str(folder / "bin" / "python"), packages, str(folder)))
     return sorted(found, key=lambda sdk: _version_key(sdk.version))
@@ -254,13 +250,14 @@ def resolve(spec: str, root: Path | None = None) -> list[Sdk]:
         return list(sdks.values())
     wanted = [part.strip() for part in spec.split(",")]
     if not all(wanted):
-        raise SdkError(f"--sdk {cut(spec)!r}: empty version in the list")
+        raise SdkError(f"--sdk {clipped(spec)!r}: empty version in the list")
     missing = [v for v in wanted if v not in sdks]
     if missing:
         have = ", ".join(sdks) or "none"
+        absent = ", ".join(map(clipped, missing))
         raise SdkError(
-            f"--sdk {cut(spec)!r}: rknn-toolkit2 {', '.join(map(cut, missing))} not installed "
-            f"(installed: {have}); run: hil sdk install {cut(missing[0])}"
+            f"--sdk {clipped(spec)!r}: rknn-toolkit2 {absent} not installed (installed: {have}); "
+            f"run: hil sdk install {clipped(missing[0])}"
         )
     return [sdks[v] for v in sorted(set(wanted), key=_version_key)]
 
