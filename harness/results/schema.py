@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from harness.judge.verdict import VERDICTS
+from harness.results.fast_schema import compile_check
 from harness.results.records import CaseRecord
 
 _STRING = {"type": "string"}
@@ -182,6 +183,8 @@ _VALIDATORS = {
     id(schema): jsonschema.Draft202012Validator(schema)
     for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)
 }
+# A record that fits needs no more than this; only a misfit is walked by jsonschema.
+_FITS = {id(schema): compile_check(schema) for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)}
 _SHOWN = 120  # characters of an offending value quoted in a message
 # repr of an offending value, built no larger than needed (a field may hold megabytes)
 _REPR = reprlib.Repr()
@@ -192,6 +195,9 @@ _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
 def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
     """Why ``data`` does not fit ``schema`` (RECORD_SCHEMA, RUN_SCHEMA or another JSON Schema),
     naming the first field at fault; None when it fits."""
+    fits = _FITS.get(id(schema))
+    if fits is not None and fits(data):
+        return None
     validator = _VALIDATORS.get(id(schema)) or jsonschema.Draft202012Validator(schema)
     error = next(validator.iter_errors(data), None)
     if error is None:
