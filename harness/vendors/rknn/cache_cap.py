@@ -21,6 +21,7 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,19 +187,18 @@ def _folders(directory: Path) -> list[Path]:
         children = list(Path(directory).iterdir())
     except OSError:
         return []
-    return [child for child in children if _is_dir(child) and not child.name.startswith(".")]
+    return [
+        child for child in children if _is(child, stat.S_ISDIR) and not child.name.startswith(".")
+    ]
 
 
-def _is_dir(path: Path) -> bool:
+def _is(path: Path, kind: Callable[[int], bool]) -> bool:
+    """Whether ``path`` itself, never a link's target, is of ``kind`` (``stat.S_ISDIR``...)."""
     try:
-        return stat.S_ISDIR(path.lstat().st_mode)
+        return kind(path.lstat().st_mode)
     except OSError:
         return False
 
 
 def _marked(marker: Path) -> bool:
-    """``marker`` is a regular file (a link to one does not count)."""
-    try:
-        return stat.S_ISREG(marker.lstat().st_mode)
-    except OSError:
-        return False
+    return _is(marker, stat.S_ISREG)
