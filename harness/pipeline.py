@@ -36,11 +36,11 @@ from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
 from harness.results.journal import Journal
-from harness.results.records import CaseRecord, case_folder
+from harness.results.records import CaseRecord, case_folder, without_secrets
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
-from harness.text import redact, redacted
+from harness.text import redact
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
@@ -271,7 +271,7 @@ class CaseExecutor:
 
     def _journaled(self, record: CaseRecord) -> CaseRecord:
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
-        record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
+        record = CaseRecord.from_json(without_secrets(self.annotate(record).to_json()))
         self.journal.append(record)
         return record
 

@@ -45,11 +45,11 @@ from harness.targets.selection import (
     select_board,
 )
 from harness.targets.target import Target
-from harness.text import printable
+from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn import convert as conversion_cache
-from harness.vendors.rknn.cache_cap import cap_from_env
+from harness.vendors.rknn.cache_cap import CacheFolderError, cap_from_env, claim
 from harness.vendors.rknn.simulator import cache as sim_cache
 
 DEFAULT_PLATFORM = "rk3562"
@@ -159,6 +159,7 @@ def pytest_configure(config: pytest.Config) -> None:
         meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         write_run_metadata(results, meta)
+        warn_weak_secrets()
 
 
 def _check_options(config: pytest.Config) -> None:
@@ -174,11 +175,19 @@ def _check_options(config: pytest.Config) -> None:
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
-        _check_folder(config, "hil_cache")
-        _check_cap(sim_cache.CAP_ENV)
+        _check_cache(config, "hil_cache", sim_cache.CAP_ENV)
     if config.getoption("backend") != "sim":
-        _check_folder(config, "hil_conversion_cache")
-        _check_cap(conversion_cache.CAP_ENV)
+        _check_cache(config, "hil_conversion_cache", conversion_cache.CAP_ENV)
+
+
+def _check_cache(config: pytest.Config, option: str, cap_variable: str) -> None:
+    """A cache folder that is usable and the cache's own (``cache_cap.claim``), and its cap."""
+    _check_folder(config, option)
+    try:
+        claim(Path(config.getoption(option)))
+    except CacheFolderError as exc:
+        raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None
+    _check_cap(cap_variable)
 
 
 def _check_cap(variable: str) -> None:

@@ -6,7 +6,10 @@ name in ``auth.password_env`` (the board loader declares them) and of every envi
 variable whose name looks like a secret's (``HIL_RK3588_PW``, ``API_TOKEN``, ...). Values are
 read from the environment when text is redacted, so a variable set after a board file was
 loaded is still covered. Values shorter than ``MIN_SECRET`` characters are left alone:
-redacting every "abc" would garble logs and protect nothing.
+redacting every "abc" would garble logs and protect nothing. Identifiers (case ids, names,
+paths: the ``keep`` keys of ``redacted``) are never rewritten, or a secret such as ``8192``
+would turn case ``...:h=8192`` into another case; ``warn_weak_secrets`` names, at the start
+of a run, the secrets so short or plain that they collide with ordinary text.
 
 ``printable`` strips terminal escape sequences and other control characters from text that came
 from a model, a file, a board or a log before it reaches a terminal or Markdown: the ``hil``
@@ -17,10 +20,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from collections.abc import Collection
 from typing import Any
 
 REDACTED = "<redacted>"
 MIN_SECRET = 4
+PLAIN_SECRET = 8  # shorter, or only digits or only letters: it occurs in ordinary text
 # Names of variables (and of JSON keys) that hold secrets; ``_PW``/``PW_`` are whole words so
 # that PWD, the working directory, is not one.
 SECRET_NAME = re.compile(
@@ -46,14 +52,43 @@ def declare_secret_variable(name: str) -> None:
     _declared.add(name)
 
 
+def _secret_variables() -> dict[str, str]:
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if value and (name in _declared or SECRET_NAME.search(name))
+    }
+
+
 def secret_values() -> list[str]:
     """The secrets this process knows, longest first (so no secret is half-replaced)."""
-    values = {
-        value
-        for name, value in os.environ.items()
-        if (name in _declared or SECRET_NAME.search(name)) and len(value) >= MIN_SECRET
-    }
+    values = {value for value in _secret_variables().values() if len(value) >= MIN_SECRET}
     return sorted(values, key=len, reverse=True)
+
+
+def warn_weak_secrets() -> None:
+    """On stderr, one warning per secret variable whose value is too short to redact, or so
+    short or plain that ordinary text holds it too (the value itself is never shown)."""
+    for warning in _weak_secrets():
+        print(f"npu-hil: warning: {warning}", file=sys.stderr)
+
+
+def _weak_secrets() -> list[str]:
+    warnings = []
+    for name, value in sorted(_secret_variables().items()):
+        if len(value) < MIN_SECRET:
+            warnings.append(
+                f"{name}: shorter than {MIN_SECRET} characters, so it is not redacted from "
+                "logs and records"
+            )
+        elif len(value) < PLAIN_SECRET or value.isdigit() or value.isalpha():
+            kind = "only digits" if value.isdigit() else "short or plain"
+            warnings.append(
+                f"{name}: its value is {kind}, so ordinary text holding it (a size, a count, "
+                f"a word) shows {REDACTED} in details and logs; case ids, names and paths keep "
+                "it. Use a longer, mixed secret"
+            )
+    return warnings
 
 
 def redact(text: str) -> str:
@@ -61,9 +96,10 @@ def redact(text: str) -> str:
     return _redact(text, secret_values())
 
 
-def redacted(data: Any) -> Any:
-    """JSON-like ``data`` with every string (keys included) redacted."""
-    return _redacted(data, secret_values())
+def redacted(data: Any, keep: Collection[str] = ()) -> Any:
+    """JSON-like ``data`` with every string (keys included) redacted, except the values of
+    the keys in ``keep``, at any depth: identifiers, which are never rewritten."""
+    return _redacted(data, secret_values(), keep)
 
 
 def _redact(text: str, values: list[str]) -> str:
@@ -72,14 +108,25 @@ def _redact(text: str, values: list[str]) -> str:
     return text
 
 
-def _redacted(data: Any, values: list[str]) -> Any:
+def _redacted(data: Any, values: list[str], keep: Collection[str]) -> Any:
     if isinstance(data, str):
         return _redact(data, values)
     if isinstance(data, dict):
-        return {_redacted(key, values): _redacted(item, values) for key, item in data.items()}
+        return {
+            key if key in keep else _redacted(key, values, keep): (
+                item if key in keep else _redacted(item, values, keep)
+            )
+            for key, item in data.items()
+        }
     if isinstance(data, list | tuple):
-        return [_redacted(item, values) for item in data]
+        return [_redacted(item, values, keep) for item in data]
     return data
+
+
+def clipped(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, for a message quoting a user's value (it may be
+    megabytes long)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def printable(text: str) -> str:

@@ -13,18 +13,32 @@ from sshd import onnx_model
 
 from harness.cli import main
 from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import RECENT_S, entries, parse_size, prune, usage
+from harness.vendors.rknn.cache_cap import (
+    RECENT_S,
+    CacheFolderError,
+    claim,
+    entries,
+    mark_entry,
+    parse_size,
+    prune,
+    usage,
+)
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 
 HOUR = 3600.0
 
 
-def entry(cache: Path, key: str, size: int, age_s: float) -> Path:
-    """A cache entry folder of ``size`` bytes, last used ``age_s`` ago."""
+def entry(cache: Path, key: str, size: int, age_s: float, *, marked: bool = True) -> Path:
+    """A folder of ``size`` bytes, last used ``age_s`` ago, under cache root ``cache``: an
+    entry the cache wrote (``marked``), else someone's own folder."""
+    if marked:
+        claim(cache)
     folder = cache / key[:2] / key
     folder.mkdir(parents=True)
     (folder / "data").write_bytes(b"x" * size)
+    if marked:
+        mark_entry(folder)
     used = time.time() - age_s
     os.utime(folder, (used, used))
     return folder
@@ -143,3 +157,57 @@ def test_each_cache_has_its_own_cap(
     assert code == 0
     assert "conversions  removed 0 entries (0 B); 1 left" in out
     assert "sim          removed 1 entries (2.9 KiB); 0 left" in out
+
+
+def test_pruning_removes_only_entries_the_cache_wrote(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    ours = entry(cache, "aa01", 1000, 3 * HOUR)
+    personal = entry(cache, "aa02", 1000, 4 * HOUR, marked=False)  # put there by hand
+    (cache / "bb").mkdir()
+    (cache / "bb" / "photos").symlink_to(ours.parent)  # never followed
+    removed = prune(cache, 0)
+    assert [e.path for e in removed] == [ours]
+    assert (personal / "data").read_bytes() == b"x" * 1000
+    assert (cache / "bb" / "photos").is_symlink()
+    assert entries(cache) == []
+
+
+def foreign_folders(root: Path) -> list[Path]:
+    """Two-level folders, a day old, as in a home or system folder."""
+    folders = []
+    for name in ("home/user", "usr/lib", "etc/ssh"):
+        folder = root / name
+        folder.mkdir(parents=True)
+        (folder / "data").write_bytes(b"x" * 100)
+        os.utime(folder, (time.time() - 24 * HOUR,) * 2)
+        folders.append(folder)
+    return folders
+
+
+def test_a_root_that_is_a_link_or_holds_foreign_content_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = tmp_path / "system"  # stands for /
+    folders = foreign_folders(system)
+    link = tmp_path / "link"
+    link.symlink_to(system)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("HIL_CACHE_MAX", "1K")
+    for root, why in ((link, "a symbolic link"), (system, "not an npu-hil cache")):
+        with pytest.raises(CacheFolderError, match=why):
+            prune(root, 0)
+        with pytest.raises(CacheFolderError, match=why):
+            SimCache(root)
+        with pytest.raises(CacheFolderError, match=why):
+            ConversionCache(root)
+        for command in ("prune", "info"):
+            code, out, err = cli(
+                capsys, "cache", command, "--sim", str(root), "--conversions", str(empty)
+            )
+            assert code == 2 and out == ""
+            assert f"hil cache: {root}: {why}" in err
+    assert "'etc', 'home', 'usr'" in err  # what is foreign, named
+    assert all((folder / "data").is_file() for folder in folders)
+    assert sorted(p.name for p in system.iterdir()) == ["etc", "home", "usr"]  # nothing marked
+    assert list(empty.iterdir()) == []  # info and prune create and mark nothing

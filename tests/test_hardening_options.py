@@ -10,6 +10,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,24 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
     (tmp_path / "afile").write_text("not a folder\n")
     run = run_pytest(tmp_path, f"--hil-cache={value}", "--results", str(tmp_path / "r"))
     assert_usage_error(run, "--hil-cache", repr(value))
+
+
+@pytest.mark.parametrize("kind", ["a link to a system folder", "a personal folder"])
+def test_a_cache_folder_not_the_caches_own_is_a_usage_error(tmp_path: Path, kind: str) -> None:
+    system = tmp_path / "system"
+    (system / "home" / "user").mkdir(parents=True)
+    old = time.time() - 86400
+    os.utime(system / "home" / "user", (old, old))
+    cache = system
+    if kind.startswith("a link"):
+        cache = tmp_path / "link"
+        cache.symlink_to(system)
+    run = run_pytest(
+        tmp_path, "--results", str(tmp_path / "r"), HIL_CACHE=str(cache), HIL_CACHE_MAX="1K"
+    )
+    assert_usage_error(run, "--hil-cache", str(cache))
+    assert (system / "home" / "user").is_dir()
+    assert sorted(p.name for p in system.iterdir()) == ["home"]
 
 
 @pytest.mark.parametrize("variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX"])

@@ -109,8 +109,112 @@ def test_a_release_missing_from_the_index_fails_clearly_and_leaves_nothing(
     message = str(error.value)
     assert message.startswith("installing rknn-toolkit2==0.0.1 failed (not on the package index):")
     assert "No matching distribution found for rknn-toolkit2==0.0.1" in message  # pip's words
-    assert list(tmp_path.iterdir()) == []  # no half-made environment left behind
+    # no half-made environment left behind, only the version's (unlocked) lock file
+    assert [path.name for path in tmp_path.iterdir()] == [".0.0.1.lock"]
     assert sdk.installed(tmp_path) == []
+
+
+# -- the SDK folder under hostile conditions ------------------------------------------------------
+
+FAKE_INSTALL = """
+import json, sys, time
+from pathlib import Path
+from harness.vendors.rknn import sdk
+
+def build(partial, recipe, harness, say):  # a fast stand-in for venv + pip, with a long window
+    partial.mkdir()
+    time.sleep(1.0)
+    (partial / sdk.MANIFEST).write_text(json.dumps({"version": recipe.version, "packages": {}}))
+
+sdk._build = build
+root, me, other = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+me.touch()
+deadline = time.monotonic() + 60
+while not other.exists() and time.monotonic() < deadline:  # start both installs together
+    time.sleep(0.01)
+recipes = sdk.parse_recipes(sys.argv[4], "r.yaml")
+done = sdk.install("9.9.9", root, say=lambda line: print(line, flush=True), recipes=recipes)
+print("installed", done.version, done.where)
+"""
+
+
+def test_two_installs_of_one_version_at_once_both_succeed(tmp_path: Path) -> None:
+    """The locking is the real one; only the venv build is a fast stand-in."""
+    recipes = GOOD.replace("2.5.0", "9.9.9")
+    root = tmp_path / "sdk"
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                FAKE_INSTALL,
+                str(root),
+                str(tmp_path / me),
+                str(tmp_path / other),
+                recipes,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for me, other in (("a", "b"), ("b", "a"))
+    ]
+    outputs = [child.communicate(timeout=120)[0] for child in children]
+    assert [child.returncode for child in children] == [0, 0], outputs
+    for output in outputs:
+        assert output.splitlines()[-1] == f"installed 9.9.9 {root / '9.9.9'}", output
+    said = "".join(outputs)
+    assert said.count("creating ") == 1  # one built it, the other waited and found it
+    assert "waiting for another install of rknn-toolkit2 9.9.9" in said
+    assert "rknn-toolkit2 9.9.9 is already installed" in said
+    assert [s.version for s in sdk.installed(root)] == ["9.9.9"]
+    assert sorted(path.name for path in root.iterdir()) == [".9.9.9.lock", "9.9.9"]
+
+
+def test_an_sdk_folder_that_is_a_file_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    afile = tmp_path / "sdk"
+    afile.write_text("not a folder\n")
+    monkeypatch.setenv(sdk.SDK_DIR_ENV, str(afile))
+    for command in (["sdk", "list"], ["sdk", "install", "2.3.2"]):
+        assert hil(command) == 2
+        err = capsys.readouterr().err
+        assert f"{afile}: the SDK folder (env HIL_SDK_DIR) is not a folder" in err
+    with pytest.raises(sdk.SdkError, match="is not a folder"):
+        sdk.resolve("all")
+    assert afile.read_text() == "not a folder\n"
+
+
+def fake_sdk(root: Path, folder: str, version: str) -> None:
+    """An SDK folder as ``hil sdk install`` leaves it, as far as listing it goes."""
+    (root / folder).mkdir(parents=True)
+    manifest = {"version": version, "packages": {"rknn-toolkit2": version}}
+    (root / folder / sdk.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_folders_that_are_not_versions_are_ignored_and_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_sdk(tmp_path, "2.3.2", "2.3.2")
+    fake_sdk(tmp_path, "2.3.2 copy", "2.3.2")  # a copy made in a file manager
+    fake_sdk(tmp_path, "2.3.3", "2.3.2")  # renamed: its manifest says otherwise
+    assert [found.version for found in sdk.resolve("all", tmp_path)] == ["2.3.2", "2.5.0"]
+    err = capsys.readouterr().err
+    assert f"npu-hil: ignoring SDK folder {tmp_path / '2.3.2 copy'}: its name is not a" in err
+    assert f"{tmp_path / '2.3.3'}: its sdk.json is of rknn-toolkit2 '2.3.2'" in err
+
+
+def test_a_huge_version_is_not_echoed_back(capsys: pytest.CaptureFixture[str]) -> None:
+    huge = "9" * 100_000
+    assert hil(["sdk", "install", huge]) == 2
+    err = capsys.readouterr().err
+    assert "has no install recipe" in err and len(err) < 400
+    with pytest.raises(sdk.SdkError) as error:
+        sdk.resolve(f"2.5.0,{huge}")
+    assert len(str(error.value)) < 400
 
 
 def test_sdk_list_shows_this_environments_toolkit_and_what_is_missing(

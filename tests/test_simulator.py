@@ -243,8 +243,8 @@ def test_cache_refuses_board_results_and_skips_infra_errors(tmp_path: Path) -> N
     assert hit is not None and (hit.failed_stage, hit.error, hit.outputs) == ("build", "no", None)
 
 
-def test_cache_key_covers_every_setting() -> None:
-    cache = SimCache(Path("unused"))
+def test_cache_key_covers_every_setting(tmp_path: Path) -> None:
+    cache = SimCache(tmp_path)
     base = sub_request("key")
     a, b = base.inputs
     variants = [

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
 # them reuses the environment instead of reinstalling it:
-#   tox                          the project's checks: ruff, ruff format, mypy, lint-imports,
-#                                then the tests (after installing SDK 2.3.2 once, for the matrix tests)
+#   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
+#                                ruff format, mypy, lint-imports, then the tests (after installing
+#                                SDK 2.3.2 once, for the matrix tests)
 #   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest (paths narrow it; default tests/)
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
 #                                the report, written even when cases fail; the shipped known
@@ -29,8 +30,9 @@ job=${1:-checks}
 shift || true
 case "$job" in
     checks)
-        # the SDK-matrix tests run a second release for real (kept in the cache once installed)
-        ruff check . && ruff format --check . && mypy && lint-imports \
+        # sshd and chromium first (installed as root, else named); the SDK-matrix tests run a
+        # second release for real (kept in the cache once installed)
+        bash tools/provision.sh && ruff check . && ruff format --check . && mypy && lint-imports \
             && hil sdk install 2.3.2 && pytest "$@"  # testpaths: tests/
         ;;
     suites)

@@ -21,6 +21,7 @@ from harness.cli import models as models_cli
 from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
 from harness.cli import sdk as sdk_cli
+from harness.cli.output import quiet_stdout
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    code: int = args.handler(args)
+    with quiet_stdout():  # ``hil ... | head``: no BrokenPipeError, the work still finishes
+        args = build_parser().parse_args(argv)
+        code: int = args.handler(args)
     return code

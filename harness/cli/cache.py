@@ -3,7 +3,9 @@
 Two caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared by
 every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``) and
 ``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``). Both are keyed by
-model, toolkit calls and toolkit version, so entries of several SDKs sit side by side.
+model, toolkit calls and toolkit version, so entries of several SDKs sit side by side. A
+folder that is not a cache's (a symbolic link, or content the cache did not mark as its own)
+is refused with exit status 2 and never pruned (``cache_cap``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from harness.vendors.rknn.cache_cap import (
     cap_from_env,
     parse_size,
     prune,
+    refusal,
     usage,
 )
 from harness.vendors.rknn.simulator import cache as sim_cache
@@ -88,9 +91,17 @@ def _caps(args: argparse.Namespace) -> dict[str, int] | None:
         return None
 
 
+def _refused(args: argparse.Namespace) -> bool:
+    """Whether a cache folder is not a cache's (each such one named on stderr)."""
+    problems = [p for p in map(refusal, _caches(args).values()) if p is not None]
+    for problem in problems:
+        emit(f"hil cache: {problem}\n", err=True)
+    return bool(problems)
+
+
 def run_info(args: argparse.Namespace) -> int:
     caps = _caps(args)
-    if caps is None:
+    if caps is None or _refused(args):
         return BAD_INPUT
     found = {name: usage(folder) for name, folder in _caches(args).items()}
     if args.json:
@@ -107,7 +118,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_prune(args: argparse.Namespace) -> int:
     caps = _caps(args)
-    if caps is None:
+    if caps is None or _refused(args):
         return BAD_INPUT
     for name, folder in _caches(args).items():
         removed = prune(folder, caps[name])

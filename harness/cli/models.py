@@ -44,12 +44,13 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
-from harness.text import printable
+from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.vendors import vendor_for
+from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -263,6 +264,8 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     problem = timeout_problem(args.timeout)
     if problem is not None:
         raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
+    if args.cache != "off" and (problem := refusal(Path(args.cache))) is not None:
+        raise _BadInput(f"--cache: {problem}")
     try:
         size_budget()
     except ValueError as exc:  # it names the variable and the value
@@ -324,6 +327,7 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
     """Write run.json, unless the folder has one (a suite's, whose case is being reduced)."""
+    warn_weak_secrets()
     try:
         if read_run_metadata(results):
             return

@@ -8,8 +8,11 @@ quietly when the reader goes away (``hil diff old new | head``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from harness.text import printable
 
@@ -18,12 +21,49 @@ def emit(text: str, *, err: bool = False) -> None:
     """Write ``text`` made printable to stdout (stderr with ``err``); a reader that closed the
     pipe ends the output quietly (no traceback, no "Exception ignored" at exit), and the
     caller's exit status stands."""
-    stream = sys.stderr if err else sys.stdout
+    stream = _Quiet(sys.stderr if err else sys.stdout)
+    stream.write(printable(text))
+    stream.flush()
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """While a command runs, stdout whose reader went away (``hil run ... | head -1``) swallows
+    what is left: the command still finishes its work (journal, report) and its exit status
+    stands, with no BrokenPipeError traceback."""
+    original = sys.stdout
+    sys.stdout = _Quiet(original)
     try:
-        stream.write(printable(text))
-        stream.flush()
-    except BrokenPipeError:
+        yield
+    finally:
+        sys.stdout.flush()  # what is still buffered, before the interpreter's own final flush
+        sys.stdout = original
+
+
+class _Quiet:
+    """A text stream that turns a broken pipe into silence."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._silence()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._silence()
+
+    def _silence(self) -> None:
         # Later writes and the interpreter's final flush go nowhere instead of raising again.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
+        os.dup2(devnull, self._stream.fileno())
         os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -34,8 +34,10 @@ from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
+from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
+from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -130,7 +132,7 @@ def run_probe(args: argparse.Namespace) -> int:
         parser.error(str(exc))
     skipped = [item for item in skipped if item.bound.id in chosen]
     if not bounds and not skipped:
-        parser.error(f"-k {args.selection!r}: no numeric bound matches")
+        parser.error(f"-k {clipped(args.selection)!r}: no numeric bound matches")
     if args.list:
         for bound in bounds:
             emit(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}\n")
@@ -141,6 +143,8 @@ def run_probe(args: argparse.Namespace) -> int:
         args.results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         parser.error(f"--results {args.results}: not a usable folder: {exc.strerror}")
+    if args.hil_cache != "off" and (problem := refusal(Path(args.hil_cache))) is not None:
+        parser.error(f"--hil-cache: {problem}")
     board = None
     if args.boards is not None:
         try:
@@ -162,6 +166,7 @@ def _run(
     board: Board | None,
 ) -> int:
     results: Path = args.results
+    warn_weak_secrets()
     write_run_metadata(
         results,
         {

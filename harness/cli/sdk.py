@@ -42,6 +42,7 @@ def register(subparsers: Subparsers) -> None:
 def _install(args: argparse.Namespace) -> int:
     try:
         recipes = sdk.load_recipes()
+        root = sdk.sdk_dir()
         if args.version == sdk.ALL:
             here = sdk.toolkit_version()
             versions = [v for v in recipes.by_version if v != here]
@@ -53,7 +54,7 @@ def _install(args: argparse.Namespace) -> int:
     status = 0
     for version in versions:
         try:
-            done = sdk.install(version, say=lambda line: emit(f"{line}\n", err=True))
+            done = sdk.install(version, root, say=lambda line: emit(f"{line}\n", err=True))
         except sdk.SdkError as error:
             emit(f"hil sdk install {version}: {error}\n", err=True)
             status = 1

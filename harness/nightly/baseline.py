@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from harness.results.journal import read_records
+from harness.results.journal import read_verdicts
 from harness.results.records import CaseRecord, record_key
 
 VerdictChange = tuple[str, str, str]  # case, baseline verdict, this run's verdict
@@ -43,29 +43,28 @@ class Baseline:
         that fail a run."""
         self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
         self.failing = failing
-        self.records = {record_key(record): record for record in read_records(path)}
+        self.verdicts = read_verdicts(path)  # record_key -> verdict: a baseline may be large
 
     def excuse(self, record: CaseRecord) -> str | None:
         """Why a failing ``record`` does not fail the run: the baseline failed the same way."""
-        old = self.records.get(record_key(record))
-        if old is None or old.verdict != record.verdict:
+        if self.verdicts.get(record_key(record)) != record.verdict:
             return None
-        return f"{old.verdict} in the baseline too ({self.path})"
+        return f"{record.verdict} in the baseline too ({self.path})"
 
     def compare(self, records: list[CaseRecord]) -> Comparison:
         """This run's ``records`` against the baseline's records of the same cases."""
         comparison = Comparison()
         for record in records:
-            before = self.records.get(record_key(record))
+            before = self.verdicts.get(record_key(record))
             if before is None:
                 if record.verdict in self.failing:
                     comparison.new_failures.append(record.id)
                 else:
                     comparison.new_cases += 1
-            elif before.verdict == record.verdict:
+            elif before == record.verdict:
                 comparison.unchanged += 1
             else:
-                old, new = before.verdict, record.verdict
+                old, new = before, record.verdict
                 if new in self.failing:
                     comparison.regressions.append((record.id, old, new))
                 elif old in self.failing:

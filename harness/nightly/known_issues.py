@@ -11,7 +11,7 @@ or failing differently). An entry that matched no record of a run is stale.
 from __future__ import annotations
 
 import os
-import re
+import stat
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -21,8 +21,10 @@ import yaml
 
 from harness.results.records import CaseRecord
 from harness.results.schema import schema_problem
+from harness.spec.loader import DataLoader
 
 SCHEMA_PATH = Path(__file__).with_name("known-issues.schema.yaml")
+MAX_BYTES = 1024**2
 AS_EXPECTED = "as-expected"
 CHANGED = "changed"
 
@@ -31,15 +33,70 @@ class KnownIssuesError(ValueError):
     """A known-issues file that cannot be used; the message names the file, entry and field."""
 
 
+def glob_match(glob: str, text: str) -> bool:
+    """Whether ``text`` (a case id, a version) is matched by ``glob``: ``*`` any run of
+    characters, ``?`` one, ``\\*``, ``\\?`` and ``\\\\`` those characters, everything else
+    literal (case ids contain brackets, ``[b,c,1,w]:h=8193``, which fnmatch would read as
+    character classes). No backtracking: the parts between stars are each matched at their
+    leftmost place, so the time is at most len(glob) x len(text), whatever the glob."""
+    head, *middle = _parts(glob)
+    if not middle:
+        return len(head.chars) == len(text) and head.fits(text, 0)
+    *middle, tail = middle
+    end = len(text) - len(tail.chars)
+    if end < len(head.chars) or not head.fits(text, 0) or not tail.fits(text, end):
+        return False
+    start = len(head.chars)
+    for part in middle:
+        found = part.find(text, start, end)
+        if found < 0:
+            return False
+        start = found + len(part.chars)
+    return True
+
+
+def escape_glob(text: str) -> str:
+    """A glob that matches ``text`` only."""
+    return "".join("\\" + char if char in "*?\\" else char for char in text)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """The glob between two stars: characters, any one at the positions of ``?``."""
+
+    chars: str
+    ones: frozenset[int]
+
+    def fits(self, text: str, at: int) -> bool:
+        if not self.ones:
+            return text.startswith(self.chars, at)
+        return len(text) - at >= len(self.chars) and all(
+            i in self.ones or char == text[at + i] for i, char in enumerate(self.chars)
+        )
+
+    def find(self, text: str, start: int, end: int) -> int:
+        """The first position in ``text[start:end]`` the part fits at, or -1."""
+        if not self.ones:
+            return text.find(self.chars, start, end)
+        last = end - len(self.chars)
+        return next((at for at in range(start, last + 1) if self.fits(text, at)), -1)
+
+
 @cache
-def case_pattern(glob: str) -> re.Pattern[str]:
-    """``*`` and ``?`` are wildcards, everything else literal: case ids contain brackets
-    (``[b,c,1,w]:h=8193``), which fnmatch would read as character classes."""
-    parts = (
-        ".*" if part == "*" else "." if part == "?" else re.escape(part)
-        for part in re.split(r"([*?])", glob)
-    )
-    return re.compile("".join(parts), re.DOTALL)
+def _parts(glob: str) -> list[_Part]:
+    parts: list[tuple[str, set[int]]] = [("", set())]
+    chars = iter(glob)
+    for char in chars:
+        chars_so_far, ones = parts[-1]
+        if char == "*":
+            parts.append(("", set()))
+            continue
+        if char == "?":
+            ones.add(len(chars_so_far))
+        elif char == "\\":
+            char = next(chars, "\\")  # a backslash at the end stands for itself
+        parts[-1] = (chars_so_far + char, ones)
+    return [_Part(chars, frozenset(ones)) for chars, ones in parts]
 
 
 @dataclass(frozen=True)
@@ -52,8 +109,8 @@ class Entry:
     versions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def matches(self, record: CaseRecord) -> bool:
-        return any(case_pattern(glob).fullmatch(record.id) for glob in self.cases) and all(
-            any(case_pattern(v).fullmatch(record.versions.get(name, "")) for v in wanted)
+        return any(glob_match(glob, record.id) for glob in self.cases) and all(
+            any(glob_match(v, record.versions.get(name, "")) for v in wanted)
             for name, wanted in self.versions
         )
 
@@ -97,11 +154,19 @@ def _schema() -> dict[str, Any]:
 def load_known_issues(path: str | os.PathLike[str]) -> KnownIssues:
     """Read and validate a known-issues file; raises KnownIssuesError naming file and field."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = _read(Path(path))
     except OSError as exc:
         raise KnownIssuesError(f"{path}: cannot read: {exc.strerror}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise KnownIssuesError(f"{path}: not valid YAML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise KnownIssuesError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = yaml.load(text, Loader=DataLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise KnownIssuesError(f"{path}: not valid YAML{where}: {exc.problem}") from None
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date such as 2024-13-45
+        raise KnownIssuesError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
     problem = schema_problem(data, _schema())
     if problem:
         raise KnownIssuesError(f"{path}: {problem}")
@@ -119,6 +184,20 @@ def load_known_issues(path: str | os.PathLike[str]) -> KnownIssues:
     return KnownIssues(str(path), entries)
 
 
+def _read(path: Path) -> str:
+    """The text of ``path`` if it is a regular file of at most ``MAX_BYTES`` (a FIFO or a
+    device would block or never end)."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise KnownIssuesError(f"{path}: not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise KnownIssuesError(
+            f"{path}: larger than a known-issues file may be ({MAX_BYTES} bytes)"
+        )
+    return data.decode("utf-8")
+
+
 def starting_file(records: list[CaseRecord], failing: tuple[str, ...], sdk: set[str]) -> str:
     """A known-issues file (YAML text) with one entry per failing verdict and limit of
     ``records``, applying to the versions of the ``sdk`` components the records ran with."""
@@ -131,7 +210,7 @@ def starting_file(records: list[CaseRecord], failing: tuple[str, ...], sdk: set[
         first = members[0]
         versions = {name: [first.versions[name]] for name in sorted(sdk) if name in first.versions}
         entry: dict[str, Any] = {
-            "cases": [member.id for member in members],
+            "cases": [escape_glob(member.id) for member in members],
             "verdict": verdict,
             "reference": "unreported: replace with the vendor ticket or a link",
             "note": first.detail.splitlines()[0][:200] if first.detail else "",

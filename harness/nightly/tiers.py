@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.nightly.known_issues import case_pattern
+from harness.nightly.known_issues import glob_match
 
 COSTS_PATH = Path(__file__).with_name("costs.yaml")
 TIERS = ("default", "full")
@@ -40,7 +40,7 @@ def _table() -> tuple[float, tuple[tuple[tuple[str, ...], Cost], ...]]:
 def estimated_cost(case_id: str) -> Cost:
     default, rows = _table()
     for globs, cost in rows:
-        if any(case_pattern(glob).fullmatch(case_id) for glob in globs):
+        if any(glob_match(glob, case_id) for glob in globs):
             return cost
     return Cost(default, "")
 

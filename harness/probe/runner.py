@@ -19,6 +19,7 @@ from harness.probe.search import INFRA, Search
 from harness.probe.steps import Bound, Skipped, behaviour
 from harness.results.probes import ProbeRecord, ProbeStep
 from harness.results.records import CaseRecord
+from harness.text import clipped
 
 # How pytest's -k parser reports bad input: SyntaxError from pytest 8.4, ParseError before.
 _BAD_EXPRESSION = (SyntaxError, getattr(pytest_expression, "ParseError", SyntaxError))
@@ -36,10 +37,13 @@ def select(bounds: Iterable[Bound], expression: str | None) -> list[Bound]:
     "kernel" is kernel_shape, kernel_h and kernel_w."""
     if not expression:
         return list(bounds)
+    shown = repr(clipped(expression))
     try:
         compiled = Expression.compile(expression)
     except _BAD_EXPRESSION as exc:
-        raise SelectionError(f"-k {expression!r}: {exc}") from None
+        raise SelectionError(f"-k {shown}: {exc}") from None
+    except RecursionError:  # pytest's parser descends once per parenthesis or "not"
+        raise SelectionError(f"-k {shown}: nested too deeply") from None
 
     def matches(bound: Bound) -> bool:
         parts = bound.id.lower().split("/")

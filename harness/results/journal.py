@@ -40,15 +40,19 @@ nothing else. Records and run.json are written with the run's secrets redacted
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import warnings
+from collections.abc import Callable, Iterator
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from harness.results.records import CaseRecord, record_key
+from harness.results.records import CaseRecord, record_key, without_secrets
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
-from harness.text import redacted
+
+_T = TypeVar("_T")
 
 JOURNAL_NAME = "journal.jsonl"
 RUN_META_NAME = "run.json"
@@ -68,7 +72,7 @@ class Journal:
     def append(self, record: CaseRecord) -> None:
         """Write one line atomically with respect to other appenders, and make it durable."""
         line = (
-            json.dumps(redacted(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
+            json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
         ).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -118,44 +122,63 @@ def read_records(
     path = Path(results_dir) / JOURNAL_NAME
     if allow_empty and not path.exists():
         return []
-    records = _read(path)
-    if not records and not allow_empty:
-        raise JournalError(f"{path}: journal holds no records")
-    return records
+    return list(_latest(path, lambda record: record, allow_empty).values())
 
 
-def _read(path: Path) -> list[CaseRecord]:
+def read_verdicts(results_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """``record_key`` -> verdict of the last record of each key; raises JournalError. Holds
+    one record at a time, so a baseline of 100,000 records costs its verdicts only."""
+    return _latest(Path(results_dir) / JOURNAL_NAME, attrgetter("verdict"), allow_empty=False)
+
+
+def _latest(path: Path, value: Callable[[CaseRecord], _T], allow_empty: bool) -> dict[str, _T]:
+    """``value`` of the last record of each key, keys in order of first appearance."""
+    # Records are trees, never cycles: the cyclic collector, which would rescan the growing
+    # heap again and again while a large journal is read, has nothing to find until the end.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        data = path.read_bytes()
+        found = {record_key(record): value(record) for record in _records(path)}
+    finally:
+        if collecting:
+            gc.enable()
+    if not found and not allow_empty:
+        raise JournalError(f"{path}: journal holds no records")
+    return found
+
+
+def _records(path: Path) -> Iterator[CaseRecord]:
+    """Every record in file order, read one line at a time; a truncated last line (no newline:
+    a run killed mid-write) is skipped with a warning."""
+    try:
+        handle = path.open("rb")
     except FileNotFoundError:
         raise JournalError(f"{path}: no journal (not a results directory?)") from None
-    lines = data.split(b"\n")
-    truncated = not data.endswith(b"\n")
-    records: dict[str, CaseRecord] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = _parse_line(line)
-        except JournalError as exc:
-            if truncated and number == len(lines):
-                message = f"{path}:{number}: skipping truncated last line ({exc})"
-                warnings.warn(message, stacklevel=3)
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
                 continue
-            raise JournalError(f"{path}:{number}: {exc}") from None
-        records[record_key(record)] = record
-    return list(records.values())
+            try:
+                record = _parse_line(line)
+            except JournalError as exc:
+                if not line.endswith(b"\n"):  # only the last line can lack its newline
+                    message = f"{path}:{number}: skipping truncated last line ({exc})"
+                    warnings.warn(message, stacklevel=4)
+                    continue
+                raise JournalError(f"{path}:{number}: {exc}") from None
+            yield record
 
 
 def _parse_line(line: bytes) -> CaseRecord:
-    data = _parse_json(line)
+    data = parse_json(line)
     problem = schema_problem(data, RECORD_SCHEMA)
     if problem:
         raise JournalError(problem)
     return CaseRecord.from_json(data)
 
 
-def _parse_json(text: bytes) -> Any:
+def parse_json(text: bytes) -> Any:
+    """One JSON line of a results file; JournalError (without the file) when it is not one."""
     try:
         return json.loads(text.decode("utf-8"))
     # UnicodeDecodeError is a ValueError too; RecursionError: nesting deeper than Python's stack
@@ -175,7 +198,8 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path = Path(results_dir) / RUN_META_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(redacted(meta), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(without_secrets(meta), indent=2, sort_keys=True) + "\n"
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -188,7 +212,7 @@ def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = _parse_json(text)
+        data = parse_json(text)
     except JournalError as exc:
         raise JournalError(f"{path}: {exc}") from None
     problem = schema_problem(data, RUN_SCHEMA)

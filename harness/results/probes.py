@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results.journal import JournalError
+from harness.results.journal import JournalError, parse_json
+from harness.results.records import without_secrets
 from harness.results.schema import PROBE_SCHEMA, schema_problem
-from harness.text import redacted
 
 PROBES_NAME = "probes.jsonl"
 
@@ -90,7 +90,7 @@ def append_probe(results_dir: str | os.PathLike[str], record: ProbeRecord) -> No
     path = Path(results_dir) / PROBES_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(redacted(record.to_json()), ensure_ascii=False) + "\n")
+        out.write(json.dumps(without_secrets(record.to_json()), ensure_ascii=False) + "\n")
 
 
 def read_probes(results_dir: str | os.PathLike[str]) -> list[ProbeRecord]:
@@ -100,13 +100,13 @@ def read_probes(results_dir: str | os.PathLike[str]) -> list[ProbeRecord]:
     if not path.exists():
         return []
     records: dict[str, ProbeRecord] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise JournalError(f"{path}:{number}: not valid JSON ({exc})") from None
+            data = parse_json(line)
+        except JournalError as exc:
+            raise JournalError(f"{path}:{number}: {exc}") from None
         problem = schema_problem(data, PROBE_SCHEMA)
         if problem:
             raise JournalError(f"{path}:{number}: {problem}")

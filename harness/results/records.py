@@ -11,6 +11,31 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.text import redacted
+
+# Keys whose values identify or name something (cases, limits, files, boards, layers, tensors,
+# the documents' text, releases), in records, probe records and run.json: never redacted, or a
+# secret such as 8192 would rename case "...:h=8192" and its record would no longer match its
+# folder, ``hil repro`` or ``--resume``. Free text (details, observations, logs) is redacted.
+IDENTIFIERS = frozenset(
+    {
+        *("id", "platform", "op", "dtype", "limit", "value", "documented", "backend"),
+        *("verdict", "artifacts", "started", "seed", "params", "deciding_limit"),
+        *("not_isolable", "source", "sdk", "versions", "placement", "native", "known"),
+        *("prop", "limits", "status", "used"),  # a record's checks and reference
+        *("side", "subject", "stop", "case"),  # probe records and their steps
+        *("sdks", "documents", "board", "address", "runtime", "text", "baseline"),  # run.json
+        *("known_issues", "left_out", "selection", "command", "group", "kind"),
+    }
+)
+
+
+def without_secrets(data: dict[str, Any]) -> dict[str, Any]:
+    """A record's, probe record's or run.json's JSON with the run's secrets redacted from its
+    free text, identifiers left whole (``IDENTIFIERS``)."""
+    result: dict[str, Any] = redacted(data, IDENTIFIERS)
+    return result
+
 
 @dataclass
 class CaseRecord:

@@ -8,12 +8,14 @@ allowed (an older reader meets a newer writer) and ignored.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import MISSING, fields
 from typing import Any
 
 import jsonschema
 
 from harness.judge.verdict import VERDICTS
+from harness.results.fast_schema import compile_check
 from harness.results.records import CaseRecord
 
 _STRING = {"type": "string"}
@@ -181,21 +183,29 @@ _VALIDATORS = {
     id(schema): jsonschema.Draft202012Validator(schema)
     for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)
 }
+# A record that fits needs no more than this; only a misfit is walked by jsonschema.
+_FITS = {id(schema): compile_check(schema) for schema in (RECORD_SCHEMA, RUN_SCHEMA, PROBE_SCHEMA)}
 _SHOWN = 120  # characters of an offending value quoted in a message
+# repr of an offending value, built no larger than needed (a field may hold megabytes)
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _SHOWN
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
 
 
 def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
     """Why ``data`` does not fit ``schema`` (RECORD_SCHEMA, RUN_SCHEMA or another JSON Schema),
     naming the first field at fault; None when it fits."""
+    fits = _FITS.get(id(schema))
+    if fits is not None and fits(data):
+        return None
     validator = _VALIDATORS.get(id(schema)) or jsonschema.Draft202012Validator(schema)
     error = next(validator.iter_errors(data), None)
     if error is None:
         return None
     where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path)
     field = where.lstrip(".")
-    shown = repr(error.instance)
-    if len(shown) > _SHOWN:
-        shown = shown[:_SHOWN] + "..."
+    shown = _REPR.repr(error.instance)  # built bounded: the value may be huge
+    shown = shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
     if error.validator == "type":
         types = error.validator_value
         wanted = " or ".join(_ARTICLES[t] for t in ([types] if isinstance(types, str) else types))
@@ -208,7 +218,8 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
         return f"missing field(s) {', '.join(missing)}{inside}"
     if error.validator == "enum":
         return f"field {field!r} has unknown value {shown}"
-    return f"field {field!r}: {error.message}"
+    message = error.message if len(error.message) <= _SHOWN else error.message[:_SHOWN] + "..."
+    return f"field {field!r}: {message}"
 
 
 _ARTICLES = {

@@ -15,7 +15,58 @@ import yaml
 
 DATA_DIR = Path(__file__).parent / "data"
 # libyaml's loader when PyYAML was built with it: the catalogue loads ten times faster.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+MAX_EXPANDED = 1_000_000  # values plus scalar characters of a document, aliases expanded
+
+
+class DataLoader(_SAFE_LOADER):
+    """The safe loader, refusing a document that aliases (``*name``) expand beyond
+    ``MAX_EXPANDED``, or that an alias makes cyclic: a few hundred bytes of nested aliases
+    (a billion-laughs file) expand to gigabytes in any code that walks or prints the result,
+    as schema validation does. Aliases of moderate use (a shared ``versions``) still load."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Raise a ComposerError when ``root`` expanded is larger than ``MAX_EXPANDED`` or
+    contains itself; linear in the document's distinct nodes."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the path from the root: an alias back to one is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_EXPANDED:
+                raise _alias_error(f"aliases (*name) expand it beyond {MAX_EXPANDED} values", node)
+        elif key in open_nodes:
+            raise _alias_error("an alias (*name) inside the value it names", node)
+        elif key not in sizes:
+            if isinstance(node, yaml.ScalarNode):
+                sizes[key] = 1 + len(node.value)
+                continue
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _alias_error(problem: str, node: yaml.Node) -> yaml.YAMLError:
+    return yaml.composer.ComposerError(None, None, problem, node.start_mark)
 
 
 class CatalogueError(ValueError):
@@ -47,7 +98,7 @@ def load_yaml(path: Path, error: type[CatalogueError] = CatalogueError) -> Any:
     except UnicodeDecodeError as exc:
         raise error(path, "", None, f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return yaml.load(text, Loader=_SAFE_LOADER)
+        return yaml.load(text, Loader=DataLoader)
     except ValueError:  # a scalar YAML resolves but cannot construct, e.g. the date 2024-13-45
         raise error(
             path, "", None, "not valid YAML: a value such as a date does not exist"

@@ -1,10 +1,16 @@
-"""Size caps for the on-disk caches (conversions, simulator results).
+"""Size caps for the on-disk caches (conversions, simulator results), and what is theirs.
 
 Both keep one folder per entry, ``<directory>/<key[:2]>/<key>/``; a hit touches the folder,
 so its modification time is the entry's last use. Pruning removes the least recently used
 entries until the cache fits its cap, but never one used in the last ``RECENT_S`` seconds: a
 run (another pytest-xdist worker, say) may be reading it. An entry is renamed away before it
 is deleted, so a reader sees it whole or not at all (a miss, rebuilt).
+
+A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
+took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
+written before the entry was renamed into place. A root that is a symbolic link, or that holds
+anything without the root marker (someone's own folders, or a cache of an npu-hil from before
+the markers), is refused; inside a root, folders without the entry marker are left alone.
 """
 
 from __future__ import annotations
@@ -12,14 +18,22 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.models.budget import parse_size
 
 RECENT_S = 600.0
+ROOT_MARKER = ".npu-hil-cache"
+ENTRY_MARKER = ".npu-hil-entry"
 DEFAULT_CAP = 2 * 1024**3
+
+
+class CacheFolderError(ValueError):
+    """A folder that is not, and cannot become, an npu-hil cache; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,60 @@ def cap_from_env(variable: str, default: int = DEFAULT_CAP) -> int:
         raise ValueError(f"{variable}: {exc}") from None
 
 
+def refusal(directory: Path) -> str | None:
+    """Why ``directory`` cannot be a cache's root, or None: it is missing, empty, or marked."""
+    root = Path(directory)
+    if root.is_symlink():
+        return f"{root}: a symbolic link; give the cache's own folder"
+    if not root.exists() or _marked(root / ROOT_MARKER):
+        return None
+    if not root.is_dir():
+        return f"{root}: not a folder"
+    try:
+        names = sorted(child.name for child in root.iterdir())
+    except OSError as exc:
+        return f"{root}: unreadable: {exc.strerror}"
+    if not names:
+        return None
+    shown = ", ".join(repr(name[:60]) for name in names[:3]) + (", ..." if len(names) > 3 else "")
+    return (
+        f"{root}: not an npu-hil cache (no {ROOT_MARKER}) and not empty ({shown}); a cache "
+        "from an older npu-hil, or someone's own folder: remove it or give another folder"
+    )
+
+
+def claim(directory: Path) -> None:
+    """Make ``directory`` a cache's root (created and marked), or raise CacheFolderError."""
+    problem = refusal(directory)
+    if problem is not None:
+        raise CacheFolderError(problem)
+    root = Path(directory)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if not _marked(root / ROOT_MARKER):
+            (root / ROOT_MARKER).write_text("npu-hil cache: it removes only its marked entries\n")
+    except OSError as exc:
+        raise CacheFolderError(f"{root}: not a usable folder: {exc.strerror}") from None
+
+
+def mark_entry(staging: Path) -> None:
+    """Mark a staged entry as the cache's own (before it is renamed into place)."""
+    (staging / ENTRY_MARKER).touch()
+
+
+def remove(entry: Path) -> bool:
+    """Delete ``entry`` if the cache wrote it (renamed away first); whether it was removed."""
+    if not _marked(entry / ENTRY_MARKER):
+        return False
+    doomed = entry.with_name(f".removing-{entry.name}-{os.getpid()}")
+    try:
+        os.rename(entry, doomed)
+    except OSError:  # another process removed or replaced it
+        return False
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
+
+
 def touch(entry: Path) -> None:
     """Mark ``entry`` used now (a vanished entry is not an error: it was pruned)."""
     with contextlib.suppress(OSError):
@@ -56,10 +124,13 @@ def touch(entry: Path) -> None:
 
 
 def entries(directory: Path) -> list[Entry]:
-    """Every whole entry under ``directory`` (staging and removed ones left out)."""
+    """Every whole entry the cache wrote under ``directory`` (staging and removed ones, and
+    folders without its marker, left out)."""
     found = []
     for shard in _folders(directory):
         for entry in _folders(shard):
+            if not _marked(entry / ENTRY_MARKER):
+                continue
             try:
                 used = entry.stat().st_mtime
                 size = sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
@@ -83,7 +154,11 @@ def usage(directory: Path) -> Usage:
 
 def prune(directory: Path, cap: int, *, recent_s: float = RECENT_S) -> list[Entry]:
     """Remove least recently used entries until ``directory`` holds at most ``cap`` bytes
-    (entries used in the last ``recent_s`` seconds stay); the removed entries."""
+    (entries used in the last ``recent_s`` seconds stay); the removed entries. A refused
+    root (``refusal``) raises CacheFolderError."""
+    problem = refusal(directory)
+    if problem is not None:
+        raise CacheFolderError(problem)
     found = sorted(entries(directory), key=lambda entry: entry.used)
     total = sum(entry.size for entry in found)
     keep_after = time.time() - recent_s
@@ -91,20 +166,31 @@ def prune(directory: Path, cap: int, *, recent_s: float = RECENT_S) -> list[Entr
     for entry in found:
         if total <= cap or entry.used > keep_after:
             break
-        doomed = entry.path.with_name(f".removing-{entry.path.name}-{os.getpid()}")
-        try:
-            os.rename(entry.path, doomed)
-        except OSError:  # another process removed or replaced it
+        if not remove(entry.path):
             continue
-        shutil.rmtree(doomed, ignore_errors=True)
         total -= entry.size
         removed.append(entry)
     return removed
 
 
 def _folders(directory: Path) -> list[Path]:
+    """Sub-folders, never through a symbolic link, leaving out dot-names (staging, removal)."""
     try:
         children = list(Path(directory).iterdir())
     except OSError:
         return []
-    return [child for child in children if child.is_dir() and not child.name.startswith(".")]
+    return [
+        child for child in children if _is(child, stat.S_ISDIR) and not child.name.startswith(".")
+    ]
+
+
+def _is(path: Path, kind: Callable[[int], bool]) -> bool:
+    """Whether ``path`` itself, never a link's target, is of ``kind`` (``stat.S_ISDIR``...)."""
+    try:
+        return kind(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _marked(marker: Path) -> bool:
+    return _is(marker, stat.S_ISREG)

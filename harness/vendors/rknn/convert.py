@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
+from harness.vendors.rknn.cache_cap import cap_from_env, claim, mark_entry, prune, remove, touch
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
     content_key,
@@ -96,8 +96,10 @@ class ConversionCache:
     ) -> None:
         """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
         install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
-        part of every key, so each SDK's conversions are kept apart in the shared folder."""
+        part of every key, so each SDK's conversions are kept apart in the shared folder. A
+        folder that is not a cache's raises CacheFolderError (``cache_cap.claim``)."""
         self.directory = Path(directory)
+        claim(self.directory)
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
@@ -163,7 +165,7 @@ class ConversionCache:
             )
         except Exception:  # whatever the damage, a rebuild produces the entry again
             if locked:
-                shutil.rmtree(entry, ignore_errors=True)
+                remove(entry)
             return None
 
     @contextlib.contextmanager
@@ -233,6 +235,7 @@ class ConversionCache:
                 shutil.rmtree(path)
             elif path.name not in _KEEP:
                 path.unlink()
+        mark_entry(folder)
         if not self._entry(key).exists():
             os.rename(folder, self._entry(key))
         conversion = self._load(key)

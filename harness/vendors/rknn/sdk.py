@@ -6,29 +6,40 @@ data (``data/sdk-recipes.yaml``).
 simulator worker and converter import besides, then a ``sdk.json`` of the versions really
 installed. ``--sdk VERSION`` runs the simulator workers and the converter under that venv's
 interpreter; the toolkit of the running interpreter needs no venv.
+
+Installs of one version take a lock (``.VERSION.lock``), so two at once into one folder do not
+undo each other: the second waits, then finds the first's result. Only folders named by a
+version whose ``sdk.json`` says that version are SDKs; others (``2.3.2 copy``) are ignored, and
+said so on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from harness.text import clipped
 from harness.vendors.rknn.toolkit import toolkit_version
 
 RECIPES = "sdk-recipes.yaml"
 MANIFEST = "sdk.json"
 SDK_DIR_ENV = "HIL_SDK_DIR"
 ALL = "all"  # --sdk all: every installed toolkit plus the running one
+_VERSION = re.compile(r"\d+(\.\d+)+([.+-]?[A-Za-z0-9]+)*")  # an SDK folder's name: 2.3.2
 # The versions ``hil sdk list`` shows and sdk.json records.
 KEY_PACKAGES = ("rknn-toolkit2", "numpy", "onnx", "onnxruntime", "torch", "protobuf")
 _VERSIONS_SCRIPT = (
@@ -69,7 +80,7 @@ class Recipes:
         except KeyError:
             known = ", ".join(self.by_version)
             raise SdkError(
-                f"rknn-toolkit2 {version!r} has no install recipe (known: {known}); "
+                f"rknn-toolkit2 {clipped(version)!r} has no install recipe (known: {known}); "
                 f"add one to harness/vendors/rknn/data/{RECIPES}"
             ) from None
 
@@ -142,8 +153,13 @@ def load_recipes() -> Recipes:
     return parse_recipes(path.read_text(), f"harness/vendors/rknn/data/{RECIPES}")
 
 
-def sdk_dir() -> Path:
-    return Path(os.environ.get(SDK_DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sdk")
+def sdk_dir(root: Path | None = None) -> Path:
+    """The SDK folder: ``root``, else ``HIL_SDK_DIR``, else ``~/.cache/npu-hil/sdk``; SdkError
+    when it exists and is not a folder."""
+    root = root or Path(os.environ.get(SDK_DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sdk")
+    if root.exists() and not root.is_dir():
+        raise SdkError(f"{root}: the SDK folder (env {SDK_DIR_ENV}) is not a folder")
+    return root
 
 
 @dataclass(frozen=True)
@@ -184,18 +200,32 @@ def _version_here(package: str) -> str | None:
 
 
 def installed(root: Path | None = None) -> list[Sdk]:
-    """The venvs under the SDK directory with a manifest (finished installs), by version."""
-    root = root or sdk_dir()
+    """The venvs under the SDK directory with a manifest (finished installs), by version;
+    a folder not named by a version, or whose manifest names another, is ignored (on stderr)."""
+    root = sdk_dir(root)
     found = []
     for manifest in sorted(root.glob(f"*/{MANIFEST}")):
         folder = manifest.parent
+        if not _VERSION.fullmatch(folder.name):
+            _ignored(f"{folder}: its name is not a toolkit version")
+            continue
         try:
             data = json.loads(manifest.read_text())
             packages = data["packages"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            version = data.get("version", folder.name)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise SdkError(f"{manifest}: damaged SDK manifest ({error}); reinstall") from None
+        if version != folder.name:
+            _ignored(f"{folder}: its {MANIFEST} is of rknn-toolkit2 {clipped(str(version))!r}")
+            continue
         found.append(Sdk(folder.name, str(folder / "bin" / "python"), packages, str(folder)))
     return sorted(found, key=lambda sdk: _version_key(sdk.version))
+
+
+@cache
+def _ignored(why: str) -> None:
+    """Say once per process that an SDK folder is not used, and why."""
+    print(f"npu-hil: ignoring SDK folder {why}", file=sys.stderr)
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -220,13 +250,14 @@ def resolve(spec: str, root: Path | None = None) -> list[Sdk]:
         return list(sdks.values())
     wanted = [part.strip() for part in spec.split(",")]
     if not all(wanted):
-        raise SdkError(f"--sdk {spec!r}: empty version in the list")
+        raise SdkError(f"--sdk {clipped(spec)!r}: empty version in the list")
     missing = [v for v in wanted if v not in sdks]
     if missing:
         have = ", ".join(sdks) or "none"
+        absent = ", ".join(map(clipped, missing))
         raise SdkError(
-            f"--sdk {spec!r}: rknn-toolkit2 {', '.join(missing)} not installed (installed: "
-            f"{have}); run: hil sdk install {missing[0]}"
+            f"--sdk {clipped(spec)!r}: rknn-toolkit2 {absent} not installed (installed: {have}); "
+            f"run: hil sdk install {clipped(missing[0])}"
         )
     return [sdks[v] for v in sorted(set(wanted), key=_version_key)]
 
@@ -249,27 +280,44 @@ def install(
     existing finished one is kept.
 
     The venv is built in ``VERSION.partial`` and renamed when the toolkit imports, so a failed
-    or interrupted install never looks installed; a failed one is removed.
+    or interrupted install never looks installed; a failed one is removed. The whole install
+    holds the version's lock: a second install of it waits, then finds it installed.
     """
     recipes = recipes or load_recipes()
     recipe = recipes.get(version)
-    root = root or sdk_dir()
+    root = sdk_dir(root)
     folder = root / version
-    if (folder / MANIFEST).exists():
-        say(f"rknn-toolkit2 {version} is already installed in {folder}")
-        return next(sdk for sdk in installed(root) if sdk.version == version)
-    partial = root / f"{version}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.rmtree(folder, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    say(f"creating {folder} (python {recipes.python})")
     try:
-        _build(partial, recipe, recipes.harness, say)
-    except BaseException:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SdkError(f"{root}: cannot create the SDK folder: {error.strerror}") from None
+    with _install_lock(root, version, say):
+        if (folder / MANIFEST).exists():
+            say(f"rknn-toolkit2 {version} is already installed in {folder}")
+            return next(sdk for sdk in installed(root) if sdk.version == version)
+        partial = root / f"{version}.partial"
         shutil.rmtree(partial, ignore_errors=True)
-        raise
-    partial.rename(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        say(f"creating {folder} (python {recipes.python})")
+        try:
+            _build(partial, recipe, recipes.harness, say)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        partial.rename(folder)
     return next(sdk for sdk in installed(root) if sdk.version == version)
+
+
+@contextlib.contextmanager
+def _install_lock(root: Path, version: str, say: Callable[[str], None]) -> Iterator[None]:
+    """Hold ``root/.VERSION.lock``; waits (saying so) while another install holds it."""
+    with (root / f".{version}.lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another install of rknn-toolkit2 {version} into {root}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing
 
 
 def _build(

@@ -22,7 +22,7 @@ import numpy as np
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
+from harness.vendors.rknn.cache_cap import cap_from_env, claim, mark_entry, prune, remove, touch
 from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
 
 DIR_ENV, CAP_ENV = "HIL_CACHE", "HIL_CACHE_MAX"
@@ -40,8 +40,10 @@ class SimCache:
     ``keep_to_cap`` (default ``HIL_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
-        """``toolkit``: the version the workers run (default: this interpreter's)."""
+        """``toolkit``: the version the workers run (default: this interpreter's). A folder
+        that is not a cache's raises CacheFolderError (``cache_cap.claim``)."""
         self.directory = Path(directory)
+        claim(self.directory)
         self._toolkit = toolkit or toolkit_version()
         self.cap = cap_from_env(CAP_ENV) if cap is None else cap
 
@@ -75,7 +77,7 @@ class SimCache:
             )
             observation = Observation(**data)
         except Exception:  # whatever the damage, the toolkit can produce the entry again
-            shutil.rmtree(entry, ignore_errors=True)
+            remove(entry)
             return None
         touch(entry)  # its last use: the cap removes the least recently used first
         return observation
@@ -98,6 +100,7 @@ class SimCache:
             data = {name: getattr(observation, name) for name in _FIELDS}
             data["outputs"] = None if outputs is None else len(outputs)
             (staging / _ENTRY_FILE).write_text(json.dumps(data))
+            mark_entry(staging)
             os.rename(staging, entry)
         except OSError:
             if not entry.exists():  # losing the rename race to another process is fine
