@@ -24,6 +24,9 @@ from harness.results.schema import schema_problem
 
 SCHEMA_PATH = Path(__file__).with_name("known-issues.schema.yaml")
 AS_EXPECTED = "as-expected"
+# An entry's verdict for a case known to be slower than its baseline (``--perf``): it covers
+# the performance regression, never the case's correctness verdict.
+PERF_REGRESSION = "perf-regression"
 CHANGED = "changed"
 
 
@@ -67,7 +70,15 @@ class KnownIssues:
     entries: tuple[Entry, ...]
 
     def entry_for(self, record: CaseRecord) -> Entry | None:
-        return next((entry for entry in self.entries if entry.matches(record)), None)
+        return next(
+            (e for e in self.entries if e.verdict != PERF_REGRESSION and e.matches(record)), None
+        )
+
+    def slowdown_entry(self, record: CaseRecord) -> Entry | None:
+        """The first ``perf-regression`` entry matching the record, if any."""
+        return next(
+            (e for e in self.entries if e.verdict == PERF_REGRESSION and e.matches(record)), None
+        )
 
     def mark(self, record: CaseRecord) -> CaseRecord:
         """The record with its ``known`` field set from the first matching entry, if any."""

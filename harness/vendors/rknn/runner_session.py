@@ -96,6 +96,8 @@ class CaseJob:
     timeout_s: float
     core_mask: str
     test_fault: str | None = None
+    perf: dict[str, Any] | None = None  # PerfRequest.to_json(): time the case too
+    conditions: dict[str, str] = field(default_factory=dict)  # name -> file read around timing
 
     def header(self) -> dict[str, Any]:
         return {
@@ -107,6 +109,8 @@ class CaseJob:
             "timeout_s": self.timeout_s,
             "core_mask": self.core_mask,
             "test_fault": self.test_fault,
+            "perf": self.perf,
+            "conditions": self.conditions,
         }
 
 
@@ -123,6 +127,7 @@ class CaseResult:
     tensors: list[dict[str, Any]] = field(default_factory=list)  # as the runtime reports them
     versions: dict[str, str] = field(default_factory=dict)
     log: str = ""  # what the runner printed for this case
+    perf: dict[str, Any] = field(default_factory=dict)  # the timed runs (Observation.perf)
 
 
 class _Eof(Exception):
@@ -470,6 +475,7 @@ def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
         runtime_version=frame.get("runtime_version", ""),
         core_mask=frame.get("core_mask", ""),
         timings=dict(frame.get("timings", {})),
+        perf=dict(frame.get("perf") or {}),
     )
     if result.status != "ok":
         return result
