@@ -6,6 +6,8 @@ test faults stretch it), so these tests hold on a loaded machine.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ from sshd import SshServer, onnx_model, write_sysroot
 from sysfs import CPU0, NPU, TEMP, write_sysfs
 
 from harness.boards.inventory import load_board
+from harness.results.journal import read_records
 from harness.targets.job import Job
 from harness.targets.timing import PerfRequest, timing_record
 from harness.vendors.rknn.board import BoardBackend
@@ -67,3 +70,64 @@ def test_a_clock_that_changes_during_the_timed_runs_marks_the_run() -> None:
     record = timing_record(perf)
     assert record["clocks_changed"] == ["npu_freq"]  # a temperature is a reading, not a clock
     assert record["median_s"] == 0.011 and record["mad_s"] == 0.001
+
+
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+CASES = [
+    "rk3562/Pow/float16/values=2",
+    "rk3562/Pow/float16/values=4",
+    "rk3562/Expand/float16/typical",
+]
+
+
+def run_suite(
+    tmp_path: Path, boards: Path, results: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider"]
+    command += ["--results", str(tmp_path / results), "--hil-cache", "off", "--backend", "board"]
+    command += ["--hil-conversion-cache", str(tmp_path / "conversions"), "--boards", str(boards)]
+    command += ["--perf", "--perf-warmup", "1", "--perf-runs", "9", *args]
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+
+def judged(results: Path) -> dict[str, dict[str, object]]:
+    """Case id -> its ``perf.baseline`` judgement."""
+    return {r.id: r.perf["baseline"] for r in read_records(results)}
+
+
+def test_a_run_against_itself_has_no_regression_and_a_2x_slower_case_has_exactly_one(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    _, sysroot = board_with_sysfs(sshd, tmp_path)
+    boards = tmp_path / "boards"
+    first = run_suite(tmp_path, boards, "base")
+    assert first.returncode == 0, first.stdout + first.stderr
+    records = read_records(tmp_path / "base")
+    assert sorted(r.id for r in records) == sorted(CASES)
+    for record in records:  # every case timed, on the board, by the wall clock
+        assert record.perf["runs"] == 9 and record.perf["clock"] == "wall", record.perf
+        assert record.perf["conditions"]["before"]["npu_freq"] == "600000000"
+    baseline = ["--baseline", str(tmp_path / "base")]
+    for repetition in range(5):
+        again = run_suite(tmp_path, boards, f"again{repetition}", *baseline)
+        assert again.returncode == 0, again.stdout + again.stderr
+        verdicts = {j["verdict"] for j in judged(tmp_path / f"again{repetition}").values()}
+        assert verdicts <= {"unchanged", "improvement"}, verdicts
+        assert "latency: 0 regression" in again.stdout
+
+    sshd.board_file(boards, sysroot=str(sysroot), test_faults=dict.fromkeys(CASES, "noisy"))
+    noisy = run_suite(tmp_path, boards, "noisy", *baseline)
+    assert noisy.returncode == 0, noisy.stdout + noisy.stderr
+    assert "latency: 0 regression" in noisy.stdout
+
+    sshd.board_file(boards, sysroot=str(sysroot), test_faults={CASES[2]: "slow"})
+    slow = run_suite(tmp_path, boards, "slow", *baseline)
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert "latency: 1 regression" in slow.stdout
+    verdicts = judged(tmp_path / "slow")
+    assert [case for case, j in verdicts.items() if j["verdict"] == "regression"] == [CASES[2]]
+    assert verdicts[CASES[2]]["confirmed"] is True  # the re-run was slower too
+    assert (
+        f"FAILED {SUITE.relative_to(SUITE.parents[1])}" in slow.stdout or "1 failed" in slow.stdout
+    )
