@@ -128,6 +128,4 @@ def test_a_run_against_itself_has_no_regression_and_a_2x_slower_case_has_exactly
     verdicts = judged(tmp_path / "slow")
     assert [case for case, j in verdicts.items() if j["verdict"] == "regression"] == [CASES[2]]
     assert verdicts[CASES[2]]["confirmed"] is True  # the re-run was slower too
-    assert (
-        f"FAILED {SUITE.relative_to(SUITE.parents[1])}" in slow.stdout or "1 failed" in slow.stdout
-    )
+    assert "1 failed" in slow.stdout
