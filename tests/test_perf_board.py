@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sshd import SshServer, onnx_model, write_sysroot
 from sysfs import CPU0, NPU, TEMP, write_sysfs
 
 from harness.boards.inventory import load_board
+from harness.cli import main
 from harness.results.journal import read_records
 from harness.targets.job import Job
 from harness.targets.timing import PerfRequest, timing_record
@@ -129,3 +131,37 @@ def test_a_run_against_itself_has_no_regression_and_a_2x_slower_case_has_exactly
     assert [case for case, j in verdicts.items() if j["verdict"] == "regression"] == [CASES[2]]
     assert verdicts[CASES[2]]["confirmed"] is True  # the re-run was slower too
     assert "1 failed" in slow.stdout
+
+
+def test_hil_run_perf_times_a_model_on_a_board_and_says_the_simulator_cannot(
+    sshd: SshServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "relu.onnx"
+    model.write_bytes(onnx_model("Relu"))
+    results = ["--results", str(tmp_path / "sim"), "--cache", "off"]
+    assert main(["run", str(model), *results, "--perf", "--perf-runs", "5"]) == 0
+    said = capsys.readouterr().out
+    assert "timing: no timing: no timing on the simulator" in said
+    [record] = read_records(tmp_path / "sim")
+    assert set(record.perf) == {"unavailable"}
+
+    board, _ = board_with_sysfs(sshd, tmp_path)
+    on_board = ["--board", str(board.source), "--results", str(tmp_path / "board")]
+    command = ["run", str(model), *on_board, "--perf", "--perf-runs", "5", "--layers-perf"]
+    assert main(command) == 0
+    said = capsys.readouterr().out
+    assert "timing: median" in said and "over 5 runs after 3 warm-up, clock wall" in said
+    assert "no per-layer times: rknn-toolkit-lite2 exposes no per-layer times" in said
+    [record] = read_records(tmp_path / "board")
+    assert record.perf["runs"] == 5 and record.backend == "loopback"
+
+
+def test_hil_run_refuses_bad_timing_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "relu.onnx"
+    model.write_bytes(onnx_model("Relu"))
+    assert main(["run", str(model), "--layers-perf", "--results", str(tmp_path)]) == 2
+    assert "--layers-perf needs --perf" in capsys.readouterr().err
+    assert main(["run", str(model), "--perf", "--perf-runs", "0", "--results", str(tmp_path)]) == 2
+    assert "timed runs at least 1 (got 0)" in capsys.readouterr().err

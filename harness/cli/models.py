@@ -42,11 +42,13 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.targets.timing import DEFAULT_CAP_S, DEFAULT_RUNS, DEFAULT_WARMUP, PerfRequest
 from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
+from harness.triage.timing import format_timing
 from harness.vendors import vendor_for
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
@@ -65,6 +67,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="also compare every intermediate tensor with the reference, in graph order",
     )
+    _perf_options(run)
     run.set_defaults(handler=run_model)
 
     reduce = subparsers.add_parser(
@@ -114,6 +117,35 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _perf_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--perf", action="store_true", help="on a board: time the model (warm-up, timed runs)"
+    )
+    parser.add_argument("--perf-warmup", type=int, default=DEFAULT_WARMUP, metavar="N")
+    parser.add_argument("--perf-runs", type=int, default=DEFAULT_RUNS, metavar="N")
+    parser.add_argument("--perf-cap", type=float, default=DEFAULT_CAP_S, metavar="S")
+    parser.add_argument(
+        "--perf-pin-npu", default="", metavar="HZ|max", help="pin the NPU clock, then restore it"
+    )
+    parser.add_argument(
+        "--layers-perf",
+        action="store_true",
+        help="with --perf: the runtime's time per layer, where the board's runtime exposes it",
+    )
+
+
+def _perf(args: argparse.Namespace) -> PerfRequest | None:
+    if args.layers_perf and not args.perf:
+        raise _BadInput("--layers-perf needs --perf")
+    try:
+        request = PerfRequest(
+            args.perf_warmup, args.perf_runs, args.perf_cap, args.layers_perf, args.perf_pin_npu
+        )
+    except ValueError as exc:
+        raise _BadInput(str(exc)) from None
+    return request if args.perf else None
+
+
 class _BadInput(Exception):
     pass
 
@@ -122,14 +154,19 @@ def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
         board = _board(vendor, args)
+        perf = _perf(args)
         _start(vendor, args, results)
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.timeout, args.cache) as backend:
-        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
+        runner = ModelRunner(
+            results, backend, args.platform, dtype, vendor.judge, vendor.recipe, perf
+        )
         record = runner.run(prepared)
         _print_record(record, prepared)
+        if perf is not None:
+            print(format_timing(record.perf), end="")
         if args.layers and record.verdict != "infra-error":
             report = compare_layers(runner, prepared)
             print(f"\nper layer ({report.record.id}, every float tensor exposed):")

@@ -25,6 +25,7 @@ from harness.results.latency import (
     Threshold,
     latency_change,
 )
+from harness.results.layer_times import ms
 from harness.results.records import CaseRecord, record_key
 from harness.targets.timing import DEFAULT_CAP_S, DEFAULT_RUNS, DEFAULT_WARMUP, PerfRequest
 
@@ -131,9 +132,9 @@ def slower(record: CaseRecord) -> str | None:
     judged = record.perf["baseline"]
     old, new = judged["old_median_s"], judged["new_median_s"]
     return (
-        f"performance regression: median {new * 1e3:.3f} ms against {old * 1e3:.3f} ms in the "
-        f"baseline (x{new / old:.2f}; margin {judged['margin_s'] * 1e3:.3f} ms; the first run "
-        f"{judged['first_median_s'] * 1e3:.3f} ms)"
+        f"performance regression: median {ms(new)} against {ms(old)} in the baseline "
+        f"(x{new / old:.2f}; margin {ms(judged['margin_s'])}; the first run "
+        f"{ms(judged['first_median_s'])})"
     )
 
 
@@ -153,8 +154,8 @@ def summary_lines(records: list[CaseRecord]) -> list[str]:
     for record in kinds[IMPROVEMENT]:
         judged = record.perf["baseline"]
         lines.append(
-            f"faster: {record.id}: median {judged['new_median_s'] * 1e3:.3f} ms against "
-            f"{judged['old_median_s'] * 1e3:.3f} ms"
+            f"faster: {record.id}: median {ms(judged['new_median_s'])} against "
+            f"{ms(judged['old_median_s'])}"
         )
     return lines
 
