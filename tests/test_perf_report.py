@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from browser import Browser
 from test_journal import make_record
 from test_reporting import hil
@@ -103,3 +104,22 @@ def test_the_performance_section_charts_each_case_and_links_its_card(tmp_path: P
     markdown = (results / "report.md").read_text()
     assert "## Performance" in markdown and "+100.0% regression" in markdown
     assert "| pow\\_7 | Pow | CPU | 2390 |" in markdown
+
+
+def test_hil_diff_lists_the_timing_changes_beyond_the_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = timed_run(tmp_path)
+    capsys.readouterr()
+    assert hil(["diff", str(tmp_path / "baseline"), str(results), "--json"]) == 1
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    latency = [(c["case_id"], c["kind"]) for c in changes if c["kind"] in ("slower", "faster")]
+    assert latency == [
+        ("rk3562/Expand/float16/h=2", "slower"),
+        ("rk3562/Expand/float16/h=4", "faster"),
+    ]
+    # a threshold of 150% sees neither change
+    assert hil(["diff", str(tmp_path / "baseline"), str(results), "--perf-percent", "150"]) == 1
+    table = capsys.readouterr().out
+    assert "slower" not in table and "faster" not in table
+    assert hil(["diff", str(tmp_path / "baseline"), str(results), "--perf-k", "-1"]) == 2
