@@ -6,6 +6,7 @@ test faults stretch it), so these tests hold on a loaded machine.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,11 @@ import numpy as np
 import pytest
 from sshd import SshServer, onnx_model, write_sysroot
 from sysfs import CPU0, NPU, TEMP, write_sysfs
+from test_journal import make_record
 
 from harness.boards.inventory import load_board
 from harness.cli import main
-from harness.results.journal import read_records
+from harness.results.journal import Journal, read_records
 from harness.targets.job import Job
 from harness.targets.timing import PerfRequest, timing_record
 from harness.vendors.rknn.board import BoardBackend
@@ -165,3 +167,66 @@ def test_hil_run_refuses_bad_timing_options(
     assert "--layers-perf needs --perf" in capsys.readouterr().err
     assert main(["run", str(model), "--perf", "--perf-runs", "0", "--results", str(tmp_path)]) == 2
     assert "timed runs at least 1 (got 0)" in capsys.readouterr().err
+
+
+def read(sysroot: Path, name: str) -> str:
+    return (sysroot / NPU / name).read_text().strip()
+
+
+def test_the_npu_clock_is_pinned_for_the_runs_and_restored_after(
+    sshd: SshServer, tmp_path: Path, board_cache: ConversionCache
+) -> None:
+    board, sysroot = board_with_sysfs(sshd, tmp_path)
+    perf = PerfRequest(warmup=0, runs=3, cap_s=5, pin_npu="max")
+    with BoardBackend(board, cache=board_cache) as backend:
+        [observation] = backend.run_batch([relu_job("pinned", perf)])
+        # pinned while the session lasts: the userspace governor at the top frequency
+        assert read(sysroot, "governor") == "userspace"
+        assert read(sysroot, "userspace/set_freq") == "1000000000"
+    record = timing_record(observation.perf)
+    assert record["pinned"] == {"npu_freq": "1000000000", "how": "userspace"}
+    assert record["conditions"]["before"]["npu_governor"] == "userspace"
+    # restored when the session closed
+    assert read(sysroot, "governor") == "rknpu_ondemand"
+    assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("300000000", "1000000000")
+
+
+def test_without_a_userspace_governor_min_and_max_pin_the_clock(
+    sshd: SshServer, tmp_path: Path, board_cache: ConversionCache
+) -> None:
+    sysroot = write_sysfs(write_sysroot(tmp_path / "sysroot"), userspace=False)
+    board = load_board(sshd.board_file(tmp_path / "boards", sysroot=str(sysroot)), RUNTIMES)
+    perf = PerfRequest(warmup=0, runs=2, cap_s=5, pin_npu="600000000")
+    with BoardBackend(board, cache=board_cache) as backend:
+        [observation] = backend.run_batch([relu_job("pinned", perf)])
+        assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("600000000",) * 2
+    assert observation.perf["pinned"] == {"npu_freq": "600000000", "how": "min=max"}
+    assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("300000000", "1000000000")
+    assert read(sysroot, "governor") == "rknpu_ondemand"
+
+
+def test_a_board_without_the_npu_devfreq_node_says_so_and_still_times(
+    sshd: SshServer, tmp_path: Path, board_cache: ConversionCache
+) -> None:
+    board, sysroot = board_with_sysfs(sshd, tmp_path)
+    shutil.rmtree(sysroot / NPU)
+    perf = PerfRequest(warmup=0, runs=2, cap_s=5, pin_npu="max")
+    with BoardBackend(board, cache=board_cache) as backend:
+        [observation] = backend.run_batch([relu_job("unpinned", perf)])
+    assert observation.perf["pinned"] == {"refused": f"no NPU devfreq folder at {sysroot}/{NPU}"}
+    record = timing_record(observation.perf)
+    assert record["runs"] == 2 and record["conditions"]["before"]["npu_freq"] == "unreadable"
+
+
+def test_bad_timing_options_stop_the_run_before_collection(tmp_path: Path) -> None:
+    for option, value, said in (
+        ("--perf-runs", "0", "timed runs at least 1 (got 0)"),
+        ("--perf-pin-npu", "fast", "pin the NPU to a frequency in Hz or max, not 'fast'"),
+        ("--perf-k", "-2", "k and percent must be 0 or more"),
+    ):
+        command = [sys.executable, "-m", "pytest", str(SUITE), "--collect-only", "-q"]
+        command += ["--backend", "sim", "--results", str(tmp_path / "r"), "--perf"]
+        command += ["--baseline", str(tmp_path / "base"), option, value]
+        Journal(tmp_path / "base").append(make_record("x"))
+        run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 4 and said in run.stderr, run.stderr

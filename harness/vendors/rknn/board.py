@@ -32,7 +32,7 @@ from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.conditions import condition_files
+from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.conversion_feed import ConversionFeed
 from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
@@ -196,8 +196,11 @@ class BoardBackend:
                     outcomes[job.id].infra_error = f"board {self.name} is down: {self.down}"
                     yield job.id, outcomes[job.id]
                 return
+            self._pin(session, pending)
             try:
                 for result in session.run(pending, self._started):
+                    if result.perf and session.pinned is not None:
+                        result.perf["pinned"] = session.pinned
                     outcomes[result.id].result = result
                     outcomes[result.id].versions = self._versions(session, result)
                     fruitless = 0
@@ -231,6 +234,12 @@ class BoardBackend:
                 if not session.usable:  # the runner exited after a board-side timeout
                     self._drop()
             pending = [job for job in pending if not _settled(outcomes[job.id])]
+
+    def _pin(self, session: RunnerSession, jobs: list[CaseJob]) -> None:
+        """Pin the NPU clock for the session when a job's timing asks (``--perf-pin-npu``)."""
+        want = next((job.perf["pin_npu"] for job in jobs if job.perf and job.perf["pin_npu"]), "")
+        if want and session.pinned is None:
+            session.pin_npu(npu_devfreq(self.board.platform, self.board.sysroot), want)
 
     def _started(self, job_id: str) -> None:
         if self.on_case_started is not None:
