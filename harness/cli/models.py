@@ -42,7 +42,7 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
-from harness.targets.timing import DEFAULT_CAP_S, DEFAULT_RUNS, DEFAULT_WARMUP, PerfRequest
+from harness.targets.timing import PerfRequest, add_perf_options, perf_request
 from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
@@ -121,12 +121,7 @@ def _perf_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--perf", action="store_true", help="on a board: time the model (warm-up, timed runs)"
     )
-    parser.add_argument("--perf-warmup", type=int, default=DEFAULT_WARMUP, metavar="N")
-    parser.add_argument("--perf-runs", type=int, default=DEFAULT_RUNS, metavar="N")
-    parser.add_argument("--perf-cap", type=float, default=DEFAULT_CAP_S, metavar="S")
-    parser.add_argument(
-        "--perf-pin-npu", default="", metavar="HZ|max", help="pin the NPU clock, then restore it"
-    )
+    add_perf_options(parser.add_argument)
     parser.add_argument(
         "--layers-perf",
         action="store_true",
@@ -138,9 +133,7 @@ def _perf(args: argparse.Namespace) -> PerfRequest | None:
     if args.layers_perf and not args.perf:
         raise _BadInput("--layers-perf needs --perf")
     try:
-        request = PerfRequest(
-            args.perf_warmup, args.perf_runs, args.perf_cap, args.layers_perf, args.perf_pin_npu
-        )
+        request = perf_request(args, layers=args.layers_perf)
     except ValueError as exc:
         raise _BadInput(str(exc)) from None
     return request if args.perf else None

@@ -23,7 +23,7 @@ from harness.report.diff import (
 from harness.report.real_limits import boundary_changes, format_changes
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
-from harness.results.latency import DEFAULT_K, DEFAULT_PERCENT, Threshold
+from harness.results.latency import Threshold, add_threshold_options
 from harness.results.probes import read_probes
 from harness.results.records import CaseRecord
 
@@ -56,18 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="relative change |new-old|/max(|old|,|new|) above which a metric counts as "
         "changed (default %(default)s)",
     )
-    diff.add_argument(
-        "--perf-k",
-        type=float,
-        default=DEFAULT_K,
-        help=f"timed runs: a median moving by more than k * MAD counts ({DEFAULT_K:g})",
-    )
-    diff.add_argument(
-        "--perf-percent",
-        type=float,
-        default=DEFAULT_PERCENT,
-        help=f"... and by more than this percentage ({DEFAULT_PERCENT:g})",
-    )
+    add_threshold_options(diff.add_argument)
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.set_defaults(handler=run_diff)
 

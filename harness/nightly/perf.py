@@ -16,18 +16,18 @@ import pytest
 
 from harness.nightly.baseline import Baseline
 from harness.results.latency import (
-    DEFAULT_K,
-    DEFAULT_PERCENT,
     IMPROVEMENT,
     NOT_COMPARED,
     REGRESSION,
     UNCHANGED,
     Threshold,
+    add_threshold_options,
     latency_change,
 )
 from harness.results.layer_times import ms
 from harness.results.records import CaseRecord, record_key
-from harness.targets.timing import DEFAULT_CAP_S, DEFAULT_RUNS, DEFAULT_WARMUP, PerfRequest
+from harness.targets import timing
+from harness.targets.timing import PerfRequest, add_perf_options
 
 SUSPECT = "suspect"  # slower on the first run; the re-run decides
 
@@ -36,54 +36,17 @@ def add_options(group: pytest.OptionGroup) -> None:
     group.addoption(
         "--perf", action="store_true", help="time every case on a board (warm-up, timed runs)"
     )
-    group.addoption(
-        "--perf-warmup",
-        type=int,
-        default=DEFAULT_WARMUP,
-        help=f"untimed runs first ({DEFAULT_WARMUP})",
-    )
-    group.addoption(
-        "--perf-runs", type=int, default=DEFAULT_RUNS, help=f"timed runs ({DEFAULT_RUNS})"
-    )
-    group.addoption(
-        "--perf-cap",
-        type=float,
-        default=DEFAULT_CAP_S,
-        help=f"seconds of timed runs per case, at most ({DEFAULT_CAP_S:g})",
-    )
-    group.addoption(
-        "--perf-pin-npu",
-        default="",
-        metavar="HZ|max",
-        help="pin the NPU frequency for the run where the board allows it; restored after",
-    )
-    group.addoption(
-        "--perf-k",
-        type=float,
-        default=DEFAULT_K,
-        help=f"with --baseline: slower by more than k * MAD counts ({DEFAULT_K:g})",
-    )
-    group.addoption(
-        "--perf-percent",
-        type=float,
-        default=DEFAULT_PERCENT,
-        help=f"with --baseline: ... and by more than this percentage ({DEFAULT_PERCENT:g})",
-    )
+    add_perf_options(group.addoption)
+    add_threshold_options(group.addoption)
 
 
 def perf_request(config: pytest.Config) -> PerfRequest | None:
     """The timing every case asks for (``--perf``), or None; bad values are usage errors."""
-    option = config.getoption
     try:
-        request = PerfRequest(
-            warmup=option("perf_warmup"),
-            runs=option("perf_runs"),
-            cap_s=option("perf_cap"),
-            pin_npu=option("perf_pin_npu"),
-        )
+        request = timing.perf_request(config.option)
     except ValueError as exc:
         raise pytest.UsageError(f"--perf-*: {exc}") from None
-    return request if option("perf") else None
+    return request if config.getoption("perf") else None
 
 
 def threshold(config: pytest.Config) -> Threshold:

@@ -10,7 +10,7 @@ use the same judgement on the records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,23 @@ class Threshold:
     def margin_s(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> float:
         mad = max(float(old["mad_s"]), float(new["mad_s"]))
         return max(self.k * mad, self.percent / 100 * float(old["median_s"]))
+
+
+def add_threshold_options(add: Callable[..., Any]) -> None:
+    """``--perf-k`` and ``--perf-percent`` (``add``: argparse's ``add_argument`` or a pytest
+    option group's ``addoption``)."""
+    add(
+        "--perf-k",
+        type=float,
+        default=DEFAULT_K,
+        help=f"a median moving by more than K * MAD counts as slower or faster ({DEFAULT_K:g})",
+    )
+    add(
+        "--perf-percent",
+        type=float,
+        default=DEFAULT_PERCENT,
+        help=f"... and by more than this percentage of the old median ({DEFAULT_PERCENT:g})",
+    )
 
 
 @dataclass(frozen=True)

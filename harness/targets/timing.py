@@ -9,7 +9,7 @@ of timed runs have passed. It hands back the raw samples with the clock that mea
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,6 +43,31 @@ class PerfRequest:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def add_perf_options(add: Callable[..., Any]) -> None:
+    """The options of ``PerfRequest`` but ``layers`` (``add``: argparse's ``add_argument`` or a
+    pytest option group's ``addoption``); ``perf_request`` reads them back."""
+    options = (
+        ("--perf-warmup", int, DEFAULT_WARMUP, "N", f"untimed runs first ({DEFAULT_WARMUP})"),
+        ("--perf-runs", int, DEFAULT_RUNS, "N", f"timed runs ({DEFAULT_RUNS})"),
+        ("--perf-cap", float, DEFAULT_CAP_S, "S", f"timed seconds, at most ({DEFAULT_CAP_S:g})"),
+        ("--perf-pin-npu", str, "", "HZ|max", "pin the NPU clock where allowed; restored after"),
+    )
+    for name, kind, default, metavar, text in options:
+        add(name, type=kind, default=default, metavar=metavar, help=f"with --perf: {text}")
+
+
+def perf_request(values: Any, layers: bool = False) -> PerfRequest:
+    """The ``PerfRequest`` of ``add_perf_options``'s values (an argparse namespace, or an
+    object whose attributes are pytest's options); ValueError when one is unusable."""
+    return PerfRequest(
+        warmup=values.perf_warmup,
+        runs=values.perf_runs,
+        cap_s=values.perf_cap,
+        layers=layers,
+        pin_npu=values.perf_pin_npu,
+    )
 
 
 def summarize(samples: Sequence[float]) -> dict[str, float]:
