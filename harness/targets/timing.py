@@ -100,8 +100,8 @@ def timing_record(perf: Mapping[str, Any]) -> dict[str, Any]:
     """A record's ``perf`` from a target's raw timing (``Observation.perf``): the clock, the
     counts, the statistics, the samples, the conditions (marked when clocks changed) and the
     per-layer table; a target's reason for having no timing is passed on."""
-    if "samples_s" not in perf:
-        return {"unavailable": str(perf.get("unavailable", "the target gave no timing"))}
+    if not perf.get("samples_s"):
+        return {"unavailable": str(perf.get("unavailable", "the target gave no timed run"))}
     samples = [float(value) for value in perf["samples_s"]]
     record: dict[str, Any] = {
         "clock": str(perf.get("clock", "wall")),
