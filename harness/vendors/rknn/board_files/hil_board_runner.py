@@ -23,7 +23,8 @@ the JSON header, length of the payload), the UTF-8 JSON header, then the payload
 A case is {"id", "dir" (folder in the tar), "model", "inputs" (.npy names), "data_format",
 "timeout_s", "core_mask", "test_fault", "perf", "conditions"}. With "perf" ({"warmup", "runs",
 "cap_s"}) the first inference (whose outputs are sent) is followed by warm-up runs and timed
-runs, wall clock around ``inference``, stopping once "cap_s" seconds went into timed runs;
+runs, wall clock around ``inference`` (``timed_runs``), stopping once "cap_s" seconds went into
+timed runs;
 "conditions" (name -> file, e.g. the NPU's devfreq cur_freq) are read before the warm-up and
 after the timed runs. The result's "perf" holds the samples and both readings.
 
@@ -39,8 +40,9 @@ stand-in honours a case's "test_fault": "hang" (inference never returns), "wedge
 runner is stopped with SIGSTOP, so only the host-side timeout can notice),
 "corrupt-output" (an output byte is flipped after its checksum was taken), "slow" (timed
 inference takes twice as long) and "noisy" (each timed inference takes +-10% at random). The
-stand-in's timed inference is a simulated NPU latency (a sleep: the simulator's own speed says
-nothing about an NPU and follows the host's load), so timing tests hold on a busy machine.
+stand-in's timed inference is a simulated NPU latency: it sleeps that long and reports it as
+its own clock (the simulator's speed says nothing about an NPU, and a sleep's wall time follows
+the host's load), so timing tests hold on a busy machine.
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ class SimulatorStandIn:
         self._folder = ""
         self._outputs = None  # the first inference's, returned by the timed ones
         self._latency_s = STAND_IN_LATENCY_S
+        # The runtime's own clock (see timed_runs): the NPU time the last run simulated.
+        self.run_duration_s = None
         self.test_fault = None
 
     def load_rknn(self, path: str) -> int:
@@ -158,7 +162,8 @@ class SimulatorStandIn:
             os.kill(os.getpid(), signal.SIGSTOP)
         if self._outputs is not None:  # a timed run: the simulated NPU latency
             low, high = SLOWDOWN.get(self.test_fault, (1.0, 1.0))
-            time.sleep(self._latency_s * random.uniform(low, high))
+            self.run_duration_s = self._latency_s * random.uniform(low, high)
+            time.sleep(self.run_duration_s)
             return self._outputs
         self._outputs = self._rknn.inference(inputs=inputs, data_format=data_format)
         return self._outputs
@@ -334,21 +339,31 @@ class Runner:
 
 
 def timed_runs(runtime, inputs: list, case: dict, perf: dict) -> dict:
-    """Warm-up runs, then timed runs (wall clock around inference) until "runs" are done or
-    "cap_s" seconds went into them; the conditions read before and after."""
+    """Warm-up runs, then timed runs until "runs" are done or "cap_s" seconds went into them;
+    the conditions read before and after.
+
+    Each run is timed by the wall clock around ``inference``, unless the runtime keeps its own
+    measurement of the last run (``run_duration_s``, as the stand-in does with the NPU time it
+    simulates, so that a loaded host does not move it): then by that ("clock": "simulated").
+    """
     conditions = case.get("conditions") or {}
     before = read_conditions(conditions)
     for _ in range(int(perf["warmup"])):
         runtime.inference(inputs=inputs, data_format=case["data_format"])
     samples = []
     spent = 0.0
+    clock = "wall"
     while len(samples) < int(perf["runs"]) and spent < float(perf["cap_s"]):
         started = time.perf_counter()
         runtime.inference(inputs=inputs, data_format=case["data_format"])
-        samples.append(time.perf_counter() - started)
-        spent += samples[-1]
+        wall = time.perf_counter() - started
+        spent += wall
+        own = getattr(runtime, "run_duration_s", None)
+        if not samples and own is not None:  # decided on the first run: one clock per case
+            clock = "simulated"
+        samples.append(own if clock == "simulated" else wall)
     timing = {
-        "clock": "wall",
+        "clock": clock,
         "warmup": int(perf["warmup"]),
         "samples_s": samples,
         "capped": len(samples) < int(perf["runs"]),
