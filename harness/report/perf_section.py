@@ -47,7 +47,11 @@ def perf_html(records: list[CaseRecord]) -> str:
     if judged:
         counts = Counter(str(judgement(r)["verdict"]) for r in judged)  # type: ignore[index]
         said = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
-        parts.append(f"<p>Median latency against the baseline: {escape(said)}.</p>")
+        style = "bad" if counts.get(REGRESSION) else "ok"
+        parts.append(
+            f'<p>Median latency against the baseline: <span class="{style}">{escape(said)}'
+            "</span>.</p>"
+        )
         parts.append(chart_svg(judged))
     if measured:
         parts.append(_timing_table(measured))
