@@ -137,6 +137,16 @@ def test_a_run_against_itself_has_no_regression_and_a_2x_slower_case_has_exactly
     assert verdicts[CASES[2]]["confirmed"] is True  # the re-run was slower too
     assert "1 failed" in slow.stdout
 
+    # a known issue with verdict perf-regression excuses it (xfail), and nothing else
+    known = tmp_path / "known.yaml"
+    known.write_text(
+        f"known_issues:\n  - cases: [{CASES[2]!r}]\n    verdict: perf-regression\n"
+        "    reference: RK-77\n    note: slower since the fault\n"
+    )
+    excused = run_suite(tmp_path, boards, "excused", *baseline, "--known-issues", str(known))
+    assert excused.returncode == 0, excused.stdout + excused.stderr
+    assert "1 xfailed" in excused.stdout and "latency: 1 regression" in excused.stdout
+
 
 def test_hil_run_perf_times_a_model_on_a_board_and_says_the_simulator_cannot(
     sshd: SshServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]

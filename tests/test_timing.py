@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from test_journal import make_record
+
+from harness.nightly.baseline import Baseline
+from harness.nightly.known_issues import load_known_issues
+from harness.nightly.perf import PerfJudge, slower, summary_lines, suspect
+from harness.results.journal import Journal
 from harness.results.latency import Threshold, latency_change
+from harness.results.records import CaseRecord
 from harness.targets.timing import PerfRequest, summarize, timing_record
 
 
@@ -54,3 +62,46 @@ def test_unusable_settings_are_refused_with_the_value() -> None:
         PerfRequest(pin_npu="fast")
     with pytest.raises(ValueError, match="must be 0 or more"):
         Threshold(k=-1)
+
+
+def timed_record(case_id: str, median_ms: float) -> CaseRecord:
+    samples = [median_ms / 1e3 * f for f in (0.99, 1.0, 1.0, 1.01)]
+    return make_record(case_id, perf=timing_record({"clock": "wall", "samples_s": samples}))
+
+
+def test_a_slower_case_is_a_suspect_until_its_rerun_confirms_it(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    for case_id in ("a", "b", "c"):
+        journal.append(timed_record(case_id, 4.0))
+    judge = PerfJudge(Baseline(tmp_path, ("violation",)), Threshold())
+    first = judge.judge(timed_record("a", 8.0))
+    assert suspect(first) and slower(first) is None  # not yet a regression
+    confirmed = judge.judge(timed_record("a", 8.1))
+    assert not suspect(confirmed) and confirmed.perf["baseline"]["confirmed"] is True
+    assert "median 8.100 ms against 4.000 ms" in str(slower(confirmed))
+    assert suspect(judge.judge(timed_record("b", 8.0)))
+    relieved = judge.judge(timed_record("b", 4.0))  # the re-run was not slower: unchanged
+    assert relieved.perf["baseline"]["verdict"] == "unchanged" and slower(relieved) is None
+    assert relieved.perf["baseline"]["first_median_s"] == pytest.approx(0.008)
+    assert judge.judge(make_record("c")).perf == {}  # not timed: nothing to judge
+    lines = summary_lines([confirmed, relieved, judge.judge(timed_record("c", 4.0))])
+    assert lines[0] == (
+        "latency: 1 regression, 0 improvement, 2 unchanged, 0 not compared "
+        "(1 slower once, not confirmed by the re-run)"
+    )
+
+
+def test_a_perf_regression_entry_covers_only_the_slowdown(tmp_path: Path) -> None:
+    path = tmp_path / "known.yaml"
+    path.write_text(
+        "known_issues:\n"
+        "  - cases: ['rk3562/*']\n"
+        "    verdict: perf-regression\n"
+        "    reference: RK-77\n"
+        "    note: Expand slower since 2.5.0\n"
+    )
+    known = load_known_issues(path)
+    record = make_record("rk3562/Expand/float16/typical")
+    assert known.mark(record).known is None  # the correctness verdict is not covered
+    entry = known.slowdown_entry(record)
+    assert entry is not None and entry.reference == "RK-77"
