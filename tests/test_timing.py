@@ -14,6 +14,8 @@ from harness.results.journal import Journal
 from harness.results.latency import Threshold, latency_change
 from harness.results.records import CaseRecord
 from harness.targets.timing import PerfRequest, summarize, timing_record
+from harness.vendors.rknn.conditions import condition_files, npu_devfreq
+from harness.vendors.rknn.platforms import PLATFORMS
 
 
 def test_statistics_are_measured_values_and_robust_to_one_outlier() -> None:
@@ -105,3 +107,13 @@ def test_a_perf_regression_entry_covers_only_the_slowdown(tmp_path: Path) -> Non
     assert known.mark(record).known is None  # the correctness verdict is not covered
     entry = known.slowdown_entry(record)
     assert entry is not None and entry.reference == "RK-77"
+
+
+def test_every_platform_has_its_clocks_listed() -> None:
+    for platform in PLATFORMS:
+        files = condition_files(platform, "/mnt/board")
+        assert {"ddr_freq", "cpu0_freq", "cpu0_governor", "soc_temp"} <= set(files), platform
+        assert all(path.startswith("/mnt/board/sys/") for path in files.values())
+    assert condition_files("rk3588")["npu_freq"] == "/sys/class/devfreq/fdab0000.npu/cur_freq"
+    assert npu_devfreq("rk3576") == "/sys/class/devfreq/27700000.npu"
+    assert npu_devfreq("rv1106") is None  # none listed: pinning says so rather than guess
