@@ -62,13 +62,6 @@ class LatencyChange:
     new_s: float | None = None  # this run's median
     margin_s: float | None = None
 
-    @property
-    def ratio(self) -> float | None:
-        """new / old median; None when not compared."""
-        if self.old_s is None or self.new_s is None or self.old_s <= 0:
-            return None
-        return self.new_s / self.old_s
-
     def to_json(self) -> dict[str, Any]:
         return {
             "verdict": self.kind,
