@@ -14,6 +14,7 @@ from harness.results.journal import Journal
 from harness.results.latency import Threshold, latency_change
 from harness.results.records import CaseRecord
 from harness.targets.timing import PerfRequest, summarize, timing_record
+from harness.triage.timing import format_timing
 from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.platforms import PLATFORMS
 
@@ -117,3 +118,22 @@ def test_every_platform_has_its_clocks_listed() -> None:
     assert condition_files("rk3588")["npu_freq"] == "/sys/class/devfreq/fdab0000.npu/cur_freq"
     assert npu_devfreq("rk3576") == "/sys/class/devfreq/27700000.npu"
     assert npu_devfreq("rv1106") is None  # none listed: pinning says so rather than guess
+
+
+def test_hil_run_prints_the_slowest_layers_with_their_placement() -> None:
+    raw = {
+        "clock": "rknn_perf_run",
+        "samples_s": [0.004, 0.005],
+        "layers": [
+            {"name": "conv_1", "op": "Conv", "target": "NPU", "time_us": 812.0},
+            {"name": "pow_7", "op": "Pow", "target": "CPU", "time_us": 2390.0},
+        ],
+    }
+    text = format_timing(timing_record(raw))
+    lines = text.splitlines()
+    assert lines[0].startswith("timing: median 4.500 ms (min 4.000 ms, p90 5.000 ms")
+    assert "clock rknn_perf_run" in lines[0]
+    assert lines[1] == "  slowest layers (of 2):"
+    assert lines[3].split() == ["pow_7", "Pow", "CPU", "2390", "us"]  # slowest first
+    assert lines[4].split() == ["conv_1", "Conv", "NPU", "812", "us"]
+    assert format_timing({"unavailable": "no board"}) == "timing: no timing: no board\n"
