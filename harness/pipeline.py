@@ -40,6 +40,7 @@ from harness.results.records import CaseRecord, case_folder, without_secrets
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
+from harness.targets.timing import PerfRequest, timing_record
 from harness.text import redact
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
@@ -138,7 +139,8 @@ class CaseExecutor:
     ``judge`` holds the observers of every property the cases expect: the generic ones by
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
     files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
-    SDK release the backend runs, which every record carries (part of its identity).
+    SDK release the backend runs, which every record carries (part of its identity); ``perf``
+    asks the backend to time every case too (``--perf``).
     """
 
     def __init__(
@@ -152,8 +154,10 @@ class CaseExecutor:
         annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
         timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
+        perf: PerfRequest | None = None,
     ) -> None:
         self.results_dir = results_dir
+        self.perf = perf
         self.backend = backend
         self.tolerances = tolerances or {}  # op -> dtype -> overrides, from the catalogue
         self.journal = Journal(results_dir)
@@ -226,6 +230,7 @@ class CaseExecutor:
         references = host_references(built)
         request = request_for(case, built, self.models)
         request.timeout_s = self.timeout_for(case)
+        request.perf = self.perf
         folder = self.results_dir / case_folder(case.id, self.sdk)
         _clear(folder)
         _write_inputs(folder, built, references, self.recipe(request))
@@ -266,6 +271,7 @@ class CaseExecutor:
             checks=list(verdict.checks),
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
+            perf=_perf_field(item.request, observation),
         )
         return self._journaled(record)
 
@@ -362,6 +368,17 @@ def _reference_field(references: References, comparison: Comparison | None) -> d
                 "worst": other.worst,
             }
     return field
+
+
+def _perf_field(request: Job, observation: Observation) -> dict[str, Any]:
+    """``CaseRecord.perf``: the timing asked for, or why there is none."""
+    if request.perf is None:
+        return {}
+    if observation.perf:
+        return timing_record(observation.perf)
+    if observation.backend == "simulator":
+        return {"unavailable": "no timing on the simulator: it says nothing about NPU speed"}
+    return {"unavailable": f"{observation.backend} gave no timing (the case did not run)"}
 
 
 def _decided_by(case: Case) -> str:

@@ -30,6 +30,7 @@ from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
+from harness.nightly import perf as latency
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
@@ -423,6 +424,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                 annotate=run.mark,
                 timeout_for=run.timeout_for,
                 sdk=sdk,
+                perf=run.perf,
             )
 
         yield executor
@@ -490,6 +492,8 @@ def hil_record(
         c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
     )
     record = hil_schedulers(hil_sdk).record(hil_case, upcoming)
+    if latency.suspect(record):  # slower than the baseline: run just this case again
+        record = hil_schedulers(hil_sdk).rerun(hil_case)
     properties = request.node.user_properties
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
@@ -528,6 +532,12 @@ def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
             pytest.xfail(printable(f"{record.verdict} ({excuse}): {where}: {detail}"))
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
+    slower = run.slower(record) if run else None
+    if slower is not None:
+        why, excuse = slower
+        if excuse is not None:
+            pytest.xfail(f"{why} ({excuse}): {where}")
+        pytest.fail(f"{why}: {where}", pytrace=False)
     if drift:
         message = f"doc-drift: {where}: {detail}"
         if strict_docs:

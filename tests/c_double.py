@@ -1,6 +1,7 @@
 """The test double of the RKNN C API (tests/c_api_double), built with the host gcc.
 
-It is built as librknnmrt.so (without rknn_set_core_mask, like the real one) and librknnrt.so;
+It is built as librknnmrt.so (without rknn_set_core_mask and the perf queries, like the real
+one) and librknnrt.so;
 its "models" are text descriptors (``descriptor``; the format is in rknn_double.c).
 """
 
@@ -14,7 +15,7 @@ DOUBLE = Path(__file__).parent / "c_api_double"
 
 def build_double(out: Path) -> Path:
     """Build librknnmrt.so and librknnrt.so into ``out``; the folder."""
-    for name, extra in (("rknnmrt", []), ("rknnrt", ["-DDOUBLE_CORE_MASK"])):
+    for name, extra in (("rknnmrt", []), ("rknnrt", ["-DDOUBLE_CORE_MASK", "-DDOUBLE_PERF"])):
         flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{DOUBLE}"]
         soname = f"-Wl,-soname,lib{name}.so"
         source = str(DOUBLE / "rknn_double.c")

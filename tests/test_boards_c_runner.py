@@ -28,10 +28,12 @@ import psutil
 import pytest
 from c_double import DOUBLE, build_double, descriptor
 from sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
+from sysfs import write_sysfs
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.targets.job import Job
 from harness.targets.observation import Observation
+from harness.targets.timing import PerfRequest, timing_record
 from harness.vendors.rknn import io_checks
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.c_runner import RUNNER_BINARY, build_runner
@@ -454,3 +456,67 @@ def test_a_board_whose_runner_is_not_built_is_refused(
         BoardBackend(missing)
     assert info.value.key_path == "c_runner"
     assert str(board.source) in str(info.value) and "not-built" in str(info.value)
+
+
+# -- timing (--perf) ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rknnrt_runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """hil_c_runner built like an RK3588 one (librknnrt: core mask and the perf queries)."""
+    libdir = build_double(tmp_path_factory.mktemp("double-rt"))
+    out = tmp_path_factory.mktemp("runner-rt")
+    return build_runner(out, rknn_include=DOUBLE, rknn_lib=libdir, rpath=str(libdir))
+
+
+def timed(job: Job, layers: bool = True, platform: str = "rv1106") -> Job:
+    perf = PerfRequest(warmup=1, runs=6, cap_s=5, layers=layers)
+    return dataclasses.replace(job, perf=perf, target_platform=platform)
+
+
+def test_timed_runs_on_an_mrt_board_use_the_wall_clock_and_read_its_clocks(
+    c_board_for: Callable[..., tuple[Board, SshServer]],
+    cache: DoubleModels,
+    models: dict[str, bytes],
+) -> None:
+    board, _ = c_board_for()
+    write_sysfs(Path(board.sysroot))
+    job = timed(small("timed", models, "sleep run 20"))
+    with BoardBackend(board, cache=cache) as backend:
+        [observation] = backend.run_batch([job])
+    assert_small(observation)
+    record = timing_record(observation.perf)
+    assert record["clock"] == "wall" and record["runs"] == 6 and record["warmup"] == 1
+    assert 0.02 <= record["min_s"] <= record["median_s"] < 1.0
+    assert "librknnmrt lacks it" in record["layers_unavailable"]
+    before = record["conditions"]["before"]
+    # RV1106: CPU, DDR and temperature; its NPU has no devfreq node listed
+    assert before["cpu0_governor"] == "schedutil" and before["soc_temp"] == "45000"
+    assert before["ddr_freq"] == "1560000000" and "npu_freq" not in before
+    assert record["conditions"]["after"] == before and record["clocks_changed"] == []
+
+
+def test_timed_runs_on_an_rknnrt_board_use_the_runtimes_clock_and_layer_table(
+    c_board_for: Callable[..., tuple[Board, SshServer]],
+    cache: DoubleModels,
+    models: dict[str, bytes],
+    rknnrt_runner: Path,
+) -> None:
+    board, _ = c_board_for(c_runner=str(rknnrt_runner), platform="rk3588", soc="rk3588")
+    job = timed(small("timed", models, "sleep run 20"), platform="rk3588")
+    with BoardBackend(board, cache=cache) as backend:
+        [observation] = backend.run_batch([job])
+    assert_small(observation)
+    record = timing_record(observation.perf)
+    assert record["clock"] == "rknn_perf_run" and record["runs"] == 6
+    assert 0.02 <= record["min_s"] <= record["median_s"] < 1.0
+    # RKNN_QUERY_PERF_DETAIL, by layer name with its placement: the double's table
+    placed = [(layer["name"], layer["op"], layer["target"]) for layer in record["layers"]]
+    assert placed == [
+        ("x", "InputOperator", "CPU"),
+        ("y", "Add", "NPU"),
+        ("y", "OutputOperator", "CPU"),
+    ]
+    assert record["layers"][1]["time_us"] >= 20000 and record["layers"][1]["io"] is False
+    # no fake sysfs on this board: every reading says so, none is made up
+    assert set(record["conditions"]["before"].values()) == {"unreadable"}

@@ -44,11 +44,13 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.targets.timing import PerfRequest, add_perf_options, perf_request
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
+from harness.triage.timing import format_timing
 from harness.vendors import vendor_for
 from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
@@ -70,6 +72,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="also compare every intermediate tensor with the reference, in graph order",
     )
+    _perf_options(run)
     run.set_defaults(handler=run_model)
 
     reduce = subparsers.add_parser(
@@ -119,6 +122,28 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _perf_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--perf", action="store_true", help="on a board: time the model (warm-up, timed runs)"
+    )
+    add_perf_options(parser.add_argument)
+    parser.add_argument(
+        "--layers-perf",
+        action="store_true",
+        help="with --perf: the runtime's time per layer, where the board's runtime exposes it",
+    )
+
+
+def _perf(args: argparse.Namespace) -> PerfRequest | None:
+    if args.layers_perf and not args.perf:
+        raise _BadInput("--layers-perf needs --perf")
+    try:
+        request = perf_request(args, layers=args.layers_perf)
+    except ValueError as exc:
+        raise _BadInput(str(exc)) from None
+    return request if args.perf else None
+
+
 class _BadInput(Exception):
     pass
 
@@ -135,6 +160,7 @@ def run_model(args: argparse.Namespace) -> int:
     try:
         vendor, prepared, results = _setup(args, args.model)
         board = _board(vendor, args)
+        perf = _perf(args)
         _start(vendor, args, results)
     except _BadModel as exc:
         return _refuse(args, exc)
@@ -142,9 +168,13 @@ def run_model(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.timeout, args.cache) as backend:
-        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
+        runner = ModelRunner(
+            results, backend, args.platform, dtype, vendor.judge, vendor.recipe, perf
+        )
         record = runner.run(prepared)
         _print_record(record, prepared)
+        if perf is not None:
+            emit(format_timing(record.perf))
         if args.layers and record.verdict not in NOT_JUDGED:
             report = compare_layers(runner, prepared)
             emit(f"\nper layer ({report.record.id}, every float tensor exposed):\n")

@@ -22,6 +22,7 @@ from harness.report.diff import (
 from harness.report.real_limits import boundary_changes, format_changes
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
+from harness.results.latency import Threshold, add_threshold_options
 from harness.results.probes import read_probes
 from harness.results.records import CaseRecord
 
@@ -54,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="relative change |new-old|/max(|old|,|new|) above which a metric counts as "
         "changed (default %(default)s)",
     )
+    add_threshold_options(diff.add_argument)
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.set_defaults(handler=run_diff)
 
@@ -95,9 +97,10 @@ def run_diff(args: argparse.Namespace) -> int:
         old = _one_sdk(old_records, args.old, args.old_sdk, "--old-sdk")
         new = _one_sdk(new_records, args.new or args.old, args.new_sdk, "--new-sdk")
         moved = boundary_changes(old_probes, new_probes)
+        latency = Threshold(args.perf_k, args.perf_percent)
     except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
-    changes = diff_records(old, new, args.metric_threshold)
+    changes = diff_records(old, new, args.metric_threshold, latency=latency)
     summary = summarize(changes, old, new)
     if args.json:
         document = {

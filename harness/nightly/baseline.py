@@ -43,7 +43,10 @@ class Baseline:
         that fail a run."""
         self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
         self.failing = failing
-        self.verdicts = read_verdicts(path)  # record_key -> verdict: a baseline may be large
+        # record_key -> verdict, and -> timing for the timed records: a baseline may be large
+        latest = read_verdicts(path)
+        self.verdicts = {key: verdict for key, (verdict, _) in latest.items()}
+        self.timings = {key: perf for key, (_, perf) in latest.items() if perf}
 
     def excuse(self, record: CaseRecord) -> str | None:
         """Why a failing ``record`` does not fail the run: the baseline failed the same way."""

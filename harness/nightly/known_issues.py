@@ -26,6 +26,9 @@ from harness.spec.loader import DataLoader
 SCHEMA_PATH = Path(__file__).with_name("known-issues.schema.yaml")
 MAX_BYTES = 1024**2
 AS_EXPECTED = "as-expected"
+# An entry's verdict for a case known to be slower than its baseline (``--perf``): it covers
+# the performance regression, never the case's correctness verdict.
+PERF_REGRESSION = "perf-regression"
 CHANGED = "changed"
 
 
@@ -124,7 +127,15 @@ class KnownIssues:
     entries: tuple[Entry, ...]
 
     def entry_for(self, record: CaseRecord) -> Entry | None:
-        return next((entry for entry in self.entries if entry.matches(record)), None)
+        return next(
+            (e for e in self.entries if e.verdict != PERF_REGRESSION and e.matches(record)), None
+        )
+
+    def slowdown_entry(self, record: CaseRecord) -> Entry | None:
+        """The first ``perf-regression`` entry matching the record, if any."""
+        return next(
+            (e for e in self.entries if e.verdict == PERF_REGRESSION and e.matches(record)), None
+        )
 
     def mark(self, record: CaseRecord) -> CaseRecord:
         """The record with its ``known`` field set from the first matching entry, if any."""

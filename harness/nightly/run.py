@@ -17,6 +17,7 @@ import pytest
 
 from harness.cases.case import Case
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.nightly import perf
 from harness.nightly.baseline import Baseline
 from harness.nightly.known_issues import (
     AS_EXPECTED,
@@ -43,6 +44,7 @@ TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
 
 
 def add_options(group: pytest.OptionGroup) -> None:
+    perf.add_options(group)
     group.addoption(
         "--known-issues",
         default=OFF,
@@ -121,6 +123,9 @@ class NightlyRun:
             raise pytest.UsageError(f"--progress-every {self.every}: must be 0 or more")
         self.known = _known_issues(option("known_issues"))
         self.baseline = _baseline(option("baseline"))
+        self.perf = perf.perf_request(config)
+        threshold = perf.threshold(config)
+        self.latency = perf.PerfJudge(self.baseline, threshold) if self.baseline else None
         self.controller = not hasattr(config, "workerinput")
         self.progress = Progress()
         self.started = time.monotonic()
@@ -138,8 +143,10 @@ class NightlyRun:
     # -- what check_verdict asks
 
     def mark(self, record: CaseRecord) -> CaseRecord:
-        """The record with its known-issues mark (before it is journaled)."""
-        return self.known.mark(record) if self.known else record
+        """The record with its known-issues mark and its latency against the baseline
+        (before it is journaled)."""
+        record = self.known.mark(record) if self.known else record
+        return self.latency.judge(record) if self.latency else record
 
     def timeout_for(self, case: Any) -> float | None:
         """A slow-tier case's own time limit (``--slow-timeout``); None: ``--hil-timeout``."""
@@ -151,6 +158,15 @@ class NightlyRun:
         if known and known["status"] == AS_EXPECTED:
             return f"known issue {known['reference']}"
         return self.baseline.excuse(record) if self.baseline else None
+
+    def slower(self, record: CaseRecord) -> tuple[str, str | None] | None:
+        """A confirmed performance regression: (why, the known issue that covers it or
+        None); None when the record is not one."""
+        why = perf.slower(record)
+        if why is None:
+            return None
+        entry = self.known.slowdown_entry(record) if self.known else None
+        return why, (f"known issue {entry.reference}" if entry else None)
 
     def changed(self, record: CaseRecord) -> str | None:
         known = record.known
@@ -291,6 +307,8 @@ class NightlyRun:
             _write(reporter, f"fixed: {case_id}: {old} -> {new}")
         for case_id, old, new in comparison.changed:
             _write(reporter, f"changed: {case_id}: {old} -> {new}")
+        for line in perf.summary_lines(records):
+            _write(reporter, line)
 
 
 def _write(reporter: Any, text: str) -> None:

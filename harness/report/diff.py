@@ -12,6 +12,10 @@ threshold 0.10, i.e. 10 %), when it is present in only one run, or when exactly 
 NaN. The denominator is the larger magnitude, so the measure is symmetric and at most 2; a
 metric moving away from exactly 0 is always a change (an exact match that stopped being exact
 is worth seeing).
+
+Timed runs (``--perf``) also show a case whose median latency moved beyond the threshold of
+``harness.results.latency`` (``max(k * MAD, percent%)``) as a "slower" or "faster" change
+(old and new median in seconds), a backend-only change when the verdict stayed.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.matrix import format_number, natural_key, placement_summary
+from harness.results.latency import IMPROVEMENT, REGRESSION, Threshold, latency_change
 from harness.results.records import CaseRecord
 
 DEFAULT_METRIC_THRESHOLD = 0.10
@@ -32,7 +37,8 @@ DEFAULT_METRIC_THRESHOLD = 0.10
 @dataclass(frozen=True)
 class Change:
     case_id: str
-    kind: str  # "only-old", "only-new", "verdict", "backend", "placement" or "metric"
+    # "only-old", "only-new", "verdict", "backend", "placement", "metric", "slower" or "faster"
+    kind: str
     old: str | float | None
     new: str | float | None
     metric: str = ""  # the metric's name, for kind "metric"
@@ -46,9 +52,11 @@ def diff_records(
     new: list[CaseRecord],
     metric_threshold: float = DEFAULT_METRIC_THRESHOLD,
     key: Callable[[CaseRecord], str] = attrgetter("id"),
+    latency: Threshold | None = None,
 ) -> list[Change]:
-    """Every difference, ordered by case. Records are matched by ``key``, which the changes
-    name: the case id, or ``record_key`` (case and SDK) for runs on several SDKs."""
+    """Every difference, ordered by case (latency beyond ``latency``, default
+    ``Threshold()``). Records are matched by ``key``, which the changes name: the case id, or
+    ``record_key`` (case and SDK) for runs on several SDKs."""
     if not metric_threshold >= 0:
         raise ValueError(f"metric threshold must be >= 0, got {metric_threshold!r}")
     before = {key(record): record for record in old}
@@ -61,6 +69,7 @@ def diff_records(
             changes.append(Change(name, "only-new", None, after[name].verdict))
         else:
             changes += _case_changes(name, before[name], after[name], metric_threshold)
+            changes += _latency_changes(name, before[name], after[name], latency or Threshold())
     return changes
 
 
@@ -79,6 +88,18 @@ def _case_changes(name: str, old: CaseRecord, new: CaseRecord, threshold: float)
         if a is None or b is None or _metric_changed(a, b, threshold):
             changes.append(Change(name, "metric", a, b, metric=metric))
     return changes
+
+
+_LATENCY_KINDS = {REGRESSION: "slower", IMPROVEMENT: "faster"}
+
+
+def _latency_changes(
+    name: str, old: CaseRecord, new: CaseRecord, threshold: Threshold
+) -> list[Change]:
+    moved = latency_change(old.perf, new.perf, threshold)
+    if moved.kind not in _LATENCY_KINDS:
+        return []
+    return [Change(name, _LATENCY_KINDS[moved.kind], moved.old_s, moved.new_s)]
 
 
 @dataclass(frozen=True)

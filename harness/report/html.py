@@ -26,6 +26,7 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.perf_section import perf_html
 from harness.report.real_limits import real_limits_html
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.results.records import CaseRecord
@@ -412,6 +413,7 @@ SECTIONS: list[Callable[[Report], str]] = [
     _sdk_matrix,
     _changes,
     _failures,
+    lambda report: perf_html(report.records),
     lambda report: real_limits_html(report.probes),
     _heat_maps,
     _cards,

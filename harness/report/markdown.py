@@ -24,6 +24,7 @@ from harness.report.matrix import (
     case_facts,
     reference_summary,
 )
+from harness.report.perf_section import perf_markdown
 from harness.report.real_limits import real_limits_markdown
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.results.records import CaseRecord
@@ -265,6 +266,7 @@ SECTIONS: list[Callable[[Report], list[str]]] = [
     _sdk_matrix,
     _changes,
     _failures,
+    lambda report: perf_markdown(report.records, md_escape),
     lambda report: real_limits_markdown(report.probes, md_escape),
     _matrices,
     _cards,

@@ -132,6 +132,7 @@ class Report:
     probes: list[ProbeRecord] = field(default_factory=list)  # ``hil probe``'s bounds
     # Records of several SDKs: per limit, the verdicts side by side (None for one SDK)
     sdk_matrix: SdkMatrix | None = None
+    records: list[CaseRecord] = field(default_factory=list)  # every record, in case-id order
 
 
 def build_report(
@@ -161,6 +162,7 @@ def build_report(
         io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
         unprobed=unprobed_groups(meta.get(UNPROBED_KEY, []), {r.op for r in records}),
         disagreements=[record for record in ordered if record.verdict == DISAGREEMENT],
+        records=ordered,
     )
 
 

@@ -125,10 +125,14 @@ def read_records(
     return list(_latest(path, lambda record: record, allow_empty).values())
 
 
-def read_verdicts(results_dir: str | os.PathLike[str]) -> dict[str, str]:
-    """``record_key`` -> verdict of the last record of each key; raises JournalError. Holds
-    one record at a time, so a baseline of 100,000 records costs its verdicts only."""
-    return _latest(Path(results_dir) / JOURNAL_NAME, attrgetter("verdict"), allow_empty=False)
+def read_verdicts(
+    results_dir: str | os.PathLike[str],
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``record_key`` -> (verdict, perf) of the last record of each key; raises JournalError.
+    Holds one record at a time, so a baseline of 100,000 records costs its verdicts (and
+    timings, where it has them) only."""
+    path = Path(results_dir) / JOURNAL_NAME
+    return _latest(path, attrgetter("verdict", "perf"), allow_empty=False)
 
 
 def _latest(path: Path, value: Callable[[CaseRecord], _T], allow_empty: bool) -> dict[str, _T]:

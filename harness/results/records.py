@@ -80,6 +80,11 @@ class CaseRecord:
     # identity, so that runs on several SDKs share a results directory ("" in journals
     # written before SDKs were told apart).
     sdk: str = ""
+    # Timing on a board (``--perf``; ``harness.targets.timing.timing_record``): "clock",
+    # "runs", "min_s", "median_s", "p90_s", "mad_s", "samples_s", "conditions",
+    # "clocks_changed", "layers"; or {"unavailable": why}. Against a baseline, "baseline": the
+    # judgement (``harness.results.latency``). Empty: not timed.
+    perf: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

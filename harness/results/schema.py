@@ -84,6 +84,21 @@ RECORD_SCHEMA: dict[str, Any] = _record(
                 "unavailable": _mapping(_STRING),
             },
         ),
+        "perf": _record(
+            [],
+            {
+                "unavailable": _STRING,
+                "clock": _STRING,
+                "runs": {"type": "integer"},
+                "warmup": {"type": "integer"},
+                **{name: _NUMBER for name in ("min_s", "median_s", "p90_s", "mad_s")},
+                "samples_s": {"type": "array", "items": _NUMBER},
+                "clocks_changed": _STRINGS,
+                "conditions": _mapping(_mapping(_STRING)),
+                "layers": _OBJECTS,
+                "baseline": {"type": "object"},
+            },
+        ),
         "known": {
             "anyOf": [
                 {"type": "null"},

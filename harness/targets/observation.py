@@ -26,6 +26,10 @@ class Observation:
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     log: str = ""  # build/run log, kept for repro bundles
+    # Timed runs (Job.perf): {"clock", "warmup", "samples_s", "capped", "conditions_before",
+    # "conditions_after", "layers", ...} (``harness.targets.timing.timing_record``), or
+    # {"unavailable": why}; empty when no timing was asked for.
+    perf: dict[str, Any] = field(default_factory=dict)
     # The properties the target that produced this observation can see (Target.observes); a
     # board run that fell back to the simulator carries the simulator's.
     observes: frozenset[str] = frozenset()

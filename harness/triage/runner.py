@@ -12,6 +12,7 @@ from harness.models.builder import OperatorSpec
 from harness.pipeline import GENERIC_JUDGE, CaseExecutor, Recipe
 from harness.results.records import CaseRecord
 from harness.targets.target import Target
+from harness.targets.timing import PerfRequest
 
 
 class ModelRunner:
@@ -26,13 +27,14 @@ class ModelRunner:
         dtype: str,
         judge: Judge = GENERIC_JUDGE,
         recipe: Recipe = lambda job: {},
+        perf: PerfRequest | None = None,
     ) -> None:
         self.results = results
         self.platform = platform
         self.dtype = dtype
         self._models: dict[str, OperatorSpec] = {}  # filled per case; the executor reads it
         self.executor = CaseExecutor(
-            results, backend, models=self._models, judge=judge, recipe=recipe
+            results, backend, models=self._models, judge=judge, recipe=recipe, perf=perf
         )
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:

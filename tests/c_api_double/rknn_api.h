@@ -39,10 +39,15 @@ typedef uint32_t rknn_context;
 typedef uint64_t rknn_context;
 #endif
 
+/* rknn_init flag: collect per-layer times for RKNN_QUERY_PERF_DETAIL. */
+#define RKNN_FLAG_COLLECT_PERF_MASK 0x00000008
+
 typedef enum _rknn_query_cmd {
     RKNN_QUERY_IN_OUT_NUM = 0,
     RKNN_QUERY_INPUT_ATTR = 1,
     RKNN_QUERY_OUTPUT_ATTR = 2,
+    RKNN_QUERY_PERF_DETAIL = 3,
+    RKNN_QUERY_PERF_RUN = 4,
     RKNN_QUERY_SDK_VERSION = 5,
     RKNN_QUERY_NATIVE_INPUT_ATTR = 8,
     RKNN_QUERY_NATIVE_OUTPUT_ATTR = 9
@@ -113,6 +118,15 @@ typedef struct _rknn_tensor_attr {
     uint8_t pass_through;
     uint32_t h_stride;
 } rknn_tensor_attr;
+
+typedef struct _rknn_perf_detail {
+    char *perf_data; /* the runtime's text; owned by the runtime */
+    uint64_t data_len;
+} rknn_perf_detail;
+
+typedef struct _rknn_perf_run {
+    int64_t run_duration; /* microseconds, without setting inputs and outputs */
+} rknn_perf_run;
 
 typedef struct _rknn_sdk_version {
     char api_version[256];

@@ -1,6 +1,7 @@
 /*
  * A test double of the RKNN zero-copy C API, built as librknnmrt.so or librknnrt.so (with
- * -DDOUBLE_CORE_MASK, as only librknnrt exports rknn_set_core_mask).
+ * -DDOUBLE_CORE_MASK, as only librknnrt exports rknn_set_core_mask, and -DDOUBLE_PERF, as only
+ * librknnrt answers RKNN_QUERY_PERF_RUN and RKNN_QUERY_PERF_DETAIL).
  *
  * The "model" is a text descriptor (tests/test_c_runner.py writes them):
  *
@@ -11,6 +12,11 @@
  *   fail init|set_io|run RET [message...]    (RET < 0; the message goes to stderr)
  *   hang init|run
  *   sleep run MS                             (rknn_run takes MS milliseconds, then works)
+ *
+ * With DOUBLE_PERF, RKNN_QUERY_PERF_RUN gives the last rknn_run's duration and
+ * RKNN_QUERY_PERF_DETAIL (rknn_init with RKNN_FLAG_COLLECT_PERF_MASK) a layer table in the
+ * runtime's format: InputOperator per input, one NPU "Add" per output taking the run's time,
+ * OutputOperator per output.
  *
  * Shapes are logical (N, C, H, W for 4-D). Each output computes, per element,
  * 1 + sum_k (k + 2) * in[from[k]], INT8 tensors being affine-quantized ((q - zp) * scale) and
@@ -58,6 +64,9 @@ typedef struct {
     int fail_set_io, fail_run, hang_run; /* 0: behave */
     long sleep_run_ms;
     char fail_message[256];
+    int collect_perf;      /* rknn_init had RKNN_FLAG_COLLECT_PERF_MASK */
+    int64_t last_run_us;   /* the last rknn_run's duration; 0: none yet */
+    char perf_detail[4096];
 } context;
 
 static context g_contexts[MAX_CONTEXTS];
@@ -269,7 +278,6 @@ int rknn_init(rknn_context *context_out, void *model, uint32_t size, uint32_t fl
     context *c;
     char *text;
 
-    (void)flag;
     (void)extend;
     if (!context_out || !model || size == 0)
         return RKNN_ERR_PARAM_INVALID;
@@ -299,6 +307,7 @@ int rknn_init(rknn_context *context_out, void *model, uint32_t size, uint32_t fl
         return fail_init;
     }
     c->used = 1;
+    c->collect_perf = (flag & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
     *context_out = (rknn_context)(slot + 1);
     return RKNN_SUCC;
 }
@@ -404,6 +413,64 @@ static void output_attr(const tensor *t, rknn_tensor_attr *a, int native)
     a->size_with_stride = d[0] * c1 * plane(t) * t->c2 * type_size(t->type);
 }
 
+#ifdef DOUBLE_PERF
+/* The layer table as librknnrt prints it (the columns the harness reads). */
+static void write_detail(context *c)
+{
+    static const char rule[] = "------------------------------------------------------------\n";
+    size_t used = 0, size = sizeof c->perf_detail;
+    uint32_t i;
+
+#define ADD(...) used += (size_t)snprintf(c->perf_detail + used, used < size ? size - used : 0, \
+                                          __VA_ARGS__)
+    ADD("%s%50s\n%s", rule, "Network Layer Information Table", rule);
+    ADD("ID   OpType           DataType Target Time(us)   FullName\n%s", rule);
+    for (i = 0; i < c->n_in; i++)
+        ADD("%-4u InputOperator    FLOAT16  CPU    %-10d InputOperator:%s\n", i + 1, 3,
+            c->in[i].name);
+    for (i = 0; i < c->n_out; i++)
+        ADD("%-4u Add              FLOAT16  NPU    %-10lld Add:%s\n", c->n_in + i + 1,
+            (long long)(c->last_run_us / (c->n_out ? c->n_out : 1)), c->out[i].name);
+    for (i = 0; i < c->n_out; i++)
+        ADD("%-4u OutputOperator   FLOAT16  CPU    %-10d OutputOperator:%s\n",
+            c->n_in + c->n_out + i + 1, 2, c->out[i].name);
+    ADD("%sTotal Operator Elapsed Per Frame Time(us): %lld\n", rule, (long long)c->last_run_us);
+#undef ADD
+}
+
+static int perf_query(context *c, rknn_query_cmd cmd, void *info, uint32_t size)
+{
+    if (cmd == RKNN_QUERY_PERF_RUN) {
+        rknn_perf_run *run = info;
+
+        if (size != sizeof *run || !c->last_run_us)
+            return RKNN_ERR_PARAM_INVALID;
+        run->run_duration = c->last_run_us;
+        return RKNN_SUCC;
+    }
+    {
+        rknn_perf_detail *detail = info;
+
+        if (size != sizeof *detail || !c->collect_perf || !c->last_run_us) {
+            log_error("RKNN_QUERY_PERF_DETAIL needs RKNN_FLAG_COLLECT_PERF_MASK and a run");
+            return RKNN_ERR_PARAM_INVALID;
+        }
+        write_detail(c);
+        detail->perf_data = c->perf_detail;
+        detail->data_len = strlen(c->perf_detail);
+        return RKNN_SUCC;
+    }
+}
+#endif
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int rknn_query(rknn_context ctx, rknn_query_cmd cmd, void *info, uint32_t size)
 {
     context *c = lookup(ctx);
@@ -424,6 +491,10 @@ int rknn_query(rknn_context ctx, rknn_query_cmd cmd, void *info, uint32_t size)
         snprintf(v->drv_version, sizeof v->drv_version, "%s", c->drv);
         return RKNN_SUCC;
     }
+#ifdef DOUBLE_PERF
+    if (cmd == RKNN_QUERY_PERF_RUN || cmd == RKNN_QUERY_PERF_DETAIL)
+        return perf_query(c, cmd, info, size);
+#endif
     if (cmd == RKNN_QUERY_IN_OUT_NUM) {
         rknn_input_output_num *io = info;
 
@@ -648,6 +719,7 @@ static void compute(const context *c, const tensor *o)
 int rknn_run(rknn_context ctx, rknn_run_extend *extend)
 {
     context *c = lookup(ctx);
+    int64_t started = monotonic_us();
     uint32_t i;
 
     (void)extend;
@@ -672,5 +744,8 @@ int rknn_run(rknn_context ctx, rknn_run_extend *extend)
     }
     for (i = 0; i < c->n_out; i++)
         compute(c, &c->out[i]);
+    c->last_run_us = monotonic_us() - started;
+    if (c->last_run_us < 1)
+        c->last_run_us = 1;
     return RKNN_SUCC;
 }

@@ -32,6 +32,7 @@ from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.conversion_feed import ConversionFeed
 from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
@@ -127,10 +128,13 @@ class BoardBackend:
         The batch is converted (on the backend's conversion thread, which may have converted
         it already: ``prefetch``) while the board session opens, then shipped as one tar.
 
-        ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge" or
-        "corrupt-output", which the stand-in runtime acts out on the board.
+        ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge",
+        "corrupt-output", "slow" or "noisy", which the stand-in runtime acts out on the board
+        (besides those its board file lists).
         """
-        faults = dict(test_faults or {})
+        listed = self.runtime.faults  # the stand-in board file's own (TEST ONLY)
+        faults = {r.case_id: listed[r.case_id] for r in requests if r.case_id in listed}
+        faults.update(test_faults or {})
         self._check(requests, faults)
         converting = self._feed.convert(requests)
         self._connect_while_converting()
@@ -192,8 +196,11 @@ class BoardBackend:
                     outcomes[job.id].infra_error = f"board {self.name} is down: {self.down}"
                     yield job.id, outcomes[job.id]
                 return
+            self._pin(session, pending)
             try:
                 for result in session.run(pending, self._started):
+                    if result.perf and session.pinned is not None:
+                        result.perf["pinned"] = session.pinned
                     outcomes[result.id].result = result
                     outcomes[result.id].versions = self._versions(session, result)
                     fruitless = 0
@@ -227,6 +234,12 @@ class BoardBackend:
                 if not session.usable:  # the runner exited after a board-side timeout
                     self._drop()
             pending = [job for job in pending if not _settled(outcomes[job.id])]
+
+    def _pin(self, session: RunnerSession, jobs: list[CaseJob]) -> None:
+        """Pin the NPU clock for the session when a job's timing asks (``--perf-pin-npu``)."""
+        want = next((job.perf["pin_npu"] for job in jobs if job.perf and job.perf["pin_npu"]), "")
+        if want and session.pinned is None:
+            session.pin_npu(npu_devfreq(self.board.platform, self.board.sysroot), want)
 
     def _started(self, job_id: str) -> None:
         if self.on_case_started is not None:
@@ -334,6 +347,7 @@ class BoardBackend:
             observation.infra_error = outcome.infra_error or "no result from the board"
             return observation
         observation.timings.update({f"board_{k}": v for k, v in result.timings.items()})
+        observation.perf = result.perf
         observation.tensors += result.tensors
         observation.versions.update(result.versions)
         if result.log:
@@ -380,6 +394,7 @@ def case_job(
     runtime = rknn_runtime(board)
     data_format = toolkit_calls(request)["inference"]["data_format"]
     files, inputs = runtime.case_files(request, conversion.rknn_path.read_bytes(), data_format)
+    perf = request.perf
     return CaseJob(
         id=job_id,
         files=files,
@@ -388,6 +403,8 @@ def case_job(
         timeout_s=timeout_s,
         core_mask=runtime.core_mask,
         test_fault=test_fault,
+        perf=perf.to_json() if perf else None,
+        conditions=condition_files(board.platform, board.sysroot) if perf else {},
     )
 
 

@@ -88,10 +88,34 @@ def _errors(lines: list[str]) -> list[str]:
     return errors
 
 
+def parse_layer_times(text: str) -> list[dict[str, Any]]:
+    """The runtime's per-layer table (``RKNN_QUERY_PERF_DETAIL``: the layer table with a
+    ``Time(us)`` column, unprefixed): per layer {"id", "op", "name", "full_name", "target",
+    "dtype", "time_us", "io"}, keyed by layer name as the build log's."""
+    layers = []
+    for title, rows in _tables_in(clean_lines(text)):
+        if title != LAYER_TABLE:
+            continue
+        for row in rows:
+            layer = _layer(row)
+            try:
+                time_us = float(row["Time(us)"])
+            except (KeyError, ValueError):
+                continue
+            if layer is not None:
+                keep = ("id", "op", "name", "full_name", "target", "dtype", "io")
+                layers.append({**{key: layer[key] for key in keep}, "time_us": time_us})
+    return layers
+
+
 def _tables(lines: list[str]) -> list[tuple[str, list[dict[str, str]]]]:
-    """The compiler's tables: (title, rows as {header column: cell})."""
+    """The compiler's tables in a build log."""
+    return _tables_in(_compiler_body(lines))
+
+
+def _tables_in(body: list[str]) -> list[tuple[str, list[dict[str, str]]]]:
+    """The tables of ``body`` (lines without log prefixes): (title, rows as {column: cell})."""
     tables: list[tuple[str, list[dict[str, str]]]] = []
-    body = _compiler_body(lines)
     i = 0
     while i < len(body):
         title = body[i].strip()

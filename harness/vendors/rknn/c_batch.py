@@ -7,6 +7,10 @@ case begins, then ``<case>/out/`` (outputs, ``result.json``), ``<case>/stderr.tx
 ``<case>/exit_code`` when it ends. A case's folder is removed on the board once sent, and the
 driver kills its runner and stops as soon as the stream cannot be written (the host is gone).
 
+With timing asked for, a case folder holds ``conditions.txt`` ("NAME<TAB>FILE" lines: the
+board's clocks and temperature); the driver reads those files just before the runner starts
+and just after it ends (``before.txt``, ``after.txt``; ``conditions``).
+
 ``read_stream`` unpacks that stream on the host as it arrives and says when each case starts
 and ends; ``c_runner.read_request`` then turns the case's folder into an ``Observation``. The
 stream is a concatenation of tar archives (one ``tar -cf -`` per step): the reader skips the
@@ -35,20 +39,52 @@ _DRIVER_HEAD = r"""#!/bin/sh
 [ $# -eq 1 ] || { echo "usage: sh run.sh RUNNER" >&2; exit 2; }
 case $1 in /*) runner=$1 ;; *) runner=$PWD/$1 ;; esac
 cd "$(dirname "$0")" || exit 1
+# $1 "NAME<TAB>FILE" lines: each file's first line (or "unreadable") as "NAME<TAB>VALUE".
+hil_conditions() {
+    while IFS='	' read -r name path; do
+        value=
+        read -r value <"$path" 2>/dev/null || [ -n "$value" ] || value=unreadable
+        printf '%s\t%s\n' "$name" "$value"
+    done <"$1"
+}
 hil_case() {
     dir=$1
     shift
+    touch "$dir/conditions.txt" && hil_conditions "$dir/conditions.txt" >"$dir/before.txt"
     (cd "$dir" && exec "$runner" "$@" >stderr.txt 2>&1 </dev/null) &
     pid=$!
     echo "$$ $pid" >"$dir/started"
     tar -cf - "$dir/started" || { kill -9 "$pid"; exit 1; }
     wait "$pid"
     code=$?
+    hil_conditions "$dir/conditions.txt" >"$dir/after.txt"
     mkdir -p "$dir/out" && echo "$code" >"$dir/exit_code" &&
-        tar -cf - "$dir/out" "$dir/stderr.txt" "$dir/exit_code" || exit 1
+        tar -cf - "$dir/out" "$dir/stderr.txt" "$dir/before.txt" "$dir/after.txt" \
+            "$dir/exit_code" || exit 1
     rm -rf -- "$dir"
 }
 """
+
+
+CONDITIONS, BEFORE, AFTER = "conditions.txt", "before.txt", "after.txt"
+
+
+def conditions_file(conditions: Mapping[str, str]) -> bytes:
+    """``conditions.txt`` for the driver: name -> file on the board."""
+    if any("\t" in text or "\n" in text for pair in conditions.items() for text in pair):
+        raise ValueError(f"condition names and files hold no tabs or newlines: {conditions}")
+    return "".join(f"{name}\t{path}\n" for name, path in conditions.items()).encode()
+
+
+def conditions(folder: Path) -> dict[str, dict[str, str]]:
+    """The readings of a finished case folder: {"before": {name: value}, "after": ...}; empty
+    when the case read none."""
+    found = {}
+    for when, name in (("before", BEFORE), ("after", AFTER)):
+        path = folder / name
+        lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
+        found[when] = dict(line.split("\t", 1) for line in lines if "\t" in line)
+    return found if any(found.values()) else {}
 
 
 class StreamError(ValueError):

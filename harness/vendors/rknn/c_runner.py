@@ -16,7 +16,7 @@ import json
 import math
 import shlex
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import numpy as np
 
 from harness.targets.observation import Observation
 from harness.vendors.rknn import BOARD_FILES, QUERIED_TENSOR
+from harness.vendors.rknn.buildlog import parse_layer_times
 from harness.vendors.rknn.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
 
 RUNNER_SOURCE = BOARD_FILES / "c-runner"
@@ -140,14 +141,24 @@ class RunnerRequest:
     outputs: str = "out"
 
     def argv(
-        self, runner: str, *, core_mask: int | None = None, timeout_ms: int | None = None
+        self,
+        runner: str,
+        *,
+        core_mask: int | None = None,
+        timeout_ms: int | None = None,
+        perf: Mapping[str, Any] | None = None,
     ) -> list[str]:
-        """The runner's command line, paths relative to ``directory``."""
+        """The runner's command line, paths relative to ``directory``; ``perf``: a
+        ``PerfRequest.to_json()`` (timed runs, and the per-layer table if it asks)."""
         argv = [runner, self.model, self.inputs, self.outputs]
         if core_mask is not None:
             argv += ["--core-mask", str(core_mask)]
         if timeout_ms is not None:
             argv += ["--timeout-ms", str(timeout_ms)]
+        if perf:
+            cap_ms = max(1, round(float(perf["cap_s"]) * 1000))
+            argv += ["--perf", f"{perf['warmup']},{perf['runs']},{cap_ms}"]
+            argv += ["--layers-perf"] if perf.get("layers") else []
         return argv
 
 
@@ -220,6 +231,7 @@ def observation_from_run(
             observation.versions = _versions(result)
             observation.timings = _timings(result)
             observation.tensors = _tensors(result)
+            observation.perf = _perf(result)
         except (RunnerOutputError, KeyError, TypeError, ValueError) as exc:
             observation.infra_error = f"runner sidecar malformed: {exc!r}"
             return observation
@@ -291,6 +303,25 @@ def _timings(result: dict[str, Any]) -> dict[str, float]:
     if not isinstance(timings, dict):
         return {}
     return {f"{k}_s": v / 1e6 for k, v in timings.items() if isinstance(v, (int, float))}
+
+
+def _perf(result: dict[str, Any]) -> dict[str, Any]:
+    """The timed runs (``Observation.perf``): clock, samples in seconds, the layer table."""
+    perf = result.get("perf")
+    if not isinstance(perf, dict) or not perf.get("samples_us"):
+        return {}
+    samples = [float(us) / 1e6 for us in perf["samples_us"]]
+    timing: dict[str, Any] = {
+        "clock": str(perf["clock"]),
+        "warmup": int(perf["warmup"]),
+        "samples_s": samples,
+        "capped": len(samples) < int(perf["runs"]),
+    }
+    if isinstance(perf.get("detail"), str):
+        timing["layers"] = parse_layer_times(perf["detail"])
+    elif "no_detail" in perf:
+        timing["layers_unavailable"] = str(perf["no_detail"])
+    return timing
 
 
 def _tensors(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -26,7 +26,15 @@ from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy
 from harness.boards.transport import BoardConnectionError
 from harness.targets.observation import Observation
-from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
+from harness.vendors.rknn.c_batch import (
+    CONDITIONS,
+    BatchCase,
+    StreamError,
+    batch_files,
+    conditions,
+    conditions_file,
+    read_stream,
+)
 from harness.vendors.rknn.c_runner import (
     RUNNER_BINARY,
     RunnerRequest,
@@ -137,6 +145,10 @@ class CRunnerSession(RunnerSession):
                         on_started(job.id)
                     continue
                 observation = read_request(RunnerRequest(Path(folder, job.id)), self.board.name)
+                readings = conditions(Path(folder, job.id))
+                if observation.perf and readings:
+                    observation.perf["conditions_before"] = readings["before"]
+                    observation.perf["conditions_after"] = readings["after"]
                 del by_id[job.id]
                 self.in_flight, self.pids = None, []
                 yield _case_result(job, observation, time.monotonic() - started)
@@ -163,8 +175,12 @@ class CRunnerSession(RunnerSession):
 def _batch_case(job: CaseJob) -> BatchCase:
     mask = None if job.core_mask == "auto" else core_mask_value(job.core_mask)
     timeout_ms = max(1, round(job.timeout_s * 1000))
-    args = RunnerRequest(Path(job.id)).argv("", core_mask=mask, timeout_ms=timeout_ms)[1:]
-    return BatchCase(job.id, job.files, args)
+    request = RunnerRequest(Path(job.id))
+    args = request.argv("", core_mask=mask, timeout_ms=timeout_ms, perf=job.perf)[1:]
+    files = (
+        {**job.files, CONDITIONS: conditions_file(job.conditions)} if job.conditions else job.files
+    )
+    return BatchCase(job.id, files, args)
 
 
 def _case_result(job: CaseJob, observation: Observation, seconds: float) -> CaseResult:
@@ -191,4 +207,5 @@ def _case_result(job: CaseJob, observation: Observation, seconds: float) -> Case
             if name in ("hil_c_runner", "rknn_driver")
         },
         log=observation.log,
+        perf=observation.perf,
     )

@@ -45,6 +45,7 @@ from harness.boards.transport import (
     shell_command,
 )
 from harness.vendors.rknn import BOARD_FILES
+from harness.vendors.rknn.conditions import PIN, RESTORE
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ class CaseJob:
     timeout_s: float
     core_mask: str
     test_fault: str | None = None
+    perf: dict[str, Any] | None = None  # PerfRequest.to_json(): time the case too
+    conditions: dict[str, str] = field(default_factory=dict)  # name -> file read around timing
 
     def header(self) -> dict[str, Any]:
         return {
@@ -115,6 +118,8 @@ class CaseJob:
             "timeout_s": self.timeout_s,
             "core_mask": self.core_mask,
             "test_fault": self.test_fault,
+            "perf": self.perf,
+            "conditions": self.conditions,
         }
 
 
@@ -131,6 +136,7 @@ class CaseResult:
     tensors: list[dict[str, Any]] = field(default_factory=list)  # as the runtime reports them
     versions: dict[str, str] = field(default_factory=dict)
     log: str = ""  # what the runner printed for this case
+    perf: dict[str, Any] = field(default_factory=dict)  # the timed runs (Observation.perf)
 
 
 class _Eof(Exception):
@@ -185,6 +191,10 @@ class RunnerSession:
         self._stderr = bytearray()
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
+        # The NPU clock pinned for this session (``pin_npu``): {"npu_freq", "how"} or
+        # {"refused": why}; None: not asked. ``_restore``: RESTORE's arguments.
+        self.pinned: dict[str, str] | None = None
+        self._restore: list[str] = []
 
     # -- start -------------------------------------------------------------------------------
 
@@ -453,6 +463,44 @@ class RunnerSession:
         if self._stream is not None:
             self._stream.close()
 
+    # -- the NPU clock ------------------------------------------------------------------------
+
+    def pin_npu(self, folder: str | None, want: str) -> None:
+        """Pin the NPU's devfreq ``folder`` to ``want`` (Hz or "max") until ``close``; what
+        happened is ``pinned`` (a board that does not allow it says why, and runs as it is)."""
+        assert self.transport is not None
+        if folder is None:
+            self.pinned = {"refused": f"no NPU devfreq folder known for {self.board.platform}"}
+            return
+        argv = ["sh", "-c", PIN, "sh", folder, want]
+        try:
+            done = self.transport.run(shell_command(argv), timeout=30)
+        except BoardError as exc:
+            self.pinned = {"refused": str(exc)}
+            return
+        lines = done.stdout.decode(errors="replace").split("\n")
+        saved, pinned = lines[0].split(), (lines[1].split() if len(lines) > 1 else [])
+        if len(saved) == 3:  # from here on, close() puts the clock back even if pinning failed
+            self._restore = [folder, *saved]
+        if done.status != 0 or len(pinned) != 2:
+            why = done.stderr.decode(errors="replace").strip() or f"exit status {done.status}"
+            self.pinned = {"refused": why}
+            return
+        self.pinned = {"npu_freq": pinned[0], "how": pinned[1]}
+        log.info("board %s: NPU pinned at %s Hz (%s)", self.board.name, *pinned)
+
+    def _unpin(self) -> None:
+        assert self.transport is not None
+        if not self._restore:
+            return
+        try:
+            done = self.transport.run(shell_command(["sh", "-c", RESTORE, "sh", *self._restore]))
+            if done.status != 0:
+                log.warning("board %s: NPU clock not restored", self.board.name)
+        except BoardError as exc:
+            log.warning("board %s: NPU clock not restored: %s", self.board.name, exc)
+        self._restore = []
+
     # -- end ---------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -464,6 +512,7 @@ class RunnerSession:
         if self._stream is not None and not self._stream.closed:
             self._stop_runner()
         if self.transport is not None:
+            self._unpin()
             self._clean_board()
             self.transport.close()
             self.transport = None
@@ -530,6 +579,7 @@ def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
         runtime_version=_shown(frame.get("runtime_version", "")),
         core_mask=_shown(frame.get("core_mask", "")),
         timings={_shown(name): float(value) for name, value in timings.items()},
+        perf=frame["perf"] if isinstance(frame.get("perf"), dict) else {},
     )
     if result.status != "ok":
         return result

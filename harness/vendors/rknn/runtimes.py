@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -49,6 +49,8 @@ class RknnRuntime:
     # What the runner reports beyond the outputs decides which properties a board observes.
     observes: ClassVar[frozenset[str]] = PYTHON_RUNNER_OBSERVES
     core_mask: str = "auto"
+    # TEST ONLY (the stand-in's board-file ``test_faults``): case id -> the fault it acts out
+    faults: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls: type[_R], path: Path, document: Mapping[str, Any]) -> _R:
@@ -125,6 +127,18 @@ class StandIn(RknnRuntime):
     name = "simulator-stand-in"
     software = "the simulator stand-in"
     test_faults = True
+    keys: ClassVar[Mapping[str, Any]] = {
+        **RknnRuntime.keys,
+        # case id -> a fault the stand-in acts out for it (the runner's TEST_FAULTS)
+        "test_faults": {
+            "type": "object",
+            "additionalProperties": {"enum": list(runner_module().TEST_FAULTS)},
+        },
+    }
+
+    @classmethod
+    def _fields(cls, path: Path, platform: str, own: Mapping[str, Any]) -> dict[str, Any]:
+        return {**super()._fields(path, platform, own), "faults": dict(own.get("test_faults", {}))}
 
     def case_files(
         self, job: Job, model: bytes, data_format: str

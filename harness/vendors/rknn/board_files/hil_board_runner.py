@@ -21,17 +21,28 @@ the JSON header, length of the payload), the UTF-8 JSON header, then the payload
     host -> runner  {"type": "exit"}   (or just closing stdin)
 
 A case is {"id", "dir" (folder in the tar), "model", "inputs" (.npy names), "data_format",
-"timeout_s", "core_mask", "test_fault"}. Every case runs under a board-side deadline: when it
-passes, the runner reports "timeout" for that case and exits (a hung NPU call cannot be
-interrupted); the harness starts a new runner. A watchdog also ends the runner when its SSH
+"timeout_s", "core_mask", "test_fault", "perf", "conditions"}. With "perf" ({"warmup", "runs",
+"cap_s"}) the first inference (whose outputs are sent) is followed by warm-up runs and timed
+runs, wall clock around ``inference`` (``timed_runs``), stopping once "cap_s" seconds went into
+timed runs;
+"conditions" (name -> file, e.g. the NPU's devfreq cur_freq) are read before the warm-up and
+after the timed runs. The result's "perf" holds the samples and both readings.
+
+Every case runs under a board-side deadline: when it passes, the runner reports "timeout"
+for that case and exits (a hung NPU call cannot be interrupted); the harness starts a new
+runner. A watchdog also ends the runner when its SSH
 session goes away (parent process gone) or when the host has been silent for --idle-timeout.
 
 Runtimes: "rknnlite" is rknn-toolkit-lite2's RKNNLite. "simulator-stand-in" is for tests only:
 the same interface in front of rknn-toolkit2's simulator, which cannot simulate a loaded .rknn,
 so it builds the ONNX model shipped next to it (build.json holds the toolkit calls). Only the
 stand-in honours a case's "test_fault": "hang" (inference never returns), "wedge" (the whole
-runner is stopped with SIGSTOP, so only the host-side timeout can notice) and
-"corrupt-output" (an output byte is flipped after its checksum was taken).
+runner is stopped with SIGSTOP, so only the host-side timeout can notice),
+"corrupt-output" (an output byte is flipped after its checksum was taken), "slow" (timed
+inference takes twice as long) and "noisy" (each timed inference takes +-10% at random). The
+stand-in's timed inference is a simulated NPU latency: it sleeps that long and reports it as
+its own clock (the simulator's speed says nothing about an NPU, and a sleep's wall time follows
+the host's load), so timing tests hold on a busy machine.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ import io
 import json
 import os
 import platform
+import random
 import shutil
 import signal
 import struct
@@ -56,7 +68,11 @@ import numpy as np
 PROTOCOL = 1
 FRAME = struct.Struct(">II")
 MAX_HEADER = 16 * 2**20
-TEST_FAULTS = ("hang", "wedge", "corrupt-output")
+TEST_FAULTS = ("hang", "wedge", "corrupt-output", "slow", "noisy")
+# The stand-in's simulated NPU latency: a base plus a share per byte of the ONNX model.
+STAND_IN_LATENCY_S = 0.004
+STAND_IN_LATENCY_PER_BYTE_S = 2e-9
+SLOWDOWN = {"slow": (2.0, 2.0), "noisy": (0.9, 1.1)}  # test fault -> factor drawn uniformly
 STAND_IN = "simulator-stand-in"
 BUILD_FILE = "build.json"
 CORE_MASKS = {
@@ -111,6 +127,10 @@ class SimulatorStandIn:
         self._rknn_class = RKNN
         self._rknn = None
         self._folder = ""
+        self._outputs = None  # the first inference's, returned by the timed ones
+        self._latency_s = STAND_IN_LATENCY_S
+        # The runtime's own clock (see timed_runs): the NPU time the last run simulated.
+        self.run_duration_s = None
         self.test_fault = None
 
     def load_rknn(self, path: str) -> int:
@@ -122,6 +142,8 @@ class SimulatorStandIn:
             calls = json.load(f)
         rknn = self._rknn = self._rknn_class(**{**calls["RKNN"], "verbose": False})
         rknn.config(**calls["config"])
+        onnx = self._files(calls["load_onnx"], "model")["model"]
+        self._latency_s += STAND_IN_LATENCY_PER_BYTE_S * os.path.getsize(onnx)
         ret = rknn.load_onnx(**self._files(calls["load_onnx"], "model"))
         ret = ret or rknn.build(**self._files(calls["build"], "dataset"))
         return ret or rknn.init_runtime()
@@ -138,7 +160,13 @@ class SimulatorStandIn:
                 time.sleep(60)
         if self.test_fault == "wedge":
             os.kill(os.getpid(), signal.SIGSTOP)
-        return self._rknn.inference(inputs=inputs, data_format=data_format)
+        if self._outputs is not None:  # a timed run: the simulated NPU latency
+            low, high = SLOWDOWN.get(self.test_fault, (1.0, 1.0))
+            self.run_duration_s = self._latency_s * random.uniform(low, high)
+            time.sleep(self.run_duration_s)
+            return self._outputs
+        self._outputs = self._rknn.inference(inputs=inputs, data_format=data_format)
+        return self._outputs
 
     def get_sdk_version(self) -> str:
         return f"simulator stand-in (rknn-toolkit2 {_distribution_version('rknn-toolkit2')})"
@@ -280,6 +308,8 @@ class Runner:
             timings["inference_s"] = time.perf_counter() - started
             if outputs is None:
                 raise RuntimeError("inference returned None")
+            if case.get("perf"):
+                result["perf"] = timed_runs(runtime, inputs, case, case["perf"])
             if self.sdk_version is None:
                 self.sdk_version = _sdk_version(runtime)
             result.update(status="ok", runtime_version=self.sdk_version)
@@ -306,6 +336,58 @@ class Runner:
                 middle = len(payload) - 1
                 payload = payload[:middle] + bytes([payload[middle] ^ 0xFF])
         self.send(result, payload)
+
+
+def timed_runs(runtime, inputs: list, case: dict, perf: dict) -> dict:
+    """Warm-up runs, then timed runs until "runs" are done or "cap_s" seconds went into them;
+    the conditions read before and after.
+
+    Each run is timed by the wall clock around ``inference``, unless the runtime keeps its own
+    measurement of the last run (``run_duration_s``, as the stand-in does with the NPU time it
+    simulates, so that a loaded host does not move it): then by that ("clock": "simulated").
+    """
+    conditions = case.get("conditions") or {}
+    before = read_conditions(conditions)
+    for _ in range(int(perf["warmup"])):
+        runtime.inference(inputs=inputs, data_format=case["data_format"])
+    samples = []
+    spent = 0.0
+    clock = "wall"
+    while len(samples) < int(perf["runs"]) and spent < float(perf["cap_s"]):
+        started = time.perf_counter()
+        runtime.inference(inputs=inputs, data_format=case["data_format"])
+        wall = time.perf_counter() - started
+        spent += wall
+        own = getattr(runtime, "run_duration_s", None)
+        if not samples and own is not None:  # decided on the first run: one clock per case
+            clock = "simulated"
+        samples.append(own if clock == "simulated" else wall)
+    timing = {
+        "clock": clock,
+        "warmup": int(perf["warmup"]),
+        "samples_s": samples,
+        "capped": len(samples) < int(perf["runs"]),
+        "conditions_before": before,
+        "conditions_after": read_conditions(conditions),
+    }
+    if perf.get("layers"):
+        timing["layers_unavailable"] = (
+            "rknn-toolkit-lite2 exposes no per-layer times; the C runner queries them "
+            "(runtime c-runner)"
+        )
+    return timing
+
+
+def read_conditions(files: dict) -> dict:
+    """name -> the file's text (first line), or "unreadable"."""
+    values = {}
+    for name, path in files.items():
+        try:
+            with open(path) as f:
+                values[name] = f.readline().strip()[:200]
+        except (OSError, UnicodeDecodeError):
+            values[name] = "unreadable"
+    return values
 
 
 def _check(call: str, ret) -> None:

@@ -28,7 +28,9 @@
 #include "rknn_api.h"
 #include "runner.h"
 
-#define USAGE "hil_c_runner MODEL.rknn INPUT_DIR OUTPUT_DIR [--core-mask N] [--timeout-ms N]"
+#define USAGE                                                                                  \
+    "hil_c_runner MODEL.rknn INPUT_DIR OUTPUT_DIR [--core-mask N] [--timeout-ms N] "             \
+    "[--perf WARMUP,RUNS,CAP_MS [--layers-perf]]"
 #define DEFAULT_TIMEOUT_MS 60000L
 
 /* Read by the SIGALRM handler, so kept outside run_state. */
@@ -146,10 +148,32 @@ static int parse_number(const char *text, long max, long *value)
     return 0;
 }
 
+/* "WARMUP,RUNS,CAP_MS": untimed runs, timed runs (at least 1), milliseconds they may take. */
+static int perf_option(run_state *r, const char *text)
+{
+    char copy[64], *cap, *runs;
+
+    snprintf(copy, sizeof copy, "%s", text);
+    runs = strchr(copy, ',');
+    cap = runs ? strchr(runs + 1, ',') : NULL;
+    if (runs)
+        *runs++ = '\0';
+    if (cap)
+        *cap++ = '\0';
+    if (!cap || parse_number(copy, 100000L, &r->perf_warmup) ||
+        parse_number(runs, 100000L, &r->perf_runs) || r->perf_runs < 1 ||
+        parse_number(cap, 86400000L, &r->perf_cap_ms) || r->perf_cap_ms < 1)
+        return fail(r, EXIT_USAGE, 0, "--perf wants WARMUP,RUNS,CAP_MS (RUNS, CAP_MS >= 1), got '%s'",
+                    text);
+    return 0;
+}
+
 static int option(run_state *r, const char *name, const char *text)
 {
     if (!text)
         return fail(r, EXIT_USAGE, 0, "%s needs a value", name);
+    if (strcmp(name, "--perf") == 0)
+        return perf_option(r, text);
     if (strcmp(name, "--timeout-ms") == 0) {
         if (parse_number(text, 86400000L, &r->timeout_ms))
             return fail(r, EXIT_USAGE, 0, "--timeout-ms wants 0..86400000 (0: none), got '%s'",
@@ -184,7 +208,12 @@ static int parse_args(run_state *r, int argc, char **argv)
             continue;
         }
         snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-        if (strcmp(name, "--timeout-ms") != 0 && strcmp(name, "--core-mask") != 0)
+        if (strcmp(arg, "--layers-perf") == 0) {
+            r->layers_perf = 1;
+            continue;
+        }
+        if (strcmp(name, "--timeout-ms") != 0 && strcmp(name, "--core-mask") != 0 &&
+            strcmp(name, "--perf") != 0)
             return fail(r, EXIT_USAGE, 0, "unknown option '%s'", arg);
         if (option(r, name, eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL)))
             return r->code;
@@ -192,6 +221,8 @@ static int parse_args(run_state *r, int argc, char **argv)
     if (n != 3)
         return fail(r, EXIT_USAGE, 0, "expected MODEL.rknn INPUT_DIR OUTPUT_DIR, got %d of them",
                     n);
+    if (r->layers_perf && r->perf_runs == 0)
+        return fail(r, EXIT_USAGE, 0, "--layers-perf needs --perf");
     r->model_path = positional[0];
     r->input_dir = positional[1];
     r->output_dir = positional[2];
@@ -239,6 +270,17 @@ static int read_model(run_state *r)
     return 0;
 }
 
+/* The runtime collects per-layer times only when asked at rknn_init; librknnmrt cannot. */
+static uint32_t init_flags(const run_state *r)
+{
+#ifdef HIL_HAVE_PERF_QUERY
+    return r->perf_runs > 0 ? RKNN_FLAG_COLLECT_PERF_MASK : 0;
+#else
+    (void)r;
+    return 0;
+#endif
+}
+
 static int load(run_state *r)
 {
     int64_t t0;
@@ -248,7 +290,7 @@ static int load(run_state *r)
         return r->code;
     enter(r, "init");
     t0 = now_us();
-    ret = rknn_init(&r->ctx, r->model, (uint32_t)r->model_size, 0, NULL);
+    ret = rknn_init(&r->ctx, r->model, (uint32_t)r->model_size, init_flags(r), NULL);
     r->t_init = now_us() - t0;
     if (ret < 0) {
         /* These say the file or the device is unusable, not that the model was refused. */
@@ -511,6 +553,89 @@ static int write_outputs(run_state *r)
     return 0;
 }
 
+/* One timed run: the runtime's own duration where it offers RKNN_QUERY_PERF_RUN (decided on
+ * the first run, so that one run never mixes clocks), else the wall clock around rknn_run. */
+static int timed_run(run_state *r, int64_t *us)
+{
+    int64_t t0 = now_us();
+    int ret = rknn_run(r->ctx, NULL);
+
+    *us = now_us() - t0;
+    if (ret < 0)
+        return fail(r, EXIT_RUN, ret, "timed rknn_run returned %d (%s)", ret, ret_name(ret));
+#ifdef HIL_HAVE_PERF_QUERY
+    if (strcmp(r->clock, "wall") != 0) {
+        rknn_perf_run run;
+
+        memset(&run, 0, sizeof run);
+        if (rknn_query(r->ctx, RKNN_QUERY_PERF_RUN, &run, sizeof run) == RKNN_SUCC &&
+            run.run_duration > 0) {
+            r->clock = "rknn_perf_run";
+            *us = run.run_duration;
+        } else if (r->n_samples == 0) {
+            r->clock = "wall";
+        } else {
+            return fail(r, EXIT_RUN, 0, "RKNN_QUERY_PERF_RUN failed after earlier runs");
+        }
+    }
+#endif
+    return 0;
+}
+
+static void layer_table(run_state *r)
+{
+#ifdef HIL_HAVE_PERF_QUERY
+    rknn_perf_detail detail;
+    int ret;
+
+    memset(&detail, 0, sizeof detail);
+    ret = rknn_query(r->ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof detail);
+    if (ret != RKNN_SUCC || !detail.perf_data) {
+        r->no_detail = "RKNN_QUERY_PERF_DETAIL failed";
+        return;
+    }
+    r->perf_detail = malloc((size_t)detail.data_len + 1);
+    if (!r->perf_detail) {
+        r->no_detail = "out of memory for the per-layer table";
+        return;
+    }
+    memcpy(r->perf_detail, detail.perf_data, (size_t)detail.data_len);
+    r->perf_detail[detail.data_len] = '\0';
+#else
+    r->no_detail = "built without RKNN_QUERY_PERF_DETAIL (librknnmrt lacks it)";
+#endif
+}
+
+/* --perf: warm-up runs, then timed runs until RUNS are done or CAP_MS went into them. */
+static int time_runs(run_state *r)
+{
+    int64_t spent = 0, us;
+    long i;
+
+    enter(r, "perf");
+    r->samples = calloc((size_t)r->perf_runs, sizeof *r->samples);
+    if (!r->samples)
+        return fail(r, EXIT_IO, 0, "out of memory for %ld samples", r->perf_runs);
+    for (i = 0; i < r->perf_warmup; i++) {
+        int ret = rknn_run(r->ctx, NULL);
+
+        if (ret < 0)
+            return fail(r, EXIT_RUN, ret, "warm-up rknn_run returned %d (%s)", ret,
+                        ret_name(ret));
+    }
+    while (r->n_samples < r->perf_runs && spent < (int64_t)r->perf_cap_ms * 1000) {
+        int64_t t0 = now_us();
+
+        if (timed_run(r, &us))
+            return r->code;
+        r->samples[r->n_samples++] = us;
+        spent += now_us() - t0;
+    }
+    if (r->layers_perf)
+        layer_table(r);
+    return 0;
+}
+
 /* Mems before the context, as the vendor samples do; failures here only warn. */
 static void release(run_state *r)
 {
@@ -546,6 +671,11 @@ int main(int argc, char **argv)
     r.timeout_ms = DEFAULT_TIMEOUT_MS;
     r.t_init = r.t_query = r.t_set_io = r.t_run = -1;
     r.t_start = now_us();
+#ifdef HIL_HAVE_PERF_QUERY
+    r.clock = "undecided"; /* the first timed run tries RKNN_QUERY_PERF_RUN */
+#else
+    r.clock = "wall";
+#endif
     enter(&r, "args");
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
         printf("usage: %s\n", USAGE);
@@ -564,8 +694,8 @@ int main(int argc, char **argv)
 
             if (bind_inputs(&r) == 0 && bind_outputs(&r) == 0) {
                 r.t_set_io = now_us() - t0;
-                if (run(&r) == 0)
-                    write_outputs(&r);
+                if (run(&r) == 0 && write_outputs(&r) == 0 && r.perf_runs > 0)
+                    time_runs(&r);
             }
         }
     }
@@ -579,5 +709,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hil_c_runner: %s: %s\n", r.stage, r.message);
     free(r.in);
     free(r.out);
+    free(r.samples);
+    free(r.perf_detail);
     return r.code;
 }

@@ -132,6 +132,26 @@ static void write_timing(json_writer *w, const char *key, int64_t us)
         json_int(w, key, us);
 }
 
+/* --perf: the clock, the timed runs in microseconds, the per-layer table if asked for. */
+static void write_perf(json_writer *w, const run_state *r)
+{
+    long i;
+
+    json_object(w, "perf");
+    json_string(w, "clock", r->clock);
+    json_int(w, "warmup", r->perf_warmup);
+    json_int(w, "runs", r->perf_runs);
+    json_array(w, "samples_us");
+    for (i = 0; i < r->n_samples; i++)
+        json_int(w, NULL, r->samples[i]);
+    json_end(w);
+    if (r->perf_detail)
+        json_string(w, "detail", r->perf_detail);
+    else if (r->layers_perf && r->no_detail)
+        json_string(w, "no_detail", r->no_detail);
+    json_end(w);
+}
+
 /* OUTPUT_DIR/result.json, replaced atomically so a reader never sees half of it. */
 int write_result(const run_state *r, const char *status)
 {
@@ -177,6 +197,8 @@ int write_result(const run_state *r, const char *status)
     write_timing(&w, "run", r->t_run);
     write_timing(&w, "total", now_us() - r->t_start);
     json_end(&w);
+    if (r->perf_runs > 0)
+        write_perf(&w, r);
     json_end(&w);
     fputc('\n', f);
     ok = json_ok(&w);

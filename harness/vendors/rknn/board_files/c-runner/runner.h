@@ -49,6 +49,14 @@ typedef struct {
     int code, rknn_ret;
     char message[768];
     int64_t t_init, t_query, t_set_io, t_run, t_start;
+    /* --perf WARMUP,RUNS,CAP_MS: timed runs after the first; perf_runs 0: not asked */
+    long perf_warmup, perf_runs, perf_cap_ms;
+    int layers_perf;       /* --layers-perf: the runtime's per-layer table after the runs */
+    int64_t *samples;      /* microseconds, n_samples of them */
+    long n_samples;
+    const char *clock;     /* "rknn_perf_run" (the runtime's own) or "wall" */
+    char *perf_detail;     /* RKNN_QUERY_PERF_DETAIL's text, copied; NULL: none */
+    const char *no_detail; /* why there is no per-layer table, when asked for */
 } run_state;
 
 int64_t now_us(void);
