@@ -275,7 +275,7 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    return [check(board) for board in _platform_boards(config)]
+    return [check(board, sdk=_sdks(config)[0]) for board in _platform_boards(config)]
 
 
 def _platform_boards(config: pytest.Config) -> list[Board]:
@@ -423,7 +423,10 @@ def _board(config: pytest.Config) -> Board | None:
     worker = getattr(config, "workerinput", {}).get("workerid")
     try:
         board, selection = select_board(
-            boards, worker, require=mode == "board" or config.getoption("require_board")
+            boards,
+            worker,
+            require=mode == "board" or config.getoption("require_board"),
+            sdk=_sdks(config)[0],
         )
     except NoBoardError as exc:
         raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None

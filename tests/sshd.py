@@ -177,21 +177,48 @@ def _name(process: psutil.Process) -> str:
         return ""
 
 
-def write_sysroot(root: Path, compatible: str = "rockchip,rk3562-evb\0rockchip,rk3562\0") -> Path:
-    """A fake board filesystem for discovery: device tree, NPU driver and runtime library."""
+RUNTIME_LIBRARY = "2.3.2 (429f97ae6b@2025-04-09T09:09:27)"
+
+
+def write_sysroot(
+    root: Path,
+    compatible: str = "rockchip,rk3562-evb\0rockchip,rk3562\0",
+    runtime: str = RUNTIME_LIBRARY,
+    driver: str = "0.9.8",
+) -> Path:
+    """A fake board filesystem for discovery: device tree, NPU driver and runtime library
+    (``runtime``: the version its librknnrt reports, an older one for the version check)."""
     (root / "proc/device-tree").mkdir(parents=True, exist_ok=True)
     (root / "proc/device-tree/compatible").write_bytes(compatible.encode())
     (root / "sys/kernel/debug/rknpu").mkdir(parents=True, exist_ok=True)
-    (root / "sys/kernel/debug/rknpu/version").write_text("RKNPU driver: v0.9.8\n")
+    (root / "sys/kernel/debug/rknpu/version").write_text(f"RKNPU driver: v{driver}\n")
     (root / "usr/lib").mkdir(parents=True, exist_ok=True)
     (root / "usr/lib/librknnrt.so").write_bytes(
         b"\x7fELF\x02\x01\x01"
         + bytes(64)
-        + b"librknnrt version: 2.3.2 (429f97ae6b@2025-04-09T09:09:27)"
+        + f"librknnrt version: {runtime}".encode()
         + bytes(16)
         + b"other strings\x00"
     )
     return root
+
+
+def write_rknn_server(root: Path, version: str, started: int | None = None) -> None:
+    """An rknn_server binary of ``version`` in the fake board filesystem ``root`` and, with
+    ``started`` (seconds since the epoch), a running rknn_server process in its /proc."""
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr/bin/rknn_server").write_bytes(
+        b"\x7fELF" + bytes(32) + f"rknn_server version: {version}".encode() + bytes(8)
+    )
+    if started is None:
+        return
+    boot = started - 1000
+    (root / "proc/stat").write_text(f"cpu  1 2 3 4\nbtime {boot}\nprocesses 99\n")
+    process = root / "proc/4242"
+    process.mkdir(parents=True, exist_ok=True)
+    (process / "comm").write_text("rknn_server\n")
+    fields = ["S", *["0"] * 18, str(1000 * 100), "0"]  # field 22: start, in ticks since boot
+    (process / "stat").write_text(f"4242 (rknn_server) {' '.join(fields)}\n")
 
 
 def onnx_model(op: str = "Relu", shape: tuple[int, ...] = (1, 3, 4, 4), inputs: int = 1) -> bytes:

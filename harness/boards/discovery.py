@@ -44,6 +44,32 @@ for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
         break
     fi
 done
+echo @@runtime_mtime
+for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
+    if [ -r "$root/$f" ]; then
+        stat -c %Y "$root/$f" 2>/dev/null || date -r "$root/$f" +%s
+        break
+    fi
+done
+echo @@server
+for f in usr/bin/rknn_server vendor/bin/rknn_server oem/usr/bin/rknn_server; do
+    if [ -r "$root/$f" ]; then
+        { strings "$root/$f" 2>/dev/null || grep -a -o -E 'rknn_server version[^"]*' "$root/$f"; } \
+            | grep -m 1 -E 'rknn_server version'
+        break
+    fi
+done
+echo @@server_started
+for p in "$root"/proc/[0-9]*; do
+    if [ "$(cat "$p/comm" 2>/dev/null)" = rknn_server ]; then
+        # start: boot time + field 22 of its stat (clock ticks since boot)
+        btime=$(sed -n 's/^btime //p' "$root/proc/stat" 2>/dev/null)
+        ticks=$(sed 's/.*) //' "$p/stat" 2>/dev/null | cut -d ' ' -f 20)
+        hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+        [ -n "$btime" ] && [ -n "$ticks" ] && echo $((btime + ticks / hz))
+        break
+    fi
+done
 echo @@python
 "$2" -c "$4" 2>/dev/null
 echo @@disk
@@ -101,6 +127,9 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
         "compatible": compatible,
         "npu_driver": _driver(sections.get("driver", [])),
         "runtime_library": _runtime(sections.get("runtime", [])),
+        "runtime_library_mtime": _epoch(sections.get("runtime_mtime", [])),
+        "rknn_server": _runtime(sections.get("server", [])),
+        "rknn_server_started": _epoch(sections.get("server_started", [])),
         "rknn_toolkit_lite2": python[1],
         "python": python[0],
         "disk_free_bytes": _disk_free(sections.get("disk", [])),
@@ -108,9 +137,15 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
 
 
 def check(
-    board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
+    board: Board,
+    *,
+    trust_on_first_use: bool = False,
+    timeout: float = 10.0,
+    sdk: str | None = None,
 ) -> dict[str, Any]:
-    """Connect, probe and judge one board: status "ok", "mismatch" or "unreachable".
+    """Connect, probe and judge one board: status "ok", "mismatch" (another SoC),
+    "incompatible" (versions known not to work with the host's tools of release ``sdk``,
+    None: this environment's) or "unreachable".
 
     ``timeout`` bounds the connection and, again, the probe.
     """
@@ -137,6 +172,11 @@ def check(
         report["problems"].append(
             f"board reports SoC {report['soc']}, its file {board.source} says soc: {board.soc}"
         )
+    versions = board.runtime.check_versions(report, sdk)
+    report.update(host_versions=versions.host, version_warnings=versions.warnings)
+    if versions.errors:
+        report["status"] = "incompatible"
+        report["problems"] += versions.errors
     return report
 
 
@@ -161,10 +201,16 @@ def _driver(lines: list[str]) -> str:
 
 
 def _runtime(lines: list[str]) -> str:
-    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)'."""
+    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)', and
+    the same of 'rknn_server version: ...'."""
     if not lines:
         return UNKNOWN
     return lines[0].split("version", 1)[1].lstrip(": ").strip() or UNKNOWN
+
+
+def _epoch(lines: list[str]) -> int | str:
+    """Seconds since the epoch from the section's first line."""
+    return int(lines[0]) if lines and lines[0].isdigit() else UNKNOWN
 
 
 def _disk_free(lines: list[str]) -> int | str:

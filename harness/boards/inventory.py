@@ -74,12 +74,26 @@ class BoardFileError(CatalogueError):
         self.args = (printable(str(self.args[0])),)
 
 
+@dataclass(frozen=True)
+class VersionCheck:
+    """A board's versions judged against the host's: ``errors`` keep the board from running
+    cases, ``warnings`` are recorded; each names both versions and the fix."""
+
+    host: dict[str, str]  # the host-side versions compared, e.g. {"rknn_toolkit2": "2.5.0"}
+    errors: list[str]
+    warnings: list[str]
+
+
 class Runtime(Protocol):
     """How cases run on a board: a vendor's object, made from its part of the board file."""
 
     @property
     def name(self) -> str:
         """The board file's ``runtime`` value."""
+
+    def check_versions(self, facts: Mapping[str, Any], sdk: str | None = None) -> VersionCheck:
+        """The board's ``facts`` (discovery) against the host's tools of release ``sdk``
+        (None: this environment's)."""
 
 
 class RuntimeKind(Protocol):

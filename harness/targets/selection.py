@@ -45,15 +45,16 @@ class Selection:
 
 
 def select_board(
-    boards: list[Board], worker_id: str | None, require: bool
+    boards: list[Board], worker_id: str | None, require: bool, sdk: str | None = None
 ) -> tuple[Board | None, Selection]:
-    """The board to use, after checking that it answers; None means the simulator."""
+    """The board to use, after checking that it answers and that its versions suit the host's
+    tools of release ``sdk`` (None: this environment's); None means the simulator."""
     if not boards:
         if require:
             raise NoBoardError("no board file for this platform in the inventory")
         return None, Selection("simulator", "no board configured for the platform")
     board = worker_board(boards, worker_id)
-    report = check(board)
+    report = check(board, sdk=sdk)
     if report["status"] == "ok":
         return board, Selection(board.name, f"board {board.name} ({board.address})")
     problem = "; ".join(report["problems"]) or report["status"]

@@ -77,6 +77,10 @@ class ConnectionLost(BoardConnectionError):
         self.case = case
 
 
+class BoardIncompatible(BoardError):
+    """The board's runtime versions are known not to work with the host's toolkit."""
+
+
 class RunnerFailed(BoardError):
     """The runner crashed, hung or broke the protocol; ``case`` was in flight."""
 
@@ -148,6 +152,7 @@ class RunnerSession:
         lease_s: float = 120.0,
         lock_wait_s: float = 0.0,
         idle_timeout_s: float = 900.0,
+        sdk: str | None = None,
     ) -> None:
         self.board = board
         self.token = token  # the lock owner's identity, the same across reconnects
@@ -159,6 +164,8 @@ class RunnerSession:
         self.lease_s = lease_s
         self.lock_wait_s = lock_wait_s
         self.idle_timeout_s = idle_timeout_s
+        self.sdk = sdk  # the toolkit release that converts, for the version check
+        self.version_warnings: list[str] = []
         self.transport: Transport | None = None
         self.lock: BoardLock | None = None
         self.facts: dict[str, Any] = {}
@@ -176,7 +183,8 @@ class RunnerSession:
     # -- start -------------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Connect, lock, probe, prepare the work directory and start the runner."""
+        """Connect, lock, probe, check the versions, prepare the work directory and start the
+        runner; ``BoardIncompatible`` when the board's versions are known not to work."""
         try:
             self.transport = open_transport(
                 self.board, trust_on_first_use=self.trust_on_first_use, timeout=self.connect_timeout
@@ -186,11 +194,20 @@ class RunnerSession:
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
             self._heartbeat.start()
             self.facts = probe(self.board, self.transport)
+            self._check_versions()
             self._install()
         except BaseException:
             self.close()
             raise
         self.usable = True
+
+    def _check_versions(self) -> None:
+        versions = self.board.runtime.check_versions(self.facts, self.sdk)
+        if versions.errors:
+            raise BoardIncompatible(f"board {self.board.name}: {'; '.join(versions.errors)}")
+        for warning in versions.warnings:
+            log.warning("board %s: %s", self.board.name, warning)
+        self.version_warnings = versions.warnings
 
     def _install(self) -> None:
         """Upload the runner into the session folder and start it."""
