@@ -10,6 +10,7 @@ write a fake board filesystem, build tiny ONNX models and find runner processes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import os
 import shutil
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import psutil
 import yaml
+
+from harness.boards.inventory import Board
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 # sshd refuses to start as root without its privilege-separation directory (a distribution
@@ -168,6 +171,11 @@ class SshServer:
         path = folder / f"{document['name']}.yaml"
         path.write_text(yaml.safe_dump(document, sort_keys=False))
         return path
+
+
+def with_ssh(board: Board, **fields: object) -> Board:
+    """``board`` with some of its SSH settings replaced (``port=1``, ``key_file=...``)."""
+    return dataclasses.replace(board, transport=dataclasses.replace(board.transport, **fields))
 
 
 def _name(process: psutil.Process) -> str:

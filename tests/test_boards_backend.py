@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model, runner_processes
+from sshd import onnx_model, runner_processes, with_ssh
 
 from harness.boards.inventory import Board
 from harness.targets.job import Job
@@ -115,7 +115,7 @@ def test_a_build_rejection_needs_no_board(
     """The backend tries the board while the host converts, but a batch with nothing to run
     neither waits for it nor gives it up."""
     broken = Job(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
-    unreachable = dataclasses.replace(loopback_board, port=1)  # refuses every connection
+    unreachable = with_ssh(loopback_board, port=1)  # refuses every connection
     with BoardBackend(unreachable, cache=board_cache) as backend:
         observation = backend.run(broken)
         assert backend.down is None

@@ -36,29 +36,21 @@ for f in sys/kernel/debug/rknpu/version sys/kernel/debug/rknpu/driver_version \
          proc/rknpu/version proc/rknpu/driver_version; do
     if [ -r "$root/$f" ]; then cat "$root/$f" 2>/dev/null; echo; break; fi
 done
+# the first of the files "$@" that exists, with the sysroot prefix
+first() { for f in "$@"; do if [ -r "$root/$f" ]; then echo "$root/$f"; return; fi; done; }
+# the first line of file $2 holding $1 (an ERE), read with strings or, without it, grep -a
+version() {
+    [ -n "$2" ] || return 0
+    { strings "$2" 2>/dev/null || grep -a -o -E "$1[^\"]*" "$2"; } | grep -m 1 -E "$1"
+}
+library=$(first usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so)
 echo @@runtime
-for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
-    if [ -r "$root/$f" ]; then
-        { strings "$root/$f" 2>/dev/null || grep -a -o -E 'librknnm?rt version[^"]*' "$root/$f"; } \
-            | grep -m 1 -E 'librknnm?rt version'
-        break
-    fi
-done
+version 'librknnm?rt version' "$library"
 echo @@runtime_mtime
-for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
-    if [ -r "$root/$f" ]; then
-        stat -c %Y "$root/$f" 2>/dev/null || date -r "$root/$f" +%s
-        break
-    fi
-done
+if [ -n "$library" ]; then stat -c %Y "$library" 2>/dev/null || date -r "$library" +%s; fi
 echo @@server
-for f in usr/bin/rknn_server vendor/bin/rknn_server oem/usr/bin/rknn_server; do
-    if [ -r "$root/$f" ]; then
-        { strings "$root/$f" 2>/dev/null || grep -a -o -E 'rknn_server version[^"]*' "$root/$f"; } \
-            | grep -m 1 -E 'rknn_server version'
-        break
-    fi
-done
+version 'rknn_server version' "$(first usr/bin/rknn_server vendor/bin/rknn_server \
+    oem/usr/bin/rknn_server)"
 echo @@server_started
 for p in "$root"/proc/[0-9]*; do
     if [ "$(cat "$p/comm" 2>/dev/null)" = rknn_server ]; then

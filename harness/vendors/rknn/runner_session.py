@@ -212,7 +212,9 @@ class RunnerSession:
     def _install(self) -> None:
         """Upload the runner into the session folder and start it."""
         runner_module()  # checks that the runner file is there and loads
-        self._prepare('cat > "$2/hil_board_runner.py"', stdin=RUNNER_PATH.read_bytes())
+        self._prepare("")
+        assert self.transport is not None
+        self.transport.put(f"{self.dir}/{RUNNER_NAME}", RUNNER_PATH.read_bytes())
         self._start_runner()
 
     def _prepare(self, lines: str, *args: str, stdin: bytes = b"") -> str:
