@@ -173,6 +173,25 @@ class SshServer:
         return path
 
 
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SELECTION = [  # a few operator cases, quick to build, with several verdicts between them
+    "rk3562/Pow/float16/values=4",
+    "rk3562/Pow/float16/values=2",
+    "rk3562/Expand/float16/[b,c,1,w]:h=8193",
+    "rk3562/Expand/int8/typical",
+]
+
+
+def suite_command(tmp_path: Path, boards: Path, results: str, *args: str) -> list[str]:
+    """pytest running SELECTION on ``--backend board`` with the boards of folder ``boards``,
+    results in ``tmp_path/results``."""
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in SELECTION]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
+    command += ["--results", str(tmp_path / results), "--hil-cache", "off"]
+    command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
+    return [*command, "--boards", str(boards), "--backend", "board", *args]
+
+
 def with_ssh(board: Board, **fields: object) -> Board:
     """``board`` with some of its SSH settings replaced (``port=1``, ``key_file=...``)."""
     return dataclasses.replace(board, transport=dataclasses.replace(board.transport, **fields))

@@ -13,7 +13,7 @@ import adbutils
 import pytest
 import yaml
 from adbd import AdbServer
-from sshd import SshServer, write_sysroot
+from sshd import SELECTION, SshServer, suite_command, write_sysroot
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError, load_board
@@ -23,13 +23,6 @@ from harness.results.journal import read_records
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 SERIAL = "hil-evb-1"
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
-CASES = [
-    "rk3562/Pow/float16/values=4",
-    "rk3562/Pow/float16/values=2",
-    "rk3562/Expand/float16/[b,c,1,w]:h=8193",
-    "rk3562/Expand/int8/typical",
-]
 
 
 @pytest.fixture
@@ -163,11 +156,7 @@ def test_discovery_over_adb_reads_the_board_facts(adb_board: Board) -> None:
 
 
 def run_suite(tmp_path: Path, boards: Path, results: str) -> subprocess.CompletedProcess[str]:
-    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
-    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
-    command += ["--results", str(tmp_path / results), "--hil-cache", "off"]
-    command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
-    command += ["--boards", str(boards), "--backend", "board"]
+    command = suite_command(tmp_path, boards, results)
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 
@@ -186,7 +175,7 @@ def test_the_same_selection_over_adb_and_ssh_gives_the_same_verdicts(
     assert "running on loopback-adb" in over_adb.stdout
     ssh_records = {r.id: r for r in read_records(tmp_path / "r-ssh")}
     adb_records = {r.id: r for r in read_records(tmp_path / "r-adb")}
-    assert set(adb_records) == set(ssh_records) == set(CASES)
+    assert set(adb_records) == set(ssh_records) == set(SELECTION)
     assert {r.backend for r in adb_records.values()} == {"loopback-adb"}
     assert {r.id: r.verdict for r in adb_records.values()} == {
         r.id: r.verdict for r in ssh_records.values()

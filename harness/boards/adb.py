@@ -46,7 +46,7 @@ def connect(
     RSA key, accepted on the device), the adb server runs on a host the user trusts.
     """
     settings = adb_settings(board)
-    where = f"board {board.name} ({settings.address})"
+    where = f"board {board.name} ({board.address})"
     client = adbutils.AdbClient(settings.server_host, settings.server_port, timeout)
     try:
         states = {info.serial: info.state for info in client.list()}

@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from harness.boards.farm import PlaceError, lease
 from harness.boards.inventory import Board
 from harness.boards.transport import (
     BoardConnectionError,
@@ -139,8 +140,22 @@ def check(
     "incompatible" (versions known not to work with the host's tools of release ``sdk``,
     None: this environment's) or "unreachable".
 
-    ``timeout`` bounds the connection and, again, the probe.
+    ``timeout`` bounds the connection and, again, the probe. A farm board is checked on a
+    place leased for the check (``harness.boards.farm``), released afterwards.
     """
+    if board.farm is not None:
+        try:
+            with lease(board) as leased:
+                return check(
+                    leased, trust_on_first_use=trust_on_first_use, timeout=timeout, sdk=sdk
+                )
+        except PlaceError as exc:
+            return {
+                "board": board.name,
+                "address": board.farm.wanted,
+                "status": "unreachable",
+                "problems": [printable(str(exc))],
+            }
     report: dict[str, Any] = {
         "board": board.name,
         "address": board.address,

@@ -24,7 +24,16 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from harness.boards.settings import SETTINGS, SSH_SCHEMA, SshSettings, TransportSettings
+from harness.boards.settings import (
+    FARM_SSH_SCHEMA,
+    LABGRID_SCHEMA,
+    SETTINGS,
+    SSH_SCHEMA,
+    FarmSettings,
+    SshSettings,
+    TransportSettings,
+    farm_settings,
+)
 from harness.spec.loader import CatalogueError, key_path, load_yaml
 from harness.text import declare_secret_variable, printable
 
@@ -48,7 +57,9 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]*$"},
         **SSH_SCHEMA["properties"],
-        **{name: schema for name, (schema, _) in SETTINGS.items()},
+        # sections; which keys each needs is checked with the board's transport (``_transport``)
+        **{name: {**schema, "required": []} for name, (schema, _) in SETTINGS.items()},
+        "labgrid": LABGRID_SCHEMA,
         "soc": {"type": "string", "pattern": r"^r[kv]\d{4}[a-z]?$"},
         "python": {"type": "string", "minLength": 1},
         "workdir": {"type": "string", "pattern": r"^/(?!/*$)"},  # absolute, not "/" itself
@@ -121,10 +132,14 @@ class Board:
     tags: tuple[str, ...]
     sysroot: str  # test/diagnostic aid: prefix of the probed /proc, /sys and /usr/lib paths
     source: Path  # the board file
+    # A labgrid place to lease (``harness.boards.farm``): the SSH host, port and user come
+    # from it; None for a board the file reaches itself.
+    farm: FarmSettings | None = None
 
     @property
     def address(self) -> str:
-        return self.transport.address
+        """Where the transport reaches the board: ``user@host:port``, ``adb:serial@server``."""
+        return self.transport.where.format(**vars(self.transport))
 
 
 def load_board(path: Path, runtimes: Runtimes) -> Board:
@@ -241,6 +256,7 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
         tags=tuple(doc.get("tags", [])),
         sysroot=doc.get("sysroot", "/"),
         source=path,
+        farm=farm_settings(doc["labgrid"]) if "labgrid" in doc else None,
     )
 
 
@@ -251,11 +267,26 @@ def _transport(path: Path, doc: Mapping[str, Any]) -> TransportSettings:
     if len(named) + bool(flat) != 1:
         extra = named[1:] + flat if named else []
         raise BoardFileError(path, extra[0] if extra else "", _NOT_SHOWN, _TRANSPORT_HELP)
-    if flat:  # the SSH keys at the top level
-        section = {key: doc[key] for key in flat}
-        validate(path, section, SSH_SCHEMA)
-        return SETTINGS["ssh"][1](path, section, board_path)
-    return SETTINGS[named[0]][1](path, doc[named[0]], board_path)
+    name = named[0] if named else "ssh"
+    section = doc[name] if named else {key: doc[key] for key in flat}
+    prefix = f"{name}." if named else ""
+    schema = SETTINGS[name][0]
+    if "labgrid" in doc:  # host, port and user come from the place
+        if name != "ssh":
+            raise BoardFileError(path, name, _NOT_SHOWN, "a labgrid place is reached by SSH")
+        for key in ("host", "port", "user"):
+            if key in section:
+                raise BoardFileError(
+                    path,
+                    prefix + key,
+                    section[key],
+                    "comes from the labgrid place's NetworkService (labgrid:); remove it",
+                )
+        schema = FARM_SSH_SCHEMA
+    missing = [key for key in schema["required"] if key not in section]
+    if missing:
+        raise BoardFileError(path, prefix + missing[0], None, f"'{missing[0]}' is required")
+    return SETTINGS[name][1](path, section, board_path)
 
 
 def board_path(board_file: Path, text: str, key: str) -> Path:

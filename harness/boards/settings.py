@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 ADB_SERVER_PORT = 5037  # adb's own default
@@ -39,6 +39,31 @@ SSH_SCHEMA: dict[str, Any] = {
         "known_hosts": {"type": "string", "minLength": 1},
     },
 }
+# A board of a labgrid farm: the place's NetworkService gives host, port and user; the board file
+# keeps the keys and known_hosts.
+FARM_SSH_SCHEMA: dict[str, Any] = {
+    **SSH_SCHEMA,
+    "required": ["auth"],
+    "properties": {key: SSH_SCHEMA["properties"][key] for key in ("auth", "known_hosts")},
+}
+_TAG = r"^[a-z][a-z0-9_]*$"  # labgrid's tag keys
+LABGRID_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "minProperties": 1,
+    "properties": {
+        "coordinator": {"type": "string", "pattern": r"^[^\s]+$"},
+        "place": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+$"},
+        "tags": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": _TAG},
+            "additionalProperties": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+$"},
+        },
+        "wait": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+    },
+    "oneOf": [{"required": ["place"]}, {"required": ["tags"]}],
+}
 ADB_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -64,11 +89,8 @@ class SshSettings:
     password_env: str | None  # the NAME of the variable holding the password
     known_hosts: Path
 
-    kind = "ssh"
-
-    @property
-    def address(self) -> str:
-        return f"{self.user}@{self.host}:{self.port}"
+    kind: ClassVar[str] = "ssh"
+    where: ClassVar[str] = "{user}@{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -80,11 +102,31 @@ class AdbSettings:
     server_host: str
     server_port: int
 
-    kind = "adb"
+    kind: ClassVar[str] = "adb"
+    where: ClassVar[str] = "adb:{serial}@{server_host}:{server_port}"
+
+
+@dataclass(frozen=True)
+class FarmSettings:
+    """Where a farm board comes from: a labgrid coordinator and the place, by name or tags;
+    how long to wait for a free one."""
+
+    coordinator: str | None  # None: LG_COORDINATOR, else labgrid's default
+    filters: dict[str, str]  # labgrid reservation filters: {"name": place} or the tags
+    wait_s: float = 600.0
 
     @property
-    def address(self) -> str:
-        return f"adb:{self.serial}@{self.server_host}:{self.server_port}"
+    def wanted(self) -> str:
+        """'place rk3562-a' or 'a place with soc=rk3562'."""
+        if set(self.filters) == {"name"}:
+            return f"place {self.filters['name']}"
+        return "a place with " + ",".join(f"{k}={v}" for k, v in sorted(self.filters.items()))
+
+
+def farm_settings(doc: Mapping[str, Any]) -> FarmSettings:
+    """The board file's (schema-checked) ``labgrid`` section."""
+    filters = {"name": doc["place"]} if "place" in doc else dict(doc["tags"])
+    return FarmSettings(doc.get("coordinator"), filters, float(doc.get("wait", 600.0)))
 
 
 TransportSettings = SshSettings | AdbSettings
@@ -98,9 +140,9 @@ def _ssh(
     auth = doc["auth"]
     key_file = resolve(path, auth["key_file"], "auth.key_file") if "key_file" in auth else None
     return SshSettings(
-        host=doc["host"],
+        host=doc.get("host", ""),
         port=int(doc.get("port", 22)),
-        user=doc["user"],
+        user=doc.get("user", ""),
         key_file=key_file,
         agent=bool(auth.get("agent", False)),
         password_env=auth.get("password_env"),
