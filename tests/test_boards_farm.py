@@ -146,7 +146,9 @@ def test_a_place_never_released_fails_the_run_at_its_timeout(
     assert coordinator.reservations().strip() == ""  # ours was cancelled
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name
+)
 def test_a_killed_harness_leaves_no_acquired_place(
     farm: tuple[Farm, list[SshServer]], tmp_path: Path, how: signal.Signals
 ) -> None:

@@ -152,7 +152,7 @@ def check(
         except PlaceError as exc:
             return {
                 "board": board.name,
-                "address": board.farm.wanted,
+                "address": board.address,
                 "status": "unreachable",
                 "problems": [printable(str(exc))],
             }

@@ -195,7 +195,9 @@ def lease(board: Board, progress: Callable[[str], None] = log.warning) -> Iterat
     """``board`` (a farm board) on a leased place: named after the place, reached at its
     NetworkService with the board file's keys, ``{place}`` in its workdir replaced by the
     place's name (places that share one host); released on leaving."""
-    assert board.farm is not None and isinstance(board.transport, SshSettings)
+    assert board.farm is not None
+    if not isinstance(board.transport, SshSettings):
+        raise PlaceError(f"board {board.name}: a labgrid place is reached by SSH, not adb")
     held = Lease(board.farm, progress)
     service = held.acquire()
     try:

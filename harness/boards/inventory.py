@@ -138,7 +138,10 @@ class Board:
 
     @property
     def address(self) -> str:
-        """Where the transport reaches the board: ``user@host:port``, ``adb:serial@server``."""
+        """Where the transport reaches the board: ``user@host:port``, ``adb:serial@server``, or
+        for a farm board not yet leased the place it wants."""
+        if self.farm is not None:
+            return f"labgrid {self.farm.wanted}"
         return self.transport.where.format(**vars(self.transport))
 
 

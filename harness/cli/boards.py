@@ -40,7 +40,9 @@ _COLUMNS = (
 
 def register(subparsers: Subparsers) -> None:
     """Add ``hil boards`` (with its ``check`` subcommand) to the ``hil`` parser."""
-    boards = subparsers.add_parser("boards", help="boards over SSH", description=__doc__)
+    boards = subparsers.add_parser(
+        "boards", help="boards over SSH or adb, and labgrid places", description=__doc__
+    )
     commands = boards.add_subparsers(dest="boards_command", metavar="COMMAND", required=True)
     summary = "connect to each board and report SoC, NPU driver, runtime and Python versions"
     parser = commands.add_parser("check", help=summary, description=summary)
