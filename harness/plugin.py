@@ -9,6 +9,7 @@ a test failure.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import warnings
@@ -42,6 +43,7 @@ from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
     NoBoardError,
+    farm_options,
     platform_boards,
     select_board,
 )
@@ -133,6 +135,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"(env {conversion_cache.DIR_ENV}; size cap {conversion_cache.CAP_ENV}, default 2G)",
     )
     nightly.add_options(group)
+    _add_farm_options(group)
     group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
     group.addoption(
         "--models-select",
@@ -144,6 +147,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--no-freeze",
         action="store_true",
         help="with --models: keep operator parameters given as graph inputs as inputs",
+    )
+
+
+def _add_farm_options(group: pytest.OptionGroup) -> None:
+    """labgrid places as the run's boards (README "Board farms"); ``--lg-coordinator`` is
+    labgrid's own pytest option (its plugin comes with the ``farm`` extra), else LG_COORDINATOR."""
+    group.addoption("--lg-place", default=None, metavar="NAME", help="run on this labgrid place")
+    group.addoption(
+        "--lg-tags",
+        default=None,
+        metavar="K=V[,K=V...]",
+        help="run on a labgrid place with these tags",
+    )
+    group.addoption(
+        "--lg-wait", type=float, default=600.0, help="seconds to wait for a free place (600)"
     )
 
 
@@ -290,17 +308,25 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    return [check(board) for board in _platform_boards(config)]
+    return [check(board, sdk=_sdks(config)[0]) for board in _platform_boards(config)]
 
 
 def _platform_boards(config: pytest.Config) -> list[Board]:
-    """The inventory's boards of the run's platform; an invalid board file is a usage error."""
+    """The inventory's boards of the run's platform, each a labgrid place with ``--lg-place``
+    or ``--lg-tags``; an invalid board file or option is a usage error."""
+    option = config.getoption
     try:
-        return platform_boards(
-            Path(config.getoption("boards")), _platform(config), _vendor(config).runtimes
+        farm = farm_options(
+            option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
+        )
+        boards = platform_boards(
+            Path(option("boards")), _platform(config), _vendor(config).runtimes
         )
     except BoardFileError as exc:
         raise pytest.UsageError(f"--boards: {exc}") from None
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
 def _catalogue(config: pytest.Config) -> OperatorCatalogue:
@@ -392,9 +418,9 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
     documented = _directory(pytestconfig).documented.items()
     tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
-    board = _board(pytestconfig)
     models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
+        board = _board(pytestconfig, stack)
 
         @functools.cache
         def executor(sdk: str) -> CaseExecutor:
@@ -430,20 +456,26 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
         yield executor
 
 
-def _board(config: pytest.Config) -> Board | None:
-    """This process's board, or None for the simulator; says which on the terminal."""
+def _board(config: pytest.Config, leases: ExitStack) -> Board | None:
+    """This process's board, or None for the simulator (a labgrid place is leased into
+    ``leases``); says which on the terminal."""
     mode = config.getoption("backend")
     if mode == "sim":
         return None
     boards = _platform_boards(config)
     worker = getattr(config, "workerinput", {}).get("workerid")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
     try:
         board, selection = select_board(
-            boards, worker, require=mode == "board" or config.getoption("require_board")
+            boards,
+            worker,
+            require=mode == "board" or config.getoption("require_board"),
+            sdk=_sdks(config)[0],
+            leases=leases,
+            progress=reporter.write_line if reporter is not None else None,
         )
     except NoBoardError as exc:
         raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
     return board

@@ -10,6 +10,7 @@ write a fake board filesystem, build tiny ONNX models and find runner processes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import os
 import shutil
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import psutil
 import yaml
+
+from harness.boards.inventory import Board
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 # sshd refuses to start as root without its privilege-separation directory (a distribution
@@ -170,6 +173,30 @@ class SshServer:
         return path
 
 
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SELECTION = [  # a few operator cases, quick to build, with several verdicts between them
+    "rk3562/Pow/float16/values=4",
+    "rk3562/Pow/float16/values=2",
+    "rk3562/Expand/float16/[b,c,1,w]:h=8193",
+    "rk3562/Expand/int8/typical",
+]
+
+
+def suite_command(tmp_path: Path, boards: Path, results: str, *args: str) -> list[str]:
+    """pytest running SELECTION on ``--backend board`` with the boards of folder ``boards``,
+    results in ``tmp_path/results``."""
+    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in SELECTION]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
+    command += ["--results", str(tmp_path / results), "--hil-cache", "off"]
+    command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
+    return [*command, "--boards", str(boards), "--backend", "board", *args]
+
+
+def with_ssh(board: Board, **fields: object) -> Board:
+    """``board`` with some of its SSH settings replaced (``port=1``, ``key_file=...``)."""
+    return dataclasses.replace(board, transport=dataclasses.replace(board.transport, **fields))
+
+
 def _name(process: psutil.Process) -> str:
     try:
         return process.name()
@@ -177,21 +204,48 @@ def _name(process: psutil.Process) -> str:
         return ""
 
 
-def write_sysroot(root: Path, compatible: str = "rockchip,rk3562-evb\0rockchip,rk3562\0") -> Path:
-    """A fake board filesystem for discovery: device tree, NPU driver and runtime library."""
+RUNTIME_LIBRARY = "2.3.2 (429f97ae6b@2025-04-09T09:09:27)"
+
+
+def write_sysroot(
+    root: Path,
+    compatible: str = "rockchip,rk3562-evb\0rockchip,rk3562\0",
+    runtime: str = RUNTIME_LIBRARY,
+    driver: str = "0.9.8",
+) -> Path:
+    """A fake board filesystem for discovery: device tree, NPU driver and runtime library
+    (``runtime``: the version its librknnrt reports, an older one for the version check)."""
     (root / "proc/device-tree").mkdir(parents=True, exist_ok=True)
     (root / "proc/device-tree/compatible").write_bytes(compatible.encode())
     (root / "sys/kernel/debug/rknpu").mkdir(parents=True, exist_ok=True)
-    (root / "sys/kernel/debug/rknpu/version").write_text("RKNPU driver: v0.9.8\n")
+    (root / "sys/kernel/debug/rknpu/version").write_text(f"RKNPU driver: v{driver}\n")
     (root / "usr/lib").mkdir(parents=True, exist_ok=True)
     (root / "usr/lib/librknnrt.so").write_bytes(
         b"\x7fELF\x02\x01\x01"
         + bytes(64)
-        + b"librknnrt version: 2.3.2 (429f97ae6b@2025-04-09T09:09:27)"
+        + f"librknnrt version: {runtime}".encode()
         + bytes(16)
         + b"other strings\x00"
     )
     return root
+
+
+def write_rknn_server(root: Path, version: str, started: int | None = None) -> None:
+    """An rknn_server binary of ``version`` in the fake board filesystem ``root`` and, with
+    ``started`` (seconds since the epoch), a running rknn_server process in its /proc."""
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr/bin/rknn_server").write_bytes(
+        b"\x7fELF" + bytes(32) + f"rknn_server version: {version}".encode() + bytes(8)
+    )
+    if started is None:
+        return
+    boot = started - 1000
+    (root / "proc/stat").write_text(f"cpu  1 2 3 4\nbtime {boot}\nprocesses 99\n")
+    process = root / "proc/4242"
+    process.mkdir(parents=True, exist_ok=True)
+    (process / "comm").write_text("rknn_server\n")
+    fields = ["S", *["0"] * 18, str(1000 * 100), "0"]  # field 22: start, in ticks since boot
+    (process / "stat").write_text(f"4242 (rknn_server) {' '.join(fields)}\n")
 
 
 def onnx_model(op: str = "Relu", shape: tuple[int, ...] = (1, 3, 4, 4), inputs: int = 1) -> bytes:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from harness.boards.inventory import BoardFileError, Runtimes, load_board, load_inventory
+from harness.boards.settings import SshSettings
 from harness.vendors.rknn.runtimes import RUNTIMES, RknnLite
 
 EXAMPLES = Path(__file__).parent.parent / "boards" / "examples"
@@ -52,16 +53,18 @@ def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path)
         board_doc(port=2222, known_hosts="../kh", core_mask="0_1_2", tags=["nightly"]),
     )
     board = load_board(path, RUNTIMES)
-    assert board.key_file == tmp_path / "boards" / "keys" / "id_ed25519"
-    assert board.known_hosts == tmp_path / "kh"
-    assert (board.port, board.runtime.core_mask, board.tags) == (2222, "0_1_2", ("nightly",))
-    assert (board.python, board.sysroot, board.agent, board.password_env) == (
+    ssh = board.transport
+    assert isinstance(ssh, SshSettings)
+    assert ssh.key_file == tmp_path / "boards" / "keys" / "id_ed25519"
+    assert ssh.known_hosts == tmp_path / "kh"
+    assert (ssh.port, board.runtime.core_mask, board.tags) == (2222, "0_1_2", ("nightly",))
+    assert (board.python, board.sysroot, ssh.agent, ssh.password_env) == (
         "python3",
         "/",
         False,
         None,
     )
-    assert board.known_hosts.is_absolute()
+    assert ssh.known_hosts.is_absolute()
 
 
 def test_a_c_runner_board_names_its_runner_relative_to_the_file(tmp_path: Path) -> None:
@@ -73,8 +76,15 @@ def test_a_c_runner_board_names_its_runner_relative_to_the_file(tmp_path: Path) 
 
 def test_defaults_known_hosts_to_the_users_file(tmp_path: Path) -> None:
     board = load_board(write(tmp_path, board_doc(auth={"agent": True})), RUNTIMES)
-    assert board.known_hosts == Path("~/.ssh/known_hosts").expanduser()
-    assert board.agent and board.key_file is None
+    assert board.transport == SshSettings(
+        host="10.0.0.5",
+        port=22,
+        user="hil",
+        key_file=None,
+        agent=True,
+        password_env=None,
+        known_hosts=Path("~/.ssh/known_hosts").expanduser(),
+    )
 
 
 @pytest.mark.parametrize("where", ["auth", "top"])
@@ -191,11 +201,11 @@ def test_inventory_of_a_missing_folder_is_an_error(tmp_path: Path) -> None:
         load_inventory(tmp_path / "nope", RUNTIMES)
 
 
-def test_shipped_examples_are_valid_and_cover_three_socs() -> None:
+def test_shipped_examples_are_valid_and_cover_four_socs_and_both_transports() -> None:
     boards = [load_board(path, RUNTIMES) for path in sorted(EXAMPLES.glob("*.yaml"))]
-    assert {b.soc for b in boards} == {"rk3588", "rk3562", "rv1106"}
+    assert {b.soc for b in boards} == {"rk3588", "rk3562", "rv1106", "rk3576"}
     assert {b.runtime.name for b in boards} == {"rknnlite", "c-runner"}
-    assert all(b.password_env or b.key_file or b.agent for b in boards)
+    assert {b.transport.kind for b in boards} == {"ssh", "adb"}
 
 
 @dataclass(frozen=True)

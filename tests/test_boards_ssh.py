@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import subprocess
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import SshServer, keygen
+from sshd import SshServer, keygen, with_ssh
 
 from harness.boards.inventory import Board
 from harness.boards.ssh import SEND_PIECE, HostKeyError, connect, fingerprint
@@ -66,7 +65,7 @@ def test_unknown_host_key_is_refused_with_its_fingerprint(
 
 
 def test_missing_known_hosts_file_is_refused(loopback_board: Board, tmp_path: Path) -> None:
-    board = dataclasses.replace(loopback_board, known_hosts=tmp_path / "absent")
+    board = with_ssh(loopback_board, known_hosts=tmp_path / "absent")
     with pytest.raises(HostKeyError, match="does not exist"):
         connect(board)
 
@@ -74,10 +73,10 @@ def test_missing_known_hosts_file_is_refused(loopback_board: Board, tmp_path: Pa
 def test_trust_on_first_use_saves_the_key_then_verifies_it(
     loopback_board: Board, sshd: SshServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    board = dataclasses.replace(loopback_board, known_hosts=tmp_path / "new" / "known_hosts")
+    board = with_ssh(loopback_board, known_hosts=tmp_path / "new" / "known_hosts")
     with caplog.at_level(logging.WARNING):
         connect(board, trust_on_first_use=True).close()
-    saved = board.known_hosts.read_text()
+    saved = board.transport.known_hosts.read_text()
     assert saved == f"[127.0.0.1]:{sshd.port} {sshd.host_public_key}\n"
     assert "trusted new host key" in caplog.text
     connect(board).close()  # now known: no trust needed
@@ -96,10 +95,12 @@ def test_changed_host_key_is_refused_even_with_trust_on_first_use(
 
 
 def test_wrong_user_key_is_an_authentication_error(loopback_board: Board, tmp_path: Path) -> None:
-    board = dataclasses.replace(loopback_board, key_file=keygen(tmp_path / "stranger"))
+    board = with_ssh(loopback_board, key_file=keygen(tmp_path / "stranger"))
     with pytest.raises(BoardConnectionError) as info:
         connect(board)
-    assert "authentication as" in str(info.value) and str(board.key_file) in str(info.value)
+    assert "authentication as" in str(info.value) and str(board.transport.key_file) in str(
+        info.value
+    )
     assert info.value.permanent
 
 
@@ -108,9 +109,7 @@ def test_password_auth_failure_never_shows_the_password(
 ) -> None:
     secret = "pw-Never-Print-Me-42"
     monkeypatch.setenv("HIL_TEST_BOARD_PASSWORD", secret)
-    board = dataclasses.replace(
-        loopback_board, key_file=None, password_env="HIL_TEST_BOARD_PASSWORD"
-    )
+    board = with_ssh(loopback_board, key_file=None, password_env="HIL_TEST_BOARD_PASSWORD")
     with pytest.raises(BoardConnectionError) as info:
         connect(board)  # the server's account has no usable password: a real refusal
     assert "$HIL_TEST_BOARD_PASSWORD" in str(info.value)
@@ -121,9 +120,7 @@ def test_unset_password_variable_is_named(
     loopback_board: Board, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HIL_TEST_UNSET_PASSWORD", raising=False)
-    board = dataclasses.replace(
-        loopback_board, key_file=None, password_env="HIL_TEST_UNSET_PASSWORD"
-    )
+    board = with_ssh(loopback_board, key_file=None, password_env="HIL_TEST_UNSET_PASSWORD")
     with pytest.raises(BoardConnectionError, match=r"HIL_TEST_UNSET_PASSWORD.*is not set"):
         connect(board)
 

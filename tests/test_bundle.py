@@ -324,7 +324,7 @@ def test_reproduce_script_reruns_a_board_case_on_its_board(sshd: SshServer, tmp_
     log = tmp_path / "board.log"
     run = _run_reproduce(copy, "--board", str(board_file), "--log", str(log), npu_hil=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "running on board loopback (127.0.0.1) over SSH" in run.stdout
+    assert f"running on board loopback ({sshd.user}@127.0.0.1:{sshd.port})" in run.stdout
     assert re.search(
         r"placement recorded: Conv: NPU; Add: NPU +now: Conv: NPU; Add: NPU +same", run.stdout
     )

@@ -195,11 +195,11 @@ def test_board_text_reaches_report_md_without_escapes(sshd: SshServer, tmp_path:
 def test_a_bad_known_hosts_file_makes_the_board_unreachable_naming_the_file(
     loopback_board: Board, content: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    loopback_board.known_hosts.write_bytes(content)
+    loopback_board.transport.known_hosts.write_bytes(content)
     report = check(loopback_board, timeout=5)
     assert report["status"] == "unreachable", report
     (problem,) = report["problems"]
-    assert str(loopback_board.known_hosts) in problem and "known_hosts" in problem
+    assert str(loopback_board.transport.known_hosts) in problem and "known_hosts" in problem
     assert "not-base64" not in problem
 
 

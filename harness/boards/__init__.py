@@ -1,4 +1,4 @@
-"""Boards, vendor-neutral: inventory files, the transport (SSH today), discovery, on-board locking.
+"""Boards, vendor-neutral: inventory files, the transports (SSH, adb), discovery, on-board locking.
 
     from harness.boards.inventory import load_inventory
     from harness.vendors.rknn.board import BoardBackend
@@ -8,8 +8,9 @@
     with BoardBackend(board) as backend:
         observation = backend.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
 
-Importing this package imports nothing else; ``ssh`` loads paramiko. Runner sessions and the
-backend that runs cases on a board belong to the vendor packages (``harness.vendors``).
+Importing this package imports nothing else; ``ssh`` loads paramiko, ``adb`` adbutils. Runner
+sessions and the backend that runs cases on a board belong to the vendor packages
+(``harness.vendors``).
 """
 
 

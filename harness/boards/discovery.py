@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from harness.boards.farm import PlaceError, lease
 from harness.boards.inventory import Board
 from harness.boards.transport import (
     BoardConnectionError,
@@ -36,11 +37,29 @@ for f in sys/kernel/debug/rknpu/version sys/kernel/debug/rknpu/driver_version \
          proc/rknpu/version proc/rknpu/driver_version; do
     if [ -r "$root/$f" ]; then cat "$root/$f" 2>/dev/null; echo; break; fi
 done
+# the first of the files "$@" that exists, with the sysroot prefix
+first() { for f in "$@"; do if [ -r "$root/$f" ]; then echo "$root/$f"; return; fi; done; }
+# the first line of file $2 holding $1 (an ERE), read with strings or, without it, grep -a
+version() {
+    [ -n "$2" ] || return 0
+    { strings "$2" 2>/dev/null || grep -a -o -E "$1[^\"]*" "$2"; } | grep -m 1 -E "$1"
+}
+library=$(first usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so)
 echo @@runtime
-for f in usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so; do
-    if [ -r "$root/$f" ]; then
-        { strings "$root/$f" 2>/dev/null || grep -a -o -E 'librknnm?rt version[^"]*' "$root/$f"; } \
-            | grep -m 1 -E 'librknnm?rt version'
+version 'librknnm?rt version' "$library"
+echo @@runtime_mtime
+if [ -n "$library" ]; then stat -c %Y "$library" 2>/dev/null || date -r "$library" +%s; fi
+echo @@server
+version 'rknn_server version' "$(first usr/bin/rknn_server vendor/bin/rknn_server \
+    oem/usr/bin/rknn_server)"
+echo @@server_started
+for p in "$root"/proc/[0-9]*; do
+    if [ "$(cat "$p/comm" 2>/dev/null)" = rknn_server ]; then
+        # start: boot time + field 22 of its stat (clock ticks since boot)
+        btime=$(sed -n 's/^btime //p' "$root/proc/stat" 2>/dev/null)
+        ticks=$(sed 's/.*) //' "$p/stat" 2>/dev/null | cut -d ' ' -f 20)
+        hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+        [ -n "$btime" ] && [ -n "$ticks" ] && echo $((btime + ticks / hz))
         break
     fi
 done
@@ -101,6 +120,9 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
         "compatible": compatible,
         "npu_driver": _driver(sections.get("driver", [])),
         "runtime_library": _runtime(sections.get("runtime", [])),
+        "runtime_library_mtime": _epoch(sections.get("runtime_mtime", [])),
+        "rknn_server": _runtime(sections.get("server", [])),
+        "rknn_server_started": _epoch(sections.get("server_started", [])),
         "rknn_toolkit_lite2": python[1],
         "python": python[0],
         "disk_free_bytes": _disk_free(sections.get("disk", [])),
@@ -108,12 +130,32 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
 
 
 def check(
-    board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
+    board: Board,
+    *,
+    trust_on_first_use: bool = False,
+    timeout: float = 10.0,
+    sdk: str | None = None,
 ) -> dict[str, Any]:
-    """Connect, probe and judge one board: status "ok", "mismatch" or "unreachable".
+    """Connect, probe and judge one board: status "ok", "mismatch" (another SoC),
+    "incompatible" (versions known not to work with the host's tools of release ``sdk``,
+    None: this environment's) or "unreachable".
 
-    ``timeout`` bounds the connection and, again, the probe.
+    ``timeout`` bounds the connection and, again, the probe. A farm board is checked on a
+    place leased for the check (``harness.boards.farm``), released afterwards.
     """
+    if board.farm is not None:
+        try:
+            with lease(board) as leased:
+                return check(
+                    leased, trust_on_first_use=trust_on_first_use, timeout=timeout, sdk=sdk
+                )
+        except PlaceError as exc:
+            return {
+                "board": board.name,
+                "address": board.address,
+                "status": "unreachable",
+                "problems": [printable(str(exc))],
+            }
     report: dict[str, Any] = {
         "board": board.name,
         "address": board.address,
@@ -137,6 +179,11 @@ def check(
         report["problems"].append(
             f"board reports SoC {report['soc']}, its file {board.source} says soc: {board.soc}"
         )
+    versions = board.runtime.check_versions(report, sdk)
+    report.update(host_versions=versions.host, version_warnings=versions.warnings)
+    if versions.errors:
+        report["status"] = "incompatible"
+        report["problems"] += versions.errors
     return report
 
 
@@ -161,10 +208,16 @@ def _driver(lines: list[str]) -> str:
 
 
 def _runtime(lines: list[str]) -> str:
-    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)'."""
+    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)', and
+    the same of 'rknn_server version: ...'."""
     if not lines:
         return UNKNOWN
     return lines[0].split("version", 1)[1].lstrip(": ").strip() or UNKNOWN
+
+
+def _epoch(lines: list[str]) -> int | str:
+    """Seconds since the epoch from the section's first line."""
+    return int(lines[0]) if lines and lines[0].isdigit() else UNKNOWN
 
 
 def _disk_free(lines: list[str]) -> int | str:

@@ -1,7 +1,7 @@
 """Board files: one YAML file per board, a directory of them is the inventory.
 
-A board file says how to reach a board (host, port, user, auth, known_hosts: the transport's
-settings), what it should be (SoC, toolkit platform), where the harness may work on it (work
+A board file says how to reach a board (one transport's settings: ``harness.boards.settings``),
+what it should be (SoC, toolkit platform), where the harness may work on it (work
 directory, board-side python) and which runtime runs cases on it, with that runtime's own keys.
 Runtimes belong to the vendors: the loader takes a registry (``Runtimes``: runtime name ->
 ``RuntimeKind``) and each kind checks its part of the file and makes the board's ``Runtime``.
@@ -24,38 +24,42 @@ from typing import Any, Protocol
 
 import jsonschema
 
+from harness.boards.settings import (
+    FARM_SSH_SCHEMA,
+    LABGRID_SCHEMA,
+    SETTINGS,
+    SSH_SCHEMA,
+    FarmSettings,
+    SshSettings,
+    TransportSettings,
+    farm_settings,
+)
 from harness.spec.loader import CatalogueError, key_path, load_yaml
 from harness.text import declare_secret_variable, printable
 
-DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 _NOT_SHOWN = "<not shown>"
 _AUTH_HELP = (
     "auth needs exactly one of: key_file (path to a private key), agent: true (the SSH agent), "
     "or password_env (the NAME of an environment variable holding the password)"
 )
+_TRANSPORT_HELP = (
+    "a board file names one transport: ssh: {host, user, auth, ...} (or those keys at the top "
+    "level) or adb: {serial, server_host, server_port}"
+)
+_AUTH_PATH = re.compile(r"^(ssh\.)?auth(\.|\[|$)")
 
-# Without platform and runtime, whose values the runtime registry gives (``_schema``).
+# Without platform and runtime, whose values the runtime registry gives (``_schema``). The SSH
+# keys may stand at the top level (the board files of before the adb transport).
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["name", "host", "user", "auth", "soc", "platform", "workdir", "runtime"],
+    "required": ["name", "soc", "platform", "workdir", "runtime"],
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]*$"},
-        "host": {"type": "string", "minLength": 1, "pattern": r"^[^\s]+$"},
-        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-        "user": {"type": "string", "pattern": r"^[A-Za-z0-9._][A-Za-z0-9._-]*$"},
-        "auth": {
-            "type": "object",
-            "additionalProperties": False,
-            "minProperties": 1,
-            "maxProperties": 1,
-            "properties": {
-                "key_file": {"type": "string", "minLength": 1},
-                "agent": {"const": True},
-                "password_env": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
-            },
-        },
-        "known_hosts": {"type": "string", "minLength": 1},
+        **SSH_SCHEMA["properties"],
+        # sections; which keys each needs is checked with the board's transport (``_transport``)
+        **{name: {**schema, "required": []} for name, (schema, _) in SETTINGS.items()},
+        "labgrid": LABGRID_SCHEMA,
         "soc": {"type": "string", "pattern": r"^r[kv]\d{4}[a-z]?$"},
         "python": {"type": "string", "minLength": 1},
         "workdir": {"type": "string", "pattern": r"^/(?!/*$)"},  # absolute, not "/" itself
@@ -74,12 +78,26 @@ class BoardFileError(CatalogueError):
         self.args = (printable(str(self.args[0])),)
 
 
+@dataclass(frozen=True)
+class VersionCheck:
+    """A board's versions judged against the host's: ``errors`` keep the board from running
+    cases, ``warnings`` are recorded; each names both versions and the fix."""
+
+    host: dict[str, str]  # the host-side versions compared, e.g. {"rknn_toolkit2": "2.5.0"}
+    errors: list[str]
+    warnings: list[str]
+
+
 class Runtime(Protocol):
     """How cases run on a board: a vendor's object, made from its part of the board file."""
 
     @property
     def name(self) -> str:
         """The board file's ``runtime`` value."""
+
+    def check_versions(self, facts: Mapping[str, Any], sdk: str | None = None) -> VersionCheck:
+        """The board's ``facts`` (discovery) against the host's tools of release ``sdk``
+        (None: this environment's)."""
 
 
 class RuntimeKind(Protocol):
@@ -105,13 +123,7 @@ class Board:
     """One board as its file describes it; paths are resolved against the file's folder."""
 
     name: str
-    host: str
-    port: int
-    user: str
-    key_file: Path | None  # exactly one of key_file, agent, password_env is set
-    agent: bool
-    password_env: str | None
-    known_hosts: Path
+    transport: TransportSettings  # how to reach it: SSH or adb settings
     soc: str  # expected SoC, e.g. "rk3588"; discovery flags a board that reports another
     platform: str  # toolkit target platform used to convert models for this board
     python: str  # board-side interpreter (a Python runner's, and discovery's)
@@ -120,10 +132,17 @@ class Board:
     tags: tuple[str, ...]
     sysroot: str  # test/diagnostic aid: prefix of the probed /proc, /sys and /usr/lib paths
     source: Path  # the board file
+    # A labgrid place to lease (``harness.boards.farm``): the SSH host, port and user come
+    # from it; None for a board the file reaches itself.
+    farm: FarmSettings | None = None
 
     @property
     def address(self) -> str:
-        return f"{self.user}@{self.host}:{self.port}"
+        """Where the transport reaches the board: ``user@host:port``, ``adb:serial@server``, or
+        for a farm board not yet leased the place it wants."""
+        if self.farm is not None:
+            return f"labgrid {self.farm.wanted}"
+        return self.transport.where.format(**vars(self.transport))
 
 
 def load_board(path: Path, runtimes: Runtimes) -> Board:
@@ -132,8 +151,8 @@ def load_board(path: Path, runtimes: Runtimes) -> Board:
     _reject_passwords(path, document, [])
     validate(path, document, _schema(runtimes))
     board = _board(path, document, runtimes)
-    if board.password_env is not None:
-        declare_secret_variable(board.password_env)
+    if isinstance(board.transport, SshSettings) and board.transport.password_env is not None:
+        declare_secret_variable(board.transport.password_env)
     return board
 
 
@@ -151,7 +170,7 @@ def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
         if error.validator in ("additionalProperties", "required"):
             # jsonschema's message names the keys only; the mapping's values stay hidden.
             raise BoardFileError(path, where, _NOT_SHOWN, error.message)
-        if where.startswith("auth"):
+        if _AUTH_PATH.match(where):
             raise BoardFileError(path, where, _NOT_SHOWN, f"{_AUTH_HELP} ({error.validator})")
         if not where:
             raise BoardFileError(path, where, _NOT_SHOWN, "a board file is a mapping of keys")
@@ -229,17 +248,9 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
                 value if _scalar(value) else _NOT_SHOWN,
                 f"only for runtime {' or '.join(owners)} (runtime: {name})",
             )
-    auth = doc["auth"]
-    key_file = board_path(path, auth["key_file"], "auth.key_file") if "key_file" in auth else None
     return Board(
         name=doc["name"],
-        host=doc["host"],
-        port=int(doc.get("port", 22)),
-        user=doc["user"],
-        key_file=key_file,
-        agent=bool(auth.get("agent", False)),
-        password_env=auth.get("password_env"),
-        known_hosts=board_path(path, doc.get("known_hosts", DEFAULT_KNOWN_HOSTS), "known_hosts"),
+        transport=_transport(path, doc),
         soc=doc["soc"],
         platform=doc["platform"],
         python=doc.get("python", "python3"),
@@ -248,7 +259,37 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
         tags=tuple(doc.get("tags", [])),
         sysroot=doc.get("sysroot", "/"),
         source=path,
+        farm=farm_settings(doc["labgrid"]) if "labgrid" in doc else None,
     )
+
+
+def _transport(path: Path, doc: Mapping[str, Any]) -> TransportSettings:
+    """The settings of the board file's one transport (its section was schema-checked)."""
+    flat = [key for key in SSH_SCHEMA["properties"] if key in doc]
+    named = [name for name in SETTINGS if name in doc]
+    if len(named) + bool(flat) != 1:
+        extra = named[1:] + flat if named else []
+        raise BoardFileError(path, extra[0] if extra else "", _NOT_SHOWN, _TRANSPORT_HELP)
+    name = named[0] if named else "ssh"
+    section = doc[name] if named else {key: doc[key] for key in flat}
+    prefix = f"{name}." if named else ""
+    schema = SETTINGS[name][0]
+    if "labgrid" in doc:  # host, port and user come from the place
+        if name != "ssh":
+            raise BoardFileError(path, name, _NOT_SHOWN, "a labgrid place is reached by SSH")
+        for key in ("host", "port", "user"):
+            if key in section:
+                raise BoardFileError(
+                    path,
+                    prefix + key,
+                    section[key],
+                    "comes from the labgrid place's NetworkService (labgrid:); remove it",
+                )
+        schema = FARM_SSH_SCHEMA
+    missing = [key for key in schema["required"] if key not in section]
+    if missing:
+        raise BoardFileError(path, prefix + missing[0], None, f"'{missing[0]}' is required")
+    return SETTINGS[name][1](path, section, board_path)
 
 
 def board_path(board_file: Path, text: str, key: str) -> Path:

@@ -16,8 +16,15 @@ import time
 
 import paramiko
 
+from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.transport import MAX_OUTPUT, BoardConnectionError, CommandResult
+from harness.boards.settings import SshSettings
+from harness.boards.transport import (
+    MAX_OUTPUT,
+    BoardConnectionError,
+    CommandResult,
+    shell_command,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,17 +62,18 @@ class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
 
     def __init__(self, board: Board, trust: bool) -> None:
         self.board = board
+        self.settings = ssh_settings(board)
         self.trust = trust
 
     def missing_host_key(
         self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
     ) -> None:
-        known_hosts = self.board.known_hosts
+        known_hosts = self.settings.known_hosts
         if not self.trust:
             raise HostKeyError(
                 f"board {self.board.name}: host key of {hostname} ({fingerprint(key)}) is not in "
                 f"{known_hosts}; check the fingerprint on the board and add it "
-                f"(ssh-keyscan -p {self.board.port} {self.board.host} >> {known_hosts}), "
+                f"(ssh-keyscan -p {self.settings.port} {self.settings.host} >> {known_hosts}), "
                 "or trust it on first use explicitly"
             )
         known_hosts.parent.mkdir(parents=True, exist_ok=True)
@@ -81,40 +89,53 @@ class _UnknownHostKey(paramiko.MissingHostKeyPolicy):
         )
 
 
+def ssh_settings(board: Board) -> SshSettings:
+    """The board's SSH settings; a board of another transport is a caller's mistake."""
+    if not isinstance(board.transport, SshSettings):
+        raise TypeError(f"board {board.name} is reached by {board.transport.kind}, not SSH")
+    return board.transport
+
+
 def _auth(board: Board) -> dict[str, object]:
     """paramiko connect() arguments for the board's one auth method."""
-    if board.key_file is not None:
-        if not board.key_file.is_file():
+    settings = ssh_settings(board)
+    if settings.key_file is not None:
+        if not settings.key_file.is_file():
             raise BoardConnectionError(
-                f"board {board.name}: auth.key_file {board.key_file} does not exist "
+                f"board {board.name}: auth.key_file {settings.key_file} does not exist "
                 f"(board file {board.source})",
                 permanent=True,
             )
-        return {"key_filename": str(board.key_file), "allow_agent": False, "look_for_keys": False}
-    if board.agent:
+        return {
+            "key_filename": str(settings.key_file),
+            "allow_agent": False,
+            "look_for_keys": False,
+        }
+    if settings.agent:
         return {"allow_agent": True, "look_for_keys": False}
-    assert board.password_env is not None  # the schema requires one auth method
-    password = os.environ.get(board.password_env)
+    assert settings.password_env is not None  # the schema requires one auth method
+    password = os.environ.get(settings.password_env)
     if password is None:
         raise BoardConnectionError(
-            f"board {board.name}: environment variable {board.password_env} "
+            f"board {board.name}: environment variable {settings.password_env} "
             f"(auth.password_env in {board.source}) is not set",
             permanent=True,
         )
     return {"password": password, "allow_agent": False, "look_for_keys": False}
 
 
-def _auth_method(board: Board) -> str:
-    if board.key_file is not None:
-        return f"key {board.key_file}"
-    return "the SSH agent" if board.agent else f"the password in ${board.password_env}"
+def _auth_method(settings: SshSettings) -> str:
+    if settings.key_file is not None:
+        return f"key {settings.key_file}"
+    return "the SSH agent" if settings.agent else f"the password in ${settings.password_env}"
 
 
 def _load_known_hosts(client: paramiko.SSHClient, board: Board) -> None:
     """The board's known_hosts into ``client``; a file paramiko cannot read is a
     ``HostKeyError`` naming it (never quoting its lines)."""
+    known_hosts = ssh_settings(board).known_hosts
     try:
-        client.load_host_keys(str(board.known_hosts))
+        client.load_host_keys(str(known_hosts))
     except paramiko.hostkeys.InvalidHostKey:
         why = "a line is not a valid host key entry"
     except UnicodeDecodeError as exc:
@@ -124,8 +145,7 @@ def _load_known_hosts(client: paramiko.SSHClient, board: Board) -> None:
     else:
         return
     raise HostKeyError(
-        f"board {board.name}: known_hosts file {board.known_hosts} (known_hosts in "
-        f"{board.source}): {why}"
+        f"board {board.name}: known_hosts file {known_hosts} (known_hosts in {board.source}): {why}"
     )
 
 
@@ -133,21 +153,22 @@ def connect(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> SshTransport:
     """An authenticated connection to ``board`` whose host key matched its known_hosts."""
+    settings = ssh_settings(board)
     client = paramiko.SSHClient()
-    if board.known_hosts.is_file():
+    if settings.known_hosts.is_file():
         _load_known_hosts(client, board)
     elif not trust_on_first_use:
         raise HostKeyError(
-            f"board {board.name}: known_hosts file {board.known_hosts} does not exist "
+            f"board {board.name}: known_hosts file {settings.known_hosts} does not exist "
             f"(known_hosts in {board.source})"
         )
     client.set_missing_host_key_policy(_UnknownHostKey(board, trust_on_first_use))
     where = f"board {board.name} ({board.address})"
     try:
         client.connect(
-            board.host,
-            port=board.port,
-            username=board.user,
+            settings.host,
+            port=settings.port,
+            username=settings.user,
             timeout=timeout,
             banner_timeout=timeout,
             auth_timeout=timeout,
@@ -156,14 +177,15 @@ def connect(
     except paramiko.BadHostKeyException as exc:
         client.close()
         raise HostKeyError(
-            f"{where}: host key CHANGED: {board.known_hosts} has {fingerprint(exc.expected_key)}, "
-            f"the server presented {fingerprint(exc.key)}. If the board was reinstalled, remove "
-            "its old entry; otherwise someone may be intercepting the connection"
+            f"{where}: host key CHANGED: {settings.known_hosts} has "
+            f"{fingerprint(exc.expected_key)}, the server presented {fingerprint(exc.key)}. "
+            "If the board was reinstalled, remove its old entry; otherwise someone may be "
+            "intercepting the connection"
         ) from None
     except paramiko.AuthenticationException:
         client.close()
         raise BoardConnectionError(
-            f"{where}: authentication as {board.user} with {_auth_method(board)} failed",
+            f"{where}: authentication as {settings.user} with {_auth_method(settings)} failed",
             permanent=True,
         ) from None
     except BoardConnectionError:  # from _auth or the host key policy
@@ -239,6 +261,14 @@ class SshTransport:
             channel.close()
             raise BoardConnectionError(f"cannot start a remote command: {exc}") from None
         return SshStream(channel)
+
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        """Write ``data`` to the file ``path`` on the board, through ``cat``."""
+        script = 'cat > "$1" && chmod "$2" "$1"'
+        result = self.run(shell_command(["sh", "-c", script, "sh", path, f"{mode:o}"]), stdin=data)
+        if result.status != 0:
+            why = result.stderr.decode(errors="replace").strip()
+            raise BoardError(f"cannot write {path} on the board: {why}")
 
     def close(self) -> None:
         self._client.close()

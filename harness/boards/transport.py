@@ -3,14 +3,17 @@
 ``open_transport(board)`` gives a ``Transport``: ``run`` runs one shell command line to its end
 (stdin in; exit status, stdout and stderr out; within a timeout and at most ``MAX_OUTPUT``
 bytes of each, since a board may be broken or hostile), ``open_stream`` starts a
-process the caller talks to for as long as it lives (a runner session's one channel). The lock,
-discovery and the runner sessions use only this module; SSH (``harness.boards.ssh``) is the one
-transport today. Command lines are built with ``shell_command`` so that every argument reaching
-the board's shell is quoted. Every failure of the link is a ``BoardConnectionError``.
+process the caller talks to for as long as it lives (a runner session's one channel), ``put``
+writes a file. The lock, discovery and the runner sessions use only this module. ``TRANSPORTS``
+is the registry: the board file's transport (``harness.boards.settings``) names the module
+that connects (SSH: ``harness.boards.ssh``, adb: ``harness.boards.adb``). Command lines are
+built with ``shell_command`` so that every argument reaching the board's shell is quoted.
+Every failure of the link is a ``BoardConnectionError``.
 """
 
 from __future__ import annotations
 
+import importlib
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,15 +85,25 @@ class Transport(Protocol):
     def open_stream(self, command: str, *, timeout: float = 10.0) -> Stream:
         """Start ``command`` (already quoted) as a long-lived process."""
 
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        """Write ``data`` to the file ``path`` on the board (created or replaced)."""
+
     def close(self) -> None:
         """Close the link; its streams end with it."""
+
+
+# Transport name (the board file's) -> the module whose ``connect(board, *, trust_on_first_use,
+# timeout)`` opens it. Imported when a board is contacted: the modules build on this one, and
+# their client libraries (paramiko, adbutils) load only when needed.
+TRANSPORTS: dict[str, str] = {"ssh": "harness.boards.ssh", "adb": "harness.boards.adb"}
 
 
 def open_transport(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> Transport:
-    """An open link to ``board``, its identity verified; SSH is the one transport today."""
-    # Imported here: ssh builds on this module, and paramiko loads only once a board is contacted.
-    from harness.boards.ssh import connect
-
-    return connect(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
+    """An open link to ``board``, its identity verified, by the board file's transport."""
+    module = importlib.import_module(TRANSPORTS[board.transport.kind])
+    transport: Transport = module.connect(
+        board, trust_on_first_use=trust_on_first_use, timeout=timeout
+    )
+    return transport

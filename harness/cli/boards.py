@@ -1,7 +1,8 @@
 """``hil boards check``: reach every board of the inventory and report what it really is.
 
-Exit status: 0 when every board is reachable and is the SoC its file says, 1 when any board is
-unreachable or mismatched, 2 on bad input (no or invalid board files). A progress line per
+Exit status: 0 when every board is reachable, is the SoC its file says and runs versions that
+work with the host's toolkit, 1 when any board is unreachable, mismatched or incompatible (its
+versions are named with the fix), 2 on bad input (no or invalid board files). A progress line per
 board goes to stderr, so ``--json`` output on stdout stays machine-readable.
 """
 
@@ -29,6 +30,7 @@ _COLUMNS = (
     ("soc", "soc"),
     ("npu_driver", "driver"),
     ("runtime_library", "librknnrt"),
+    ("rknn_server", "rknn_server"),
     ("rknn_toolkit_lite2", "lite2"),
     ("python", "python"),
     ("disk_free_bytes", "disk free"),
@@ -37,7 +39,9 @@ _COLUMNS = (
 
 def register(subparsers: Subparsers) -> None:
     """Add ``hil boards`` (with its ``check`` subcommand) to the ``hil`` parser."""
-    boards = subparsers.add_parser("boards", help="boards over SSH", description=__doc__)
+    boards = subparsers.add_parser(
+        "boards", help="boards over SSH or adb, and labgrid places", description=__doc__
+    )
     commands = boards.add_subparsers(dest="boards_command", metavar="COMMAND", required=True)
     summary = "connect to each board and report SoC, NPU driver, runtime and Python versions"
     parser = commands.add_parser("check", help=summary, description=summary)
@@ -101,8 +105,11 @@ def _table(reports: list[dict[str, Any]]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    problems = [f"{r['board']}: {p}" for r in reports for p in r["problems"]]
-    return "\n".join(lines + (["", *problems] if problems else []))
+    hosts = {f"{k} {v}" for r in reports for k, v in r.get("host_versions", {}).items()}
+    notes = [f"host: {', '.join(sorted(hosts))}"] if hosts else []
+    notes += [f"{r['board']}: {p}" for r in reports for p in r["problems"]]
+    notes += [f"{r['board']}: warning: {w}" for r in reports for w in r.get("version_warnings", [])]
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 def _cell(value: object) -> str:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # baseline imports diff, which imports this module
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
 # run.json entries the run header shows (the others go to the collapsed run details)
-HEADER_KEYS = ("started", "platform", "tier", "baseline", "known_issues", "versions")
+HEADER_KEYS = ("started", "platform", "tier", "baseline", "known_issues", "versions", "boards")
 DISAGREEMENT = "reference-disagreement"
 CHANGED = "changed"  # CaseRecord.known["status"] of a known issue that behaves differently now
 # One letter per verdict for the matrix cells (a legend names them)
@@ -42,6 +42,12 @@ SHORT = {
     "infra-error": "E",
     "bad-input": "B",
 }
+# The board versions (run.json "boards") the header shows, with their titles
+_BOARD_VERSIONS = (
+    ("runtime_library", "runtime library"),
+    ("npu_driver", "driver"),
+    ("rknn_server", "rknn_server"),
+)
 CAUSE_WIDTH = 96  # characters of a failure's one-line cause: one line at 1280 px
 
 
@@ -253,10 +259,23 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
         ("tier", str(meta.get("tier", ""))),
         ("cases", cases),
         ("versions", ", ".join(f"{n} {'/'.join(sorted(versions[n]))}" for n in sorted(versions))),
+        ("boards", "; ".join(map(_board_versions, meta.get("boards", [])))),
         ("baseline", _text(meta["baseline"]) if meta.get("baseline") else "none"),
         ("known issues", _text(meta["known_issues"]) if meta.get("known_issues") else "none"),
     ]
     return [(key, text) for key, text in header if text]
+
+
+def _board_versions(report: Mapping[str, Any]) -> str:
+    """One board of run.json: its status and the versions the version check compared."""
+    versions = ", ".join(
+        f"{title} {report[key]}"
+        for key, title in _BOARD_VERSIONS
+        if report.get(key, "unknown") != "unknown"
+    )
+    warnings = len(report.get("version_warnings", []))
+    text = f"{report.get('board')} {report.get('status')}" + (f" ({versions})" if versions else "")
+    return text + (f", {warnings} version warning(s)" if warnings else "")
 
 
 def run_details(meta: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -4,20 +4,27 @@ simulator; and what happens to the remaining cases when a board goes down mid-ru
 Selection happens once per process. Under pytest-xdist each worker takes its own board
 (worker ``gwN`` takes the N-th board of the platform, round robin), so with ``-n`` equal to the
 number of boards every board runs exactly one case at a time; the board lock keeps that true
-even across hosts.
+even across hosts. A farm board file stands for any matching labgrid place: each worker leases
+its own (``harness.boards.farm``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.boards.discovery import check
+from harness.boards.farm import PlaceError, lease
 from harness.boards.inventory import Board, Runtimes, load_inventory
+from harness.boards.settings import FarmSettings
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, Target, observe
+
+log = logging.getLogger(__name__)
 
 
 class NoBoardError(RuntimeError):
@@ -45,21 +52,63 @@ class Selection:
 
 
 def select_board(
-    boards: list[Board], worker_id: str | None, require: bool
+    boards: list[Board],
+    worker_id: str | None,
+    require: bool,
+    sdk: str | None = None,
+    leases: ExitStack | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[Board | None, Selection]:
-    """The board to use, after checking that it answers; None means the simulator."""
+    """The board to use, after checking that it answers and that its versions suit the host's
+    tools of release ``sdk`` (None: this environment's); None means the simulator.
+
+    A farm board is a place leased into ``leases`` (released when it closes; ``progress``
+    hears how the wait goes); a place the run does not use is released at once.
+    """
     if not boards:
         if require:
             raise NoBoardError("no board file for this platform in the inventory")
         return None, Selection("simulator", "no board configured for the platform")
     board = worker_board(boards, worker_id)
-    report = check(board)
-    if report["status"] == "ok":
-        return board, Selection(board.name, f"board {board.name} ({board.address})")
+    with ExitStack() as held:
+        if board.farm is not None:
+            assert leases is not None, "a farm board needs somewhere to keep its lease"
+            try:
+                board = held.enter_context(lease(board, progress or log.warning))
+            except PlaceError as exc:
+                report = {"status": "unreachable", "problems": [str(exc)]}
+            else:
+                report = check(board, sdk=sdk)
+        else:
+            report = check(board, sdk=sdk)
+        if report["status"] == "ok":
+            if leases is not None:
+                leases.push(held.pop_all())
+            return board, Selection(board.name, f"board {board.name} ({board.address})")
     problem = "; ".join(report["problems"]) or report["status"]
     if require:
         raise NoBoardError(f"board {board.name} is {report['status']}: {problem}")
     return None, Selection("simulator", f"board {board.name} {report['status']}: {problem}")
+
+
+def farm_options(
+    coordinator: str | None, place: str | None, tags: str | None, wait_s: float
+) -> FarmSettings | None:
+    """``--lg-coordinator``, ``--lg-place``/``--lg-tags k=v,...`` and ``--lg-wait`` as the farm
+    every board of the run comes from; None without a place or tags. ValueError if bad."""
+    if place and tags:
+        raise ValueError("--lg-place and --lg-tags: give one of them")
+    if not (place or tags):
+        if coordinator:
+            raise ValueError("--lg-coordinator needs --lg-place NAME or --lg-tags k=v,...")
+        return None
+    filters = {"name": place} if place else {}
+    for pair in (tags or "").split(",") if tags else []:
+        key, equals, value = (part.strip() for part in pair.partition("="))
+        if not (equals and key and value):
+            raise ValueError(f"--lg-tags {tags!r}: expected key=value[,key=value...]")
+        filters[key] = value
+    return FarmSettings(coordinator, filters, wait_s)
 
 
 class BoardWithFallback:

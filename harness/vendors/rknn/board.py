@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -282,6 +281,7 @@ class BoardBackend:
             host_grace_s=self.host_grace_s,
             lease_s=self.lease_s,
             lock_wait_s=self.lock_wait_s,
+            sdk=self.cache.toolkit,
         )
         try:
             session.open()
@@ -302,22 +302,24 @@ class BoardBackend:
 
     def _versions(self, session: RunnerSession, result: CaseResult) -> dict[str, str]:
         """The board's runtime library, driver and runner next to the host toolkit's version,
-        with ``sdk_mismatch`` when the toolkit that converted differs from the board's runtime
-        library (the vendor requires them to match)."""
+        with ``version_warnings`` when the versions are a combination that usually works but
+        is not what the vendor requires (``compatibility``)."""
         facts = session.facts
         versions = {
             "board": self.name,
             "board_soc": str(facts.get("soc", "unknown")),
             "board_npu_driver": str(facts.get("npu_driver", "unknown")),
             "board_runtime_library": str(facts.get("runtime_library", "unknown")),
+            "board_rknn_server": str(facts.get("rknn_server", "unknown")),
             "board_rknn_toolkit_lite2": str(facts.get("rknn_toolkit_lite2", "unknown")),
             "board_python": str(facts.get("python", "unknown")),
             "board_runtime": str(session.hello.get("runtime_version", "unknown")),
             "board_sdk": result.runtime_version or "unknown",
             "core_mask": result.core_mask,
         }
-        mismatch = sdk_mismatch(self.cache.toolkit, versions["board_runtime_library"])
-        return {**versions, "sdk_mismatch": mismatch} if mismatch else versions
+        if session.version_warnings:
+            versions["version_warnings"] = "; ".join(session.version_warnings)
+        return versions
 
     # -- observations ------------------------------------------------------------------------
 
@@ -405,19 +407,6 @@ def case_job(
         test_fault=test_fault,
         perf=perf.to_json() if perf else None,
         conditions=condition_files(board.platform, board.sysroot) if perf else {},
-    )
-
-
-def sdk_mismatch(toolkit: str, runtime_library: str) -> str | None:
-    """Why a model converted by rknn-toolkit2 ``toolkit`` may not suit a board whose runtime
-    library reports ``runtime_library`` ('2.3.0 (c949ad889d@2024-11-07...)'), or None when the
-    release numbers match or the board's is unknown."""
-    board = re.match(r"\d+(\.\d+)+", runtime_library.strip())
-    if board is None or board.group() == toolkit:
-        return None
-    return (
-        f"converted with rknn-toolkit2 {toolkit} for a board runtime library {board.group()} "
-        "(the vendor requires the two to match)"
     )
 
 

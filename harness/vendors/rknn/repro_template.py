@@ -182,7 +182,7 @@ def run_on_board(
         config=toolkit.get("config", {}),
         case_id=case["id"],
     )
-    print(f"running on board {board.name} ({board.host}) over SSH")
+    print(f"running on board {board.name} ({board.address})")
     try:
         with BoardBackend(board) as backend:
             seen = backend.run(job)

@@ -86,6 +86,10 @@ class ConnectionLost(BoardConnectionError):
         self.case = case
 
 
+class BoardIncompatible(BoardError):
+    """The board's runtime versions are known not to work with the host's toolkit."""
+
+
 class RunnerFailed(BoardError):
     """The runner crashed, hung or broke the protocol; ``case`` was in flight."""
 
@@ -163,6 +167,7 @@ class RunnerSession:
         lock_wait_s: float = 0.0,
         idle_timeout_s: float = 900.0,
         max_case_bytes: int = MAX_CASE_BYTES,
+        sdk: str | None = None,
     ) -> None:
         self.board = board
         self.token = token  # the lock owner's identity, the same across reconnects
@@ -175,6 +180,8 @@ class RunnerSession:
         self.lock_wait_s = lock_wait_s
         self.idle_timeout_s = idle_timeout_s
         self.max_case_bytes = max_case_bytes
+        self.sdk = sdk  # the toolkit release that converts, for the version check
+        self.version_warnings: list[str] = []
         self.transport: Transport | None = None
         self.lock: BoardLock | None = None
         self.facts: dict[str, Any] = {}
@@ -199,7 +206,8 @@ class RunnerSession:
     # -- start -------------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Connect, lock, probe, prepare the work directory and start the runner."""
+        """Connect, lock, probe, check the versions, prepare the work directory and start the
+        runner; ``BoardIncompatible`` when the board's versions are known not to work."""
         try:
             self.transport = open_transport(
                 self.board, trust_on_first_use=self.trust_on_first_use, timeout=self.connect_timeout
@@ -209,16 +217,27 @@ class RunnerSession:
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
             self._heartbeat.start()
             self.facts = probe(self.board, self.transport)
+            self._check_versions()
             self._install()
         except BaseException:
             self.close()
             raise
         self.usable = True
 
+    def _check_versions(self) -> None:
+        versions = self.board.runtime.check_versions(self.facts, self.sdk)
+        if versions.errors:
+            raise BoardIncompatible(f"board {self.board.name}: {'; '.join(versions.errors)}")
+        for warning in versions.warnings:
+            log.warning("board %s: %s", self.board.name, warning)
+        self.version_warnings = versions.warnings
+
     def _install(self) -> None:
         """Upload the runner into the session folder and start it."""
         runner_module()  # checks that the runner file is there and loads
-        self._prepare('cat > "$2/hil_board_runner.py"', stdin=RUNNER_PATH.read_bytes())
+        self._prepare("")
+        assert self.transport is not None
+        self.transport.put(f"{self.dir}/{RUNNER_NAME}", RUNNER_PATH.read_bytes())
         self._start_runner()
 
     def _prepare(self, lines: str, *args: str, stdin: bytes = b"") -> str:

@@ -18,10 +18,11 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from harness.boards.inventory import Board, BoardFileError, board_path, validate
+from harness.boards.inventory import Board, BoardFileError, VersionCheck, board_path, validate
 from harness.targets.job import Job
 from harness.vendors.rknn.c_runner import request_files
 from harness.vendors.rknn.c_session import CRunnerSession
+from harness.vendors.rknn.compatibility import check_versions
 from harness.vendors.rknn.convert import build_calls
 from harness.vendors.rknn.platforms import (
     CORE_MASKS,
@@ -32,7 +33,7 @@ from harness.vendors.rknn.platforms import (
 )
 from harness.vendors.rknn.properties import C_RUNNER_OBSERVES, PYTHON_RUNNER_OBSERVES
 from harness.vendors.rknn.runner_session import RunnerSession, runner_module
-from harness.vendors.rknn.toolkit import MODEL_FILE, dataset_files
+from harness.vendors.rknn.toolkit import MODEL_FILE, dataset_files, toolkit_version
 
 _R = TypeVar("_R", bound="RknnRuntime")
 
@@ -92,6 +93,10 @@ class RknnRuntime:
 
     def ready(self, board: Board) -> None:
         """Refuse ``board`` while it cannot run cases; the Python runner ships with the harness."""
+
+    def check_versions(self, facts: Mapping[str, Any], sdk: str | None = None) -> VersionCheck:
+        """The board's versions against rknn-toolkit2 ``sdk`` (None: this environment's)."""
+        return check_versions(sdk or toolkit_version(), facts)
 
     def session(self, board: Board, token: str, **options: Any) -> RunnerSession:
         """A closed session of this runtime on ``board`` (options: ``RunnerSession``'s)."""

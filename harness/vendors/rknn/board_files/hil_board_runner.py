@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """npu-hil board runner: runs batches of compiled models on the board's NPU runtime.
 
-Copied to the board and started by the harness over one SSH channel:
+Copied to the board and started by the harness over one channel (SSH, or an adb shell):
 
     python3 -u hil_board_runner.py --workdir DIR --runtime rknnlite [--start-timeout S]
         [--idle-timeout S]

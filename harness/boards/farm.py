@@ -1,0 +1,231 @@
+"""labgrid places as a board source: reserve, acquire, read the NetworkService, release.
+
+A farm board (a board file with a ``labgrid:`` section, or ``--lg-place``/``--lg-tags``) is a
+place on a labgrid coordinator that several hosts share. ``lease(board)`` reserves a place by
+name or tags (labgrid's reservations: each reservation gets a different place, so xdist workers
+with the same board file get different boards), waits for the coordinator to allocate one
+(progress every few seconds, up to the farm's ``wait_s``), acquires it, and gives the board
+with the SSH host, port and user of the place's ``NetworkService``; the board file's keys and
+known_hosts still decide who the board is. On leaving, the place is released and the
+reservation cancelled. A guard process (``python -m harness.boards.farm``, in its own session)
+does the same if the harness dies without doing it (SIGKILL, SIGTERM): labgrid keeps an
+acquired place acquired until someone releases it, and never expires the reservation of an
+acquired place.
+
+The coordinator is reached through ``labgrid-client`` (labgrid's command line, ``pip install
+npu-hil[farm]``), one process per call, so labgrid's gRPC and asyncio stay out of pytest's
+process. Its output is parsed here and nowhere else; a NetworkService password is never used
+nor shown (the board file's ``auth`` is).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.boards import BoardError
+from harness.boards.inventory import Board
+from harness.boards.settings import FarmSettings, SshSettings
+
+log = logging.getLogger(__name__)
+
+PLACE_FIELD = "{place}"  # in a farm board's workdir: the leased place's name
+POLL_S = 5.0  # how often a waiting lease says so
+CLIENT_TIMEOUT_S = 60.0
+_RELEASED = b"released"  # what the harness tells its guard when it released the place itself
+_RESOURCE = re.compile(r"^Acquired resource '[^']*' \(([^)]*)\):$")
+
+
+class PlaceError(BoardError):
+    """No place could be leased: the coordinator, labgrid-client, or no free place in time."""
+
+
+def labgrid_client() -> str:
+    """The ``labgrid-client`` beside this interpreter, else on PATH."""
+    beside = Path(sys.executable).with_name("labgrid-client")
+    found = str(beside) if beside.is_file() else shutil.which("labgrid-client")
+    if found is None:
+        raise PlaceError("labgrid-client not found: install labgrid (pip install npu-hil[farm])")
+    return found
+
+
+def _command(farm: FarmSettings, *args: str) -> list[str]:
+    coordinator = ["-x", farm.coordinator] if farm.coordinator else []
+    return [labgrid_client(), *coordinator, *args]
+
+
+def _client(farm: FarmSettings, *args: str, timeout: float = CLIENT_TIMEOUT_S) -> str:
+    """labgrid-client's stdout; PlaceError with its last line of stderr when it fails."""
+    try:
+        done = subprocess.run(
+            _command(farm, *args), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except OSError as exc:
+        raise PlaceError(f"cannot run labgrid-client: {exc}") from None
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        where = farm.coordinator or "the default coordinator"
+        verb = args[2] if args[0] == "-p" else args[0]
+        raise PlaceError(
+            f"labgrid-client {verb} at {where}: "
+            f"{lines[-1] if lines else f'exit status {done.returncode}'}"
+        )
+    return done.stdout
+
+
+class Lease:
+    """One reservation and the place acquired through it; ``acquire``, then ``release``."""
+
+    def __init__(self, farm: FarmSettings, progress: Callable[[str], None] = log.warning) -> None:
+        self.farm = farm
+        self.progress = progress
+        self.token: str | None = None
+        self.place: str | None = None
+        self._guard: subprocess.Popen[bytes] | None = None
+
+    def acquire(self) -> dict[str, Any]:
+        """Reserve, wait for, and acquire a place; its NetworkService parameters."""
+        filters = [f"{key}={value}" for key, value in sorted(self.farm.filters.items())]
+        reply = _client(self.farm, "reserve", "--shell", *filters)
+        found = re.search(r"LG_TOKEN=(\w+)", reply)
+        if found is None:
+            raise PlaceError(f"labgrid-client reserve gave no token: {reply.strip()[:200]}")
+        self.token = found[1]
+        self._start_guard()
+        try:
+            self._wait()
+            _client(self.farm, "-p", f"+{self.token}", "acquire")
+            self.place, service = _network_service(
+                _client(self.farm, "-p", f"+{self.token}", "show")
+            )
+        except BaseException:
+            self.release()
+            raise
+        log.info("leased labgrid place %s (reservation %s)", self.place, self.token)
+        return service
+
+    def _wait(self) -> None:
+        """Until the coordinator allocates a place to the reservation, or ``wait_s`` passes."""
+        assert self.token is not None
+        started = time.monotonic()
+        while True:
+            remaining = self.farm.wait_s - (time.monotonic() - started)
+            if remaining <= 0:
+                raise PlaceError(
+                    f"no {self.farm.wanted} became free at "
+                    f"{self.farm.coordinator or 'the default coordinator'} within "
+                    f"{self.farm.wait_s:g} s (reservation {self.token} cancelled)"
+                )
+            try:
+                _client(self.farm, "wait", self.token, timeout=min(POLL_S, remaining))
+                return
+            except subprocess.TimeoutExpired:
+                waited = time.monotonic() - started
+                self.progress(
+                    f"waiting for {self.farm.wanted} (reservation {self.token}): "
+                    f"{waited:.0f} s of {self.farm.wait_s:g} s"
+                )
+
+    def _start_guard(self) -> None:
+        """The process that releases the place if this one dies without doing it."""
+        argv = [sys.executable, "-m", "harness.boards.farm", *_command(self.farm), self.token or ""]
+        source = str(Path(__file__).resolve().parents[2])  # the folder holding harness/
+        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
+        self._guard = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True,  # a signal to the harness's process group spares it
+        )
+
+    def release(self) -> None:
+        """Release the place (if acquired) and cancel the reservation; never raises."""
+        if self.token is None:
+            return
+        if self.place is not None:
+            with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
+                _client(self.farm, "-p", f"+{self.token}", "release")
+        try:
+            _client(self.farm, "cancel-reservation", self.token)
+        except (PlaceError, subprocess.TimeoutExpired) as exc:
+            log.warning("cannot cancel labgrid reservation %s: %s", self.token, exc)
+        if self._guard is not None:
+            with contextlib.suppress(OSError):
+                assert self._guard.stdin is not None
+                self._guard.stdin.write(_RELEASED)
+                self._guard.stdin.close()
+            self._guard.wait(timeout=10)
+        log.info("released labgrid place %s (reservation %s)", self.place, self.token)
+        self.token = self.place = None
+
+
+def _network_service(show: str) -> tuple[str, dict[str, Any]]:
+    """The place's name and its acquired NetworkService's parameters from ``show``."""
+    place = re.search(r"^Place '([^']+)':$", show, re.M)
+    lines = show.splitlines()
+    for index, line in enumerate(lines):
+        found = _RESOURCE.match(line)
+        if found and found[1].split("/")[2] == "NetworkService":
+            block = []
+            for following in lines[index + 1 :]:
+                if not following.startswith("  "):
+                    break
+                block.append(following)
+            params: dict[str, Any] = ast.literal_eval("\n".join(block).strip())["params"]
+            if place is not None:
+                return place[1], params
+    name = place[1] if place else "the place"
+    raise PlaceError(f"labgrid {name} has no NetworkService resource to reach the board by SSH")
+
+
+@contextlib.contextmanager
+def lease(board: Board, progress: Callable[[str], None] = log.warning) -> Iterator[Board]:
+    """``board`` (a farm board) on a leased place: named after the place, reached at its
+    NetworkService with the board file's keys, ``{place}`` in its workdir replaced by the
+    place's name (places that share one host); released on leaving."""
+    assert board.farm is not None
+    if not isinstance(board.transport, SshSettings):
+        raise PlaceError(f"board {board.name}: a labgrid place is reached by SSH, not adb")
+    held = Lease(board.farm, progress)
+    service = held.acquire()
+    try:
+        transport = dataclasses.replace(
+            board.transport,
+            host=str(service["address"]),
+            port=int(service.get("port", 22)),
+            user=str(service["username"]),
+        )
+        assert held.place is not None
+        workdir = board.workdir.replace(PLACE_FIELD, held.place)
+        yield dataclasses.replace(
+            board, name=held.place, transport=transport, workdir=workdir, farm=None
+        )
+    finally:
+        held.release()
+
+
+def _guard(argv: list[str]) -> int:
+    """``python -m harness.boards.farm LABGRID-CLIENT [ARGS...] TOKEN``: wait for the harness
+    (stdin); unless it said it released the place, release it and cancel the reservation."""
+    *client, token = argv
+    if sys.stdin.buffer.read() == _RELEASED:
+        return 0
+    for args in (["-p", f"+{token}", "release"], ["cancel-reservation", token]):
+        subprocess.run([*client, *args], capture_output=True, timeout=CLIENT_TIMEOUT_S, check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_guard(sys.argv[1:]))

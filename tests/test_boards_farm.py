@@ -1,0 +1,198 @@
+"""labgrid places as boards, against a real labgrid coordinator and exporter on 127.0.0.1 whose
+NetworkService resources are loopback sshd boards (tests/labgrid_farm.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from labgrid_farm import Farm, farm_board_file
+from sshd import SELECTION, SshServer, suite_command, wait_until, write_sysroot
+from test_boards_check import hil_boards
+
+from harness.boards.farm import Lease
+from harness.boards.inventory import BoardFileError, load_board
+from harness.boards.settings import FarmSettings
+from harness.results.journal import read_records
+from harness.vendors.rknn.runtimes import RUNTIMES
+
+
+@pytest.fixture
+def farm(
+    sshd_factory: Callable[[], SshServer], tmp_path: Path
+) -> Iterator[tuple[Farm, list[SshServer]]]:
+    """Two loopback boards exported as places rk3562-a and rk3562-b, tagged soc=rk3562."""
+    servers = [sshd_factory(), sshd_factory()]
+    farm = Farm(tmp_path / "farm")
+    try:
+        farm.export({"board-a": servers[0], "board-b": servers[1]})
+        farm.place("rk3562-a", "board-a", soc="rk3562")
+        farm.place("rk3562-b", "board-b", soc="rk3562")
+        yield farm, servers
+    finally:
+        farm.stop()
+
+
+def boards_folder(farm: Farm, servers: list[SshServer], tmp_path: Path, **labgrid: object) -> Path:
+    sysroot = write_sysroot(tmp_path / "sysroot")
+    farm_board_file(tmp_path / "boards", servers, sysroot, coordinator=farm.address, **labgrid)
+    return tmp_path / "boards"
+
+
+@pytest.mark.parametrize(
+    ("labgrid", "extra", "key", "says"),
+    [
+        ({"place": "a", "tags": {"soc": "rk3562"}}, {}, "labgrid", "fails oneOf"),
+        ({"wait": 3}, {}, "labgrid", "fails oneOf"),
+        ({"place": "a"}, {"host": "10.0.0.5"}, "host", "comes from the labgrid place"),
+        ({"tags": {"SoC": "x"}}, {}, "labgrid.tags", "does not match"),
+    ],
+)
+def test_bad_labgrid_sections_name_the_key(
+    tmp_path: Path,
+    sshd: SshServer,
+    labgrid: dict[str, object],
+    extra: dict[str, object],
+    key: str,
+    says: str,
+) -> None:
+    path = farm_board_file(tmp_path / "boards", [sshd], tmp_path, **labgrid)
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), **extra}))
+    with pytest.raises(BoardFileError) as info:
+        load_board(path, RUNTIMES)
+    assert info.value.key_path == key and says in str(info.value), str(info.value)
+
+
+def test_hil_boards_check_works_on_a_place_and_releases_it(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-b")
+    assert hil_boards(["check", "--boards", str(folder), "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert (report["board"], report["status"], report["soc"]) == ("rk3562-b", "ok", "rk3562")
+    assert report["address"].endswith(f"@127.0.0.1:{servers[1].port}")
+    assert report["runtime_library"].startswith("2.3.2")
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+
+def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        suite_command(tmp_path, boards, "results", *args),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(run: subprocess.Popen[str]) -> tuple[int, str]:
+    out, err = run.communicate(timeout=900)
+    return run.returncode, out + err
+
+
+def test_two_xdist_workers_run_the_selection_on_two_places_and_release_both(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, tags={"soc": "rk3562"})
+    code, output = finish(run_suite(tmp_path, folder, "-n", "2"))
+    assert code == 0, output
+    records = read_records(tmp_path / "results")
+    assert sorted(r.id for r in records) == sorted(SELECTION)
+    assert {r.backend for r in records} == {"rk3562-a", "rk3562-b"}
+    assert not any(r.verdict == "infra-error" for r in records)
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+
+def test_a_run_waits_for_a_held_place_then_runs_on_it(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, tags={"soc": "rk3562"})
+    coordinator.client("-p", "rk3562-a", "acquire")  # another user holds the only place asked for
+    run = run_suite(
+        tmp_path, folder, "--lg-coordinator", coordinator.address, "--lg-place", "rk3562-a"
+    )
+    assert wait_until(lambda: "waiting" in coordinator.reservations(), 60)
+    time.sleep(6)  # long enough for a progress line
+    assert run.poll() is None  # still waiting
+    coordinator.client("-p", "rk3562-a", "release")
+    code, output = finish(run)
+    assert code == 0, output
+    assert "waiting for place rk3562-a" in output
+    assert {r.backend for r in read_records(tmp_path / "results")} == {"rk3562-a"}
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+
+def test_a_place_never_released_fails_the_run_at_its_timeout(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a", wait=3)
+    coordinator.client("-p", "rk3562-a", "acquire")
+    code, output = finish(run_suite(tmp_path, folder))
+    assert code == 4, output  # a usage error: no board for a --backend board run
+    assert "no place rk3562-a became free" in output and "within 3 s" in output
+    assert coordinator.acquired() == ["rk3562-a"]  # still the other user's
+    assert coordinator.reservations().strip() == ""  # ours was cancelled
+
+
+@pytest.mark.parametrize(
+    "how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name
+)
+def test_a_killed_harness_leaves_no_acquired_place(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, how: signal.Signals
+) -> None:
+    coordinator, _ = farm
+    script = tmp_path / "hold.py"
+    script.write_text(
+        "import sys, time\n"
+        "from harness.boards.farm import Lease\n"
+        "from harness.boards.settings import FarmSettings\n"
+        f"Lease(FarmSettings({coordinator.address!r}, {{'name': 'rk3562-a'}})).acquire()\n"
+        "print('acquired', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        start_new_session=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "acquired\n"
+        assert coordinator.acquired() == ["rk3562-a"]
+        killed = time.monotonic()
+        os.killpg(holder.pid, how)  # the harness and its process group
+        holder.wait()
+        assert wait_until(lambda: coordinator.acquired() == [], 60)
+        released = time.monotonic() - killed
+        assert wait_until(lambda: coordinator.reservations().strip() == "", 30)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+    print(f"place released {released:.1f} s after {how.name}")  # the measurement, for the record
+    assert released < 30
+
+
+def test_a_lease_reads_the_network_service(farm: tuple[Farm, list[SshServer]]) -> None:
+    coordinator, servers = farm
+    lease = Lease(FarmSettings(coordinator.address, {"name": "rk3562-b"}, 30))
+    service = lease.acquire()
+    try:
+        assert lease.place == "rk3562-b"
+        assert (service["address"], service["port"]) == ("127.0.0.1", servers[1].port)
+        assert coordinator.acquired() == ["rk3562-b"]
+    finally:
+        lease.release()
+    assert coordinator.acquired() == []
