@@ -216,3 +216,31 @@ def tensor_sizes(text: str) -> dict[str, int]:
                 except ValueError:
                     continue
     return sizes
+
+
+_PASS = re.compile(r"^(>>>>>> start|<<<<<<<< end): (\S+)")
+_UNCAUGHT = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+
+
+def crash_site(text: str) -> str:
+    """Where a build that died was, from its log: the compiler pass that started and never
+    ended, and the C++ exception nobody caught ("" when the log shows neither).
+
+    E.g. "compiler pass OpEmit, uncaught std::out_of_range: vector::_M_range_check: ...".
+    """
+    lines = [_COMPILER_PREFIX.sub("", line) for line in clean_lines(text)]
+    open_passes: list[str] = []
+    for found in filter(None, map(_PASS.match, lines)):
+        if found[1].startswith(">"):
+            open_passes.append(found[2])
+        elif found[2] in open_passes:
+            open_passes.remove(found[2])
+    parts = [f"compiler pass {open_passes[-1]}"] if open_passes else []
+    for index, line in enumerate(lines):
+        uncaught = _UNCAUGHT.search(line)
+        if uncaught:
+            what = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            what = what.removeprefix("what():").strip()
+            parts.append(f"uncaught {uncaught[1]}" + (f": {what}" if what else ""))
+            break
+    return ", ".join(parts)

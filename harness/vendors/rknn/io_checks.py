@@ -39,6 +39,7 @@ import numpy as np
 
 from harness.cases.case import Expect
 from harness.judge.checks import Judge, Observer, Outcome, Seen
+from harness.judge.checks import rejection as generic_rejection
 from harness.judge.observers import GENERIC_OBSERVERS, by_documentation, placement_of
 from harness.judge.verdict import LAYOUT_PHASE, PLACEMENT_PHASE, UNOBSERVED
 from harness.layout.align import align_up
@@ -76,11 +77,10 @@ def rejection(observation: Observation) -> tuple[str | None, str | None]:
     a compiler error is a failed build, not infrastructure trouble.
     """
     if observation.failed_stage:
-        failed = f"{observation.failed_stage} failed: {observation.error or 'no message'}"
-        return failed, observation.infra_error
+        return generic_rejection(observation)
     errors = compiler_errors(observation.log)
     if observation.infra_error and "SIGABRT" in observation.infra_error and errors:
-        return f"build aborted by the compiler after: {errors[-1]}", None
+        return f"build aborted (SIGABRT) by the compiler after: {errors[-1]}", None
     return None, observation.infra_error
 
 
