@@ -12,7 +12,11 @@ from pathlib import Path
 
 import onnx
 import pytest
+from onnx import TensorProto, helper
 
+from harness.cases.model_dir import prepared_entry
+from harness.modelfiles.nodetests import list_models, select
+from harness.modelfiles.prepare import ModelFileError, opset_of, prepare
 from harness.results.journal import read_records
 from harness.vendors.rknn.simulator.worker import FAULT_ENV
 
@@ -69,3 +73,47 @@ def test_a_compiler_crash_is_a_violation_with_a_bundle_that_reproduces_it_and_is
     again = run_models(tmp_path, folder, *cache, env={FAULT_ENV: f"exit:{record.id}"})
     assert again.returncode == 1, again.stdout + again.stderr
     assert read_records(tmp_path / "results")[-1].detail == record.detail
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_averagepool_2d_ceil_last_window_starts_on_pad",
+        "test_maxpool_2d_ceil_output_size_reduce_by_one",
+    ],
+)
+def test_a_lowered_ceil_mode_pool_keeps_its_declared_shapes_and_says_so(name: str) -> None:
+    """Opset 22 drops a last window that starts in the padding; opset 19's shape inference
+    keeps it, so the lowered model fails a strict check although both are valid."""
+    [entry] = select(list_models(NODE_TESTS), [name], ())
+    prepared = prepared_entry(entry, freeze_parameters=True)
+    assert opset_of(prepared.model) == 19
+    [output] = prepared.model.graph.output
+    assert [d.dim_value for d in output.type.tensor_type.shape.dim][2:] == [1, 1]  # declared
+    assert prepared.changes[-1].startswith(
+        "the declared shapes kept: opset 19 shape inference disagrees with them after the "
+        "lowering from 22 ("
+    )
+    assert "differ in dimension 2: (2) vs (1)" in prepared.changes[-1]
+
+
+def relu(input_shape: list[int | str], output_shape: list[int | str]) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+def test_a_model_refused_names_its_own_defect_or_what_the_harness_did() -> None:
+    with pytest.raises(ModelFileError) as own:
+        prepare(relu([1, 2], [1, 3]), "bad", "bad.onnx")
+    assert str(own.value).startswith("bad.onnx: the model itself does not check at its opset 19:")
+    with pytest.raises(ModelFileError) as ours:
+        prepare(relu(["N", 2], [1, 2]), "fixed", "fixed.onnx", input_shapes={"x": [2, 2]})
+    assert str(ours.value).startswith(
+        "fixed.onnx: the model checks as given but not after the harness's changes (input x "
+        "shape fixed to [2, 2] (--input-shape)):"
+    )
