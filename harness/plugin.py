@@ -24,6 +24,7 @@ import pytest
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
+from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
@@ -31,7 +32,7 @@ from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
-from harness.report.matrix import UNPROBED_KEY
+from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key, record_key
@@ -242,6 +243,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         DOCUMENTS_KEY: _catalogue(config).source.document,
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
+        MODELS_NOT_RUN_KEY: _directory(config).not_run,
         **_vendor(config).documented(_platform(config)),
     }
 
@@ -254,7 +256,7 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     return [
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
-    ] + _directory(config).not_runnable
+    ]
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -344,16 +346,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"pytest.mark.hil_suite(<one of {sorted(sources)}>)"
         )
     cases = sources[marker.args[0]]()
-    metafunc.parametrize(
-        "hil_case",
-        [
-            pytest.param(case, id=case.id, marks=[pytest.mark.hil_case, _documented_mark(case)])
-            for case in cases
-        ],
-    )
+    params = [
+        pytest.param(case, id=case.id, marks=[pytest.mark.hil_case, _documented_mark(case)])
+        for case in cases
+    ]
+    if marker.args[0] == MODELS_KIND:  # the folder's models that are not cases: skipped tests
+        platform = _platform(metafunc.config)
+        params += [
+            pytest.param(None, id=f"{platform}/{MODELS_KIND}/{item['model']}", marks=_skip(item))
+            for item in _directory(metafunc.config).not_run
+        ]
+    metafunc.parametrize("hil_case", params)
     if metafunc.config.getoption("sdk") is not None:  # ids end "-sdk2.3.2"
         sdks = _sdks(metafunc.config)
         metafunc.parametrize("hil_sdk", sdks, ids=[f"sdk{sdk}" for sdk in sdks])
+
+
+def _skip(not_run: dict[str, str]) -> pytest.MarkDecorator:
+    return pytest.mark.skip(reason=not_run["reason"])
 
 
 @pytest.fixture

@@ -15,8 +15,10 @@ import pytest
 from onnx import TensorProto, helper
 
 from harness.cases.model_dir import prepared_entry
+from harness.cli import main
 from harness.modelfiles.nodetests import list_models, select
 from harness.modelfiles.prepare import ModelFileError, opset_of, prepare
+from harness.report.markdown import md_escape
 from harness.results.journal import read_records
 from harness.vendors.rknn.simulator.worker import FAULT_ENV
 
@@ -97,9 +99,12 @@ def test_a_lowered_ceil_mode_pool_keeps_its_declared_shapes_and_says_so(name: st
     assert "differ in dimension 2: (2) vs (1)" in prepared.changes[-1]
 
 
-def relu(input_shape: list[int | str], output_shape: list[int | str]) -> onnx.ModelProto:
+def relu(
+    input_shape: list[int | str], output_shape: list[int | str], op: str = "Relu"
+) -> onnx.ModelProto:
+    attributes = {"kernel_shape": [2, 2], "strides": [2, 2]} if op == "MaxPool" else {}
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])],
+        [helper.make_node(op, ["x"], ["y"], **attributes)],
         "relu",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)],
@@ -117,3 +122,33 @@ def test_a_model_refused_names_its_own_defect_or_what_the_harness_did() -> None:
         "fixed.onnx: the model checks as given but not after the harness's changes (input x "
         "shape fixed to [2, 2] (--input-shape)):"
     )
+
+
+@needs_toolkit
+def test_models_not_run_are_skipped_tests_and_report_rows_with_relative_paths(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    onnx.save(relu([1, 1, 4, 4], [1, 1, 2, 2], "MaxPool"), folder / "pool.onnx")  # runs
+    onnx.save(relu(["N", 1, 4, 4], ["N", 1, 2, 2], "MaxPool"), folder / "symbolic.onnx")
+    onnx.save(relu([1, 2], [1, 2]), folder / "relu.onnx")  # Relu is documented only fused
+    run = run_models(tmp_path, folder, "--models-select", "catalogue", "-rs")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed, 2 skipped" in run.stdout
+    reasons = [
+        "not selected: --models-select catalogue: Relu is documented only fused (MulRelu), not "
+        "alone",
+        "not runnable: symbolic.onnx: input 'x' has shape [N,1,4,4]; give it with "
+        "--input-shape x=D,D,...",
+    ]
+    for reason in reasons:
+        assert f"test_models.py: {reason}" in run.stdout
+    assert str(folder) not in run.stdout
+    assert main(["report", str(tmp_path / "results")]) == 0
+    markdown = (tmp_path / "results" / "report.md").read_text()
+    assert "Models not run: 2 (1 not runnable, 1 not selected)" in markdown
+    assert "- relu: " + md_escape(reasons[0]) in markdown
+    assert "- symbolic: " + md_escape(reasons[1]) in markdown
+    html = (tmp_path / "results" / "report.html").read_text()
+    assert "<code>symbolic</code>" in html and str(folder) not in html

@@ -24,6 +24,7 @@ from harness.report.matrix import (
     Section,
     case_anchor,
     case_facts,
+    not_run_counts,
     reference_summary,
 )
 from harness.report.real_limits import real_limits_html
@@ -109,7 +110,17 @@ def _counts(report: Report) -> str:
         rows.append(f"<tr><th>known issues, as expected</th>{cells}</tr>")
     return (
         '<h2 id="verdicts">Verdicts</h2>'
-        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report)
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report) + _not_run(report)
+    )
+
+
+def _not_run(report: Report) -> str:
+    if not report.models_not_run:
+        return ""
+    rows = [[f"<code>{escape(name)}</code>", escape(why)] for name, why in report.models_not_run]
+    return (
+        f"<details><summary>Models not run: {len(rows)} ({not_run_counts(report)})</summary>"
+        f"{_table(['model', 'why'], rows)}</details>"
     )
 
 

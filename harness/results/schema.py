@@ -116,6 +116,11 @@ RUN_SCHEMA: dict[str, Any] = _record(
         "tier": {"enum": ["default", "full"]},
         "baseline": {"type": ["string", "null"]},
         "known_issues": {"type": ["string", "null"]},
+        # models of --models that are not cases (not runnable, not selected)
+        "models_not_run": {
+            "type": "array",
+            "items": _record(["model", "reason"], {"model": _STRING, "reason": _STRING}),
+        },
         # slow-tier cases the run left out (``--tier default``)
         "left_out": {
             "type": "array",
