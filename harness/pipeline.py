@@ -73,6 +73,8 @@ class Vendor:
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
+    # Compiled layer type -> the type it stands for (a release's renames: exGRU -> GRU)
+    layer_aliases: Mapping[str, str]
     # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
     # simulator, a context manager.
     simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]

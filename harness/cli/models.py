@@ -47,7 +47,7 @@ from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
-from harness.vendors import vendor_for
+from harness.vendors import layer_aliases, vendor_for
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -322,7 +322,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
 def _finish(results: Path) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
     make_bundles_for_failures(results)
-    for path in write_reports(results):
+    for path in write_reports(results, layer_aliases()):
         print(f"report: {path}")
 
 
