@@ -12,9 +12,10 @@ import os
 import platform as host_platform
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -189,7 +190,9 @@ class CaseExecutor:
         for item in prepared:
             if isinstance(item, Exception):
                 raise item
-            observation = next(observations)
+            with caught_warnings() as while_running:
+                observation = next(observations)
+            item.warnings += while_running
             arrived = time.monotonic()
             item.backend_s = arrived - waited_since
             waited_since = arrived
@@ -212,18 +215,27 @@ class CaseExecutor:
     def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
-        built = build_model(case.op, case.params, case.seed, self.models)
-        references = host_references(built)
-        request = request_for(case, built, self.models)
-        request.timeout_s = self.timeout_for(case)
-        folder = self.results_dir / case_folder(case.id, self.sdk)
-        _clear(folder)
-        _write_inputs(folder, built, references, self.recipe(request))
-        return _Prepared(
-            case, built, references, request, folder, started, time.monotonic() - clock
-        )
+        with caught_warnings() as found:
+            built = build_model(case.op, case.params, case.seed, self.models)
+            references = host_references(built)
+            request = request_for(case, built, self.models)
+            request.timeout_s = self.timeout_for(case)
+            folder = self.results_dir / case_folder(case.id, self.sdk)
+            _clear(folder)
+            _write_inputs(folder, built, references, self.recipe(request))
+        prepare_s = time.monotonic() - clock
+        return _Prepared(case, built, references, request, folder, started, prepare_s, found)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
+        with caught_warnings() as found:
+            record = self._judged(item, observation)
+        record = replace(record, warnings=list(dict.fromkeys([*item.warnings, *found])))
+        # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
+        record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
+        self.journal.append(record)
+        return record
+
+    def _judged(self, item: _Prepared, observation: Observation) -> CaseRecord:
         clock = time.monotonic()
         case, built, references, folder = item.case, item.built, item.references, item.folder
         _write_observation(folder, built.output_names, observation)
@@ -238,7 +250,7 @@ class CaseExecutor:
                 _span(built.inputs),
             )
         verdict = self.judge(case, observation, comparison)
-        record = CaseRecord(
+        return CaseRecord(
             id=case.id,
             platform=case.platform,
             op=case.op,
@@ -267,10 +279,6 @@ class CaseExecutor:
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
         )
-        # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
-        record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
-        self.journal.append(record)
-        return record
 
 
 @dataclass
@@ -284,7 +292,18 @@ class _Prepared:
     folder: Path
     started: datetime
     prepare_s: float  # building the model and references, writing the inputs
+    warnings: list[str] = field(default_factory=list)  # raised for this case so far
     backend_s: float = 0.0  # from when the backend could start on it to its observation
+
+
+@contextmanager
+def caught_warnings() -> Iterator[list[str]]:
+    """The warnings raised inside the block, as "Category: message", kept from pytest, which
+    would attribute them to whichever test started the case's batch."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        yield found
+    found += [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:

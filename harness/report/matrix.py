@@ -291,6 +291,7 @@ def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
         ("rewrites", ", ".join(record.rewrites)),
         ("metrics", format_metrics(record.metrics)),
         ("references", reference_summary(record)),
+        ("warnings", "; ".join(record.warnings)),
     ]
     return [(label, text) for label, text in facts if text]
 

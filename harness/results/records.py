@@ -55,6 +55,9 @@ class CaseRecord:
     # identity, so that runs on several SDKs share a results directory ("" in journals
     # written before SDKs were told apart).
     sdk: str = ""
+    # Warnings raised while the case was prepared, run and judged ("RuntimeWarning: divide by
+    # zero ..."), captured per case: pytest would blame whichever test started the batch.
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -58,6 +58,7 @@ RECORD_SCHEMA: dict[str, Any] = _record(
         "detail": _STRING,
         "placement": _OBJECTS,
         "rewrites": _STRINGS,
+        "warnings": _STRINGS,
         "native": _OBJECTS,
         "metrics": _mapping(_NUMBER),
         "tolerance": _mapping(_NUMBER),
