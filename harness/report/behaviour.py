@@ -97,13 +97,14 @@ def differences(old: Behaviour, new: Behaviour) -> list[tuple[str, str, str]]:
     if old.outcome != new.outcome:
         return [("build", old.outcome, new.outcome)]
     found = [
-        (f"{aspect} {op}", before.get(op, "none"), after.get(op, "none"))
-        for aspect, before, after in (
-            ("placement", old.placement, new.placement),
-            ("precision", old.precision, new.precision),
-        )
-        for op in sorted(before.keys() | after.keys())
-        if before.get(op) != after.get(op)
+        (f"placement {op}", old.placement.get(op, "none"), new.placement.get(op, "none"))
+        for op in sorted(old.placement.keys() | new.placement.keys())
+        if old.placement.get(op) != new.placement.get(op)
+    ]
+    found += [  # of the layer types on both sides: a new type's precision is in its placement
+        (f"precision {op}", old.precision[op], new.precision[op])
+        for op in sorted(old.precision.keys() & new.precision.keys())
+        if old.precision[op] != new.precision[op]
     ]
     if old.result != new.result:
         found.append(("result", old.result, new.result))
