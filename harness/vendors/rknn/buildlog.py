@@ -224,9 +224,11 @@ _UNCAUGHT = re.compile(r"terminate called after throwing an instance of '([^']+)
 
 def crash_site(text: str) -> str:
     """Where a build that died was, from its log: the compiler pass that started and never
-    ended, and the C++ exception nobody caught ("" when the log shows neither).
+    ended, the C++ exception nobody caught and the last compiler error before it ("" when the
+    log shows none of them).
 
-    E.g. "compiler pass OpEmit, uncaught std::out_of_range: vector::_M_range_check: ...".
+    E.g. "compiler pass OpEmit, uncaught std::out_of_range: vector::_M_range_check: ...", or
+    (rv1103b, rk2118) "..., after: failed to tile argb mode layer!".
     """
     lines = [_COMPILER_PREFIX.sub("", line) for line in clean_lines(text)]
     open_passes: list[str] = []
@@ -243,4 +245,7 @@ def crash_site(text: str) -> str:
             what = what.removeprefix("what():").strip()
             parts.append(f"uncaught {uncaught[1]}" + (f": {what}" if what else ""))
             break
+    errors = [error.splitlines()[0] for error in _errors(clean_lines(text)) if error.strip()]
+    if errors:
+        parts.append(f"after: {errors[-1]}")
     return ", ".join(parts)

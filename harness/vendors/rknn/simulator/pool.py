@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -39,10 +39,11 @@ from typing import Any
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.buildlog import crash_site, parse_build_log
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.toolkit import LOG_FILE, STAGE_FILE
+from harness.vendors.rknn.toolkit import LOG_FILE
 from harness.vendors.rknn.toolkit_process import ToolkitProcess
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
@@ -123,48 +124,6 @@ class _Job:
 
 
 _LIVE_JOBS: set[_Job] = set()  # jobs of this process whose folder exists
-
-
-@dataclass(frozen=True)
-class _Death:
-    """How a worker died running a case: its exit code (negative: the signal), the pool's
-    message, the toolkit call it was in ("build build"; "" before any) and the case's log."""
-
-    code: int
-    status: str
-    stage: str
-    log: str
-
-    @classmethod
-    def of(cls, job: _Job, status: str) -> _Death:
-        stage_file = job.workdir / STAGE_FILE
-        log_path = job.workdir / LOG_FILE
-        return cls(
-            job.worker.process.wait(),
-            status,
-            stage_file.read_text() if stage_file.exists() else "",
-            log_path.read_text(errors="replace") if log_path.exists() else "",
-        )
-
-    @property
-    def how(self) -> str:
-        return signal.Signals(-self.code).name if self.code < 0 else f"exit code {self.code}"
-
-
-def _crash_reply(first: _Death, second: _Death) -> dict[str, Any]:
-    """The reply for a case whose worker died on it twice, each time in a fresh process."""
-    outside = first.code == -signal.SIGKILL  # the out-of-memory killer, or someone's kill -9
-    if first.code != second.code or first.stage != second.stage or outside or not second.stage:
-        before = first.status.split(";", 1)[0]  # without its stderr
-        return {"infra_error": f"{second.status}\n(the first run died too: {before})"}
-    stage, _, call = second.stage.partition(" ")
-    site = crash_site(second.log)
-    return {
-        "failed_stage": stage,
-        "aborted": second.how,
-        "error": f"compiler crash ({second.how} in rknn.{call}{', ' + site if site else ''}); "
-        "confirmed: the same crash again in a fresh worker process",
-    }
 
 
 @functools.cache
@@ -260,7 +219,7 @@ class SimulatorPool:
             else:
                 results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
-        deaths: dict[int, _Death] = {}  # the first death of a case waiting for its rerun
+        deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
         try:
             while following < len(requests):
@@ -303,12 +262,12 @@ class SimulatorPool:
         requests: Sequence[Job],
         results: dict[int, Observation],
         pending: deque[int],
-        deaths: dict[int, _Death],
+        deaths: dict[int, Death],
     ) -> None:
         """Wait for the first reply or deadline among the busy workers; finish those jobs.
 
         A case whose worker died goes back to the front of ``pending`` once (its death kept
-        in ``deaths``); after a second death ``_crash_reply`` tells a crash from trouble."""
+        in ``deaths``); after a second death ``after_two_deaths`` tells a crash from trouble."""
         if not busy:
             return
         soonest = min(job.deadline for job in busy.values())
@@ -318,13 +277,14 @@ class SimulatorPool:
                 reply = job.worker.receive(0, "while running the case")
             except WorkerDied as exc:
                 job.worker.stop()
-                death = _Death.of(job, str(exc))
+                code = job.worker.process.wait()
+                death = Death.of(code, str(exc), job.workdir, LOG_FILE)
                 if job.index not in deaths:
                     deaths[job.index] = death
                     job.remove_folder()
                     pending.appendleft(job.index)
                     continue
-                reply = _crash_reply(deaths.pop(job.index), death)
+                reply = after_two_deaths(deaths.pop(job.index), death)
             else:
                 self._idle.append(job.worker)
             results[job.index] = self._finish(job, reply, requests[job.index])
