@@ -13,9 +13,10 @@ import os
 import platform as host_platform
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -77,6 +78,8 @@ class Vendor:
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
+    # Compiled layer type -> the type it stands for (a release's renames: exGRU -> GRU)
+    layer_aliases: Mapping[str, str]
     # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
     # simulator, a context manager.
     simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]
@@ -197,7 +200,9 @@ class CaseExecutor:
                     raise item
                 yield self.refuse(case, item)
                 continue
-            observation = next(observations)
+            with caught_warnings() as while_running:
+                observation = next(observations)
+            item.warnings += while_running
             arrived = time.monotonic()
             item.backend_s = arrived - waited_since
             waited_since = arrived
@@ -226,19 +231,25 @@ class CaseExecutor:
     def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
-        built = build_model(case.op, case.params, case.seed, self.models)
-        references = host_references(built)
-        request = request_for(case, built, self.models)
-        request.timeout_s = self.timeout_for(case)
-        request.perf = self.perf
-        folder = self.results_dir / case_folder(case.id, self.sdk)
-        _clear(folder)
-        _write_inputs(folder, built, references, self.recipe(request))
-        return _Prepared(
-            case, built, references, request, folder, started, time.monotonic() - clock
-        )
+        with caught_warnings() as found:
+            built = build_model(case.op, case.params, case.seed, self.models)
+            references = host_references(built)
+            request = request_for(case, built, self.models)
+            request.timeout_s = self.timeout_for(case)
+            request.perf = self.perf
+            folder = self.results_dir / case_folder(case.id, self.sdk)
+            _clear(folder)
+            _write_inputs(folder, built, references, self.recipe(request))
+        prepare_s = time.monotonic() - clock
+        return _Prepared(case, built, references, request, folder, started, prepare_s, found)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
+        with caught_warnings() as found:
+            record = self._judged(item, observation)
+        record = replace(record, warnings=list(dict.fromkeys([*item.warnings, *found])))
+        return self._journaled(record)
+
+    def _judged(self, item: _Prepared, observation: Observation) -> CaseRecord:
         clock = time.monotonic()
         case, built, references, folder = item.case, item.built, item.references, item.folder
         _write_observation(folder, built.output_names, observation)
@@ -253,7 +264,7 @@ class CaseExecutor:
                 _span(built.inputs),
             )
         verdict = self.judge(case, observation, comparison)
-        record = CaseRecord(
+        return CaseRecord(
             **_case_fields(case),
             backend=observation.backend,
             verdict=verdict.verdict,
@@ -273,7 +284,6 @@ class CaseExecutor:
             sdk=self.sdk,
             perf=_perf_field(item.request, observation),
         )
-        return self._journaled(record)
 
     def _journaled(self, record: CaseRecord) -> CaseRecord:
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
@@ -330,6 +340,7 @@ class _Prepared:
     folder: Path
     started: datetime
     prepare_s: float  # building the model and references, writing the inputs
+    warnings: list[str] = field(default_factory=list)  # raised for this case so far
     backend_s: float = 0.0  # from when the backend could start on it to its observation
 
 
@@ -348,6 +359,16 @@ def _case_fields(case: Case) -> dict[str, Any]:
         "deciding_limit": case.deciding_limit,
         "not_isolable": case.not_isolable,
     }
+
+
+@contextmanager
+def caught_warnings() -> Iterator[list[str]]:
+    """The warnings raised inside the block, as "Category: message", kept from pytest, which
+    would attribute them to whichever test started the case's batch."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        yield found
+    found += [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
 def _reference_field(references: References, comparison: Comparison | None) -> dict[str, Any]:

@@ -25,8 +25,9 @@ import pytest
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
+from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
-from harness.cases.operators import operator_cases
+from harness.cases.operators import DTYPES, operator_cases
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
@@ -34,7 +35,7 @@ from harness.models.budget import size_budget
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
-from harness.report.matrix import UNPROBED_KEY
+from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key, record_key
@@ -57,6 +58,11 @@ from harness.vendors.rknn.simulator import cache as sim_cache
 
 DEFAULT_PLATFORM = "rk3562"
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
+# verdict -> [cases whose record holds warnings, warnings], and known issues that changed
+_CASE_WARNINGS: dict[str, list[int]] = {}
+_KNOWN_CHANGED: list[str] = []
+# Warnings the summary counts instead of pytest listing each (-W default::<this> lists them)
+_QUIET = ("DocDriftWarning", "KnownIssueChangedWarning")
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 
 
@@ -170,6 +176,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hil_suite(name): the case source of a suite")
     config.addinivalue_line("markers", "outside: the case lies outside a documented limit")
     config.addinivalue_line("markers", "supported: the case is documented as supported")
+    for quiet in _QUIET:
+        config.addinivalue_line("filterwarnings", f"ignore::{__name__}.{quiet}")
+    for dtype in DTYPES:
+        config.addinivalue_line("markers", f"{dtype}: a case of data type {dtype} (-m {dtype})")
     _check_options(config)
     _NIGHTLY[:] = [nightly.NightlyRun(config)]
     config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
@@ -177,7 +187,8 @@ def pytest_configure(config: pytest.Config) -> None:
         results = Path(config.getoption("results"))
         meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
-        write_run_metadata(results, meta)
+        if not config.option.collectonly:  # it runs nothing: an earlier run's results stay
+            write_run_metadata(results, meta)
         warn_weak_secrets()
 
 
@@ -275,6 +286,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         DOCUMENTS_KEY: _catalogue(config).source.document,
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
+        MODELS_NOT_RUN_KEY: _directory(config).not_run,
         **_vendor(config).documented(_platform(config)),
     }
 
@@ -287,7 +299,7 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     return [
         {"limit": item.limit.id, "reason": item.reason}
         for item in operator_cases(catalogue).unprobed
-    ] + _directory(config).not_runnable
+    ]
 
 
 def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
@@ -385,16 +397,34 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"pytest.mark.hil_suite(<one of {sorted(sources)}>)"
         )
     cases = sources[marker.args[0]]()
-    metafunc.parametrize(
-        "hil_case",
-        [
-            pytest.param(case, id=case.id, marks=[pytest.mark.hil_case, _documented_mark(case)])
-            for case in cases
-        ],
-    )
+    params = [
+        pytest.param(
+            case,
+            id=case.id,
+            marks=[pytest.mark.hil_case, _documented_mark(case), _dtype_mark(case)],
+        )
+        for case in cases
+    ]
+    if marker.args[0] == MODELS_KIND:  # the folder's models that are not cases: skipped tests
+        platform = _platform(metafunc.config)
+        params += [
+            pytest.param(None, id=f"{platform}/{MODELS_KIND}/{item['model']}", marks=_skip(item))
+            for item in _directory(metafunc.config).not_run
+        ]
+    metafunc.parametrize("hil_case", params)
     if metafunc.config.getoption("sdk") is not None:  # ids end "-sdk2.3.2"
         sdks = _sdks(metafunc.config)
         metafunc.parametrize("hil_sdk", sdks, ids=[f"sdk{sdk}" for sdk in sdks])
+
+
+def _dtype_mark(case: Case) -> pytest.MarkDecorator:
+    """``-m float16``: exactly the cases of that data type (``-k float16`` also matches
+    ``Pow/int8/exponent_dtype=float16``)."""
+    return getattr(pytest.mark, case.dtype)
+
+
+def _skip(not_run: dict[str, str]) -> pytest.MarkDecorator:
+    return pytest.mark.skip(reason=not_run["reason"])
 
 
 @pytest.fixture
@@ -536,6 +566,8 @@ def hil_record(
     properties.append(("rewrites", "; ".join(record.rewrites)))
     properties.append(("metrics", _mapping_text(record.metrics)))
     properties.append(("versions", _mapping_text(record.versions)))
+    properties.append(("warnings", str(len(record.warnings))))
+    properties.append(("known", str((record.known or {}).get("status", ""))))
     if record.verdict == "infra-error":
         raise InfrastructureError(f"{record.backend}: {printable(record.detail)}")
     if record.verdict == BAD_INPUT:
@@ -587,9 +619,17 @@ def _mapping_text(mapping: dict[str, Any]) -> str:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Count verdicts (also on the xdist controller, which receives the workers' reports)."""
-    verdict = dict(report.user_properties).get("verdict")
+    properties = dict(report.user_properties)
+    verdict = properties.get("verdict")
     if verdict and (report.when == "call" or (report.when == "setup" and report.failed)):
         _VERDICT_COUNTS[str(verdict)] += 1
+        count = int(str(properties.get("warnings", 0)))
+        if count:
+            cases = _CASE_WARNINGS.setdefault(str(verdict), [0, 0])
+            cases[0] += 1
+            cases[1] += count
+        if properties.get("known") == "changed":
+            _KNOWN_CHANGED.append(str(properties.get("case")))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -601,6 +641,34 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"{verdict:{width}} {_VERDICT_COUNTS.get(verdict, 0)}")
     results = config.getoption("results")
     terminalreporter.write_line(f"results: {results} (hil report {results})")
+    _warnings_summary(terminalreporter, results)
+
+
+def _warnings_summary(terminalreporter: Any, results: str) -> None:
+    """One line per kind of warning, with counts and where to read each one."""
+    lines = []
+    if _VERDICT_COUNTS.get("doc-drift"):
+        lines.append(
+            f"doc-drift: {_VERDICT_COUNTS['doc-drift']} cases pass with a warning (a documented "
+            f"limit not enforced): each in {results}/report.md, or -W "
+            f"default::{__name__}.DocDriftWarning here"
+        )
+    if _KNOWN_CHANGED:
+        lines.append(
+            f"known issue changed: {len(_KNOWN_CHANGED)} cases: listed under npu-hil known "
+            "issues (--strict-known fails them)"
+        )
+    for verdict in VERDICTS:
+        if verdict in _CASE_WARNINGS:
+            cases, count = _CASE_WARNINGS[verdict]
+            lines.append(
+                f"{verdict}: {cases} cases raised {count} warnings while running: in their "
+                f'records ("warnings" in {results}/journal.jsonl) and report cards'
+            )
+    if lines:
+        terminalreporter.section("npu-hil warnings")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -16,7 +16,7 @@ from sshd import onnx_model, wait_until
 
 from harness.targets.job import Job
 from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.convert import Conversion, ConversionCache
 
 X = np.ones((1, 3, 4, 4), np.float32)
 
@@ -124,30 +124,49 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob(".staging-*"))
 
 
-def _kill_converter_when_building(cache_dir: Path) -> None:
+def _kill_converter_when_building(cache_dir: Path, times: int = 1) -> None:
     """Kill the converter building in ``cache_dir`` (it works in the staging folder), not the
-    other caches' converters, which are this process's children too."""
-    assert wait_until(lambda: list(cache_dir.rglob(".staging-*/started")), timeout=120)
-    for child in psutil.Process(os.getpid()).children(recursive=True):
-        try:
-            if child.cwd().startswith(str(cache_dir)):
-                child.kill()
-        except psutil.Error:  # an unrelated child that exited (or is a zombie) meanwhile
-            continue
+    other caches' converters, which are this process's children too; ``times`` builds in a
+    row, each in its own staging folder."""
+    killed: set[Path] = set()
+    for _ in range(times):
+        assert wait_until(lambda: set(cache_dir.rglob(".staging-*/started")) - killed, timeout=120)
+        killed.update(cache_dir.rglob(".staging-*/started"))
+        for child in psutil.Process(os.getpid()).children(recursive=True):
+            try:
+                if child.cwd().startswith(str(cache_dir)):
+                    child.kill()
+            except psutil.Error:  # an unrelated child that exited (or is a zombie) meanwhile
+                continue
 
 
-def test_a_killed_converter_costs_only_the_build_in_flight(tmp_path: Path) -> None:
-    cache = ConversionCache(tmp_path)
+def _convert_while_killing(
+    cache: ConversionCache, times: int
+) -> tuple[list[Job], list[Conversion]]:
     requests = [request(slow_model()), request(onnx_model("Sigmoid"))]
-    killer = threading.Thread(target=_kill_converter_when_building, args=(tmp_path,))
+    killer = threading.Thread(target=_kill_converter_when_building, args=(cache.directory, times))
     killer.start()
-    conversions = cache.convert_many(requests)
-    killer.join()
+    try:
+        return requests, cache.convert_many(requests)
+    finally:
+        killer.join()
+
+
+def test_a_converter_killed_from_outside_reruns_the_build_in_a_fresh_one(tmp_path: Path) -> None:
+    _, conversions = _convert_while_killing(ConversionCache(tmp_path), times=1)
+    assert [c.infra_error for c in conversions] == [None, None]
+    assert all(c.rknn_path is not None and not c.cached for c in conversions)
+
+
+def test_a_converter_killed_twice_costs_only_the_build_in_flight(tmp_path: Path) -> None:
+    cache = ConversionCache(tmp_path)
+    requests, conversions = _convert_while_killing(cache, times=2)
     lost = [c for c in conversions if c.infra_error is not None]
     built = [c for c in conversions if c.rknn_path is not None]
     assert len(lost) == 1 and len(built) == 1  # the build in flight, whichever went first
     assert lost[0].infra_error is not None and "status -9" in lost[0].infra_error
-    assert lost[0].rknn_path is None and lost[0].error is None
+    assert "(the first run died too: converter exited with status -9)" in lost[0].infra_error
+    assert lost[0].rknn_path is None and lost[0].error is None and lost[0].aborted is None
     retried = cache.convert(requests[conversions.index(lost[0])])  # not cached: built again
     assert not retried.cached and retried.rknn_path is not None
 
@@ -199,3 +218,25 @@ def test_an_entry_that_lost_its_rknn_file_is_rebuilt(tmp_path: Path) -> None:
     first.rknn_path.unlink()
     again = cache.convert(request())
     assert not again.cached and again.rknn_path is not None and again.rknn_path.is_file()
+
+
+def test_a_converter_crash_confirmed_by_a_fresh_converter_is_a_cached_rejection(
+    tmp_path: Path,
+) -> None:
+    """rknn-toolkit2 2.5.0 segfaults compiling a one-input Max; the board path converts on the
+    host, so the crash is the conversion's, told from trouble as the simulator tells it."""
+    from test_simulator import MAX_ONE_INPUT
+
+    request = Job(MAX_ONE_INPUT, [np.ones(3, np.float32)], "rk3562", case_id="max1")
+    cache = ConversionCache(tmp_path, timeout_s=120)
+    try:
+        first = cache.convert(request)
+        again = cache.convert(request)
+    finally:
+        cache.close()
+    assert (first.rknn_path, first.infra_error, first.aborted) == (None, None, "SIGSEGV")
+    assert first.error == (
+        "compiler crash (SIGSEGV in rknn.build, compiler pass OpEmit); confirmed: the same "
+        "crash again in a fresh worker process"
+    )
+    assert (again.cached, again.error, again.aborted) == (True, first.error, "SIGSEGV")

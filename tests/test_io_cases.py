@@ -22,7 +22,7 @@ from harness.spec.model_io import ModelIOError, load_model_io
 from harness.spec.properties import PRECISION
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
-from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.buildlog import crash_site, parse_build_log
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases, platform_cases
 from harness.vendors.rknn.io_checks import JUDGE, OBSERVERS
 from harness.vendors.rknn.properties import (
@@ -367,16 +367,21 @@ def test_cpu_fallback_confirms_a_limit_and_violates_support() -> None:
 
 
 def test_a_compiler_abort_after_an_error_is_a_rejected_build() -> None:
-    aborted = "worker killed by signal SIGABRT while running the case"
+    """The compiler rejects some networks by aborting ("failed to tile argb mode layer!" then
+    SIGABRT, measured on rv1103b and rk2118); a rerun confirms it (harness.vendors.rknn.crash)."""
     log = build_log([], [], errors=("failed to tile argb mode layer!",))
+    site = crash_site(log)
+    assert site.endswith("after: RKNN: failed to tile argb mode layer!")
+    crash = {"failed_stage": "build", "aborted": "SIGABRT", "error": f"compiler crash ({site})"}
     inside = probe("rk2118/conv/A/Convolution/k1d1/w4096")
     outside = probe("rk2118/conv/A/Convolution/k1d1/w4097")
-    verdict = judge(inside, observation(log, infra_error=aborted), None)
-    assert verdict.verdict == "violation" and "failed to tile argb" in verdict.detail
-    assert judge(outside, observation(log, infra_error=aborted), None).verdict == "limit-confirmed"
-    # Without a compiler error first, a dead worker says nothing about the model.
-    silent = observation(build_log([], []), infra_error=aborted)
-    assert judge(inside, silent, None).verdict == "infra-error"
+    verdict = judge(inside, observation(log, **crash), None)
+    assert verdict.verdict == "violation" and "build aborted (SIGABRT)" in verdict.detail
+    assert "failed to tile argb" in verdict.detail
+    assert judge(outside, observation(log, **crash), None).verdict == "limit-confirmed"
+    # Unconfirmed (the rerun died another way), a dead worker says nothing about the model.
+    unconfirmed = observation(log, infra_error="worker killed by signal SIGABRT ...")
+    assert judge(inside, unconfirmed, None).verdict == "infra-error"
 
 
 def test_a_wrong_result_outranks_everything_observed() -> None:

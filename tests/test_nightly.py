@@ -292,12 +292,16 @@ def test_bad_baseline_is_a_usage_error(tmp_path: Path) -> None:
 # -- tiers, timeouts, progress
 
 
+@needs_toolkit
 def test_default_tier_leaves_out_the_slow_cases_and_says_so(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only")
+    collected = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only")
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    assert "1/3 tests collected (2 deselected)" in collected.stdout
+    assert "PytestUnknownMarkWarning" not in collected.stdout  # the slow mark is registered
+    assert not (tmp_path / "results" / "run.json").exists()  # --collect-only writes nothing
+    run = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--hil-cache", str(tmp_path / "cache"))
     assert run.returncode == 0, run.stdout + run.stderr
     assert POW_2 in run.stdout and GRU_SLOW[0] not in run.stdout.split("npu-hil slow tier")[0]
-    assert "1/3 tests collected (2 deselected)" in run.stdout
-    assert "PytestUnknownMarkWarning" not in run.stdout  # the slow mark is registered
     meta = read_run_metadata(tmp_path / "results")
     assert meta["tier"] == "default"
     assert [item["id"] for item in meta["left_out"]] == GRU_SLOW
@@ -305,6 +309,7 @@ def test_default_tier_leaves_out_the_slow_cases_and_says_so(tmp_path: Path) -> N
 
     full = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only", "--tier", "full")
     assert "3 tests collected" in full.stdout, full.stdout
+    run = run_suite(tmp_path, [POW_2], "--tier", "full", "--hil-cache", str(tmp_path / "cache"))
     assert read_run_metadata(tmp_path / "results")["left_out"] == []
     assert read_run_metadata(tmp_path / "results")["tier"] == "full"
 

@@ -286,6 +286,7 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
         make_record("same"),
         make_record("verdict", "confirmed"),
         make_record("placement", placement=npu),
+        make_record("tiled", placement=npu),
         make_record("metric-big", metrics={"max_abs": 0.001, "cosine": 0.9999}),
         make_record("metric-small", metrics={"max_abs": 0.00100, "cosine": 0.9999}),
         make_record("metric-gone", metrics={"max_abs": 0.001, "cosine": 0.9999}),
@@ -297,7 +298,8 @@ def _diff_runs(tmp_path: Path) -> tuple[Path, Path]:
     new = [
         make_record("same"),
         make_record("verdict", "wrong-result"),
-        make_record("placement", placement=npu * 2),
+        make_record("placement", placement=[{"op": "MaxPool", "target": "CPU"}]),
+        make_record("tiled", placement=npu * 2),  # a compiler internal, not a change
         make_record("metric-big", metrics={"max_abs": 0.004, "cosine": 0.9999}),
         make_record("metric-small", metrics={"max_abs": 0.00105, "cosine": 0.9999}),
         make_record("metric-gone", metrics={"cosine": 0.9999}),
@@ -319,7 +321,7 @@ def test_diff_reports_every_kind_of_change_as_json(
     found = {(c["case_id"], c["kind"], c["metric"]) for c in document["changes"]}
     assert found == {
         ("verdict", "verdict", ""),
-        ("placement", "placement", ""),
+        ("placement", "placement MaxPool", ""),
         ("metric-big", "metric", "max_abs"),
         ("metric-gone", "metric", "max_abs"),
         ("backend", "backend", ""),
@@ -331,7 +333,7 @@ def test_diff_reports_every_kind_of_change_as_json(
     }
     by_case = {c["case_id"]: c for c in document["changes"]}
     assert (by_case["verdict"]["old"], by_case["verdict"]["new"]) == ("confirmed", "wrong-result")
-    assert by_case["placement"]["new"] == "MaxPool: NPU×2"
+    assert (by_case["placement"]["old"], by_case["placement"]["new"]) == ("NPU", "CPU")
     assert by_case["metric-gone"]["new"] is None
     assert document["summary"] == {
         "new_failures": ["added-failing", "verdict"],  # in case id order
@@ -340,7 +342,8 @@ def test_diff_reports_every_kind_of_change_as_json(
         "backend_only": ["backend", "metric-big", "metric-gone", "placement"],
         "only_old": ["dropped"],
         "only_new": ["added"],
-        "unchanged": 2,  # "same", and "metric-small" below the 10 % threshold
+        "unchanged": 3,  # "same", "tiled", and "metric-small" below the 10 % threshold
+        "internals": ["tiled"],
         "verdict_changes": 4,
     }
 
@@ -351,7 +354,7 @@ def test_diff_summary_line_comes_first(tmp_path: Path, capsys: pytest.CaptureFix
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         "4 verdict changes (2 new failures, 1 fixed, 1 other), 4 backend-only changes, "
-        "1 case only in the old run, 1 only in the new one, 2 unchanged"
+        "1 case only in the old run, 1 only in the new one, 3 unchanged (compiler internals: 1)"
     )
     assert lines[1].split() == ["case", "change", "old", "new"]
 
@@ -374,7 +377,8 @@ def test_diff_of_identical_runs_exits_0(tmp_path: Path, capsys: pytest.CaptureFi
     assert hil(["diff", str(old), str(old)]) == 0
     assert capsys.readouterr().out == (
         "0 verdict changes (0 new failures, 0 fixed, 0 other), 0 backend-only changes, "
-        "0 cases only in the old run, 0 only in the new one, 10 unchanged\n"
+        "0 cases only in the old run, 0 only in the new one, 11 unchanged (compiler internals: "
+        "0)\n"
     )
 
 

@@ -1,7 +1,7 @@
 """The simulator backend against the real rknn-toolkit2 simulator.
 
-Faults (worker crash, hang) are injected through the worker's test-only NPU_HIL_SIM_FAULT
-hook: a real toolkit crash cannot be produced on demand.
+Faults (worker crash, hang, a kill from outside) are injected through the worker's test-only
+NPU_HIL_SIM_FAULT hook, besides a real toolkit crash (a one-input Max).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.simulator.worker import FAULT_ENV
+from harness.vendors.rknn.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
 from harness.vendors.rknn.toolkit import LOG_FILE, toolkit_calls, write_dataset
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
@@ -165,24 +165,72 @@ def test_wrong_input_shape_fails_at_runtime(pool: SimulatorPool) -> None:
     assert "build_s" in obs.timings and obs.placement  # the build itself succeeded
 
 
-@pytest.mark.parametrize(
-    ("case_id", "expected"),
-    [
-        ("exit-me", "worker exited with code 3 while running the case"),
-        ("segv-me", "worker killed by signal SIGSEGV while running the case"),
-    ],
-)
-def test_a_worker_crash_costs_one_case(pool: SimulatorPool, case_id: str, expected: str) -> None:
+@pytest.mark.parametrize(("case_id", "how"), [("exit-me", "exit code 3"), ("segv-me", "SIGSEGV")])
+def test_a_worker_that_dies_the_same_way_twice_is_a_toolkit_crash(
+    pool: SimulatorPool, case_id: str, how: str
+) -> None:
     before = pool.pids()
     obs = pool.run(sub_request(case_id))
-    assert obs.infra_error == expected
-    assert (obs.failed_stage, obs.outputs) == (None, None)
+    assert (obs.failed_stage, obs.aborted, obs.infra_error, obs.outputs) == (
+        "build",
+        how,
+        None,
+        None,
+    )
+    assert obs.error == (
+        f"compiler crash ({how} in rknn.build); confirmed: the same crash again in a fresh "
+        "worker process"
+    )
     if case_id == "segv-me":  # faulthandler wrote into the case's own log
         assert "Fatal Python error: Segmentation fault" in obs.log
     assert not any(alive(pid) for pid in before)
     after = pool.run(sub_request("after-crash"))
     assert after.infra_error is None and after.outputs is not None
     assert pool.pids() != before
+
+
+def test_a_worker_killed_once_is_rerun_and_twice_is_infrastructure_trouble(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAULT_ENV, "segv-once:transient,kill:oom")
+    monkeypatch.setenv(FAULT_MARKS_ENV, str(tmp_path))
+    with SimulatorPool(timeout_s=60) as fresh:
+        transient, killed = fresh.run_many([sub_request("transient"), sub_request("oom")])
+    assert (transient.failed_stage, transient.infra_error) == (None, None)
+    assert transient.outputs is not None  # the rerun's own result
+    assert (killed.failed_stage, killed.outputs) == (None, None)
+    assert killed.infra_error is not None
+    assert killed.infra_error.startswith("worker killed by signal SIGKILL while running the case")
+    assert killed.infra_error.endswith(
+        "(the first run died too: worker killed by signal SIGKILL while running the case)"
+    )
+
+
+MAX_ONE_INPUT = helper.make_model(  # the onnx node test test_max_one_input, rebuilt
+    helper.make_graph(
+        [helper.make_node("Max", ["x"], ["y"], name="max")],
+        "case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    ),
+    opset_imports=[helper.make_opsetid("", 13)],
+    ir_version=8,
+).SerializeToString()
+
+
+def test_a_real_compiler_crash_is_a_failed_build_served_from_the_cache(tmp_path: Path) -> None:
+    """rknn-toolkit2 2.5.0 segfaults compiling a one-input Max (compiler pass OpEmit)."""
+    request = Job(MAX_ONE_INPUT, [RNG.random([3], dtype=np.float32)], "rk3562", case_id="max1")
+    with SimulatorPool(timeout_s=60, cache=SimCache(tmp_path)) as crashing:
+        obs = crashing.run(request)
+        again = crashing.run(request)
+        assert crashing.toolkit_runs == 2  # the crash and its confirming rerun; then the cache
+    assert (obs.failed_stage, obs.aborted, obs.infra_error) == ("build", "SIGSEGV", None)
+    assert obs.error == (
+        "compiler crash (SIGSEGV in rknn.build, compiler pass OpEmit); confirmed: the same "
+        "crash again in a fresh worker process"
+    )
+    assert (again.failed_stage, again.aborted, again.error) == ("build", "SIGSEGV", obs.error)
 
 
 def test_a_hung_worker_times_out_while_the_other_worker_serves_the_batch() -> None:

@@ -8,7 +8,8 @@ its tolerance, as the operator suites judge it; any other on the whole network. 
 parameters given as graph inputs are frozen into constants (``harness.modelfiles.freeze``)
 unless asked not to, and the case's parameters record it. A model the harness cannot make
 runnable (an opset that cannot be lowered, a symbolic input shape, another domain's operators)
-is not a case: it is listed with the reason, as the report lists limits no case probes.
+and a model the selection left out are not cases: they are listed with the reason (paths
+relative to the folder), which the suite shows as skipped tests and the report as rows.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from harness.cases.case import Case
 from harness.cases.user_models import model_case
 from harness.modelfiles.freeze import freeze
 from harness.modelfiles.graph import graph_inputs
-from harness.modelfiles.nodetests import ModelEntry, list_models, select
+from harness.modelfiles.nodetests import ModelEntry, list_models, select, why_not_selected
 from harness.modelfiles.prepare import (
     ModelFileError,
     PreparedModel,
@@ -39,7 +40,8 @@ KIND = "models"
 class DirectoryCases:
     cases: list[Case] = field(default_factory=list)
     specs: dict[str, OperatorSpec] = field(default_factory=dict)
-    not_runnable: list[dict[str, str]] = field(default_factory=list)  # {"limit", "reason"}
+    # {"model": name, "reason": "not runnable: ..." or "not selected: ..."}, in folder order
+    not_run: list[dict[str, str]] = field(default_factory=list)
     documented: dict[str, str] = field(default_factory=dict)  # case op -> its catalogue operator
 
 
@@ -53,11 +55,18 @@ def directory_cases(
     """The cases of the models of ``folder`` that ``patterns`` select (``select``)."""
     found = DirectoryCases()
     operators = tuple(operators)
-    for entry in select(list_models(folder), patterns, operators):
+    entries = list_models(folder)
+    chosen = {entry.path for entry in select(entries, patterns, operators)}
+    for entry in entries:
+        if entry.path not in chosen:
+            reason = f"not selected: {why_not_selected(entry, patterns, operators)}"
+            found.not_run.append({"model": entry.name, "reason": reason})
+            continue
         try:
             prepared = prepared_entry(entry, freeze_parameters)
         except ModelFileError as exc:
-            found.not_runnable.append({"limit": f"{KIND}/{entry.name}", "reason": str(exc)})
+            reason = f"not runnable: {_relative(str(exc), folder)}"
+            found.not_run.append({"model": entry.name, "reason": reason})
             continue
         ops = {node.op_type for node in prepared.model.graph.node}
         documented = next(iter(ops)) if len(ops) == 1 and ops <= set(operators) else None
@@ -68,6 +77,13 @@ def directory_cases(
         if documented:
             found.documented[case.op] = documented
     return found
+
+
+def _relative(text: str, folder: Path) -> str:
+    """``text`` with the paths inside ``folder`` relative to it (no host paths in reports)."""
+    for prefix in {str(folder), str(folder.resolve())}:
+        text = text.replace(prefix.rstrip("/") + "/", "")
+    return text
 
 
 def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:

@@ -51,7 +51,7 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
-from harness.vendors import vendor_for
+from harness.vendors import layer_aliases, vendor_for
 from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
@@ -397,7 +397,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
 def _finish(results: Path) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
     make_bundles_for_failures(results)
-    for path in write_reports(results):
+    for path in write_reports(results, layer_aliases()):
         emit(f"report: {path}\n")
 
 

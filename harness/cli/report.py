@@ -25,6 +25,7 @@ from harness.results.journal import JournalError, read_records
 from harness.results.latency import Threshold, add_threshold_options
 from harness.results.probes import read_probes
 from harness.results.records import CaseRecord
+from harness.vendors import layer_aliases
 
 BAD_INPUT = 2
 
@@ -80,7 +81,7 @@ def _threshold(text: str) -> float:
 
 def run_report(args: argparse.Namespace) -> int:
     try:
-        paths = write_reports(args.results)
+        paths = write_reports(args.results, layer_aliases())
     except (JournalError, OSError) as exc:
         return _bad_input(exc)
     emit("".join(f"{path}\n" for path in paths))
@@ -100,8 +101,9 @@ def run_diff(args: argparse.Namespace) -> int:
         latency = Threshold(args.perf_k, args.perf_percent)
     except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
-    changes = diff_records(old, new, args.metric_threshold, latency=latency)
-    summary = summarize(changes, old, new)
+    aliases = layer_aliases()
+    changes = diff_records(old, new, args.metric_threshold, aliases=aliases, latency=latency)
+    summary = summarize(changes, old, new, aliases=aliases)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,

@@ -46,10 +46,12 @@ Rejection = Callable[[Observation], tuple[str | None, str | None]]  # -> (failur
 
 
 def rejection(observation: Observation) -> tuple[str | None, str | None]:
-    """(how the target rejected the model, infrastructure trouble), as the target reported."""
+    """(how the target rejected the model, infrastructure trouble), as the target reported:
+    "build failed: <message>", or "build aborted (SIGSEGV): <message>" for a crash."""
     failure = None
     if observation.failed_stage:
-        failure = f"{observation.failed_stage} failed: {observation.error or 'no message'}"
+        how = f"aborted ({observation.aborted})" if observation.aborted else "failed"
+        failure = f"{observation.failed_stage} {how}: {observation.error or 'no message'}"
     return failure, observation.infra_error
 
 

@@ -93,18 +93,49 @@ def select(
     """The entries whose name matches one of ``patterns`` (shell globs); the pattern
     ``catalogue`` matches the models made only of ``operators``. No patterns: every entry."""
     wanted = set(operators)
-    chosen = []
-    for entry in entries:
-        for pattern in patterns or ["*"]:
-            if pattern == "catalogue":
-                try:
-                    ops = op_types(entry.path)
-                    matched = bool(ops) and ops <= wanted
-                except ModelFileError:  # chosen, to be listed as not runnable with the reason
-                    matched = True
-            else:
-                matched = fnmatch.fnmatchcase(entry.name, pattern)
-            if matched:
-                chosen.append(entry)
-                break
-    return chosen
+    return [entry for entry in entries if _selected(entry, patterns or ["*"], wanted)]
+
+
+def _selected(entry: ModelEntry, patterns: Sequence[str], operators: set[str]) -> bool:
+    for pattern in patterns:
+        if pattern == "catalogue":
+            try:
+                ops = op_types(entry.path)
+            except ModelFileError:  # chosen, to be listed as not runnable with the reason
+                return True
+            if ops and ops <= operators:
+                return True
+        elif fnmatch.fnmatchcase(entry.name, pattern):
+            return True
+    return False
+
+
+def why_not_selected(entry: ModelEntry, patterns: Sequence[str], operators: Iterable[str]) -> str:
+    """Why ``select`` left ``entry`` out, e.g. "--models-select catalogue: Relu is documented
+    only fused (MulRelu), not alone"."""
+    wanted = set(operators)
+    why = "matches no name pattern"
+    if "catalogue" in patterns:
+        missing = sorted(op_types(entry.path) - wanted)
+        fused = {op: _fusions(op, wanted) for op in missing}
+        reasons = [
+            f"{op} is documented only fused ({', '.join(fusions)}), not alone"
+            for op, fusions in fused.items()
+            if fusions
+        ]
+        absent = [op for op, fusions in fused.items() if not fusions]
+        if absent:
+            reasons.append(f"not in the catalogue: {', '.join(absent)}")
+        why = "; ".join(reasons) or "the model has no nodes"
+    return f"--models-select {','.join(patterns)}: {why}"
+
+
+def _fusions(op: str, catalogue: set[str]) -> list[str]:
+    """The catalogue operators that are ``op`` fused with another catalogue operator (MulRelu
+    for Relu): the document lists ``op`` only as part of them."""
+    return sorted(
+        name
+        for name in catalogue
+        if (name.endswith(op) and name[: -len(op)] in catalogue)
+        or (name.startswith(op) and name[len(op) :] in catalogue)
+    )

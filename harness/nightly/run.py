@@ -198,6 +198,9 @@ class NightlyRun:
         self.progress = Progress.of([_case_id(item.nodeid) for item in cases])
         # One process records what it left out: the controller, or xdist's first worker
         # (the controller collects nothing and wrote run.json before the workers started).
+        # --collect-only runs nothing and writes nothing.
+        if config.option.collectonly:
+            return
         if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
             meta = read_run_metadata(self.results)
             write_run_metadata(self.results, {**meta, "left_out": left_out})
@@ -236,7 +239,7 @@ class NightlyRun:
 
     @pytest.hookimpl(trylast=True)  # after the verdict counts
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.controller:
+        if not self.controller or self.config.option.collectonly:  # nothing ran: nothing stale
             return
 
         def write(text: str) -> None:

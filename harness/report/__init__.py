@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,14 +19,16 @@ from harness.results.probes import read_probes
 REPORT_NAMES = ("report.md", "report.html")
 
 
-def write_reports(results_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write report.md and report.html into ``results_dir``; returns their paths."""
+def write_reports(
+    results_dir: str | os.PathLike[str], aliases: Mapping[str, str] | None = None
+) -> list[Path]:
+    """Write report.md and report.html into ``results_dir``; returns their paths.
+    ``aliases``: the vendors' layer renames (``harness.vendors.layer_aliases``)."""
     records = read_records(results_dir)
     meta = read_run_metadata(results_dir)
-    report = build_report(
-        records, meta, existing_bundles(results_dir, records), baseline_changes(meta, records)
-    )
-    matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")))
+    changes = baseline_changes(meta, records, aliases)
+    report = build_report(records, meta, existing_bundles(results_dir, records), changes)
+    matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")), aliases)
     report = replace(report, probes=read_probes(results_dir), sdk_matrix=matrix)
     written = []
     for name, text in zip(

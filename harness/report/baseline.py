@@ -33,8 +33,12 @@ class BaselineChanges:
     verdicts: list[Change] = field(default_factory=list)
 
 
-def baseline_changes(meta: Mapping[str, Any], records: list[CaseRecord]) -> BaselineChanges | None:
-    """None when the run names no baseline."""
+def baseline_changes(
+    meta: Mapping[str, Any],
+    records: list[CaseRecord],
+    aliases: Mapping[str, str] | None = None,
+) -> BaselineChanges | None:
+    """None when the run names no baseline; ``aliases``: the vendor's layer renames."""
     path = meta.get(BASELINE_KEY)
     if not path:
         return None
@@ -47,8 +51,8 @@ def baseline_changes(meta: Mapping[str, Any], records: list[CaseRecord]) -> Base
     if len(sdks) == 1:
         old = [record for record in old if record.sdk == sdks[0]]
         key = attrgetter("id")
-    changes = diff_records(old, records, key=key)
-    summary = summarize(changes, old, records, key=key)
+    changes = diff_records(old, records, key=key, aliases=aliases)
+    summary = summarize(changes, old, records, key=key, aliases=aliases)
     order = {case_id: i for i, case_id in enumerate(summary.new_failures + summary.fixed)}
     verdicts = [
         change

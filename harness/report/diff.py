@@ -1,9 +1,13 @@
-"""Run-to-run diff: which cases changed verdict, backend, placement or metrics between two runs.
+"""Run-to-run diff: which cases changed verdict, backend or behaviour between two runs.
 
-Cases are matched by id. ``summarize`` counts cases, not changes: a case whose verdict changed
+Cases are matched by id. A case's behaviour (``harness.report.behaviour``) is its build outcome
+("build aborted (SIGABRT)"), placement and precision per layer type, numeric result and
+metrics; when the outcome changed it alone is listed (the rest follows from it). Layer types
+go through the vendor's alias table, so a renamed or re-tiled layer is a compiler internal:
+not a change, counted apart. ``summarize`` counts cases, not changes: a case whose verdict changed
 is a verdict change (a new failure when it now fails, whether it passed before or failed another
 way; fixed when it failed before and no longer does; a failing case only in the new run is a new
-failure too), a case with the same verdict whose backend, placement or metrics changed is a
+failure too), a case with the same verdict whose backend or behaviour changed is a
 backend-only change. A new failure is what fails a run against its baseline (``--baseline``),
 so the report's count and the end-of-run summary's agree.
 
@@ -21,13 +25,14 @@ Timed runs (``--perf``) also show a case whose median latency moved beyond the t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from operator import attrgetter
 from typing import Any
 
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.report.matrix import format_number, natural_key, placement_summary
+from harness.report.behaviour import behaviour, differences, internal_only
+from harness.report.matrix import format_number, natural_key
 from harness.results.latency import IMPROVEMENT, REGRESSION, Threshold, latency_change
 from harness.results.records import CaseRecord
 
@@ -37,7 +42,8 @@ DEFAULT_METRIC_THRESHOLD = 0.10
 @dataclass(frozen=True)
 class Change:
     case_id: str
-    # "only-old", "only-new", "verdict", "backend", "placement", "metric", "slower" or "faster"
+    # "only-old", "only-new", "verdict", "backend", "build", "placement <type>",
+    # "precision <type>", "result", "metric", "slower" or "faster"
     kind: str
     old: str | float | None
     new: str | float | None
@@ -52,11 +58,13 @@ def diff_records(
     new: list[CaseRecord],
     metric_threshold: float = DEFAULT_METRIC_THRESHOLD,
     key: Callable[[CaseRecord], str] = attrgetter("id"),
+    aliases: Mapping[str, str] | None = None,
     latency: Threshold | None = None,
 ) -> list[Change]:
     """Every difference, ordered by case (latency beyond ``latency``, default
     ``Threshold()``). Records are matched by ``key``, which the changes name: the case id, or
-    ``record_key`` (case and SDK) for runs on several SDKs."""
+    ``record_key`` (case and SDK) for runs on several SDKs; ``aliases`` is the vendor's layer
+    renames."""
     if not metric_threshold >= 0:
         raise ValueError(f"metric threshold must be >= 0, got {metric_threshold!r}")
     before = {key(record): record for record in old}
@@ -68,21 +76,28 @@ def diff_records(
         elif name not in before:
             changes.append(Change(name, "only-new", None, after[name].verdict))
         else:
-            changes += _case_changes(name, before[name], after[name], metric_threshold)
+            changes += _case_changes(
+                name, before[name], after[name], metric_threshold, aliases or {}
+            )
             changes += _latency_changes(name, before[name], after[name], latency or Threshold())
     return changes
 
 
-def _case_changes(name: str, old: CaseRecord, new: CaseRecord, threshold: float) -> list[Change]:
+def _case_changes(
+    name: str, old: CaseRecord, new: CaseRecord, threshold: float, aliases: Mapping[str, str]
+) -> list[Change]:
     changes = [
         Change(name, kind, a, b)
         for kind, a, b in (
             ("verdict", old.verdict, new.verdict),
             ("backend", old.backend, new.backend),
-            ("placement", placement_summary(old), placement_summary(new)),
         )
         if a != b
     ]
+    found = differences(behaviour(old, aliases), behaviour(new, aliases))
+    changes += [Change(name, aspect, a, b) for aspect, a, b in found]
+    if any(aspect == "build" for aspect, _, _ in found):
+        return changes  # no metrics on the side that did not build
     for metric in sorted(old.metrics.keys() | new.metrics.keys()):
         a, b = old.metrics.get(metric), new.metrics.get(metric)
         if a is None or b is None or _metric_changed(a, b, threshold):
@@ -109,10 +124,11 @@ class Summary:
     new_failures: list[str]  # failing now; before passing, failing another way, or not there
     fixed: list[str]  # failing before, not now
     other_verdict: list[str]  # verdict changed between two non-failing ones
-    backend_only: list[str]  # same verdict, another backend, placement or metric
+    backend_only: list[str]  # same verdict, another backend or behaviour
     only_old: list[str]
     only_new: list[str]
-    unchanged: int
+    unchanged: int  # internals among them
+    internals: list[str]  # unchanged but for the compiler's internals (renamed, tiled layers)
 
     @property
     def verdict_changes(self) -> int:
@@ -120,14 +136,16 @@ class Summary:
 
     def line(self) -> str:
         """One line, e.g. "2 verdict changes (1 new failure, 1 fixed, 0 other), 3 backend-only
-        changes, 1 case only in the old run, 0 only in the new one, 640 unchanged"."""
+        changes, 1 case only in the old run, 0 only in the new one, 640 unchanged (compiler
+        internals: 30)"."""
         return (
             f"{_count(self.verdict_changes, 'verdict change')} "
             f"({_count(len(self.new_failures), 'new failure')}, {len(self.fixed)} fixed, "
             f"{len(self.other_verdict)} other), "
             f"{_count(len(self.backend_only), 'backend-only change')}, "
             f"{_count(len(self.only_old), 'case')} only in the old run, "
-            f"{len(self.only_new)} only in the new one, {self.unchanged} unchanged"
+            f"{len(self.only_new)} only in the new one, {self.unchanged} unchanged "
+            f"(compiler internals: {len(self.internals)})"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,16 +157,25 @@ def summarize(
     old: list[CaseRecord],
     new: list[CaseRecord],
     key: Callable[[CaseRecord], str] = attrgetter("id"),
+    aliases: Mapping[str, str] | None = None,
 ) -> Summary:
-    """``changes`` (from ``diff_records(old, new, key=key)``) counted per case."""
+    """``changes`` (from ``diff_records(old, new, key=key, aliases=aliases)``) counted per
+    case; the unchanged cases whose layers differ only by the compiler's internals apart."""
     by_case: dict[str, list[Change]] = {}
     for change in changes:
         by_case.setdefault(change.case_id, []).append(change)
     groups: dict[str, list[str]] = {name: [] for name in _GROUPS}
     for case_id, found in by_case.items():
         groups[_group(found)].append(case_id)
-    ids = {key(record) for record in old} | {key(record) for record in new}
-    return Summary(**groups, unchanged=len(ids) - len(by_case))
+    before = {key(record): record for record in old}
+    after = {key(record): record for record in new}
+    internals = [
+        name
+        for name in sorted(before.keys() & after.keys() - by_case.keys(), key=natural_key)
+        if internal_only(before[name], after[name], aliases or {})
+    ]
+    ids = before.keys() | after.keys()
+    return Summary(**groups, unchanged=len(ids) - len(by_case), internals=internals)
 
 
 _GROUPS = ("new_failures", "fixed", "other_verdict", "backend_only", "only_old", "only_new")

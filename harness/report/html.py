@@ -24,6 +24,7 @@ from harness.report.matrix import (
     Section,
     case_anchor,
     case_facts,
+    not_run_counts,
     reference_summary,
 )
 from harness.report.perf_section import perf_html
@@ -111,19 +112,28 @@ def _counts(report: Report) -> str:
         rows.append(f"<tr><th>known issues, as expected</th>{cells}</tr>")
     return (
         '<h2 id="verdicts">Verdicts</h2>'
-        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report)
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>" + _left_out(report) + _not_run(report)
     )
+
+
+def _not_run(report: Report) -> str:
+    summary = f"Models not run: {len(report.models_not_run)} ({not_run_counts(report)})"
+    return _listed(report.models_not_run, "model", summary)
 
 
 def _left_out(report: Report) -> str:
-    if not report.left_out:
-        return ""
-    rows = [[f"<code>{escape(case_id)}</code>", escape(why)] for case_id, why in report.left_out]
-    return (
-        f"<details><summary>Left out: {len(report.left_out)} of a slower tier "
-        "(<code>--tier full</code> runs them)</summary>"
-        f"{_table(['case', 'why'], rows)}</details>"
+    summary = (
+        f"Left out: {len(report.left_out)} of a slower tier (<code>--tier full</code> runs them)"
     )
+    return _listed(report.left_out, "case", summary)
+
+
+def _listed(items: list[tuple[str, str]], column: str, summary: str) -> str:
+    """(name, why) rows under a collapsed ``summary`` (HTML); nothing without rows."""
+    if not items:
+        return ""
+    rows = [[f"<code>{escape(name)}</code>", escape(why)] for name, why in items]
+    return f"<details><summary>{summary}</summary>{_table([column, 'why'], rows)}</details>"
 
 
 def _changes(report: Report) -> str:

@@ -22,6 +22,7 @@ from harness.report.matrix import (
     Row,
     Section,
     case_facts,
+    not_run_counts,
     reference_summary,
 )
 from harness.report.perf_section import perf_markdown
@@ -69,6 +70,16 @@ def _counts(report: Report) -> list[str]:
             "(--tier full runs them)</summary>",
             "",
             *(f"- {md_escape(case_id)}: {md_escape(why)}" for case_id, why in report.left_out),
+            "",
+            "</details>",
+            "",
+        ]
+    if report.models_not_run:
+        lines += [
+            f"<details><summary>Models not run: {len(report.models_not_run)} "
+            f"({not_run_counts(report)})</summary>",
+            "",
+            *(f"- {md_escape(name)}: {md_escape(why)}" for name, why in report.models_not_run),
             "",
             "</details>",
             "",

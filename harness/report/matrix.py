@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # baseline imports diff, which imports this module
     from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
+# run.json: [{"model": name, "reason": "not runnable: ..." | "not selected: ..."}] (--models)
+MODELS_NOT_RUN_KEY = "models_not_run"
 LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
 # run.json entries the run header shows (the others go to the collapsed run details)
 HEADER_KEYS = ("started", "platform", "tier", "baseline", "known_issues", "versions", "boards")
@@ -130,6 +132,7 @@ class Report:
     known: dict[str, int] = field(default_factory=dict)  # verdict -> cases known as expected
     baseline: BaselineChanges | None = None  # None: the run names no baseline
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (case id, why)
+    models_not_run: list[tuple[str, str]] = field(default_factory=list)  # (model, why)
     io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
     # Documented limits no case probes, for the operators that ran (run.json "unprobed")
     unprobed: list[Unprobed] = field(default_factory=list)
@@ -165,11 +168,18 @@ def build_report(
         known=dict(known),
         baseline=baseline,
         left_out=[(item["id"], item["reason"]) for item in meta.get(LEFT_OUT_KEY, [])],
+        models_not_run=[(m["model"], m["reason"]) for m in meta.get(MODELS_NOT_RUN_KEY, [])],
         io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
         unprobed=unprobed_groups(meta.get(UNPROBED_KEY, []), {r.op for r in records}),
         disagreements=[record for record in ordered if record.verdict == DISAGREEMENT],
         records=ordered,
     )
+
+
+def not_run_counts(report: Report) -> str:
+    """ "3 not runnable, 1400 not selected": the models not run, by why."""
+    whys = Counter(why.split(":", 1)[0] for _, why in report.models_not_run)
+    return ", ".join(f"{count} {why}" for why, count in sorted(whys.items()))
 
 
 def one_line_cause(record: CaseRecord) -> str:
@@ -249,6 +259,8 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
     cases = str(len(records))
     if meta.get(LEFT_OUT_KEY):
         cases += f" ({len(meta[LEFT_OUT_KEY])} left out: slower tier)"
+    if meta.get(MODELS_NOT_RUN_KEY):
+        cases += f" ({len(meta[MODELS_NOT_RUN_KEY])} models not run)"
     header = [
         (
             "platforms",
@@ -280,7 +292,7 @@ def _board_versions(report: Mapping[str, Any]) -> str:
 
 def run_details(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
     """run.json's entries the header and the sections do not show."""
-    shown = {*HEADER_KEYS, UNPROBED_KEY, MODEL_IO_KEY, LEFT_OUT_KEY}
+    shown = {*HEADER_KEYS, UNPROBED_KEY, MODEL_IO_KEY, LEFT_OUT_KEY, MODELS_NOT_RUN_KEY}
     return [(key, _text(meta[key])) for key in sorted(meta) if key not in shown]
 
 
@@ -301,6 +313,7 @@ def case_facts(record: CaseRecord) -> list[tuple[str, str]]:
         ("rewrites", ", ".join(record.rewrites)),
         ("metrics", format_metrics(record.metrics)),
         ("references", reference_summary(record)),
+        ("warnings", "; ".join(record.warnings)),
     ]
     return [(label, text) for label, text in facts if text]
 

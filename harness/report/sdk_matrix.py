@@ -3,7 +3,11 @@
 A results directory holding records of several SDKs (``pytest suites --sdk 2.3.2,2.5.0``) gets
 this section. Each SDK is compared with the next newer one, case by case (the same case id);
 a transition is classified, and limits with a change come first, in the order of ``KINDS``:
-the changes a user of the new release most needs to know about lead.
+the changes a user of the new release most needs to know about lead. A case whose verdict
+stays but whose behaviour changed (build outcome, placement or precision per layer type,
+numeric result: ``harness.report.behaviour``) is a change too, in words; one whose layers
+differ only by the compiler's internals (renames in the vendor's alias table, an operator
+tiled into several layers) is counted apart.
 
 Every SDK is judged against the same documents (the catalogue transcribes one SDK release's
 documentation), so an older SDK's verdicts say how it measures up to those documents, not to
@@ -13,12 +17,12 @@ its own release's.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.report.behaviour import behaviour, differences, in_words, internal_only
 from harness.report.matrix import natural_key, verdict_counts
 from harness.results.records import CaseRecord
 
@@ -29,12 +33,12 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("new-wrong-result", "new wrong result"),
     ("new-build-failure", "new build failure"),
     ("new-violation", "new violation"),
+    ("behaviour-changed", "same verdict, behaviour changed"),
     ("newly-enforced", "limit enforced now"),
     ("wrong-result-fixed", "wrong result fixed"),
     ("verdict-changed", "other verdict change"),
 )
 _RANK = {kind: rank for rank, (kind, _) in enumerate(KINDS)}
-_BUILD_FAILURE = re.compile(r"\bbuild (failed|aborted)\b")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,9 @@ class SdkChange:
     new_sdk: str
     old: str  # verdict
     new: str
+    # what was observed differently, in words: "build aborted (SIGABRT) on 2.3.0 (built and
+    # ran on 2.2.0)"
+    what: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class LimitRow:
     op: str
     counts: dict[str, dict[str, int]]  # sdk -> verdict -> cases (verdicts in VERDICTS order)
     changes: list[SdkChange]
+    internals: int = 0  # transitions whose only difference is the compiler's internals
 
     @property
     def rank(self) -> int:
@@ -73,6 +81,10 @@ class SdkMatrix:
     @property
     def changes(self) -> list[SdkChange]:
         return [change for row in self.rows for change in row.changes]
+
+    @property
+    def internals(self) -> int:
+        return sum(row.internals for row in self.rows)
 
 
 def sdk_key(sdk: str) -> tuple[tuple[int, int | str], ...]:
@@ -106,40 +118,50 @@ def classify(old: CaseRecord, new: CaseRecord) -> str | None:
 
 
 def _build_failed(record: CaseRecord) -> bool:
-    texts = [record.detail, *(str(check.get("observed", "")) for check in record.checks)]
-    return any(_BUILD_FAILURE.search(text) for text in texts)
+    return behaviour(record).outcome.startswith("build ")
 
 
-def build_sdk_matrix(records: list[CaseRecord], documents: str = "") -> SdkMatrix | None:
+def build_sdk_matrix(
+    records: list[CaseRecord], documents: str = "", aliases: Mapping[str, str] | None = None
+) -> SdkMatrix | None:
     """The side-by-side view, or None when the records come from fewer than two SDKs;
-    ``documents`` names the documents the catalogue transcribes."""
+    ``documents`` names the documents the catalogue transcribes, ``aliases`` the vendor's
+    layer renames (compiled type -> the type it stands for)."""
     sdks = sdks_of(records)
     if len(sdks) < 2:
         return None
     by_limit: dict[tuple[str, str], list[CaseRecord]] = defaultdict(list)
     for record in records:
         by_limit[(record.limit, record.op)].append(record)
-    rows = [_row(limit, op, cases, sdks) for (limit, op), cases in by_limit.items()]
+    rows = [_row(limit, op, cases, sdks, aliases or {}) for (limit, op), cases in by_limit.items()]
     rows.sort(key=lambda row: (row.rank, natural_key(row.limit)))
     totals = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
     return SdkMatrix(sdks, documents, rows, totals)
 
 
-def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> LimitRow:
+def _row(
+    limit: str, op: str, records: list[CaseRecord], sdks: list[str], aliases: Mapping[str, str]
+) -> LimitRow:
     by_case: dict[str, dict[str, CaseRecord]] = defaultdict(dict)
     for record in records:
         by_case[record.id][record.sdk] = record
     changes = []
+    internals = 0
     for case_id in sorted(by_case, key=natural_key):
         ran = [sdk for sdk in sdks if sdk in by_case[case_id]]
         for old_sdk, new_sdk in itertools.pairwise(ran):
             old, new = by_case[case_id][old_sdk], by_case[case_id][new_sdk]
-            kind = classify(old, new)
+            found = differences(behaviour(old, aliases), behaviour(new, aliases))
+            what = tuple(in_words(*change, old_sdk, new_sdk) for change in found)
+            kind = classify(old, new) or ("behaviour-changed" if found else None)
             if kind is not None:
-                changes.append(SdkChange(case_id, kind, old_sdk, new_sdk, old.verdict, new.verdict))
+                verdicts = (old.verdict, new.verdict)
+                changes.append(SdkChange(case_id, kind, old_sdk, new_sdk, *verdicts, what))
+            elif internal_only(old, new, aliases):
+                internals += 1
     changes.sort(key=lambda change: (_RANK[change.kind], natural_key(change.case_id)))
     counts = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
-    return LimitRow(limit, op, counts, changes)
+    return LimitRow(limit, op, counts, changes, internals)
 
 
 def _counts(records: Iterable[CaseRecord]) -> dict[str, int]:
@@ -183,7 +205,7 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
             *(counts_text(row.counts[sdk]) for sdk in matrix.sdks),
             "\n".join(
                 f"{kind_label(c.kind)}: {c.case_id}: {c.old} on {c.old_sdk} -> {c.new} on "
-                f"{c.new_sdk}"
+                f"{c.new_sdk}" + "".join(f"; {words}" for words in c.what)
                 for c in row.changes
             ),
         ]
@@ -195,6 +217,8 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
 def headline(matrix: SdkMatrix) -> str:
     changed = sum(1 for row in matrix.rows if row.changes)
     return (
-        f"{changed} documented limits changed verdict between SDKs ({len(matrix.changes)} "
-        "case changes); they come first."
+        f"{changed} documented limits changed verdict or behaviour between SDKs "
+        f"({len(matrix.changes)} case changes); they come first. Compiler internals: "
+        f"{matrix.internals} (layers renamed or tiled differently, the same behaviour; not "
+        "counted as changes)."
     )

@@ -85,6 +85,9 @@ class CaseRecord:
     # "clocks_changed", "layers"; or {"unavailable": why}. Against a baseline, "baseline": the
     # judgement (``harness.results.latency``). Empty: not timed.
     perf: dict[str, Any] = field(default_factory=dict)
+    # Warnings raised while the case was prepared, run and judged ("RuntimeWarning: divide by
+    # zero ..."), captured per case: pytest would blame whichever test started the batch.
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

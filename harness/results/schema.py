@@ -60,6 +60,7 @@ RECORD_SCHEMA: dict[str, Any] = _record(
         "detail": _STRING,
         "placement": _OBJECTS,
         "rewrites": _STRINGS,
+        "warnings": _STRINGS,
         "native": _OBJECTS,
         "metrics": _mapping(_NUMBER),
         "tolerance": _mapping(_NUMBER),
@@ -133,6 +134,11 @@ RUN_SCHEMA: dict[str, Any] = _record(
         "tier": {"enum": ["default", "full"]},
         "baseline": {"type": ["string", "null"]},
         "known_issues": {"type": ["string", "null"]},
+        # models of --models that are not cases (not runnable, not selected)
+        "models_not_run": {
+            "type": "array",
+            "items": _record(["model", "reason"], {"model": _STRING, "reason": _STRING}),
+        },
         # slow-tier cases the run left out (``--tier default``)
         "left_out": {
             "type": "array",

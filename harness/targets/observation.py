@@ -22,6 +22,9 @@ class Observation:
     tensors: list[dict[str, Any]] = field(default_factory=list)
     failed_stage: str | None = None  # "build" or "runtime" when the toolkit/runtime rejected it
     error: str | None = None  # the toolkit's or runtime's message for failed_stage
+    # How the toolkit's process died in failed_stage, a crash confirmed by a rerun in a fresh
+    # process ("SIGSEGV", "exit code 1"); None when the stage ended by returning an error.
+    aborted: str | None = None
     infra_error: str | None = None  # crash, hang, lost board: says nothing about the NPU
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)

@@ -19,6 +19,11 @@ def vendor_for(platform: str) -> Vendor:
     raise LookupError(f"unknown platform {platform!r}; known: {', '.join(known)} or all")
 
 
+def layer_aliases() -> dict[str, str]:
+    """Every vendor's layer renames: compiled layer type -> the type it stands for."""
+    return {name: kind for vendor in VENDORS for name, kind in vendor.layer_aliases.items()}
+
+
 def all_runtimes() -> Runtimes:
     """Every vendor's board runtimes by name: what a board file may name."""
     return {name: kind for vendor in VENDORS for name, kind in vendor.runtimes.items()}

@@ -340,6 +340,7 @@ class BoardBackend:
             observation.infra_error = f"host conversion failed: {conversion.infra_error}"
         elif conversion.error is not None:
             observation.failed_stage, observation.error = "build", conversion.error
+            observation.aborted = conversion.aborted
         if outcome is None:
             return observation
         observation.versions.update(outcome.versions)

@@ -240,3 +240,36 @@ def tensor_sizes(text: str) -> dict[str, int]:
                 except ValueError:
                     continue
     return sizes
+
+
+_PASS = re.compile(r"^(>>>>>> start|<<<<<<<< end): (\S+)")
+_UNCAUGHT = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+
+
+def crash_site(text: str) -> str:
+    """Where a build that died was, from its log: the compiler pass that started and never
+    ended, the C++ exception nobody caught and the last compiler error before it ("" when the
+    log shows none of them).
+
+    E.g. "compiler pass OpEmit, uncaught std::out_of_range: vector::_M_range_check: ...", or
+    (rv1103b, rk2118) "..., after: failed to tile argb mode layer!".
+    """
+    lines = [_COMPILER_PREFIX.sub("", line) for line in clean_lines(text)]
+    open_passes: list[str] = []
+    for found in filter(None, map(_PASS.match, lines)):
+        if found[1].startswith(">"):
+            open_passes.append(found[2])
+        elif found[2] in open_passes:
+            open_passes.remove(found[2])
+    parts = [f"compiler pass {open_passes[-1]}"] if open_passes else []
+    for index, line in enumerate(lines):
+        uncaught = _UNCAUGHT.search(line)
+        if uncaught:
+            what = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            what = what.removeprefix("what():").strip()
+            parts.append(f"uncaught {uncaught[1]}" + (f": {what}" if what else ""))
+            break
+    errors = [error.splitlines()[0] for error in _errors(clean_lines(text)) if error.strip()]
+    if errors:
+        parts.append(f"after: {errors[-1]}")
+    return ", ".join(parts)

@@ -4,7 +4,10 @@ The host build is where placement is observed for a board run: its verbose log c
 layer and tensor tables, so every cache entry keeps ``build.log`` next to ``model.rknn``. The
 key is sha256 over the model bytes, the toolkit calls (target, config, quantization), the
 calibration arrays and the toolkit version. A toolkit rejection is cached like a success (it
-is deterministic); a converter crash or hang is not.
+is deterministic); a hang is not. A converter that dies building a model builds it once more
+in a fresh converter: the same death in the same toolkit call is a compiler crash, cached as a
+rejection with how it died (``Conversion.aborted``); anything else is not cached
+(``harness.vendors.rknn.crash``).
 
 Builds run in one long-lived converter process per cache (``python -m
 harness.vendors.rknn.convert``, started by ``toolkit_process`` with the cache's interpreter, so
@@ -41,6 +44,7 @@ from typing import Any
 
 from harness.targets.job import Job
 from harness.vendors.rknn.cache_cap import cap_from_env, claim, mark_entry, prune, remove, touch
+from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
     content_key,
@@ -70,6 +74,7 @@ class Conversion:
     rknn_path: Path | None  # None when the toolkit rejected the model or the converter failed
     log: str  # the verbose build log (layer and tensor tables)
     error: str | None = None  # the toolkit's rejection: a "build" failure of the case
+    aborted: str | None = None  # with ``error``, a confirmed crash: "SIGSEGV", "exit code 1"
     infra_error: str | None = None  # converter crash or timeout: says nothing about the model
     build_s: float = 0.0
     cached: bool = False
@@ -160,6 +165,7 @@ class ConversionCache:
                 rknn_path=None if error else entry / RKNN_FILE,
                 log=(entry / LOG_FILE).read_text(errors="replace"),
                 error=error,
+                aborted=meta.get("aborted"),
                 build_s=float(meta["build_s"]),
                 cached=True,
             )
@@ -177,22 +183,40 @@ class ConversionCache:
             yield  # the lock goes with the file's closing
 
     def _build(self, keys: list[str], requests: dict[str, Job]) -> dict[str, Conversion]:
-        """Build ``keys`` one by one; a crash or hang costs only the build in flight."""
+        """Build ``keys`` one by one; a crash or hang costs only the build in flight, and a
+        converter that died is given a second, fresh try (module docstring)."""
         results: dict[str, Conversion] = {}
         for key in keys:
-            folder = self._stage(key, requests[key])
-            try:
-                failure = self._run_converter(folder)
-                if failure is None and (folder / META_FILE).exists():
-                    results[key] = self._commit(key, folder)
-                else:
-                    failure = failure or "the converter wrote no result"
-                    results[key] = Conversion(
-                        key, None, _read(folder / LOG_FILE), infra_error=failure
-                    )
-            finally:
-                shutil.rmtree(folder, ignore_errors=True)
+            first = self._attempt(key, requests[key])
+            if isinstance(first, Death):
+                second = self._attempt(key, requests[key], first)
+                assert isinstance(second, Conversion)  # a second death is a conversion too
+                first = second
+            results[key] = first
         return results
+
+    def _attempt(self, key: str, request: Job, died: Death | None = None) -> Conversion | Death:
+        """One build of ``key``: its conversion, or how the converter died (``died``: the
+        first attempt's death; a second one is judged with it)."""
+        folder = self._stage(key, request)
+        try:
+            failure, code = self._run_converter(folder)
+            if failure is None and (folder / META_FILE).exists():
+                return self._commit(key, folder)
+            failure = failure or "the converter wrote no result"
+            if code is None:
+                return Conversion(key, None, _read(folder / LOG_FILE), infra_error=failure)
+            death = Death.of(code, failure, folder, LOG_FILE)
+            if died is None:
+                return death
+            outcome = after_two_deaths(died, death)
+            if "infra_error" in outcome:
+                return Conversion(key, None, death.log, infra_error=outcome["infra_error"])
+            meta = {"error": outcome["error"], "aborted": outcome["aborted"], "build_s": 0.0}
+            (folder / META_FILE).write_text(json.dumps(meta))
+            return self._commit(key, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _stage(self, key: str, request: Job) -> Path:
         """A staging folder with the model, the calibration data and the toolkit calls."""
@@ -204,9 +228,10 @@ class ConversionCache:
         (folder / CALLS_FILE).write_text(json.dumps(build_calls(request)))
         return folder
 
-    def _run_converter(self, folder: Path) -> str | None:
-        """Have the converter build ``folder``; None, or how the converter failed (it is
-        then stopped, and the next build starts a new one)."""
+    def _run_converter(self, folder: Path) -> tuple[str | None, int | None]:
+        """Have the converter build ``folder``: (None, None), or how the converter failed
+        (it is then stopped, and the next build starts a new one) and, when it died during
+        the build, its exit code."""
         if self._converter is not None and self._converter.process.poll() is not None:
             self._converter.stop()  # it died while idle (killed, out of memory): no model lost
             self._converter = None
@@ -220,7 +245,7 @@ class ConversionCache:
         if failure is not None:
             converter.stop()
             self._converter = None
-        return failure
+        return failure, converter.died
 
     def close(self) -> None:
         """Stop the converter process; safe to call more than once."""
@@ -259,6 +284,7 @@ class _Converter(ToolkitProcess):
     def __init__(self, python: str) -> None:
         super().__init__("harness.vendors.rknn.convert", python)
         self.ready = False
+        self.died: int | None = None  # the exit code, when it died during a build
         atexit.register(self.stop)
 
     def build(self, folder: Path, timeout_s: float) -> str | None:
@@ -279,6 +305,7 @@ class _Converter(ToolkitProcess):
             reply: dict[str, Any] = self.replies.recv()
         except (EOFError, OSError):
             code, tail = self.process.wait(), self.stderr_tail()
+            self.died = code if self.ready else None
             return f"converter exited with status {code}" + (
                 f"; its output ends:\n{tail}" if tail else ""
             )

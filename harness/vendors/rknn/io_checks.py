@@ -25,7 +25,6 @@ The other properties are judged in the layout phase, after placement and the num
 (``harness.judge.verdict``): a documented layout value the compiler or runtime does not
 follow is ``doc-drift``, also for a documented supported case: the document misdescribes the
 memory a zero-copy user has to address. Precision (int8 cases) is the generic observer's.
-``rejection`` reads a compiler abort after a compiler error as a rejected build.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from harness.judge.checks import Judge, Observer, Outcome, Seen
 from harness.judge.observers import GENERIC_OBSERVERS, by_documentation, placement_of
 from harness.judge.verdict import LAYOUT_PHASE, PLACEMENT_PHASE, UNOBSERVED
 from harness.layout.align import align_up
-from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log, tensor_sizes
 from harness.vendors.rknn.io_models import CONV_NODE, INPUT_NAME, OUTPUT_NAME
@@ -66,22 +64,6 @@ BENIGN_ERRORS = {
     "around a 1-D convolution); the build and the result are unaffected",
 }
 _REMOVED = re.compile(r"remove node = \[(.*?)\]")
-
-
-def rejection(observation: Observation) -> tuple[str | None, str | None]:
-    """(how the toolkit rejected the model, infrastructure trouble); either may be None.
-
-    The compiler rejects some networks by aborting the process ("failed to tile argb mode
-    layer!" then SIGABRT, measured on rv1103b and rk2118): a worker killed by SIGABRT after
-    a compiler error is a failed build, not infrastructure trouble.
-    """
-    if observation.failed_stage:
-        failed = f"{observation.failed_stage} failed: {observation.error or 'no message'}"
-        return failed, observation.infra_error
-    errors = compiler_errors(observation.log)
-    if observation.infra_error and "SIGABRT" in observation.infra_error and errors:
-        return f"build aborted by the compiler after: {errors[-1]}", None
-    return None, observation.infra_error
 
 
 @functools.lru_cache(maxsize=4)  # every observer of a case reads the same log
@@ -326,4 +308,4 @@ OBSERVERS = {
     UNDEFINE_OUTPUT: Observer(_undefine, _BUILD_LOG, LAYOUT_PHASE),
 }
 # The judge of cases run on Rockchip targets: the generic observers plus these.
-JUDGE = Judge({**GENERIC_OBSERVERS, **OBSERVERS}, rejection)
+JUDGE = Judge({**GENERIC_OBSERVERS, **OBSERVERS})

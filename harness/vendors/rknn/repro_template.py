@@ -12,7 +12,9 @@ int8) in a temporary folder, runs it on inputs/*.npy and compares the whole obse
 the one recorded in case.json: how far it got (outputs, or the stage that failed), where each
 op type's layers ran (placement), in which precision (the layer table's data types), and
 whether the outputs match reference/*.npy within the recorded tolerance (recorded: the
-observed/*.npy of the run). The toolkit's own output goes to the --log file.
+observed/*.npy of the run). The toolkit runs in a child process of this script, so a
+compiler crash is observed like any other outcome ("build aborted (SIGSEGV)"). The toolkit's
+own output goes to the --log file.
 
 Exit status: 0 the recorded observation, and so its verdict, reproduced; 1 it did not (what
 differs is printed); 2 it could not run (no toolkit, a damaged bundle, a recorded
@@ -29,6 +31,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -44,8 +48,10 @@ DEFAULT_TOLERANCE = {
     "int8": {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98},
 }
 IO_LAYERS = ("InputOperator", "OutputOperator")
-# How npu-hil words a rejected model in a check's observation ("build failed: ...")
-FAILED = re.compile(r"^(build|runtime) (failed|aborted)")
+# How npu-hil words a rejected model in a check's observation: "build failed: ...", or for a
+# toolkit crash "build aborted (SIGSEGV): ..."; the match is the outcome compared.
+FAILED = re.compile(r"^(build|runtime) (failed|aborted(?: \((?:SIG[A-Z0-9]+|exit code -?\d+)\))?)")
+CHILD_RESULT, CHILD_STAGE = "child-result.npz", "child-stage.txt"  # in the work folder
 COPIED = ("model.onnx", "dataset.txt", "dataset")  # what the toolkit reads, by relative path
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 0, 1, 2
 
@@ -60,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         help="where the toolkit's output goes (default: %(default)s)",
     )
     parser.add_argument("--board", help="an npu-hil board file: rerun on that board over SSH")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:  # the toolkit run itself, in the work folder (see run_isolated)
+        return run_child(args)
     if args.device_id and not args.target:
         parser.error("--device-id needs --target (without a target the simulator runs)")
     if args.board and args.target:
@@ -95,8 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.board:
                 outputs, failure, layers = run_on_board(args.board, toolkit, case, inputs, args.log)
             else:
-                with redirected_output(args.log):
-                    outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
+                outputs, failure = run_isolated(args)
                 print(f"toolkit log: {args.log}")
                 layers = parse_layers(Path(args.log).read_text(errors="replace"))
         except CannotRun as exc:
@@ -192,16 +200,18 @@ def run_on_board(
     print(f"toolkit log: {log}")
     if seen.infra_error:
         raise CannotRun(f"board {board.name}: {seen.infra_error}")
-    failure = f"{seen.failed_stage} failed ({seen.error})" if seen.failed_stage else ""
+    how = f"aborted ({seen.aborted})" if seen.aborted else "failed"
+    failure = f"{seen.failed_stage} {how} ({seen.error})" if seen.failed_stage else ""
     return list(seen.outputs or []), failure, seen.placement
 
 
 def recorded_stage(case: dict[str, Any]) -> str:
-    """ "build failed" / "runtime failed" when a check of the record saw the model rejected."""
+    """ "build failed", "build aborted (SIGSEGV)", ... when a check of the record saw the
+    model rejected."""
     for check in case.get("checks", []):
         found = FAILED.match(str(check.get("observed", "")))
         if found:
-            return f"{found.group(1)} failed"
+            return found.group(0)
     return ""
 
 
@@ -214,7 +224,8 @@ def observation(
     span: float,
 ) -> dict[str, str]:
     """What a run showed, aspect by aspect, as comparable text."""
-    stage = failure.split(" (")[0] if failure else ""
+    found = FAILED.match(failure)
+    stage = found.group(0) if found else failure
     if outputs is not None:
         matched = compare(outputs, reference, tolerance, span, quiet=True)
         result = "match" if matched else "mismatch"
@@ -261,6 +272,36 @@ def redirected_output(path: str) -> Iterator[None]:
                 os.close(fd)
 
 
+def run_isolated(args: argparse.Namespace) -> tuple[list[np.ndarray], str]:
+    """``run_toolkit`` in a child process (this script with ``--child``, in the work folder):
+    (outputs, failure or ""); a child that died is "<stage> aborted (<signal or exit code>)"."""
+    command = [sys.executable, str(HERE / "reproduce.py"), "--child", "--log", args.log]
+    if args.target:
+        command += ["--target", args.target]
+    if args.device_id:
+        command += ["--device-id", args.device_id]
+    code = subprocess.run(command, check=False).returncode
+    if os.path.exists(CHILD_RESULT):
+        with np.load(CHILD_RESULT) as saved:
+            failure = str(saved["failure"])
+            outputs = [saved[f"out{i}"] for i in range(int(saved["count"]))]
+        return outputs, failure
+    stage = Path(CHILD_STAGE).read_text() if os.path.exists(CHILD_STAGE) else "build"
+    how = signal.Signals(-code).name if code < 0 else f"exit code {code}"
+    return [], f"{stage} aborted ({how})"
+
+
+def run_child(args: argparse.Namespace) -> int:
+    """The child of ``run_isolated``: the toolkit run, its result saved to CHILD_RESULT."""
+    toolkit = json.loads((HERE / "toolkit.json").read_text(encoding="utf-8"))
+    inputs = load_arrays(HERE / "inputs")
+    with redirected_output(args.log):
+        outputs, failure = run_toolkit(toolkit, inputs, args.target, args.device_id)
+    arrays: dict[str, Any] = {f"out{i}": np.asarray(out) for i, out in enumerate(outputs)}
+    np.savez(CHILD_RESULT, failure=failure, count=len(outputs), **arrays)
+    return 0
+
+
 def run_toolkit(
     toolkit: dict[str, Any], inputs: list[np.ndarray], target: str | None, device_id: str | None
 ) -> tuple[list[np.ndarray], str]:
@@ -269,6 +310,7 @@ def run_toolkit(
 
     rknn = RKNN(verbose=True)
     stage = "build"
+    Path(CHILD_STAGE).write_text(stage)  # for run_isolated, should the toolkit crash
     try:
         rknn.config(target_platform=toolkit["target_platform"], **toolkit.get("config", {}))
         if rknn.load_onnx(model="model.onnx") != 0:
@@ -277,6 +319,7 @@ def run_toolkit(
         if rknn.build(do_quantization=bool(toolkit["do_quantization"]), dataset=dataset) != 0:
             return [], "build failed (build; see the log)"
         stage = "runtime"
+        Path(CHILD_STAGE).write_text(stage)
         ret = (
             rknn.init_runtime(target=target, device_id=device_id) if target else rknn.init_runtime()
         )

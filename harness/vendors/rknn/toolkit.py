@@ -27,6 +27,9 @@ DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separ
 DATASET_DIR = "dataset"
 DATA_FORMAT = "nchw"
 LOG_FILE = "toolkit.log"  # everything the toolkit printed for one request
+# The simulator worker writes "<stage> <toolkit call>" here before each call, so that the pool
+# knows where a worker that died was.
+STAGE_FILE = "stage"
 REPRO_SCRIPT = "reproduce.py"
 
 

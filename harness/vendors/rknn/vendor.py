@@ -12,6 +12,7 @@ from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
+from harness.vendors.rknn.layer_aliases import load_layer_aliases
 from harness.vendors.rknn.platforms import PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
@@ -58,6 +59,7 @@ VENDOR = Vendor(
     judge=JUDGE,
     recipe=recipe,
     runtimes=RUNTIMES,
+    layer_aliases=load_layer_aliases(),
     simulator=_simulator,
     board_target=board_backend,
 )

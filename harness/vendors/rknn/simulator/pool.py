@@ -1,11 +1,17 @@
 """The parent side of the simulator: a pool of reusable worker processes.
 
 Each worker imports rknn-toolkit2 once (seconds) and then serves requests (tens of
-milliseconds each). A worker that crashes or exceeds ``timeout_s`` costs only the case it was
-running: that case gets an Observation with ``infra_error`` and a fresh worker is started for
-the next one. Per request the pool makes a working folder, the worker writes the toolkit's log
-there, and the pool parses it into placement, rewrites and native layouts, so even a case that
-hung or crashed keeps the log it got to.
+milliseconds each). A worker that exceeds ``timeout_s`` costs only the case it was running:
+that case gets an Observation with ``infra_error`` and a fresh worker is started for the next
+one. A worker that dies while running a case (a signal, an uncaught C++ exception's abort, an
+exit) runs it once more in a fresh worker: dying the same way again inside a toolkit call is
+the toolkit's crash, a failed stage (``Observation.aborted`` says how), cached like any other
+result; anything else (killed from outside, SIGKILL as the out-of-memory killer sends, a
+different death) is infrastructure trouble, and a rerun that completes gives the result.
+
+Per request the pool makes a working folder, the worker writes the toolkit's log there, and
+the pool parses it into placement, rewrites and native layouts, so even a case that hung or
+crashed keeps the log it got to.
 
 No case folder outlives its process for long: SIGTERM kills the running workers and removes
 their folders before the process ends, and a folder's name carries its process id, so a pool
@@ -34,6 +40,7 @@ from typing import Any
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.simulator.cache import SimCache
 from harness.vendors.rknn.toolkit import LOG_FILE
@@ -212,6 +219,7 @@ class SimulatorPool:
             else:
                 results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
+        deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
         try:
             while following < len(requests):
@@ -219,7 +227,7 @@ class SimulatorPool:
                 while following in results:
                     yield results.pop(following)
                     following += 1
-                self._collect(busy, requests, results)
+                self._collect(busy, requests, results, pending, deaths)
         except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
             for job in busy.values():
                 job.worker.kill()
@@ -253,8 +261,13 @@ class SimulatorPool:
         busy: dict[Connection, _Job],
         requests: Sequence[Job],
         results: dict[int, Observation],
+        pending: deque[int],
+        deaths: dict[int, Death],
     ) -> None:
-        """Wait for the first reply or deadline among the busy workers; finish those jobs."""
+        """Wait for the first reply or deadline among the busy workers; finish those jobs.
+
+        A case whose worker died goes back to the front of ``pending`` once (its death kept
+        in ``deaths``); after a second death ``after_two_deaths`` tells a crash from trouble."""
         if not busy:
             return
         soonest = min(job.deadline for job in busy.values())
@@ -263,8 +276,15 @@ class SimulatorPool:
             try:
                 reply = job.worker.receive(0, "while running the case")
             except WorkerDied as exc:
-                reply = {"infra_error": str(exc)}
                 job.worker.stop()
+                code = job.worker.process.wait()
+                death = Death.of(code, str(exc), job.workdir, LOG_FILE)
+                if job.index not in deaths:
+                    deaths[job.index] = death
+                    job.remove_folder()
+                    pending.appendleft(job.index)
+                    continue
+                reply = after_two_deaths(deaths.pop(job.index), death)
             else:
                 self._idle.append(job.worker)
             results[job.index] = self._finish(job, reply, requests[job.index])
@@ -294,6 +314,7 @@ class SimulatorPool:
                 outputs=reply.get("outputs"),
                 failed_stage=reply.get("failed_stage"),
                 error=reply.get("error"),
+                aborted=reply.get("aborted"),
                 infra_error=reply.get("infra_error"),
                 versions=dict(job.worker.versions or {}),
                 timings=reply.get("timings", {}),

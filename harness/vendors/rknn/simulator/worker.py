@@ -32,16 +32,19 @@ from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.toolkit import (
     LOG_FILE,
     MODEL_FILE,
+    STAGE_FILE,
     toolkit_calls,
     toolkit_version,
     write_dataset,
 )
 from harness.vendors.rknn.toolkit_process import libc, parent_pipes
 
-# Test-only fault hook, because a real toolkit crash cannot be caused on demand: a comma list
-# of "exit:<case_id>", "segv:<case_id>" or "hang:<case_id>" makes the worker exit with code 3,
-# die of SIGSEGV or hang on that case.
+# Test-only fault hook, for faults the real toolkit cannot be made to show on demand: a comma
+# list of "<kind>:<case_id>" makes the worker, inside that case's build call, exit with code 3
+# ("exit"), die of SIGSEGV ("segv"; "segv-once": the first time only, marked by a file in the
+# FAULT_MARKS_ENV folder), be killed as the out-of-memory killer does ("kill") or hang.
 FAULT_ENV = "NPU_HIL_SIM_FAULT"
+FAULT_MARKS_ENV = "NPU_HIL_SIM_FAULT_MARKS"
 
 
 class Rejected(Exception):
@@ -90,13 +93,12 @@ def serve(rknn_class: Callable[..., Any], request: Job, workdir: Path) -> dict[s
     calls = toolkit_calls(request)
     timings: dict[str, float] = {}
     with captured_output(workdir / LOG_FILE) as log:
-        _inject_fault(request.case_id)
         started = time.perf_counter()
         rknn = None
         try:
             rknn = call_stage("build", log, rknn_class, calls["RKNN"])
             for name in ("config", "load_onnx", "build"):
-                call_stage("build", log, getattr(rknn, name), calls[name])
+                call_stage("build", log, getattr(rknn, name), calls[name], request.case_id)
             timings["build_s"] = time.perf_counter() - started
             started = time.perf_counter()
             call_stage("runtime", log, rknn.init_runtime, calls["init_runtime"])
@@ -117,10 +119,17 @@ def serve(rknn_class: Callable[..., Any], request: Job, workdir: Path) -> dict[s
     }
 
 
-def call_stage(stage: str, log: Path, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call the toolkit; a raised exception or a failure return value becomes ``Rejected``."""
+def call_stage(
+    stage: str, log: Path, method: Callable[..., Any], kwargs: dict[str, Any], case_id: str = ""
+) -> Any:
+    """Call the toolkit; a raised exception or a failure return value becomes ``Rejected``.
+
+    ``case_id`` is for the test-only fault hook (FAULT_ENV), which acts inside ``build``."""
     name = getattr(method, "__name__", str(method))
     mark = log.stat().st_size
+    (log.parent / STAGE_FILE).write_text(f"{stage} {name}")
+    if name == "build":
+        _inject_fault(case_id)
     try:
         result = method(**kwargs)
     except Exception as exc:
@@ -187,8 +196,14 @@ def _inject_fault(case_id: str) -> None:
         return
     if kind == "exit":
         os._exit(3)
-    if kind == "segv":
-        os.kill(os.getpid(), signal.SIGSEGV)
+    if kind == "segv-once":
+        mark = Path(os.environ[FAULT_MARKS_ENV]) / case_id
+        if mark.exists():
+            return
+        mark.touch()
+        kind = "segv"
+    if kind in ("segv", "kill"):
+        os.kill(os.getpid(), signal.SIGSEGV if kind == "segv" else signal.SIGKILL)
     if kind == "hang":
         while True:
             time.sleep(60)
