@@ -137,9 +137,9 @@ def test_a_fifo_or_a_device_in_a_folder_of_models_is_listed_not_runnable_without
             lambda s=selection: directory_cases(folder, "rk3562", s, ["GlobalMaxPool"])
         )
         assert [case.id for case in found.cases] == ["rk3562/models/pool/float16"]
-        reasons = {entry["limit"]: entry["reason"] for entry in found.not_runnable}
-        assert "a FIFO, not a regular file" in reasons["models/pipe"]
-        assert "a character device, not a regular file" in reasons["models/zero"]
+        reasons = {entry["model"]: entry["reason"] for entry in found.not_run}
+        assert "a FIFO, not a regular file" in reasons["pipe"]
+        assert "a character device, not a regular file" in reasons["zero"]
 
 
 def test_a_fifo_npy_input_and_a_device_model_are_bad_input(
@@ -186,7 +186,7 @@ def test_a_node_test_tensor_declaring_too_many_elements_is_not_runnable(tmp_path
     (test / "test_data_set_0" / "input_0.pb").write_bytes(huge.SerializeToString())
     found = directory_cases(tmp_path / "models", "rk3562")
     assert not found.cases
-    assert "over the budget" in found.not_runnable[0]["reason"]
+    assert "over the budget" in found.not_run[0]["reason"]
 
 
 def test_huge_declared_shapes_are_refused_by_the_budget_which_is_configurable(
@@ -313,7 +313,10 @@ def test_a_node_test_with_more_outputs_than_the_model_is_not_runnable(tmp_path: 
         (data / f"{name}.pb").write_bytes(tensor.SerializeToString())
     found = directory_cases(tmp_path / "models", "rk3562")
     assert not found.cases
-    assert found.not_runnable[0]["reason"] == f"{data}: 2 output_*.pb for outputs ['y']"
+    assert (
+        found.not_run[0]["reason"]
+        == "not runnable: test_relu/test_data_set_0: 2 output_*.pb for outputs ['y']"
+    )
 
 
 # -- break 3: references and judgement of odd models --------------------------------------
