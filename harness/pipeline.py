@@ -34,6 +34,7 @@ from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_folder
+from harness.spec.documents import Document
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
@@ -70,6 +71,8 @@ class Vendor:
     case_sources: Mapping[str, Callable[[str], list[Case]]]
     # What the vendor's documents say for a platform, as run.json entries the report lists.
     documented: Callable[[str], dict[str, Any]]
+    # Its operator documents, every published version (as printed, "V2.3.2") -> document.
+    documents: Callable[[], Mapping[str, Document]]
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name

@@ -12,6 +12,7 @@ from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
+from harness.vendors.rknn.operator_list.catalogue import documents
 from harness.vendors.rknn.platforms import PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
@@ -55,6 +56,7 @@ VENDOR = Vendor(
     models=MODELS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,
+    documents=documents,
     judge=JUDGE,
     recipe=recipe,
     runtimes=RUNTIMES,
