@@ -58,12 +58,16 @@ def groups(lines: list[Line]) -> list[Group]:
 
 
 def _ids(name: str, limits: list[dict[str, Any]]) -> None:
-    """``<op>/<role>/<subject>`` plus ``@name=value`` per condition; ``#2`` for a repeat."""
+    """``<op>/<role>/<subject>`` plus ``@name=value`` per condition; ``#2`` for a repeat. A
+    formula's subject is its expression, a broadcast form's its shapes and dimension."""
     seen: dict[str, int] = {}
     for limit in limits:
         subject = limit.get("subject") or limit["kind"]
-        if limit["kind"] in ("product", "formula") and "expression" in limit.get("rule", {}):
-            subject = limit["rule"]["expression"].replace(" ", "")
+        rule = limit.get("rule", {})
+        if limit["kind"] in ("product", "formula") and "expression" in rule:
+            subject = rule["expression"].replace(" ", "")
+        if limit["kind"] == "broadcast":  # as seed 001 names them: [b,c,1,w]->[b,c,h,w]/h
+            subject = f"{rule['from']}->{rule['to']}/{subject}".replace(" ", "")
         suffix = "".join(
             f"@{k}={'/'.join(str(v) for v in vs)}" for k, vs in limit.get("condition", {}).items()
         )

@@ -345,6 +345,8 @@ def statement(text: str, subject: str) -> Reading | None:
     plain = normalise(text)
     head, _, tail = plain.rpartition(":")
     body = tail.strip() if head and not _COMPARE.search(head) else plain
+    if head and re.fullmatch(r"[A-Za-z_][A-Za-z_ ]*", head.strip()):  # "num directions: 1 or 2"
+        subject = head.strip().replace(" ", "_")
     if re.fullmatch(r"(目前|当前)?(暂不支持|不支持)(设置)?", body):
         return {"kind": "unsupported", "subject": subject}
     if body.startswith("不支持 ") and _COMPARE.search(body):
