@@ -73,6 +73,9 @@ class Vendor:
     documented: Callable[[str], dict[str, Any]]
     # Its operator documents, every published version (as printed, "V2.3.2") -> document.
     documents: Callable[[], Mapping[str, Document]]
+    # (case, SDK) -> record ``source`` fields: the document the SDK is judged against
+    # ("judged_against", "fallback" when it has none of its own, "document_changed", ...).
+    judged_against: Callable[[Case, str], dict[str, str]]
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
@@ -152,6 +155,7 @@ class CaseExecutor:
         annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
         timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
+        judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
@@ -164,6 +168,7 @@ class CaseExecutor:
         self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
+        self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -256,7 +261,7 @@ class CaseExecutor:
             metrics=comparison.metrics if comparison else {},
             tolerance=tolerance,
             versions={**self.versions, **observation.versions},
-            source=case.source,
+            source={**case.source, **self.judged_against(case, self.sdk)},
             artifacts=folder.relative_to(self.results_dir).as_posix(),
             started=item.started.isoformat(timespec="seconds"),
             duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),

@@ -409,6 +409,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                 annotate=run.mark,
                 timeout_for=run.timeout_for,
                 sdk=sdk,
+                judged_against=vendor.judged_against,
             )
 
         yield executor

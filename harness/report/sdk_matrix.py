@@ -5,9 +5,10 @@ this section. Each SDK is compared with the next newer one, case by case (the sa
 a transition is classified, and limits with a change come first, in the order of ``KINDS``:
 the changes a user of the new release most needs to know about lead.
 
-Every SDK is judged against the same documents (the catalogue transcribes one SDK release's
-documentation), so an older SDK's verdicts say how it measures up to those documents, not to
-its own release's.
+Each SDK is judged against its own release's document where the vendor published one (the
+record's ``source["judged_against"]``, with a ``fallback`` where it did not), and a change
+says whether the document changed between the two releases (their documents read the case's
+limit differently) or the behaviour did (same reading, another verdict).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import itertools
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.matrix import natural_key, verdict_counts
@@ -47,6 +48,13 @@ class SdkChange:
     new_sdk: str
     old: str  # verdict
     new: str
+    document: str = ""  # how the two releases' documents read the limit differently; "": alike
+
+    @property
+    def cause(self) -> str:
+        return (
+            f"the document changed ({self.document})" if self.document else "the behaviour changed"
+        )
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,8 @@ class SdkMatrix:
     documents: str  # what every SDK was judged against (run.json ``documents``)
     rows: list[LimitRow]  # limits with changes first (by the most important change), then the rest
     totals: dict[str, dict[str, int]]  # sdk -> verdict -> cases
+    # sdk -> (document, or "fallback: why") -> cases judged against it
+    judged: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def changes(self) -> list[SdkChange]:
@@ -122,7 +132,28 @@ def build_sdk_matrix(records: list[CaseRecord], documents: str = "") -> SdkMatri
     rows = [_row(limit, op, cases, sdks) for (limit, op), cases in by_limit.items()]
     rows.sort(key=lambda row: (row.rank, natural_key(row.limit)))
     totals = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
-    return SdkMatrix(sdks, documents, rows, totals)
+    judged = {sdk: _judged(r for r in records if r.sdk == sdk) for sdk in sdks}
+    return SdkMatrix(sdks, documents, rows, totals, judged)
+
+
+def _judged(records: Iterable[CaseRecord]) -> dict[str, int]:
+    """Documents (their sections left out) and fallbacks, each with its number of cases."""
+    out: dict[str, int] = defaultdict(int)
+    for record in records:
+        for key in ("judged_against", "fallback"):
+            if key in record.source:
+                text = record.source[key].split(" § ")[0]
+                out[text if key == "judged_against" else f"fallback: {text}"] += 1
+    return dict(out)
+
+
+def _document_change(old: CaseRecord, new: CaseRecord) -> str:
+    """How the two releases' documents read the case's limit differently ("" when alike)."""
+    for record in (old, new):
+        if "document_changed" in record.source:
+            return record.source["document_changed"]
+    before, after = old.source.get("document_reading"), new.source.get("document_reading")
+    return f"{before} -> {after}" if before and after and before != after else ""
 
 
 def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> LimitRow:
@@ -136,7 +167,17 @@ def _row(limit: str, op: str, records: list[CaseRecord], sdks: list[str]) -> Lim
             old, new = by_case[case_id][old_sdk], by_case[case_id][new_sdk]
             kind = classify(old, new)
             if kind is not None:
-                changes.append(SdkChange(case_id, kind, old_sdk, new_sdk, old.verdict, new.verdict))
+                changes.append(
+                    SdkChange(
+                        case_id,
+                        kind,
+                        old_sdk,
+                        new_sdk,
+                        old.verdict,
+                        new.verdict,
+                        _document_change(old, new),
+                    )
+                )
     changes.sort(key=lambda change: (_RANK[change.kind], natural_key(change.case_id)))
     counts = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
     return LimitRow(limit, op, counts, changes)
@@ -159,10 +200,18 @@ DOCUMENTS_KEY = "documents"  # run.json: the vendor documents the catalogue tran
 
 
 def judged_against(matrix: SdkMatrix) -> str:
-    documents = matrix.documents or "the documents the catalogue transcribes"
-    return (
-        f"Every SDK is judged against the same documents: {documents}. An older SDK's "
-        "verdicts say how it measures up to those documents, not to its own release's."
+    if not any(matrix.judged.values()):  # records written before SDKs had their own documents
+        documents = matrix.documents or "the documents the catalogue transcribes"
+        return (
+            f"Every SDK is judged against the same documents: {documents}. An older SDK's "
+            "verdicts say how it measures up to those documents, not to its own release's."
+        )
+    parts = [
+        f"SDK {sdk}: " + "; ".join(f"{what} ({n} cases)" for what, n in judged.items())
+        for sdk, judged in matrix.judged.items()
+    ]
+    return "Each SDK is judged against its own release's document where there is one. " + (
+        ". ".join(parts) + "."
     )
 
 
@@ -183,7 +232,7 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
             *(counts_text(row.counts[sdk]) for sdk in matrix.sdks),
             "\n".join(
                 f"{kind_label(c.kind)}: {c.case_id}: {c.old} on {c.old_sdk} -> {c.new} on "
-                f"{c.new_sdk}"
+                f"{c.new_sdk}; {c.cause}"
                 for c in row.changes
             ),
         ]
@@ -194,7 +243,9 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
 
 def headline(matrix: SdkMatrix) -> str:
     changed = sum(1 for row in matrix.rows if row.changes)
+    by_document = sum(1 for change in matrix.changes if change.document)
     return (
         f"{changed} documented limits changed verdict between SDKs ({len(matrix.changes)} "
-        "case changes); they come first."
+        f"case changes: {by_document} where the document changed, "
+        f"{len(matrix.changes) - by_document} where the behaviour did); they come first."
     )

@@ -13,6 +13,7 @@ from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
 from harness.vendors.rknn.operator_list.catalogue import documents
+from harness.vendors.rknn.operator_list.judged import judged_against
 from harness.vendors.rknn.platforms import PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
@@ -57,6 +58,7 @@ VENDOR = Vendor(
     case_sources={"model-io": model_io_cases},
     documented=_documented,
     documents=documents,
+    judged_against=judged_against,
     judge=JUDGE,
     recipe=recipe,
     runtimes=RUNTIMES,
