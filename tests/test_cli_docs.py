@@ -112,3 +112,13 @@ def test_bad_input_is_exit_2_with_the_value(
     assert code == 2
     assert out == ""
     assert message in err and err.startswith("hil docs ")
+
+
+def test_show_lists_the_cpu_chapter_entry_too(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = hil(capsys, "show", "Cast")
+    entry = catalogue.load("V2.3.2").cpu.entry("Cast")
+    assert code == 0 and entry is not None
+    assert out.startswith(
+        f"Cast: RKNN Compiler Support Operator List V2.3.2 § {entry.section} (CPU)"
+    )
+    assert "| SRC 支持: float32/bool/int8/float16/int32/int64" in out

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from harness.cli.output import emit
-from harness.spec.documents import Document, Group, diff, reading, stats
+from harness.spec.documents import Document, Entry, Group, diff, reading, stats
 from harness.spec.limits import Limit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 
@@ -101,34 +101,35 @@ def _show(args: argparse.Namespace) -> int:
     def body(out: list[str]) -> int:
         doc = _version(_documents(args.platform), args.version)
         found = False
-        for group in _groups(doc, args.platform):
+        for group in [*_groups(doc, args.platform), doc.cpu]:
             entry = group.entry(args.op)
             if entry is None:
                 continue
             found = True
-            out.append(
-                f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name}), "
-                f"p. {entry.page}"
-            )
-            if entry.description:
-                out.append(f"  {entry.description.splitlines()[0]}")
-            if entry.fuses:
-                out.append(f"  fuses: {' + '.join(entry.fuses)}")
-            if entry.same_as:
-                out.append(
-                    f"  limits: same as {entry.same_as} (§ {_section_of(group, entry.same_as)})"
-                )
-            if entry.inconsistent:
-                out.append(f"  INCONSISTENT: {entry.inconsistent}")
-            for limit in entry.limits:
-                out.extend(_limit_lines(limit))
-            out.append("")
+            out.extend(_entry_lines(doc, group, entry))
         if not found:
             where = f" for {args.platform}" if args.platform else ""
             raise _BadInput(f"{doc.version} documents no operator {args.op!r}{where}")
         return 0
 
     return _run("show", body)
+
+
+def _entry_lines(doc: Document, group: Group, entry: Entry) -> list[str]:
+    out = [
+        f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name}), p. {entry.page}"
+    ]
+    if entry.description:
+        out.append(f"  {entry.description.splitlines()[0]}")
+    if entry.fuses:
+        out.append(f"  fuses: {' + '.join(entry.fuses)}")
+    if entry.same_as:
+        out.append(f"  limits: same as {entry.same_as} (§ {_section_of(group, entry.same_as)})")
+    if entry.inconsistent:
+        out.append(f"  INCONSISTENT: {entry.inconsistent}")
+    for limit in entry.limits:
+        out.extend(_limit_lines(limit))
+    return [*out, ""]
 
 
 def _section_of(group: Group, name: str) -> str:
