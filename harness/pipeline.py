@@ -25,6 +25,7 @@ import numpy as np
 from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
+from harness.catalogue.documents import Document
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -34,7 +35,6 @@ from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_folder
-from harness.spec.documents import Document
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe

@@ -26,6 +26,7 @@ from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
@@ -36,7 +37,6 @@ from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
-from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
     NoBoardError,

@@ -10,10 +10,10 @@ import pytest
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
 from harness.report import write_reports
 from harness.report.sdk_matrix import build_sdk_matrix
 from harness.results.journal import Journal
-from harness.spec.operators import load_operators
 from harness.vendors.rknn.io_cases import model_io_cases
 from harness.vendors.rknn.operator_list import catalogue
 from harness.vendors.rknn.operator_list.judged import document_version, judged_against

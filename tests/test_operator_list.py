@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.spec.documents import diff, stats
-from harness.spec.loader import CatalogueError
+from harness.catalogue.documents import diff, stats
+from harness.catalogue.loader import CatalogueError
 from harness.vendors.rknn.operator_list import catalogue, chapters, reading
 from harness.vendors.rknn.operator_list.__main__ import main
 from harness.vendors.rknn.operator_list.extract import (

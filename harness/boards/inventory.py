@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from harness.spec.loader import CatalogueError, key_path, load_yaml
+from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 from harness.text import declare_secret_variable, printable
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"

@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from harness.catalogue.documents import Document, Entry, Group, diff, reading, stats
+from harness.catalogue.limits import Limit
 from harness.cli.output import emit
-from harness.spec.documents import Document, Entry, Group, diff, reading, stats
-from harness.spec.limits import Limit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
+from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.models import OPERATOR_SPECS
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
@@ -31,7 +32,6 @@ from harness.report.bundle import BundleError, make_bundle
 from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
-from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for

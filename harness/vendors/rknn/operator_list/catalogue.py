@@ -1,4 +1,4 @@
-"""The committed operator-list YAML read into ``harness.spec.documents`` records.
+"""The committed operator-list YAML read into ``harness.catalogue.documents`` records.
 
 ``data/operator-list/<version>/`` holds one file per chapter-3 platform group
 (``3.2-rk3588.yaml``), ``cpu.yaml`` (chapter 4) and ``model-io.yaml`` (chapter 5), all
@@ -12,9 +12,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from harness.spec.documents import Document, Entry, Group
-from harness.spec.limits import Limit
-from harness.spec.loader import CatalogueError, load_yaml
+from harness.catalogue.documents import Document, Entry, Group
+from harness.catalogue.limits import Limit
+from harness.catalogue.loader import CatalogueError, load_yaml
 from harness.vendors.rknn.operator_list.reading import interval
 
 DATA_DIR = Path(__file__).parents[1] / "data" / "operator-list"

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from harness.spec.loader import CatalogueError, load_yaml
+from harness.catalogue.loader import CatalogueError, load_yaml
 from harness.vendors.rknn.operator_list import chapters, reading
 from harness.vendors.rknn.operator_list.document import Line, entry, pages, sections
 from harness.vendors.rknn.operator_list.entries import read_entry

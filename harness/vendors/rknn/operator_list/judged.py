@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterable
 
 from harness.cases.case import Case
-from harness.spec.documents import Document, Group, reading
-from harness.spec.limits import Limit
-from harness.spec.operators import load_operators
+from harness.catalogue.documents import Document, Group, reading
+from harness.catalogue.limits import Limit
+from harness.catalogue.operators import load_operators
 from harness.vendors.rknn.operator_list.catalogue import TITLE, load, versions
 
 MODEL_IO_SEED = "003"  # the model-I/O seed's number, as its file name starts

@@ -2,8 +2,8 @@
 
 A ``Limit`` is one documented, countable constraint with the document's verbatim text and its
 source; what case generation and the reports count. The operator tables
-(``harness.spec.operators``) fill the structured fields (the operator, tensor role, subject,
-interval or value set, condition, rule); the model I/O tables (``harness.spec.model_io``) name
+(``harness.catalogue.operators``) fill the structured fields (the operator, tensor role, subject,
+interval or value set, condition, rule); the model I/O tables (``harness.catalogue.model_io``) name
 the platform group and keep the cell text, which their own rules parse.
 
 Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
@@ -30,7 +30,7 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
 - ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.
 - ``multi-core``: the documented multi-core status (``values``), when the document states one.
 
-Operator lists (whole vendor documents, ``harness.spec.documents``) add:
+Operator lists (whole vendor documents, ``harness.catalogue.documents``) add:
 
 - ``product`` and ``formula`` over named dimensions with named constants (``h1*w1<16*p``,
   ``rule["constants"]`` ``{"p": 8192}``), possibly only under ``condition``
@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from harness.spec.intervals import Interval
+from harness.catalogue.intervals import Interval
 
 LimitKind = Literal[
     # operator tables
