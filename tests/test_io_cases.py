@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from harness.cases.case import Case
-from harness.catalogue.model_io import ModelIOError, load_model_io
 from harness.catalogue.properties import PRECISION
 from harness.judge.compare import Comparison
 from harness.report.io_section import MODEL_IO_KEY, NOT_RUN, io_sections
@@ -23,6 +22,7 @@ from harness.results.records import CaseRecord
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.catalogue.model_io import ModelIOError, load_model_io
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases, platform_cases
 from harness.vendors.rknn.io_checks import JUDGE, OBSERVERS
 from harness.vendors.rknn.properties import (

@@ -29,7 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.cases.case import Case, Expect, case_seed
-from harness.catalogue.model_io import (
+from harness.catalogue.properties import PRECISION, RESULT
+from harness.layout.align import align_up
+from harness.vendors.rknn.catalogue.model_io import (
     OTHER_TYPES,
     UNRESTRICTED,
     Group,
@@ -40,8 +42,6 @@ from harness.catalogue.model_io import (
     dilated_kernel,
     load_model_io,
 )
-from harness.catalogue.properties import PRECISION, RESULT
-from harness.layout.align import align_up
 from harness.vendors.rknn.io_models import CONV_TYPES
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import (

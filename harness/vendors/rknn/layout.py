@@ -23,9 +23,15 @@ from operator import index
 
 import numpy as np
 
-from harness.catalogue.model_io import InputRule, ModelIO, ModelIOError, OutputRule, load_model_io
 from harness.layout.align import align_up
 from harness.layout.errors import LayoutError
+from harness.vendors.rknn.catalogue.model_io import (
+    InputRule,
+    ModelIO,
+    ModelIOError,
+    OutputRule,
+    load_model_io,
+)
 
 __all__ = [
     "InputStride",

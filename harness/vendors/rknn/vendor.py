@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.model_io import ModelIOError
 from harness.pipeline import Vendor
 from harness.report.io_section import MODEL_IO_KEY
 from harness.vendors.rknn.board import board_backend
+from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.catalogue.model_io import ModelIOError, load_model_io
+from harness.vendors.rknn.catalogue.model_io import ModelIOError, load_model_io
 from harness.vendors.rknn.operator_list import reading
 from harness.vendors.rknn.operator_list.document import Line, sections
 
