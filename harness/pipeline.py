@@ -61,6 +61,7 @@ class Vendor:
 
     name: str
     platforms: tuple[str, ...]
+    default_platform: str  # what a run targets without --platform (the first vendor's)
     versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
     # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
     # raises ValueError with the reason (not installed, say).

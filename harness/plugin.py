@@ -46,12 +46,11 @@ from harness.targets.selection import (
 from harness.targets.target import Target
 from harness.text import printable
 from harness.timeouts import timeout_problem
-from harness.vendors import vendor_for
+from harness.vendors import DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn import convert as conversion_cache
 from harness.vendors.rknn.cache_cap import cap_from_env
 from harness.vendors.rknn.simulator import cache as sim_cache
 
-DEFAULT_PLATFORM = "rk3562"
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
 

@@ -34,7 +34,7 @@ from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.targets.selection import platform_boards
 from harness.timeouts import timeout_problem
-from harness.vendors import vendor_for
+from harness.vendors import DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:
@@ -47,7 +47,11 @@ def register(subparsers: Subparsers) -> None:
     """Add ``hil probe`` to the ``hil`` parser."""
     summary = "search each documented numeric limit for where it really is (simulator)"
     parser = subparsers.add_parser("probe", help=summary, description=__doc__)
-    parser.add_argument("--platform", default="rk3562", help="target platform (rk3562)")
+    parser.add_argument(
+        "--platform",
+        default=DEFAULT_PLATFORM,
+        help=f"target platform (default {DEFAULT_PLATFORM})",
+    )
     parser.add_argument(
         "-k",
         dest="selection",

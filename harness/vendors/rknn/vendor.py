@@ -14,7 +14,7 @@ from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
 from harness.vendors.rknn.operator_list.catalogue import documents
 from harness.vendors.rknn.operator_list.judged import judged_against
-from harness.vendors.rknn.platforms import PLATFORMS
+from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
@@ -52,6 +52,7 @@ def _sdks(spec: str | None) -> list[str]:
 VENDOR = Vendor(
     name="rknn",
     platforms=PLATFORMS,
+    default_platform=DEFAULT_PLATFORM,
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
     sdks=_sdks,
     models=MODELS,
