@@ -263,3 +263,22 @@ def test_every_output_table_row_is_read() -> None:
             lim for lim in group.limits() if lim.id.split("/")[-3] in ("int8", "float16", "无限制")
         ]
         assert rows and all(lim.kind == "output" for lim in rows), group.name
+
+
+def test_a_rule_for_one_attribute_value_carries_it_as_a_condition() -> None:
+    pad = catalogue.load(VERSIONS[-1]).group("rk3562").entry("Pad")
+    assert pad is not None
+    reflect = {lim.subject: lim for lim in pad.limits if lim.condition.get("mode") == ("reflect",)}
+    assert sorted(reflect) == ["channel", "height", "width"]
+    assert all(lim.kind == "range" for lim in reflect.values())
+    assert "reflect channel ∈" in reflect["width"].text
+    constant = [lim for lim in pad.limits if lim.condition.get("mode") == ("constant",)]
+    assert [lim.kind for lim in constant] == ["no-limit"]
+
+
+def test_a_word_hyphenated_across_lines_is_read_whole() -> None:
+    pad = catalogue.load(VERSIONS[-1]).group("rk3562").entry("Pad")
+    assert pad is not None
+    shape = next(lim for lim in pad.limits if lim.id == "Pad/pads/shape")
+    assert "channel_end" in shape.rule["dims"]
+    assert "chan‑\nnel_end" in shape.text  # the verbatim text keeps the document's lines

@@ -45,7 +45,12 @@ class Item:
 
     @property
     def text(self) -> str:
-        return " ".join(line.text.strip() for line in self.lines)
+        """The lines joined; a word hyphenated across lines ("chan‑" / "nel_end") made whole."""
+        out = ""
+        for line in self.lines:
+            part = line.text.strip()
+            out = out[:-1] + part if out.endswith("‑") else (f"{out} {part}" if out else part)
+        return out
 
     @property
     def verbatim(self) -> str:

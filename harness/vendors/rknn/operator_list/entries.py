@@ -49,8 +49,9 @@ class _Reader:
         text = "\n".join([*context.preamble, item.verbatim])
         for one in found:
             limit = {"role": context.role, "subject": context.subject, **one}
-            if context.condition:
-                limit["condition"] = {k: list(v) for k, v in context.condition.items()}
+            condition = {**context.condition, **one.get("condition", {})}
+            if condition:
+                limit["condition"] = {k: list(v) for k, v in condition.items()}
             limit.update({"text": text, "page": item.page})
             self.limits.append(limit)
 
@@ -115,7 +116,7 @@ class _Reader:
             return [shape]
         found = reading.ranges(text, None)
         if found is not None:
-            return found
+            return _value_condition(found, context.subject)
         said = reading.conditional(text, context.subject) or reading.statement(
             text, context.subject
         )
@@ -330,3 +331,13 @@ def _top_level_split(text: str) -> list[str]:
         else:
             current += char
     return [p for p in [*parts, current.strip()] if p]
+
+
+def _value_condition(found: list[dict[str, Any]], attribute: str) -> list[dict[str, Any]]:
+    """``reflect channel ∈ (0, 8192] , height ∈ …``: ranges that hold when ``attribute`` has
+    the value the line starts with (Pad's mode=reflect)."""
+    first = found[0]["subject"].split(" ")
+    if len(first) != 2 or not attribute:
+        return found
+    found[0]["subject"] = first[1]
+    return [{**one, "condition": {attribute: [first[0]]}} for one in found]

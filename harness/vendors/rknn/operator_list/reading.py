@@ -361,16 +361,17 @@ def statement(text: str, subject: str) -> Reading | None:
     no_limit = _NO_LIMIT.search(body)
     if no_limit:
         leftover = re.sub(r"[\s,]", "", _ALIGN_HINT.sub("", body.replace(no_limit[0], "")))
-        if leftover and not re.fullmatch(
-            r"(指定\w+输入的seqsize|\w+单元中的hiddensize|constant)", leftover
-        ):
-            return None
         hint = _ALIGN_HINT.search(body)
-        return {
+        none: Reading = {
             "kind": "no-limit",
             "subject": subject,
             "rule": {"recommended_multiple_of": int(hint["n"])} if hint else {},
         }
+        if re.fullmatch(r"[a-z_]+", leftover):  # "constant 无限制": for that value (Pad's mode)
+            none["condition"] = {subject: [leftover]}
+        elif leftover and not re.fullmatch(r"指定\w+输入的seqsize|\w+单元中的hiddensize", leftover):
+            return None
+        return none
     fixed = _FIXED.search(body)
     if fixed:
         return {"kind": "fixed", "subject": subject, "values": [scalar(fixed["value"])]}
