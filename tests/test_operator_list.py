@@ -282,3 +282,14 @@ def test_a_word_hyphenated_across_lines_is_read_whole() -> None:
     shape = next(lim for lim in pad.limits if lim.id == "Pad/pads/shape")
     assert "channel_end" in shape.rule["dims"]
     assert "chan‑\nnel_end" in shape.text  # the verbatim text keeps the document's lines
+
+
+@pytest.mark.parametrize("pair", [VERSIONS[i : i + 2] for i in range(len(VERSIONS) - 1)])
+def test_lines_wrapped_differently_are_no_change(pair: list[str]) -> None:
+    old, new = (catalogue.load(v) for v in pair)
+    for group in new.groups:
+        for change in diff(old.group(group.targets[0]), group):
+            if change.kind == "changed":
+                assert change.old is not None and change.new is not None
+                texts = ["".join(c.text.split()) for c in (change.old, change.new)]
+                assert texts[0] != texts[1], change.key

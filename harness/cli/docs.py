@@ -174,7 +174,8 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _where(limit: Limit) -> str:
-    return f"{limit.source.rsplit('§ ', 1)[-1]}, p. {limit.page}"
+    section = limit.source.rsplit("§ ", 1)[-1]
+    return f"{section}, p. {limit.page}" if limit.page else section
 
 
 def _stats(args: argparse.Namespace) -> int:

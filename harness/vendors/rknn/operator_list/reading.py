@@ -335,8 +335,8 @@ def conditional(text: str, subject: str) -> Reading | None:
     if found["kind"] == "free-text":
         return None
     rule = {**found["rule"], "when": when}
-    if match["rest"].strip():
-        rule["see"] = match["rest"].strip()
+    if match["rest"].strip():  # a pointer elsewhere; spaces only where the lines wrapped
+        rule["see"] = re.sub(r"\s+", "", match["rest"])
     return {"kind": "formula", "subject": match["name"] or found["subject"], "rule": rule}
 
 
