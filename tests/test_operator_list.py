@@ -293,3 +293,13 @@ def test_lines_wrapped_differently_are_no_change(pair: list[str]) -> None:
                 assert change.old is not None and change.new is not None
                 texts = ["".join(c.text.split()) for c in (change.old, change.new)]
                 assert texts[0] != texts[1], change.key
+
+
+def test_broadcast_forms_listed_as_op_lines_are_read_with_their_text() -> None:
+    # V2.2.0 lists Max's broadcasts as "· OP(A(N,C,H,W),B(C,1,1))" lines under a colon.
+    entry = catalogue.load("V2.2.0").group("rk3562").entry("Max")
+    assert entry is not None
+    found = next(lim for lim in entry.limits if lim.id == "Max/B/broadcast")
+    assert found.kind == "broadcast-support"
+    assert found.values == ("[N,C,H,W]", "[C,1,1]", "[scalar]")
+    assert "OP(A(N,C,H,W),B(C,1,1))，即 C 维度做 broadcasting" in found.text

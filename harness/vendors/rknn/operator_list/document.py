@@ -3,10 +3,10 @@
 ``pdftotext -layout`` separates pages with form feeds and ends each page with its printed
 page number; every page but the chapter openers starts with a running header. Section
 headings stand at the left margin (``3.2.62 Transpose``), bullets are ``•`` (level 1),
-``–`` (level 2) and ``*`` (level 3); a few entries use ``‑ **…**`` markdown leftovers for
-level-2 bullets. Lines without a bullet either continue the wrapped line above or, after a
-line ending in a colon, start a statement of their own (``设置 pad 时注意:`` and the rules
-under it).
+``–`` (level 2), ``*`` (level 3) and ``·`` (level 4); a few entries use ``‑ **…**``
+markdown leftovers for level-2 bullets. Lines without a bullet either continue the wrapped
+line above or, after a line ending in a colon, start a statement of their own
+(``设置 pad 时注意:`` and the rules under it).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ _PAGE_NUMBER = re.compile(r"^\s*(\d+|[ivx]+)\s*$")
 _RUNNING_HEADER = re.compile(r"^(Chapter \d+\.|文档内容:|.*OP 规格介绍\s*$)")
 CHAPTER = re.compile(r"^\s*CHAPTER\s+\d+\s*$")  # a chapter opener ends the last section
 HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)+) (?P<title>\S.*?)\s*$")
-_BULLETS = {"•": 1, "–": 2, "*": 3}
-_BULLET = re.compile(r"^(?P<indent>\s*)(?P<mark>[•–*])\s+(?P<text>.*)$")
+_BULLETS = {"•": 1, "–": 2, "*": 3, "·": 4}
+_BULLET = re.compile(r"^(?P<indent>\s*)(?P<mark>[•–*·])\s+(?P<text>.*)$")
 _MARKDOWN_BULLET = re.compile(r"^(?P<indent>\s*)‑\s+(?:\*\*(?P<bold>.*)\*\*|(?P<text>.*))$")
 # An unbulleted line that states a rule of its own rather than continuing the line above.
 _STATEMENT = re.compile(r"^(不支持|仅支持|当|不同|设置|要求|注|目前)")

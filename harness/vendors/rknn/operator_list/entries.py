@@ -131,7 +131,7 @@ class _Reader:
 
     def role_feature(self, item: Item, text: str, context: _Context) -> None:
         """A role's quantization schemes or broadcasting, written as one line or a list."""
-        lines = [text, *(reading.normalise(c.text) for c in item.children)]
+        lines = [text, *(reading.normalise(c.text) for c in list(item.walk())[1:])]
         verbatim = _Item(item)
         if text.startswith("量化支持"):
             schemes = [
@@ -156,6 +156,14 @@ class _Reader:
                 if same_as:
                     rule["same_as"] = same_as["op"]
                 found = {"kind": "broadcast-support", "subject": "broadcast", "rule": rule}
+            elif forms := re.findall(r"OP\(A\([^()]*\),\s*B\((?P<b>[^()]*)\)\)", joined):
+                # "OP(A(N,C,H,W),B(C,1,1))": the shapes B may take against A(N,C,H,W)
+                found = {
+                    "kind": "broadcast-support",
+                    "subject": "broadcast",
+                    "values": [f"[{form}]" for form in forms],
+                    "rule": {"arbitrary_dims": False},
+                }
             elif re.fullmatch(r"(\[[^\]]*\]\s*)+", joined.strip()):
                 shapes = re.findall(r"\[[^\]]*\]", joined)
                 found = {
@@ -214,11 +222,12 @@ class _Reader:
 
 
 class _Item(Item):
-    """An item whose verbatim text is its own line plus some of its children's."""
+    """An item whose verbatim text is its own line plus those of some children (default: of
+    everything below it)."""
 
     def __init__(self, item: Item, children: list[Item] | None = None) -> None:
         lines = list(item.lines)
-        for child in children if children is not None else item.children:
+        for child in children if children is not None else list(item.walk())[1:]:
             lines.extend(child.lines)
         super().__init__(item.level, lines, [])
 
