@@ -137,13 +137,13 @@ def build_sdk_matrix(records: list[CaseRecord], documents: str = "") -> SdkMatri
 
 
 def _judged(records: Iterable[CaseRecord]) -> dict[str, int]:
-    """Documents (their sections left out) and fallbacks, each with its number of cases."""
+    """Documents and fallbacks, each with its number of cases (sections left out)."""
     out: dict[str, int] = defaultdict(int)
     for record in records:
-        for key in ("judged_against", "fallback"):
-            if key in record.source:
-                text = record.source[key].split(" § ")[0]
-                out[text if key == "judged_against" else f"fallback: {text}"] += 1
+        if "judged_against" in record.source:
+            out[record.source["judged_against"].split(" § ")[0]] += 1
+        if "fallback" in record.source:
+            out["fallback: " + re.sub(r" \(.*?§.*\)$", "", record.source["fallback"])] += 1
     return dict(out)
 
 

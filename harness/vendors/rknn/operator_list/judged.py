@@ -134,7 +134,7 @@ def _judged(
         what = "operator" if entry is None else "limit"
         out += [
             ("judged_against", own),
-            ("fallback", f"{version} § {group.section} has no counterpart of this {what}"),
+            ("fallback", f"{version} has no counterpart of this {what} (§ {group.section})"),
         ]
         return tuple(out)
     said = [("document_reading", reading(other)), ("document_text", other.text)]
@@ -145,7 +145,7 @@ def _judged(
     changed = f"{own}: {reading(seed_limit)}; {version}: {reading(other)}"
     return (
         ("judged_against", own),
-        ("fallback", f"the case is generated from {own}; {where} reads otherwise"),
+        ("fallback", f"{version} reads the limit otherwise; the case keeps {own}'s ({where})"),
         *said,
         ("document_changed", changed),
     )
