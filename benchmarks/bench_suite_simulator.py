@@ -29,9 +29,9 @@ import numpy as np
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
 from harness.models import build_model
 from harness.pipeline import CaseExecutor, request_for
-from harness.spec.operators import load_operators
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
 

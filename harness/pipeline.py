@@ -27,6 +27,7 @@ import numpy as np
 from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
+from harness.catalogue.documents import Document
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -65,6 +66,7 @@ class Vendor:
 
     name: str
     platforms: tuple[str, ...]
+    default_platform: str  # what a run targets without --platform (the first vendor's)
     versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
     # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
     # raises ValueError with the reason (not installed, say).
@@ -75,6 +77,11 @@ class Vendor:
     case_sources: Mapping[str, Callable[[str], list[Case]]]
     # What the vendor's documents say for a platform, as run.json entries the report lists.
     documented: Callable[[str], dict[str, Any]]
+    # Its operator documents, every published version (as printed, "V2.3.2") -> document.
+    documents: Callable[[], Mapping[str, Document]]
+    # (case, SDK) -> record ``source`` fields: the document the SDK is judged against
+    # ("judged_against", "fallback" when it has none of its own, "document_changed", ...).
+    judged_against: Callable[[Case, str], dict[str, str]]
     judge: Judge  # the generic observers plus the vendor's
     recipe: Recipe
     runtimes: Runtimes  # the runtimes a board file of this vendor may name
@@ -158,6 +165,7 @@ class CaseExecutor:
         timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
         perf: PerfRequest | None = None,
+        judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -171,6 +179,7 @@ class CaseExecutor:
         self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
+        self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -265,7 +274,7 @@ class CaseExecutor:
             )
         verdict = self.judge(case, observation, comparison)
         return CaseRecord(
-            **_case_fields(case),
+            **_case_fields(case, self.judged_against(case, self.sdk)),
             backend=observation.backend,
             verdict=verdict.verdict,
             detail=verdict.detail + _decided_by(case),
@@ -318,7 +327,7 @@ class CaseExecutor:
 
     def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:
         return CaseRecord(
-            **_case_fields(case),
+            **_case_fields(case, self.judged_against(case, self.sdk)),
             backend=backend,
             verdict=verdict,
             detail=detail,
@@ -344,8 +353,9 @@ class _Prepared:
     backend_s: float = 0.0  # from when the backend could start on it to its observation
 
 
-def _case_fields(case: Case) -> dict[str, Any]:
-    """What every record of ``case`` copies from the case itself."""
+def _case_fields(case: Case, judged_against: Mapping[str, str]) -> dict[str, Any]:
+    """What every record of ``case`` copies from the case itself; its source names the
+    document the run's SDK is judged against (``Vendor.judged_against``)."""
     return {
         "id": case.id,
         "platform": case.platform,
@@ -354,7 +364,7 @@ def _case_fields(case: Case) -> dict[str, Any]:
         "limit": case.limit,
         "value": case.value,
         "documented": case.documented,
-        "source": case.source,
+        "source": {**case.source, **judged_against},
         "seed": case.seed,
         "deciding_limit": case.deciding_limit,
         "not_isolable": case.not_isolable,

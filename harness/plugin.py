@@ -28,6 +28,7 @@ from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
+from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
@@ -40,7 +41,6 @@ from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
-from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import (
     BoardWithFallback,
     NoBoardError,
@@ -51,12 +51,11 @@ from harness.targets.selection import (
 from harness.targets.target import Target
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import vendor_for
+from harness.vendors import DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn import convert as conversion_cache
 from harness.vendors.rknn.cache_cap import CacheFolderError, cap_from_env, claim
 from harness.vendors.rknn.simulator import cache as sim_cache
 
-DEFAULT_PLATFORM = "rk3562"
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 # verdict -> [cases whose record holds warnings, warnings], and known issues that changed
 _CASE_WARNINGS: dict[str, list[int]] = {}
@@ -481,6 +480,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                 timeout_for=run.timeout_for,
                 sdk=sdk,
                 perf=run.perf,
+                judged_against=vendor.judged_against,
             )
 
         yield executor

@@ -9,11 +9,11 @@ import yaml
 
 from harness.cases.case import case_seed
 from harness.cases.operators import documented_status, element_count, operator_cases, subjects
+from harness.catalogue.operators import DEFAULT_PATH, load_operators
+from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.models import build_model
 from harness.pipeline import GENERIC_JUDGE
-from harness.spec.operators import DEFAULT_PATH, load_operators
-from harness.spec.properties import PLACEMENT, RESULT
 from harness.targets.observation import Observation
 
 

@@ -17,8 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.spec.loader import CatalogueError, key_path
-from harness.spec.model_io import DEFAULT_PATH, ModelIOError, dilated_kernel, load_model_io
+from harness.catalogue.loader import CatalogueError, key_path
+from harness.vendors.rknn.catalogue.model_io import (
+    DEFAULT_PATH,
+    ModelIOError,
+    dilated_kernel,
+    load_model_io,
+)
 from harness.vendors.rknn.io_cases import WidthRule
 
 SEED = Path(__file__).parents[1] / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.spec.limits import LIMIT_KINDS, Limit
-from harness.spec.loader import CatalogueError, load_yaml
-from harness.spec.operators import (
+from harness.catalogue.limits import LIMIT_KINDS, Limit
+from harness.catalogue.loader import CatalogueError, load_yaml
+from harness.catalogue.operators import (
     DEFAULT_PATH,
     SCHEMA_PATH,
     OperatorCatalogue,

@@ -22,12 +22,12 @@ from test_boards_inventory import board_doc, refused, write
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
 from harness.pipeline import CaseExecutor
 from harness.report import write_reports
 from harness.report.bundle import make_bundle
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
-from harness.spec.operators import load_operators
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable, redact, redacted

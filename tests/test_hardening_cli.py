@@ -13,12 +13,12 @@ import pytest
 from sshd import onnx_model
 from test_journal import make_record
 
+from harness.catalogue.operators import load_operators
 from harness.cli import main
 from harness.probe.runner import SelectionError, select
 from harness.probe.steps import numeric_bounds
 from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.probes import PROBES_NAME
-from harness.spec.operators import load_operators
 
 ROOT = Path(__file__).resolve().parents[1]
 HIL = Path(sys.executable).with_name("hil")

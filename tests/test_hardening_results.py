@@ -22,6 +22,8 @@ from test_journal import make_record
 from test_reporting import hil
 
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
+from harness.catalogue.properties import RESULT
 from harness.models import build_model
 from harness.models.reference import host_references
 from harness.pipeline import CaseExecutor
@@ -35,8 +37,6 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord
-from harness.spec.operators import load_operators
-from harness.spec.properties import RESULT
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 

@@ -15,14 +15,14 @@ from test_hardening_boards import recipe
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.cases.user_models import model_case
+from harness.catalogue.operators import load_operators
+from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import prepare
 from harness.models import OPERATOR_SPECS
 from harness.models.builder import OperatorSpec
 from harness.pipeline import CaseExecutor
 from harness.results.journal import finished_ids, read_records
 from harness.results.records import record_key
-from harness.spec.operators import load_operators
-from harness.spec.properties import PLACEMENT, RESULT
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import REDACTED, warn_weak_secrets

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from harness.cases.case import Case
+from harness.catalogue.properties import PRECISION
 from harness.judge.compare import Comparison
 from harness.report.io_section import MODEL_IO_KEY, NOT_RUN, io_sections
 from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
 from harness.results.records import CaseRecord
-from harness.spec.model_io import ModelIOError, load_model_io
-from harness.spec.properties import PRECISION
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import crash_site, parse_build_log
+from harness.vendors.rknn.catalogue.model_io import ModelIOError, load_model_io
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases, platform_cases
 from harness.vendors.rknn.io_checks import JUDGE, OBSERVERS
 from harness.vendors.rknn.properties import (

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.spec.model_io import load_model_io
+from harness.vendors.rknn.catalogue.model_io import load_model_io
 from harness.vendors.rknn.layout import (
     LayoutError,
     input_stride,

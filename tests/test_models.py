@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from harness.cases.operators import documented_status, governing_limits
+from harness.catalogue.limits import Limit
+from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.models import (
     DEFAULT_PARAMS,
     NCHW,
@@ -28,8 +30,6 @@ from harness.models import (
     with_subject,
 )
 from harness.models.reference import ORT, SPEC, host_references
-from harness.spec.limits import Limit
-from harness.spec.operators import OperatorCatalogue, load_operators
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)

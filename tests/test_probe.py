@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalogue.operators import load_operators
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
@@ -19,7 +20,6 @@ from harness.report.real_limits import boundary_changes, real_limits_markdown
 from harness.results.journal import JournalError
 from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_probes
 from harness.results.records import CaseRecord
-from harness.spec.operators import load_operators
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,6 +12,8 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
+from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare_references, tolerance_for
 from harness.models import build_model, builder
 from harness.models.reference import ORT, SPEC, host_references, spec_unavailable
@@ -21,8 +23,6 @@ from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report, reference_summary
 from harness.results.records import CaseRecord
-from harness.spec.operators import load_operators
-from harness.spec.properties import PLACEMENT, RESULT
 from harness.targets.observation import Observation
 from harness.targets.target import Target
 from harness.vendors.rknn.io_models import build_io_model

@@ -21,10 +21,10 @@ from sshd import runner_processes
 from harness.boards.inventory import Board
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
 from harness.pipeline import CaseExecutor
 from harness.results.journal import read_records
 from harness.scheduler import BatchSizes, Scheduler
-from harness.spec.operators import load_operators
 from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import Conversion, ConversionCache

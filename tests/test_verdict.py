@@ -8,6 +8,8 @@ from test_journal import make_record
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
+from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
 from harness.judge.verdict import (
@@ -22,8 +24,6 @@ from harness.judge.verdict import (
 )
 from harness.pipeline import GENERIC_JUDGE
 from harness.report.matrix import case_facts
-from harness.spec.operators import load_operators
-from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.io_cases import platform_cases

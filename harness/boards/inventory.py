@@ -34,7 +34,7 @@ from harness.boards.settings import (
     TransportSettings,
     farm_settings,
 )
-from harness.spec.loader import CatalogueError, key_path, load_yaml
+from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 from harness.text import declare_secret_variable, printable
 
 _NOT_SHOWN = "<not shown>"

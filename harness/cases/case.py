@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.spec.limits import Limit
+from harness.catalogue.limits import Limit
 
 DOCUMENTED = ("supported", "outside")
 

@@ -36,11 +36,11 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
+from harness.catalogue.limits import Limit
+from harness.catalogue.operators import Operator, OperatorCatalogue
+from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.models.budget import SizeBudget, size_budget
-from harness.spec.limits import Limit
-from harness.spec.operators import Operator, OperatorCatalogue
-from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 DTYPES = ("int8", "float16")
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from harness.cases.case import Case, Expect, case_seed
+from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import Graph, OperatorSpec, Params
-from harness.spec.properties import PLACEMENT, RESULT
 
 LIMIT = "model"  # the limit column of a user model's record
 UNDOCUMENTED = (

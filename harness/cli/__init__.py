@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from harness import __version__
 from harness.cli import boards as boards_cli
 from harness.cli import cache as cache_cli
+from harness.cli import docs as docs_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
@@ -31,6 +32,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     reporting_cli.register,
     boards_cli.register,
     cache_cli.register,
+    docs_cli.register,
     known_issues_cli.register,
     models_cli.register,
     probe_cli.register,

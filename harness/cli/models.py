@@ -51,7 +51,7 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
-from harness.vendors import layer_aliases, vendor_for
+from harness.vendors import DEFAULT_PLATFORM, layer_aliases, vendor_for
 from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
@@ -85,7 +85,11 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--platform", default="rk3562", help="target platform (default rk3562)")
+    parser.add_argument(
+        "--platform",
+        default=DEFAULT_PLATFORM,
+        help=f"target platform (default {DEFAULT_PLATFORM})",
+    )
     parser.add_argument("--board", type=Path, metavar="FILE", help="run on this board file")
     parser.add_argument("--results", type=Path, help="results directory (default results)")
     parser.add_argument("--name", help="case name (default: the model file's stem)")

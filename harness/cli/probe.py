@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
+from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.cli.output import emit
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
@@ -32,11 +33,10 @@ from harness.report.bundle import BundleError, make_bundle
 from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
-from harness.spec.operators import OperatorCatalogue, load_operators
 from harness.targets.selection import platform_boards
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import vendor_for
+from harness.vendors import DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
@@ -50,7 +50,11 @@ def register(subparsers: Subparsers) -> None:
     """Add ``hil probe`` to the ``hil`` parser."""
     summary = "search each documented numeric limit for where it really is (simulator)"
     parser = subparsers.add_parser("probe", help=summary, description=__doc__)
-    parser.add_argument("--platform", default="rk3562", help="target platform (rk3562)")
+    parser.add_argument(
+        "--platform",
+        default=DEFAULT_PLATFORM,
+        help=f"target platform (default {DEFAULT_PLATFORM})",
+    )
     parser.add_argument(
         "-k",
         dest="selection",

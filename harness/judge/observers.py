@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.cases.case import Expect
+from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
 from harness.judge.checks import Observer, Outcome, Seen
 from harness.judge.verdict import PLACEMENT_PHASE, RESULT_PHASE, UNOBSERVED
-from harness.spec.properties import PLACEMENT, PRECISION, RESULT
 
 
 def by_documentation(supported: bool) -> str:

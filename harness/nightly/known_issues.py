@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
+from harness.catalogue.loader import DataLoader
 from harness.results.records import CaseRecord
 from harness.results.schema import schema_problem
-from harness.spec.loader import DataLoader
 
 SCHEMA_PATH = Path(__file__).with_name("known-issues.schema.yaml")
 MAX_BYTES = 1024**2

@@ -26,12 +26,12 @@ from harness.cases.operators import (
     element_count,
     variant_case,
 )
+from harness.catalogue.limits import Limit
+from harness.catalogue.operators import Operator, OperatorCatalogue
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
 from harness.models import ModelParamError, build_model
 from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
-from harness.spec.limits import Limit
-from harness.spec.operators import Operator, OperatorCatalogue
 
 NUMERIC_KINDS = ("range", "broadcast", "product")
 UPPER, LOWER = "upper", "lower"

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from harness.catalogue.properties import RESULT
 from harness.judge.verdict import SEVERITY, UNOBSERVED
 from harness.results.records import CaseRecord
-from harness.spec.properties import RESULT
 
 MODEL_IO_KEY = "model_io"  # run.json: [{"group", "targets", "rows": [{"limit", "kind", "text"}]}]
 NOT_RUN = "not run"

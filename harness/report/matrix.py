@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.catalogue.properties import PRECISION
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
 from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord, record_key
-from harness.spec.properties import PRECISION
 
 if TYPE_CHECKING:  # baseline imports diff, which imports this module
     from harness.report.baseline import BaselineChanges

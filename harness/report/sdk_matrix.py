@@ -9,17 +9,19 @@ numeric result: ``harness.report.behaviour``) is a change too, in words; one who
 differ only by the compiler's internals (renames in the vendor's alias table, an operator
 tiled into several layers) is counted apart.
 
-Every SDK is judged against the same documents (the catalogue transcribes one SDK release's
-documentation), so an older SDK's verdicts say how it measures up to those documents, not to
-its own release's.
+Each SDK is judged against its own release's document where the vendor published one (the
+record's ``source["judged_against"]``, with a ``fallback`` where it did not), and a change
+says whether the document changed between the two releases (their documents read the case's
+limit differently) or the behaviour did (same reading, another verdict).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.behaviour import behaviour, differences, in_words, internal_only
@@ -54,6 +56,13 @@ class SdkChange:
     # what was observed differently, in words: "build aborted (SIGABRT) on 2.3.0 (built and
     # ran on 2.2.0)"
     what: tuple[str, ...] = ()
+    document: str = ""  # how the two releases' documents read the limit differently; "": alike
+
+    @property
+    def cause(self) -> str:
+        return (
+            f"the document changed ({self.document})" if self.document else "the behaviour changed"
+        )
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,8 @@ class SdkMatrix:
     documents: str  # what every SDK was judged against (run.json ``documents``)
     rows: list[LimitRow]  # limits with changes first (by the most important change), then the rest
     totals: dict[str, dict[str, int]]  # sdk -> verdict -> cases
+    # sdk -> (document, or "fallback: why") -> cases judged against it
+    judged: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def changes(self) -> list[SdkChange]:
@@ -136,7 +147,28 @@ def build_sdk_matrix(
     rows = [_row(limit, op, cases, sdks, aliases or {}) for (limit, op), cases in by_limit.items()]
     rows.sort(key=lambda row: (row.rank, natural_key(row.limit)))
     totals = {sdk: _counts(r for r in records if r.sdk == sdk) for sdk in sdks}
-    return SdkMatrix(sdks, documents, rows, totals)
+    judged = {sdk: _judged(r for r in records if r.sdk == sdk) for sdk in sdks}
+    return SdkMatrix(sdks, documents, rows, totals, judged)
+
+
+def _judged(records: Iterable[CaseRecord]) -> dict[str, int]:
+    """Documents and fallbacks, each with its number of cases (sections left out)."""
+    out: dict[str, int] = defaultdict(int)
+    for record in records:
+        if "judged_against" in record.source:
+            out[record.source["judged_against"].split(" § ")[0]] += 1
+        if "fallback" in record.source:
+            out["fallback: " + re.sub(r" \(.*?§.*\)$", "", record.source["fallback"])] += 1
+    return dict(out)
+
+
+def _document_change(old: CaseRecord, new: CaseRecord) -> str:
+    """How the two releases' documents read the case's limit differently ("" when alike)."""
+    for record in (old, new):
+        if "document_changed" in record.source:
+            return record.source["document_changed"]
+    before, after = old.source.get("document_reading"), new.source.get("document_reading")
+    return f"{before} -> {after}" if before and after and before != after else ""
 
 
 def _row(
@@ -155,8 +187,18 @@ def _row(
             what = tuple(in_words(*change, old_sdk, new_sdk) for change in found)
             kind = classify(old, new) or ("behaviour-changed" if found else None)
             if kind is not None:
-                verdicts = (old.verdict, new.verdict)
-                changes.append(SdkChange(case_id, kind, old_sdk, new_sdk, *verdicts, what))
+                changes.append(
+                    SdkChange(
+                        case_id,
+                        kind,
+                        old_sdk,
+                        new_sdk,
+                        old.verdict,
+                        new.verdict,
+                        what,
+                        _document_change(old, new),
+                    )
+                )
             elif internal_only(old, new, aliases):
                 internals += 1
     changes.sort(key=lambda change: (_RANK[change.kind], natural_key(change.case_id)))
@@ -181,10 +223,18 @@ DOCUMENTS_KEY = "documents"  # run.json: the vendor documents the catalogue tran
 
 
 def judged_against(matrix: SdkMatrix) -> str:
-    documents = matrix.documents or "the documents the catalogue transcribes"
-    return (
-        f"Every SDK is judged against the same documents: {documents}. An older SDK's "
-        "verdicts say how it measures up to those documents, not to its own release's."
+    if not any(matrix.judged.values()):  # records written before SDKs had their own documents
+        documents = matrix.documents or "the documents the catalogue transcribes"
+        return (
+            f"Every SDK is judged against the same documents: {documents}. An older SDK's "
+            "verdicts say how it measures up to those documents, not to its own release's."
+        )
+    parts = [
+        f"SDK {sdk}: " + "; ".join(f"{what} ({n} cases)" for what, n in judged.items())
+        for sdk, judged in matrix.judged.items()
+    ]
+    return "Each SDK is judged against its own release's document where there is one. " + (
+        ". ".join(parts) + "."
     )
 
 
@@ -205,7 +255,7 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
             *(counts_text(row.counts[sdk]) for sdk in matrix.sdks),
             "\n".join(
                 f"{kind_label(c.kind)}: {c.case_id}: {c.old} on {c.old_sdk} -> {c.new} on "
-                f"{c.new_sdk}" + "".join(f"; {words}" for words in c.what)
+                f"{c.new_sdk}" + "".join(f"; {words}" for words in c.what) + f"; {c.cause}"
                 for c in row.changes
             ),
         ]
@@ -216,9 +266,11 @@ def limit_table(matrix: SdkMatrix) -> tuple[list[str], list[list[str]]]:
 
 def headline(matrix: SdkMatrix) -> str:
     changed = sum(1 for row in matrix.rows if row.changes)
+    by_document = sum(1 for change in matrix.changes if change.document)
     return (
         f"{changed} documented limits changed verdict or behaviour between SDKs "
-        f"({len(matrix.changes)} case changes); they come first. Compiler internals: "
-        f"{matrix.internals} (layers renamed or tiled differently, the same behaviour; not "
-        "counted as changes)."
+        f"({len(matrix.changes)} case changes: {by_document} where the document changed, "
+        f"{len(matrix.changes) - by_document} where the behaviour did); they come first. "
+        f"Compiler internals: {matrix.internals} (layers renamed or tiled differently, the same "
+        "behaviour; not counted as changes)."
     )

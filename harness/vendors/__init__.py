@@ -8,6 +8,7 @@ from harness.vendors.rknn.vendor import VENDOR as RKNN
 
 VENDORS: tuple[Vendor, ...] = (RKNN,)
 ALL_PLATFORMS = "all"  # --platform all: every platform of the vendor
+DEFAULT_PLATFORM = VENDORS[0].default_platform  # without --platform
 
 
 def vendor_for(platform: str) -> Vendor:

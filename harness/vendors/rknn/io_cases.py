@@ -29,8 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.cases.case import Case, Expect, case_seed
+from harness.catalogue.properties import PRECISION, RESULT
 from harness.layout.align import align_up
-from harness.spec.model_io import (
+from harness.vendors.rknn.catalogue.model_io import (
     OTHER_TYPES,
     UNRESTRICTED,
     Group,
@@ -41,7 +42,6 @@ from harness.spec.model_io import (
     dilated_kernel,
     load_model_io,
 )
-from harness.spec.properties import PRECISION, RESULT
 from harness.vendors.rknn.io_models import CONV_TYPES
 from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import (

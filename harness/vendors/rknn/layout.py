@@ -25,7 +25,13 @@ import numpy as np
 
 from harness.layout.align import align_up
 from harness.layout.errors import LayoutError
-from harness.spec.model_io import InputRule, ModelIO, ModelIOError, OutputRule, load_model_io
+from harness.vendors.rknn.catalogue.model_io import (
+    InputRule,
+    ModelIO,
+    ModelIOError,
+    OutputRule,
+    load_model_io,
+)
 
 __all__ = [
     "InputStride",

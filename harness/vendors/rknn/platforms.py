@@ -14,6 +14,8 @@ PLATFORMS = (
     "rk2118",
     "rv1126b",
 )
+# What a run targets without --platform: the platform of the operator tables (seed 001).
+DEFAULT_PLATFORM = "rk3562"
 # rknn-toolkit-lite2 (the on-board Python runtime) exists for these only; the rest need a C runner.
 LITE2_PLATFORMS = ("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1126b")
 # Platforms whose only runtime is librknnmrt.so, which has no rknn_set_core_mask.

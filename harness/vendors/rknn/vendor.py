@@ -7,13 +7,15 @@ from typing import Any
 
 from harness.pipeline import Vendor
 from harness.report.io_section import MODEL_IO_KEY
-from harness.spec.model_io import ModelIOError
 from harness.vendors.rknn.board import board_backend
+from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
 from harness.vendors.rknn.layer_aliases import load_layer_aliases
-from harness.vendors.rknn.platforms import PLATFORMS
+from harness.vendors.rknn.operator_list.catalogue import documents
+from harness.vendors.rknn.operator_list.judged import judged_against
+from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
@@ -51,11 +53,14 @@ def _sdks(spec: str | None) -> list[str]:
 VENDOR = Vendor(
     name="rknn",
     platforms=PLATFORMS,
+    default_platform=DEFAULT_PLATFORM,
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
     sdks=_sdks,
     models=MODELS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,
+    documents=documents,
+    judged_against=judged_against,
     judge=JUDGE,
     recipe=recipe,
     runtimes=RUNTIMES,

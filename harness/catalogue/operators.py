@@ -8,7 +8,7 @@ A limit stated once per tensor role counts once per role (GRU's hidden_size rang
 W, R, B, initial_h, Y and Y_h: six limits). Recommendations ("no limitation, 4-alignment
 recommended") and notes are kept on the model but are not limits.
 
-Limit kinds and fields: ``harness.spec.limits``.
+Limit kinds and fields: ``harness.catalogue.limits``.
 
 ``role`` is a tensor role name (``X``, ``input``), ``attr`` for attributes, ``dtype`` for type
 variables, ``broadcast`` for an operator's broadcasting forms, ``op`` for operator-wide facts.
@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
-from harness.spec.intervals import Interval
-from harness.spec.limits import Condition, Limit, LimitKind, Scalar
-from harness.spec.loader import DATA_DIR, CatalogueError, key_path, load_validated
+from harness.catalogue.intervals import Interval
+from harness.catalogue.limits import Condition, Limit, LimitKind, Scalar
+from harness.catalogue.loader import DATA_DIR, CatalogueError, key_path, load_validated
 
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
 SCHEMA_PATH = DATA_DIR / "operators.schema.yaml"

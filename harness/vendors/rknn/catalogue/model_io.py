@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.spec.limits import Limit
-from harness.spec.loader import DATA_DIR, CatalogueError, key_path, load_validated
+from harness.catalogue.limits import Limit
+from harness.catalogue.loader import CatalogueError, key_path, load_validated
 
+DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "model-io.yaml"
 SCHEMA_PATH = DATA_DIR / "model-io.schema.yaml"
 

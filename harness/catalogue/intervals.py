@@ -1,4 +1,5 @@
-"""Intervals written the way the vendor documents write them: ``(0,8192]``, ``[1,8192]``."""
+"""Intervals written the way the vendor documents write them: ``(0,8192]``, ``[1, 8192]``,
+``(0, ∞]``."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from dataclasses import dataclass
 
 _INTERVAL = re.compile(
     r"^\s*(?P<lo_br>[\[(])\s*(?P<lo>-?\d+(?:\.\d+)?|-inf)\s*,\s*"
-    r"(?P<hi>-?\d+(?:\.\d+)?|inf)\s*(?P<hi_br>[\])])\s*$"
+    r"(?P<hi>-?\d+(?:\.\d+)?|inf|∞)\s*(?P<hi_br>[\])])\s*$"
 )
 
 
 def _number(text: str) -> float:
+    if text == "∞":  # the operator lists write (0, ∞]
+        return float("inf")
     return float(text) if ("." in text or "inf" in text) else int(text)
 
 

@@ -2,9 +2,10 @@
 
 A ``Limit`` is one documented, countable constraint with the document's verbatim text and its
 source; what case generation and the reports count. The operator tables
-(``harness.spec.operators``) fill the structured fields (the operator, tensor role, subject,
-interval or value set, condition, rule); the model I/O tables (``harness.spec.model_io``) name
-the platform group and keep the cell text, which their own rules parse.
+(``harness.catalogue.operators``) fill the structured fields (the operator, tensor role,
+subject, interval or value set, condition, rule); the model I/O tables (RKNN's:
+``harness.vendors.rknn.catalogue.model_io``) name the platform group and keep the cell text,
+which their own rules parse.
 
 Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
 
@@ -30,6 +31,17 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
 - ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.
 - ``multi-core``: the documented multi-core status (``values``), when the document states one.
 
+Operator lists (whole vendor documents, ``harness.catalogue.documents``) add:
+
+- ``product`` and ``formula`` over named dimensions with named constants (``h1*w1<16*p``,
+  ``rule["constants"]`` ``{"p": 8192}``), possibly only under ``condition``
+  (``{"perm": ["[0,1,3,2]"], "type": ["T1"]}``) or ``rule["when"]``;
+  ``rule["unsupported_when"]`` marks a comparison the document says is not supported.
+- ``enum``: an attribute's named options (``values``).
+- ``no-limit``: the document says there is none (无限制).
+- ``absent``: the operator has no entry for this platform group, though others have one.
+- ``free-text``: kept as the document's words only, ``rule["reason"]`` says why.
+
 Model I/O tables: ``input`` and ``output`` (an alignment table row), ``condition`` (a width
 bound of a convolution condition), ``n_formula`` and ``n_range`` (the N of the width bounds),
 ``note`` and ``remark`` (numbered notes and remarks on them), ``formula`` (the dilated-kernel
@@ -44,7 +56,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from harness.spec.intervals import Interval
+from harness.catalogue.intervals import Interval
 
 LimitKind = Literal[
     # operator tables
@@ -61,6 +73,12 @@ LimitKind = Literal[
     "broadcast",
     "layout",
     "multi-core",
+    # operator lists
+    "formula",
+    "enum",
+    "no-limit",
+    "absent",
+    "free-text",
     # model I/O tables
     "input",
     "output",
@@ -69,7 +87,6 @@ LimitKind = Literal[
     "n_range",
     "note",
     "remark",
-    "formula",
 ]
 LIMIT_KINDS: tuple[str, ...] = get_args(LimitKind)
 
@@ -94,3 +111,9 @@ class Limit:
     condition: Condition = field(default_factory=dict, hash=False)
     rule: Mapping[str, Any] = field(default_factory=dict, hash=False)
     inconsistent: str | None = None  # why the document contradicts itself on this limit
+    page: int | None = None  # the printed page of the document (operator lists)
+
+    @property
+    def structured(self) -> bool:
+        """Read into fields, not kept as words only (``free-text``)."""
+        return self.kind != "free-text"

@@ -1,0 +1,219 @@
+"""``hil docs``: the vendor's operator documents as the catalogue reads them.
+
+    hil docs show OP [--platform P] [--version V]   an operator's limits: section, page,
+                                                    verbatim text and structured reading
+    hil docs diff V1 V2 [--platform P]              limits added, removed and changed
+    hil docs stats                                  entries, structured and free-text limits
+
+``--platform`` takes any target of a platform group (rk3566 and rk3568 both name 3.1),
+``--version`` the document version as printed (V2.3.2; default the newest). Exit status: 0,
+or for ``diff`` 0 when the versions do not differ and 1 when they do; 2 on bad input
+(an unknown platform, version or operator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from harness.catalogue.documents import Document, Entry, Group, diff, reading, stats
+from harness.catalogue.limits import Limit
+from harness.cli.output import emit
+from harness.vendors import ALL_PLATFORMS, vendor_for
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+class _BadInput(Exception):
+    pass
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add ``hil docs`` (``show``, ``diff``, ``stats``) to the ``hil`` parser."""
+    parser = subparsers.add_parser(
+        "docs",
+        help="the vendor's operator documents: limits, versions compared, coverage",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="docs_command", metavar="COMMAND", required=True)
+    show = commands.add_parser("show", help="an operator's documented limits")
+    show.add_argument("op", help="operator as headed in the document (case-insensitive)")
+    show.add_argument("--platform", help="any target of a platform group (default: every group)")
+    show.add_argument("--version", help="document version as printed, e.g. V2.3.2")
+    show.set_defaults(handler=_show)
+    changes = commands.add_parser("diff", help="limits that changed between two versions")
+    changes.add_argument("old", help="document version, e.g. V2.2.0")
+    changes.add_argument("new", help="document version, e.g. V2.3.2")
+    changes.add_argument("--platform", help="any target of a platform group (default: every)")
+    changes.set_defaults(handler=_diff)
+    counts = commands.add_parser("stats", help="entries and structured limits per group")
+    counts.set_defaults(handler=_stats)
+
+
+def _documents(platform: str | None) -> Mapping[str, Document]:
+    try:
+        return vendor_for(platform or ALL_PLATFORMS).documents()
+    except LookupError as error:
+        raise _BadInput(str(error)) from None
+
+
+def _version(docs: Mapping[str, Document], version: str | None) -> Document:
+    if version is None:
+        return docs[list(docs)[-1]]
+    if version not in docs:
+        raise _BadInput(f"unknown document version {version!r}; known: {', '.join(docs)}")
+    return docs[version]
+
+
+def _groups(doc: Document, platform: str | None) -> list[Group]:
+    if platform is None:
+        return list(doc.groups)
+    try:
+        return [doc.group(platform)]
+    except LookupError as error:
+        raise _BadInput(str(error)) from None
+
+
+def _run(name: str, body: Callable[[list[str]], int]) -> int:
+    """Run a subcommand that collects its lines; bad input is exit status 2 and nothing on
+    stdout."""
+    out: list[str] = []
+    try:
+        status = body(out)
+    except _BadInput as error:
+        print(f"hil docs {name}: {error}", file=sys.stderr)
+        return 2
+    emit("".join(f"{line}\n" for line in out))
+    return status
+
+
+def _limit_lines(limit: Limit) -> list[str]:
+    mark = f"  INCONSISTENT: {limit.inconsistent}" if limit.inconsistent else ""
+    lines = [f"  {limit.id}  [p. {limit.page}]", f"    reading: {reading(limit)}{mark}"]
+    return lines + [f"    | {line}" for line in limit.text.splitlines()]
+
+
+def _show(args: argparse.Namespace) -> int:
+    def body(out: list[str]) -> int:
+        doc = _version(_documents(args.platform), args.version)
+        found = False
+        for group in [*_groups(doc, args.platform), doc.cpu]:
+            entry = group.entry(args.op)
+            if entry is None:
+                continue
+            found = True
+            out.extend(_entry_lines(doc, group, entry))
+        if not found:
+            where = f" for {args.platform}" if args.platform else ""
+            raise _BadInput(f"{doc.version} documents no operator {args.op!r}{where}")
+        return 0
+
+    return _run("show", body)
+
+
+def _entry_lines(doc: Document, group: Group, entry: Entry) -> list[str]:
+    out = [
+        f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name}), p. {entry.page}"
+    ]
+    if entry.description:
+        out.append(f"  {entry.description.splitlines()[0]}")
+    if entry.fuses:
+        out.append(f"  fuses: {' + '.join(entry.fuses)}")
+    if entry.same_as:
+        out.append(f"  limits: same as {entry.same_as} (§ {_section_of(group, entry.same_as)})")
+    if entry.inconsistent:
+        out.append(f"  INCONSISTENT: {entry.inconsistent}")
+    for limit in entry.limits:
+        out.extend(_limit_lines(limit))
+    return [*out, ""]
+
+
+def _section_of(group: Group, name: str) -> str:
+    entry = group.entry(name)
+    return entry.section if entry else "not in this group"
+
+
+def _diff(args: argparse.Namespace) -> int:
+    def body(out: list[str]) -> int:
+        docs = _documents(args.platform)
+        old, new = _version(docs, args.old), _version(docs, args.new)
+        total = 0
+        for group in _groups(new, args.platform):
+            try:
+                before = old.group(group.targets[0])
+            except LookupError:
+                out.append(f"{group.section} {group.name}: not in {old.version}")
+                total += 1
+                continue
+            changes = diff(before, group)
+            total += len(changes)
+            counted = {
+                k: sum(1 for c in changes if c.kind == k) for k in ("added", "removed", "changed")
+            }
+            out.append(
+                f"{group.section} {group.name}: {old.version} -> {new.version}: "
+                + ", ".join(f"{n} {k}" for k, n in counted.items())
+            )
+            for change in changes:
+                out.append(f"  {change.kind:8} {change.key}")
+                if change.old is not None:
+                    out.append(
+                        f"    {old.version}: {reading(change.old)}  [§ {_where(change.old)}]"
+                    )
+                if change.new is not None:
+                    out.append(
+                        f"    {new.version}: {reading(change.new)}  [§ {_where(change.new)}]"
+                    )
+        return 1 if total else 0
+
+    return _run("diff", body)
+
+
+def _where(limit: Limit) -> str:
+    section = limit.source.rsplit("§ ", 1)[-1]
+    return f"{section}, p. {limit.page}" if limit.page else section
+
+
+def _stats(args: argparse.Namespace) -> int:
+    def body(out: list[str]) -> int:
+        docs = _documents(None)
+        header = (
+            "version",
+            "section",
+            "group",
+            "entries",
+            "limits",
+            "structured",
+            "free-text",
+            "share",
+            "absent",
+            "inconsistent",
+        )
+        rows = [header]
+        for version, doc in docs.items():
+            for group in [*doc.groups, doc.cpu, *doc.model_io]:
+                c = stats(group)
+                rows.append(
+                    (
+                        version,
+                        group.section,
+                        group.name,
+                        str(c.entries),
+                        str(c.limits),
+                        str(c.structured),
+                        str(c.free_text),
+                        f"{c.share:.1%}",
+                        str(c.absent),
+                        str(c.inconsistent),
+                    )
+                )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        for row in rows:
+            out.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        return 0
+
+    return _run("stats", body)

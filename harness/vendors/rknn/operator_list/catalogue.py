@@ -1,0 +1,134 @@
+"""The committed operator-list YAML read into ``harness.catalogue.documents`` records.
+
+``data/operator-list/<version>/`` holds one file per chapter-3 platform group
+(``3.2-rk3588.yaml``), ``cpu.yaml`` (chapter 4) and ``model-io.yaml`` (chapter 5), all
+written by ``python -m harness.vendors.rknn.operator_list`` from ``docs/rknn-operator-list/``
+and ``overrides.yaml``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from harness.catalogue.documents import Document, Entry, Group
+from harness.catalogue.limits import Limit
+from harness.catalogue.loader import CatalogueError, load_yaml
+from harness.vendors.rknn.operator_list.reading import interval
+
+DATA_DIR = Path(__file__).parents[1] / "data" / "operator-list"
+OVERRIDES = DATA_DIR / "overrides.yaml"
+# The extracted texts live beside the project's other documents (a source checkout only).
+TEXT_DIR = Path(__file__).parents[4] / "docs" / "rknn-operator-list"
+TITLE = "RKNN Compiler Support Operator List"
+
+
+def _limit(raw: dict[str, Any], op: str, source: str, path: Path) -> Limit:
+    try:
+        span = interval(raw["interval"]) if "interval" in raw else None
+    except ValueError as error:
+        raise CatalogueError(path, f"{raw['id']}.interval", raw["interval"], str(error)) from None
+    values = raw.get("values")
+    return Limit(
+        id=raw["id"],
+        kind=raw["kind"],
+        text=raw.get("text", ""),
+        source=source,
+        op=op,
+        role=raw.get("role", ""),
+        subject=raw.get("subject", ""),
+        interval=span,
+        values=tuple(values) if values is not None else None,
+        condition={k: tuple(v) for k, v in raw.get("condition", {}).items()},
+        rule=raw.get("rule", {}),
+        inconsistent=raw.get("inconsistent"),
+        page=raw.get("page"),
+    )
+
+
+def _entry(raw: dict[str, Any], version: str, path: Path) -> Entry:
+    source = f"{TITLE} {version} § {raw['section']}"
+    return Entry(
+        name=raw["name"],
+        section=str(raw["section"]),
+        page=raw["page"],
+        description=raw.get("description", ""),
+        limits=tuple(_limit(lim, raw["name"], source, path) for lim in raw["limits"]),
+        fuses=tuple(raw.get("fuses", ())),
+        same_as=raw.get("same_as") or raw.get("roles_same_as"),
+        notes=tuple(raw.get("notes", ())),
+        inconsistent=raw.get("inconsistent"),
+    )
+
+
+def _group(path: Path) -> Group:
+    raw = load_yaml(path)
+    version = raw["version"]
+    absent = tuple(
+        Limit(
+            id=a["id"],
+            kind="absent",
+            text=f"(no section in {raw['section']}; documented in {', '.join(a['elsewhere'])})",
+            source=f"{TITLE} {version} § {raw['section']}",
+            op=a["op"],
+            role="op",
+            values=tuple(a["elsewhere"]),
+        )
+        for a in raw.get("absent", ())
+    )
+    return Group(
+        section=str(raw["section"]),
+        name=raw["group"],
+        targets=tuple(raw["targets"]),
+        entries=tuple(_entry(e, version, path) for e in raw["entries"]),
+        absent=absent,
+    )
+
+
+def _model_io(path: Path, version: str) -> tuple[Group, ...]:
+    raw = load_yaml(path)
+    groups = []
+    for group in raw["groups"]:
+        source = f"{TITLE} {version} § {group['section']}"
+        limits = tuple(_limit(lim, "", source, path) for lim in group["limits"])
+        table = Entry(group["group"], str(group["section"]), limits[0].page or 0, "", limits)
+        groups.append(
+            Group(str(group["section"]), group["group"], tuple(group["targets"]), (table,))
+        )
+    return tuple(groups)
+
+
+def _cpu(path: Path) -> Group:
+    raw = load_yaml(path)
+    entries = tuple(_entry(e, raw["version"], path) for e in raw["entries"])
+    return Group("4", "CPU", (), entries)
+
+
+@functools.cache
+def load(version: str) -> Document:
+    folder = DATA_DIR / version
+    if not folder.is_dir():
+        raise LookupError(f"no operator list {version!r}; known: {', '.join(versions())}")
+    groups = tuple(_group(p) for p in sorted(folder.glob("3.*.yaml"), key=_section_order))
+    return Document(
+        title=TITLE,
+        version=version,
+        groups=groups,
+        cpu=_cpu(folder / "cpu.yaml"),
+        model_io=_model_io(folder / "model-io.yaml", version),
+    )
+
+
+def _section_order(path: Path) -> tuple[int, ...]:
+    return tuple(int(part) for part in path.name.split("-")[0].split("."))
+
+
+def versions() -> list[str]:
+    """The committed versions, oldest first."""
+    found = [p.name for p in DATA_DIR.glob("V*") if p.is_dir()]
+    return sorted(found, key=lambda v: tuple(int(x) for x in v[1:].split(".")))
+
+
+def documents() -> dict[str, Document]:
+    return {version: load(version) for version in versions()}

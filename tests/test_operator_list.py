@@ -1,0 +1,305 @@
+"""The RKNN operator lists: committed text -> extractor + overrides -> committed YAML.
+
+Entry counts are read from the text's own headings with a plain pattern, not through the
+extractor, so a parser that drops or invents a section fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.catalogue.documents import diff, stats
+from harness.catalogue.loader import CatalogueError
+from harness.vendors.rknn.operator_list import catalogue, chapters, reading
+from harness.vendors.rknn.operator_list.__main__ import main
+from harness.vendors.rknn.operator_list.extract import (
+    apply_overrides,
+    dump,
+    extract,
+    load_overrides,
+    version_of,
+)
+
+TEXTS = sorted(catalogue.TEXT_DIR.glob("V*.txt"))
+VERSIONS = [version_of(p.read_text(encoding="utf-8")) for p in TEXTS]
+_GROUP = re.compile(r"^3\.(\d) (\S+)\s*$")
+_ENTRY = re.compile(r"^3\.(\d)\.(\d+) \S")
+_CPU_TOC = re.compile(r"^\s*4\.(\d+) .*\.\s+\d+\s*$")
+
+
+def headings(text: str) -> dict[str, list[int]]:
+    """Group name -> the entry numbers under its heading, in order."""
+    names: dict[str, str] = {}
+    found: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        group = _GROUP.match(line)
+        if group:
+            names[group[1]] = group[2]
+        entry = _ENTRY.match(line)
+        if entry:
+            found.setdefault(names[entry[1]], []).append(int(entry[2]))
+    return found
+
+
+def test_the_texts_are_committed_for_three_versions() -> None:
+    assert catalogue.versions() == VERSIONS
+    assert len(VERSIONS) >= 3
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=[p.stem for p in TEXTS])
+def test_committed_yaml_is_what_the_extractor_makes(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    made = extract(text, load_overrides(catalogue.OVERRIDES))
+    folder = catalogue.DATA_DIR / version_of(text)
+    assert sorted(made) == sorted(p.name for p in folder.glob("*.yaml"))
+    for name, document in made.items():
+        assert (folder / name).read_text(encoding="utf-8") == dump(document), name
+
+
+def test_check_mode_reports_a_stale_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--check", str(TEXTS[-1])]) == 0
+    edited = tmp_path / TEXTS[-1].name
+    edited.write_text(
+        TEXTS[-1]
+        .read_text(encoding="utf-8")
+        .replace("dilations_h ∈ [1, 31]", "dilations_h ∈ [1, 30]", 1),
+        encoding="utf-8",
+    )
+    assert main(["--check", str(edited)]) == 1
+    assert "3.1-rk3566-rk3568.yaml: differs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=[p.stem for p in TEXTS])
+def test_entry_counts_are_the_headings(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    expected = headings(text)
+    doc = catalogue.load(version_of(text))
+    assert [g.name for g in doc.groups] == list(expected)
+    for group in doc.groups:
+        numbers = expected[group.name]
+        assert numbers == list(range(1, len(numbers) + 1)), group.name  # none skipped
+        assert len(group.entries) == len(numbers), group.name
+        assert [e.section for e in group.entries] == [f"{group.section}.{n}" for n in numbers]
+    toc = [int(m[1]) for line in text.splitlines() if (m := _CPU_TOC.match(line))]
+    assert len(doc.cpu.entries) == len(toc) - 1  # 4.1 is the note on which targets have them
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_at_least_nine_in_ten_limits_are_structured_per_platform(version: str) -> None:
+    for group in catalogue.load(version).groups:
+        counts = stats(group)
+        assert counts.limits > 5 * counts.entries, group.name
+        assert counts.share >= 0.9, (group.name, counts)
+
+
+def test_every_limit_keeps_its_verbatim_text_and_page() -> None:
+    doc = catalogue.load(VERSIONS[-1])
+    text = TEXTS[-1].read_text(encoding="utf-8")
+    for group in doc.groups:
+        for entry in group.entries:
+            for limit in entry.limits:
+                assert limit.page and limit.page >= entry.page, limit.id
+                for line in limit.text.splitlines():
+                    assert line in text, (limit.id, line)
+
+
+def test_transpose_p_and_q_differ_between_rk3588_and_rk3562() -> None:
+    doc = catalogue.load(VERSIONS[-1])
+    found = {}
+    for platform in ("rk3588", "rk3562"):
+        entry = doc.group(platform).entry("Transpose")
+        assert entry is not None
+        products = [lim for lim in entry.limits if lim.kind == "product"]
+        found[platform] = {
+            lim.rule["constants"]["p"] for lim in products if "p" in lim.rule.get("constants", {})
+        }
+        assert all("p=" in lim.text for lim in products if "p" in lim.rule.get("constants", {}))
+    assert len(found["rk3588"]) == len(found["rk3562"]) == 1
+    assert found["rk3588"] != found["rk3562"]
+
+
+def test_rk3588_convolution_dilation_changes_from_v220_to_v232() -> None:
+    old, new = catalogue.load("V2.2.0"), catalogue.load("V2.3.2")
+    changes = {c.key: c for c in diff(old.group("rk3588"), new.group("rk3588"))}
+    change = changes["Convolution/attr/dilations_h"]
+    assert change.kind == "changed"
+    assert change.old is not None and change.new is not None
+    assert (change.old.interval.hi, change.new.interval.hi) == (32, 31)  # type: ignore[union-attr]
+
+
+def test_fused_entries_name_what_they_fuse() -> None:
+    group = catalogue.load(VERSIONS[-1]).group("rk3588")
+    add_relu = group.entry("ConvolutionAddRelu")
+    assert add_relu is not None and add_relu.same_as == "Convolution"
+    assert add_relu.fuses == ("Convolution", "Add", "Relu")
+    prelu = group.entry("ConvolutionPRelu/LeakyRelu")
+    assert prelu is not None and prelu.fuses == ("Convolution", "PRelu/LeakyRelu")
+
+
+def test_an_operator_missing_from_a_group_is_listed_absent() -> None:
+    doc = catalogue.load(VERSIONS[-1])
+    everywhere = {e.name for g in doc.groups for e in g.entries}
+    for group in doc.groups:
+        absent = {lim.op for lim in group.absent}
+        assert absent == everywhere - {e.name for e in group.entries}, group.name
+
+
+# --- readings -----------------------------------------------------------------------------
+
+
+def test_a_product_reads_its_named_constants() -> None:
+    found = reading.formula("h1*w1<16*p", {"p": 8192, "q": 2048})
+    assert found["kind"] == "product"
+    assert found["rule"]["factors"] == ["h1", "w1"]
+    assert found["rule"]["less_than"] == 16 * 8192
+    assert found["rule"]["constants"] == {"p": 8192}
+
+
+def test_a_comparison_without_an_operator_stays_free_text() -> None:
+    found = reading.formula("c1*h1*w1p", {"p": 8192})
+    assert found["kind"] == "free-text"
+    assert "no comparison" in found["rule"]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "values"),
+    [
+        ("stride_h 仅支持 1,2,4,8", "values", [1, 2, 4, 8]),
+        ("axis ∈ {0, 1, 2, 3}", "values", [0, 1, 2, 3]),
+        ("目前仅支持 nearest 和 linear 两种可配置", "values", ["nearest", "linear"]),
+        ("使用 ceil 或 floor 的方式计算输出的 shape : 不支持", "unsupported", None),
+        ("切分的起始位置: 无限制", "no-limit", None),
+        ("cifg 变种的选择: 1(T) or 0(F) 目前限定 0，即尚不支持", "fixed", [0]),
+    ],
+)
+def test_statements(text: str, kind: str, values: list[object] | None) -> None:
+    found = reading.ranges(text) or [reading.statement(text, "x")]
+    assert found[0] is not None
+    assert found[0]["kind"] == kind
+    assert found[0].get("values") == values
+
+
+def test_a_range_with_a_multiple_of_rule_is_two_limits() -> None:
+    found = reading.ranges("batchsize ∈ (0, 8192] , 大于 1 时仅支持 4 的倍数")
+    assert found is not None
+    assert [f["kind"] for f in found] == ["range", "multiple-of"]
+    assert found[0]["interval"] == "(0, 8192]"
+    assert found[1]["rule"] == {"when_greater_than": 1, "multiple_of": 4}
+
+
+def test_multi_core_per_target() -> None:
+    found = reading.multi_core(
+        "多核联合: RK3576 支持/RV1126B 不支持", {"rk3576": "", "rv1126b": ""}
+    )
+    assert found == {
+        "kind": "multi-core",
+        "values": ["not-supported", "supported"],
+        "rule": {"rk3576": "supported", "rv1126b": "not-supported"},
+    }
+
+
+# --- overrides ----------------------------------------------------------------------------
+
+
+def test_an_override_must_cite_every_place_it_matches() -> None:
+    text = TEXTS[-1].read_text(encoding="utf-8")
+    overrides = load_overrides(catalogue.OVERRIDES)
+    version = version_of(text)
+    first = dict(overrides[0])
+    first["at"] = [at for at in first["at"] if at["version"] == version][1:]  # one left out
+    with pytest.raises(ValueError, match="cites"):
+        extract(text, [first])
+    wrong_page = dict(overrides[0])
+    wrong_page["at"] = [{**at, "page": at["page"] + 1} for at in overrides[0]["at"]]
+    with pytest.raises(ValueError, match="cites"):
+        extract(text, [wrong_page])
+
+
+def test_an_override_without_a_reason_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "overrides.yaml"
+    path.write_text("overrides:\n  - {text: x, at: [], read_as: 'a<b'}\n", encoding="utf-8")
+    with pytest.raises(CatalogueError, match=r"overrides\[0\].*reason"):
+        load_overrides(path)
+
+
+def test_overrides_mark_what_they_reinterpret_inconsistent() -> None:
+    group = catalogue.load(VERSIONS[-1]).group("rk3588")
+    typo = [lim for lim in group.limits() if "c1*h1*w1p" in lim.text and lim.subject == "c1*h1*w1"]
+    assert typo and all(lim.inconsistent and lim.kind == "product" for lim in typo)
+    entry = group.entry("ConvTranposeHardSigmoid")
+    assert entry is not None and entry.same_as == "ConvTranspose" and entry.inconsistent
+    assert apply_overrides({}, VERSIONS[-1], []) is None
+
+
+# --- chapter 5 ----------------------------------------------------------------------------
+
+
+def test_an_output_row_that_disagrees_with_seed_003_is_inconsistent() -> None:
+    seed_rows = chapters._seed_rows(["rk3588"])
+    row = {
+        "precision": "int8",
+        "dims": "4",
+        "layout": "NHWC",
+        "cells": ["32 对齐", "无"],
+        "columns": [0, 10],
+        "lines": [chapters.Line(1, 333, "NHWC       32 对齐          无")],
+    }
+    found = chapters._row_limit("RK3588", row, seed_rows)
+    assert found["rule"]["channel_align"] == 32
+    assert "seed 003" in found["inconsistent"]
+    row["cells"] = ["16 对齐", "无"]
+    assert "inconsistent" not in chapters._row_limit("RK3588", row, seed_rows)
+
+
+def test_every_output_table_row_is_read() -> None:
+    doc = catalogue.load(VERSIONS[-1])
+    for group in doc.model_io:
+        rows = [
+            lim for lim in group.limits() if lim.id.split("/")[-3] in ("int8", "float16", "无限制")
+        ]
+        assert rows and all(lim.kind == "output" for lim in rows), group.name
+
+
+def test_a_rule_for_one_attribute_value_carries_it_as_a_condition() -> None:
+    pad = catalogue.load(VERSIONS[-1]).group("rk3562").entry("Pad")
+    assert pad is not None
+    reflect = {lim.subject: lim for lim in pad.limits if lim.condition.get("mode") == ("reflect",)}
+    assert sorted(reflect) == ["channel", "height", "width"]
+    assert all(lim.kind == "range" for lim in reflect.values())
+    assert "reflect channel ∈" in reflect["width"].text
+    constant = [lim for lim in pad.limits if lim.condition.get("mode") == ("constant",)]
+    assert [lim.kind for lim in constant] == ["no-limit"]
+
+
+def test_a_word_hyphenated_across_lines_is_read_whole() -> None:
+    pad = catalogue.load(VERSIONS[-1]).group("rk3562").entry("Pad")
+    assert pad is not None
+    shape = next(lim for lim in pad.limits if lim.id == "Pad/pads/shape")
+    assert "channel_end" in shape.rule["dims"]
+    assert "chan‑\nnel_end" in shape.text  # the verbatim text keeps the document's lines
+
+
+@pytest.mark.parametrize("pair", [VERSIONS[i : i + 2] for i in range(len(VERSIONS) - 1)])
+def test_lines_wrapped_differently_are_no_change(pair: list[str]) -> None:
+    old, new = (catalogue.load(v) for v in pair)
+    for group in new.groups:
+        for change in diff(old.group(group.targets[0]), group):
+            if change.kind == "changed":
+                assert change.old is not None and change.new is not None
+                texts = ["".join(c.text.split()) for c in (change.old, change.new)]
+                assert texts[0] != texts[1], change.key
+
+
+def test_broadcast_forms_listed_as_op_lines_are_read_with_their_text() -> None:
+    # V2.2.0 lists Max's broadcasts as "· OP(A(N,C,H,W),B(C,1,1))" lines under a colon.
+    entry = catalogue.load("V2.2.0").group("rk3562").entry("Max")
+    assert entry is not None
+    found = next(lim for lim in entry.limits if lim.id == "Max/B/broadcast")
+    assert found.kind == "broadcast-support"
+    assert found.values == ("[N,C,H,W]", "[C,1,1]", "[scalar]")
+    assert "OP(A(N,C,H,W),B(C,1,1))，即 C 维度做 broadcasting" in found.text
