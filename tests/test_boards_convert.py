@@ -124,14 +124,16 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob(".staging-*"))
 
 
-def _kill_converter_when_building(cache_dir: Path, times: int = 1) -> None:
+def _kill_converter_when_building(cache_dir: Path, times: int = 1, key: str = "") -> None:
     """Kill the converter building in ``cache_dir`` (it works in the staging folder), not the
     other caches' converters, which are this process's children too; ``times`` builds in a
-    row, each in its own staging folder."""
+    row, each in its own staging folder; with ``key``, only builds of that model (its first
+    attempt and the rerun), whichever order the cache takes its requests in."""
     killed: set[Path] = set()
+    pattern = f".staging-{key[:12]}*/started"
     for _ in range(times):
-        assert wait_until(lambda: set(cache_dir.rglob(".staging-*/started")) - killed, timeout=120)
-        killed.update(cache_dir.rglob(".staging-*/started"))
+        assert wait_until(lambda: set(cache_dir.rglob(pattern)) - killed, timeout=120)
+        killed.update(cache_dir.rglob(pattern))
         for child in psutil.Process(os.getpid()).children(recursive=True):
             try:
                 if child.cwd().startswith(str(cache_dir)):
@@ -144,7 +146,10 @@ def _convert_while_killing(
     cache: ConversionCache, times: int
 ) -> tuple[list[Job], list[Conversion]]:
     requests = [request(slow_model()), request(onnx_model("Sigmoid"))]
-    killer = threading.Thread(target=_kill_converter_when_building, args=(cache.directory, times))
+    killer = threading.Thread(
+        target=_kill_converter_when_building,
+        args=(cache.directory, times, cache.key(requests[0])),
+    )
     killer.start()
     try:
         return requests, cache.convert_many(requests)
@@ -163,7 +168,7 @@ def test_a_converter_killed_twice_costs_only_the_build_in_flight(tmp_path: Path)
     requests, conversions = _convert_while_killing(cache, times=2)
     lost = [c for c in conversions if c.infra_error is not None]
     built = [c for c in conversions if c.rknn_path is not None]
-    assert len(lost) == 1 and len(built) == 1  # the build in flight, whichever went first
+    assert len(lost) == 1 and len(built) == 1  # the slow model, killed in both attempts
     assert lost[0].infra_error is not None and "status -9" in lost[0].infra_error
     assert "(the first run died too: converter exited with status -9)" in lost[0].infra_error
     assert lost[0].rknn_path is None and lost[0].error is None and lost[0].aborted is None
