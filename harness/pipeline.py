@@ -12,6 +12,7 @@ import os
 import platform as host_platform
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
 from harness.modelfiles.prepare import array_file
-from harness.models import OPERATOR_SPECS, BuiltModel, build_model
+from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, References, host_references
 from harness.results.journal import Journal
@@ -109,7 +110,7 @@ def calibration_dataset(
     if built.calibration is not None:  # the model's source gives its own set
         return built.calibration
     extra = [
-        build_model(case.op, case.params, case.seed + k, specs).inputs
+        draw_inputs(case.op, case.params, case.seed + k, specs)
         for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)
     ]
     return [built.inputs, *extra]
@@ -135,7 +136,9 @@ class CaseExecutor:
     ``judge`` holds the observers of every property the cases expect: the generic ones by
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
     files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
-    SDK release the backend runs, which every record carries (part of its identity).
+    SDK release the backend runs, which every record carries (part of its identity);
+    ``references`` computes a model's host references (``ReferenceCache.references`` keeps
+    them on disk).
     """
 
     def __init__(
@@ -149,6 +152,7 @@ class CaseExecutor:
         annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
         timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
+        references: Callable[[BuiltModel], References] = host_references,
     ) -> None:
         self.results_dir = results_dir
         self.backend = backend
@@ -161,6 +165,7 @@ class CaseExecutor:
         self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
+        self.references = references
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -171,27 +176,38 @@ class CaseExecutor:
         """Run ``cases`` as one batch on the backend; yield each journaled record, in order,
         as soon as its observation arrives (a streaming backend runs the rest meanwhile).
 
-        Every case is prepared (model, references, case folder) before the batch starts. A
-        case whose preparation raised raises at its turn in the stream, which ends it.
+        Cases are prepared (model, references, case folder) as the backend takes them, so a
+        backend that pulls its jobs one by one (the simulator) runs a case while the next is
+        prepared. A case whose preparation raised raises at its turn, which ends the stream
+        (the cases after it were not run).
         """
-        prepared: list[_Prepared | Exception] = []
-        for case in cases:
-            early = self._prepared.pop(case.id, None)
-            try:
-                prepared.append(early or self._prepare(case))
-            except Exception as exc:  # the others still run
-                prepared.append(exc)
-        ready = [item for item in prepared if isinstance(item, _Prepared)]
-        observations = observe(self.backend, [item.request for item in ready])
+        prepared: deque[_Prepared] = deque()
+        failed: list[Exception] = []
+
+        def jobs() -> Iterator[Job]:
+            for case in cases:
+                try:
+                    item = self._prepared.pop(case.id, None) or self._prepare(case)
+                except Exception as exc:
+                    failed.append(exc)
+                    return
+                prepared.append(item)
+                yield item.request
+
+        observations = observe(self.backend, jobs())
         waited_since = time.monotonic()  # the backend works for a case from here to its arrival
-        for item in prepared:
-            if isinstance(item, Exception):
-                raise item
-            observation = next(observations)
-            arrived = time.monotonic()
-            item.backend_s = arrived - waited_since
-            waited_since = arrived
-            yield self._finish(item, observation)
+        try:
+            for observation in observations:
+                item = prepared.popleft()
+                arrived = time.monotonic()
+                item.backend_s = arrived - waited_since
+                waited_since = arrived
+                yield self._finish(item, observation)
+        finally:
+            observations.close()
+            self.journal.sync()  # the batch's records, appended without syncing each
+        if failed:
+            raise failed[0]
 
     def prefetch(self, cases: Sequence[Case]) -> None:
         """Prepare ``cases`` (the next batch) now and let a backend that can start on them
@@ -211,7 +227,7 @@ class CaseExecutor:
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         built = build_model(case.op, case.params, case.seed, self.models)
-        references = host_references(built)
+        references = self.references(built)
         request = request_for(case, built, self.models)
         request.timeout_s = self.timeout_for(case)
         folder = self.results_dir / case_folder(case.id, self.sdk)
@@ -267,7 +283,7 @@ class CaseExecutor:
         )
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
         record = CaseRecord.from_json(redacted(self.annotate(record).to_json()))
-        self.journal.append(record)
+        self.journal.append(record, sync=False)
         return record
 
 

@@ -26,9 +26,11 @@ from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
+from harness.diskcache import cap_from_env
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
+from harness.models import reference as reference_cache
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import UNPROBED_KEY
@@ -48,7 +50,6 @@ from harness.text import printable
 from harness.timeouts import timeout_problem
 from harness.vendors import vendor_for
 from harness.vendors.rknn import convert as conversion_cache
-from harness.vendors.rknn.cache_cap import cap_from_env
 from harness.vendors.rknn.simulator import cache as sim_cache
 
 DEFAULT_PLATFORM = "rk3562"
@@ -125,6 +126,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{sim_cache.CAP_ENV}, default 2G); 'off' disables it",
     )
     group.addoption(
+        "--hil-reference-cache",
+        default=str(reference_cache.DEFAULT_DIR),
+        help=f"host reference cache directory (env {reference_cache.DIR_ENV}; size cap "
+        f"{reference_cache.CAP_ENV}, default 2G); 'off' disables it",
+    )
+    group.addoption(
         "--hil-conversion-cache",
         default=str(conversion_cache.DEFAULT_DIR),
         help="converted models for boards, shared by every results directory "
@@ -171,6 +178,9 @@ def _check_options(config: pytest.Config) -> None:
     if config.getoption("hil_cache") != "off":
         _check_folder(config, "hil_cache")
         _check_cap(sim_cache.CAP_ENV)
+    if config.getoption("hil_reference_cache") != "off":
+        _check_folder(config, "hil_reference_cache")
+        _check_cap(reference_cache.CAP_ENV)
     if config.getoption("backend") != "sim":
         _check_folder(config, "hil_conversion_cache")
         _check_cap(conversion_cache.CAP_ENV)
@@ -380,6 +390,11 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
     board = _board(pytestconfig)
     models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
+        references = reference_cache.host_references
+        if option("hil_reference_cache") != "off":
+            cached = reference_cache.ReferenceCache(Path(option("hil_reference_cache")))
+            stack.callback(cached.keep_to_cap)
+            references = cached.references
 
         @functools.cache
         def executor(sdk: str) -> CaseExecutor:
@@ -409,6 +424,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                 annotate=run.mark,
                 timeout_for=run.timeout_for,
                 sdk=sdk,
+                references=references,
             )
 
         yield executor

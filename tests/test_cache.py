@@ -12,8 +12,8 @@ import pytest
 from sshd import onnx_model
 
 from harness.cli import main
+from harness.diskcache import RECENT_S, entries, parse_size, prune, usage
 from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import RECENT_S, entries, parse_size, prune, usage
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 
@@ -94,21 +94,27 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_hil_cache_info_and_prune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    conversions, sim = tmp_path / "rknn", tmp_path / "sim"
+    conversions, sim, references = tmp_path / "rknn", tmp_path / "sim", tmp_path / "ref"
     entry(conversions, "aa01", 3000, 2 * HOUR)
     entry(conversions, "bb02", 1000, 3 * HOUR)
     entry(sim, "cc03", 500, 2 * HOUR)
+    entry(references, "dd04", 2000, 2 * HOUR)
+    entry(references, "ee05", 2000, 3 * HOUR)
     folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    folders += ["--references", str(references)]
     code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
     assert code == 0
     info = json.loads(out)
     assert (info["conversions"]["entries"], info["conversions"]["bytes"]) == (2, 4000)
     assert (info["sim"]["entries"], info["sim"]["bytes"]) == (1, 500)
+    assert (info["references"]["entries"], info["references"]["bytes"]) == (2, 4000)
     code, out, _ = cli(capsys, "cache", "prune", "--max-size", "3500", *folders)
     assert code == 0
     assert "conversions  removed 1 entries (1000 B); 1 left, 2.9 KiB of 3.4 KiB" in out
     assert "sim          removed 0 entries (0 B); 1 left" in out
+    assert "references   removed 1 entries (2.0 KiB); 1 left" in out
     assert [e.path.name for e in entries(conversions)] == ["aa01"]
+    assert [e.path.name for e in entries(references)] == ["dd04"]
 
 
 def test_hil_cache_refuses_a_bad_size(
@@ -118,7 +124,7 @@ def test_hil_cache_refuses_a_bad_size(
         main(["cache", "prune", "--max-size", "huge", "--conversions", str(tmp_path)])
     assert stopped.value.code == 2
     assert "not a size: 'huge'" in capsys.readouterr().err
-    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX"):
+    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"):
         with monkeypatch.context() as env:
             env.setenv(variable, "12X")
             code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
@@ -135,6 +141,7 @@ def test_each_cache_has_its_own_cap(
     monkeypatch.setenv("HIL_CONVERSION_CACHE_MAX", "4K")
     monkeypatch.setenv("HIL_CACHE_MAX", "2K")
     folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    folders += ["--references", str(tmp_path / "ref")]
     code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
     assert code == 0
     info = json.loads(out)

@@ -60,7 +60,9 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
     assert_usage_error(run, "--hil-cache", repr(value))
 
 
-@pytest.mark.parametrize("variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX"])
+@pytest.mark.parametrize(
+    "variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"]
+)
 def test_a_bad_cache_cap_is_a_usage_error(tmp_path: Path, variable: str) -> None:
     # --backend auto: the conversion cache is in use whenever a board may be
     args = ["--backend", "auto", "--results", str(tmp_path / "r")]

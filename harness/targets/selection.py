@@ -9,7 +9,7 @@ even across hosts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,9 +89,10 @@ class BoardWithFallback:
         if not self.board.down:
             self.board.prefetch(requests)
 
-    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+    def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
         """The board's observations as they arrive; once the board is down (and
         ``to_simulator``), each case it could not run goes to the simulator instead."""
+        requests = list(jobs)  # the board takes the whole batch at once
         for request, observation in zip(requests, self.board.stream(requests), strict=True):
             if observation.infra_error and self.board.down and self.to_simulator:
                 if self._fallback is None:

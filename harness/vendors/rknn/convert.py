@@ -18,7 +18,7 @@ renamed into place.
 
 The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
 and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
-least recently used ones go (``cache_cap``).
+least recently used ones go (``harness.diskcache``).
 """
 
 from __future__ import annotations
@@ -39,11 +39,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.diskcache import cap_from_env, content_key, prune, touch
 from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import cap_from_env, prune, touch
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
-    content_key,
     toolkit_calls,
     toolkit_version,
     write_dataset,

@@ -13,7 +13,6 @@ import importlib.metadata
 import json
 import os
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -114,30 +113,6 @@ def toolkit_version() -> str:
         return importlib.metadata.version("rknn-toolkit2")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
-
-
-def content_key(
-    header: dict[str, Any], model: bytes, array_groups: Sequence[Sequence[np.ndarray]]
-) -> str:
-    """sha256 (hex) of a JSON header, a model and groups of arrays (dtype, shape and bytes).
-
-    Every chunk is length-prefixed so that boundaries count; the caches of simulator results
-    and of converted models key their entries with it.
-    """
-    digest = hashlib.sha256()
-
-    def add(chunk: bytes) -> None:
-        digest.update(len(chunk).to_bytes(8, "little"))
-        digest.update(chunk)
-
-    add(json.dumps(header, sort_keys=True).encode())
-    add(model)
-    for arrays in array_groups:
-        add(str(len(arrays)).encode())
-        for array in map(np.ascontiguousarray, arrays):
-            add(f"{array.dtype.str}{array.shape}".encode())
-            add(array.tobytes())
-    return digest.hexdigest()
 
 
 def recipe(job: Job) -> dict[str, bytes]:
