@@ -7,12 +7,15 @@ Three runs over the same cases, each in a fresh process so import costs count al
 - cold: the harness as the pytest plugin drives it (the scheduler's growing batches; model
   generation, host references, simulator worker, comparison, verdict, journal, artifacts)
   with empty simulator result and host reference caches;
-- warm: the same again with the caches the cold run filled.
+- warm: the same again with the caches the cold run filled;
+- new-sdk: an empty simulator result cache but the host references cached, as on the first
+  run with a new SDK release (its results are keyed by the toolkit version; the references
+  depend only on the models and inputs).
 
 The default leaves out the slow tier, as ``--tier default`` does (``--tier full`` keeps it).
-Each of ``--rounds`` rounds runs all three in fresh folders; it prints every round side by
+Each of ``--rounds`` rounds runs all four in fresh folders; it prints every round side by
 side, with how busy the machine's cores were, then the medians and the ratios cold/floor
-(target <= 1.3) and cold/warm (target >= 10). Not a test: run it by hand, e.g.
+(target <= 1.3), new-sdk/floor and cold/warm (target >= 10). Not a test: run it by hand, e.g.
 
     python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
@@ -43,7 +46,7 @@ from harness.spec.operators import load_operators
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
 
-RUNS = ("floor", "cold", "warm")
+RUNS = ("floor", "cold", "warm", "new-sdk")
 
 
 def select(ops: list[str] | None, tier: str) -> list[Case]:
@@ -100,9 +103,9 @@ def run_floor(folder: Path) -> None:
                 os.close(saved_fd)
 
 
-def run_harness(cases: list[Case], results: Path, caches: Path) -> None:
-    references = ReferenceCache(caches / "ref")
-    with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(caches / "sim")) as pool:
+def run_harness(cases: list[Case], results: Path, sim: Path, ref: Path) -> None:
+    references = ReferenceCache(ref)
+    with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
         executor = CaseExecutor(results, pool, references=references.references)
         scheduler = Scheduler(executor.execute_many)
         for index, case in enumerate(cases):
@@ -122,8 +125,9 @@ def one_round(cases: list[Case], work: Path, args: list[str]) -> dict[str, tuple
     prepare_floor(cases, work / "floor")
     return {
         "floor": timed(["--mode", "floor", "--dir", str(work / "floor")]),
-        "cold": timed(["--mode", "harness", "--dir", str(work), *args]),
-        "warm": timed(["--mode", "harness", "--dir", str(work), *args]),
+        "cold": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
+        "warm": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
+        "new-sdk": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim-2", *args]),
     }
 
 
@@ -133,9 +137,10 @@ def main() -> None:
     parser.add_argument(
         "--tier", choices=("default", "full"), default="default", help="as pytest's --tier"
     )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of all three runs (3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of all four runs (3)")
     parser.add_argument("--mode", choices=("floor", "harness"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--sim", help=argparse.SUPPRESS)
     args = parser.parse_args()
     selection = ["--tier", args.tier, *(["--ops", *args.ops] if args.ops else [])]
     if args.mode == "floor":
@@ -143,32 +148,35 @@ def main() -> None:
         return
     cases = select(args.ops, args.tier)
     if args.mode == "harness":
-        run_harness(cases, args.dir / f"results-{time.monotonic_ns()}", args.dir / "caches")
+        results = args.dir / f"results-{time.monotonic_ns()}"
+        run_harness(cases, results, args.dir / args.sim, args.dir / "ref")
         return
 
     rounds = []
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
             rounds.append(one_round(cases, Path(tmp), selection))
+    report(cases, args.tier, rounds)
+
+
+def report(cases: list[Case], tier: str, rounds: list[dict[str, tuple[float, float]]]) -> None:
     n = len(cases)
-    print(
-        f"{n} cases of the rk3562 operator suite on the rknn-toolkit2 simulator, {args.tier} tier"
-    )
-    print(
-        f"{'round':6}"
-        + "".join(f"{name:>9} s {'busy':>5}" for name in RUNS)
-        + "  cold/floor  cold/warm"
-    )
+    print(f"{n} cases of the rk3562 operator suite on the rknn-toolkit2 simulator, {tier} tier")
+    ratios = (("cold", "floor"), ("new-sdk", "floor"), ("cold", "warm"))
+    head = "".join(f"{name:>9} s {'busy':>5}" for name in RUNS)
+    print(f"{'round':6}{head}" + "".join(f"{a + '/' + b:>15}" for a, b in ratios))
     for number, measured in enumerate(rounds, start=1):
         cells = "".join(f"{measured[name][0]:11.1f} {measured[name][1]:5.0%}" for name in RUNS)
-        ratios = f"{measured['cold'][0] / measured['floor'][0]:12.2f}"
-        ratios += f"{measured['cold'][0] / measured['warm'][0]:11.1f}"
-        print(f"{number:<6}{cells}{ratios}")
+        cells += "".join(f"{measured[a][0] / measured[b][0]:15.2f}" for a, b in ratios)
+        print(f"{number:<6}{cells}")
     middle = {name: median(r[name][0] for r in rounds) for name in RUNS}
-    print(f"{'median':6}" + "".join(f"{middle[name]:11.1f} {'':5}" for name in RUNS))
+    cells = "".join(f"{middle[name]:11.1f} {'':5}" for name in RUNS)
+    print(f"{'median':6}{cells}" + "".join(f"{middle[a] / middle[b]:15.2f}" for a, b in ratios))
     print("median cases/s: " + ", ".join(f"{name} {n / middle[name]:.1f}" for name in RUNS))
     print(f"cold / floor = {middle['cold'] / middle['floor']:.2f}  (target <= 1.3)")
+    print(f"new-sdk / floor = {middle['new-sdk'] / middle['floor']:.2f}")
     print(f"cold / warm  = {middle['cold'] / middle['warm']:.1f}  (target >= 10)")
+    print("load average at the end: " + " ".join(f"{load:.1f}" for load in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -183,14 +183,17 @@ class CaseExecutor:
         """
         prepared: deque[_Prepared] = deque()
         failed: list[Exception] = []
+        preparing = [0.0]  # seconds spent preparing since the last arrival
 
         def jobs() -> Iterator[Job]:
             for case in cases:
+                clock = time.monotonic()
                 try:
                     item = self._prepared.pop(case.id, None) or self._prepare(case)
                 except Exception as exc:
                     failed.append(exc)
                     return
+                preparing[0] += time.monotonic() - clock
                 prepared.append(item)
                 yield item.request
 
@@ -200,8 +203,8 @@ class CaseExecutor:
             for observation in observations:
                 item = prepared.popleft()
                 arrived = time.monotonic()
-                item.backend_s = arrived - waited_since
-                waited_since = arrived
+                item.backend_s = max(0.0, arrived - waited_since - preparing[0])
+                waited_since, preparing[0] = arrived, 0.0
                 yield self._finish(item, observation)
         finally:
             observations.close()
