@@ -4,14 +4,20 @@ Three runs over the same cases, each in a fresh process so import costs count al
 
 - floor: one process imports rknn-toolkit2 once and, for every case's ready-made model and
   inputs, does RKNN() / config / load_onnx / build / init_runtime / inference / release;
-- cold: the harness (model generation, reference, simulator worker, comparison, verdict,
-  journal, artifacts) with an empty result cache;
-- warm: the same again with the cache the cold run filled.
+- cold: the harness as the pytest plugin drives it (the scheduler's growing batches; model
+  generation, host references, simulator worker, comparison, verdict, journal, artifacts)
+  with empty simulator result and host reference caches;
+- warm: the same again with the caches the cold run filled;
+- new-sdk: an empty simulator result cache but the host references cached, as on the first
+  run with a new SDK release (its results are keyed by the toolkit version; the references
+  depend only on the models and inputs).
 
-Prints seconds, cases per second and the ratios cold/floor (target <= 1.5) and cold/warm
-(target >= 10). Not a test: run it by hand, e.g.
+The default leaves out the slow tier, as ``--tier default`` does (``--tier full`` keeps it).
+Each of ``--rounds`` rounds runs all four in fresh folders; it prints every round side by
+side, with how busy the machine's cores were, then the medians and the ratios cold/floor
+(target <= 1.3), new-sdk/floor and cold/warm (target >= 10). Not a test: run it by hand, e.g.
 
-    python benchmarks/bench_suite_simulator.py                 # the whole rk3562 suite
+    python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
 """
 
@@ -24,20 +30,30 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 import numpy as np
+from bench_board_suite import busy_jiffies
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.catalogue.operators import load_operators
 from harness.models import build_model
+from harness.models.reference import ReferenceCache
+from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, request_for
+from harness.scheduler import Scheduler
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
 
+RUNS = ("floor", "cold", "warm", "new-sdk")
 
-def select(ops: list[str] | None) -> list[Case]:
-    return operator_cases(load_operators(), ops=ops).cases
+
+def select(ops: list[str] | None, tier: str) -> list[Case]:
+    cases = operator_cases(load_operators(), ops=ops).cases
+    if tier == "full":
+        return cases
+    return [case for case in cases if not slow_reason(case.id, DEFAULT_BUDGET_S)]
 
 
 def prepare_floor(cases: list[Case], folder: Path) -> None:
@@ -87,48 +103,80 @@ def run_floor(folder: Path) -> None:
                 os.close(saved_fd)
 
 
-def run_harness(ops: list[str] | None, results: Path, cache: Path) -> None:
-    cases = select(ops)
-    with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(cache)) as pool:
-        executor = CaseExecutor(results, pool)
-        for case in cases:
-            executor.execute(case)
+def run_harness(cases: list[Case], results: Path, sim: Path, ref: Path) -> None:
+    references = ReferenceCache(ref)
+    with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
+        executor = CaseExecutor(results, pool, references=references.references)
+        scheduler = Scheduler(executor.execute_many)
+        for index, case in enumerate(cases):
+            scheduler.record(case, iter(cases[index + 1 :]))
+        scheduler.close()
 
 
-def timed(args: list[str]) -> float:
-    start = time.perf_counter()
+def timed(args: list[str]) -> tuple[float, float]:
+    """Seconds of one run in a fresh process, and the share of the machine's cores busy."""
+    start, (busy, total) = time.perf_counter(), busy_jiffies()
     subprocess.run([sys.executable, __file__, *args], check=True)
-    return time.perf_counter() - start
+    (busy_end, total_end) = busy_jiffies()
+    return time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
+
+
+def one_round(cases: list[Case], work: Path, args: list[str]) -> dict[str, tuple[float, float]]:
+    prepare_floor(cases, work / "floor")
+    return {
+        "floor": timed(["--mode", "floor", "--dir", str(work / "floor")]),
+        "cold": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
+        "warm": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
+        "new-sdk": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim-2", *args]),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", nargs="*", help="operators to include (default: all)")
+    parser.add_argument(
+        "--tier", choices=("default", "full"), default="default", help="as pytest's --tier"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of all four runs (3)")
     parser.add_argument("--mode", choices=("floor", "harness"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--sim", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    ops_args = ["--ops", *args.ops] if args.ops else []
+    selection = ["--tier", args.tier, *(["--ops", *args.ops] if args.ops else [])]
     if args.mode == "floor":
         run_floor(args.dir)
         return
+    cases = select(args.ops, args.tier)
     if args.mode == "harness":
-        run_harness(args.ops, args.dir / f"results-{time.monotonic_ns()}", args.dir / "cache")
+        results = args.dir / f"results-{time.monotonic_ns()}"
+        run_harness(cases, results, args.dir / args.sim, args.dir / "ref")
         return
 
-    cases = select(args.ops)
-    with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
-        work = Path(tmp)
-        prepare_floor(cases, work / "floor")
-        floor = timed(["--mode", "floor", "--dir", str(work / "floor")])
-        cold = timed(["--mode", "harness", "--dir", str(work), *ops_args])
-        warm = timed(["--mode", "harness", "--dir", str(work), *ops_args])
+    rounds = []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
+            rounds.append(one_round(cases, Path(tmp), selection))
+    report(cases, args.tier, rounds)
+
+
+def report(cases: list[Case], tier: str, rounds: list[dict[str, tuple[float, float]]]) -> None:
     n = len(cases)
-    print(f"{n} cases of the rk3562 operator suite on the rknn-toolkit2 simulator")
-    print(f"{'run':8}{'seconds':>10}{'cases/s':>10}")
-    for name, seconds in (("floor", floor), ("cold", cold), ("warm", warm)):
-        print(f"{name:8}{seconds:10.1f}{n / seconds:10.2f}")
-    print(f"cold / floor = {cold / floor:.2f}  (target <= 1.5)")
-    print(f"cold / warm  = {cold / warm:.1f}  (target >= 10)")
+    print(f"{n} cases of the rk3562 operator suite on the rknn-toolkit2 simulator, {tier} tier")
+    ratios = (("cold", "floor"), ("new-sdk", "floor"), ("cold", "warm"))
+    head = "".join(f"{name:>9} s {'busy':>5}" for name in RUNS)
+    print(f"{'round':6}{head}" + "".join(f"{a + '/' + b:>15}" for a, b in ratios))
+    for number, measured in enumerate(rounds, start=1):
+        cells = "".join(f"{measured[name][0]:11.1f} {measured[name][1]:5.0%}" for name in RUNS)
+        cells += "".join(f"{measured[a][0] / measured[b][0]:15.2f}" for a, b in ratios)
+        print(f"{number:<6}{cells}")
+    middle = {name: median(r[name][0] for r in rounds) for name in RUNS}
+    cells = "".join(f"{middle[name]:11.1f} {'':5}" for name in RUNS)
+    print(f"{'median':6}{cells}" + "".join(f"{middle[a] / middle[b]:15.2f}" for a, b in ratios))
+    print("median cases/s: " + ", ".join(f"{name} {n / middle[name]:.1f}" for name in RUNS))
+    print(f"cold / floor = {middle['cold'] / middle['floor']:.2f}  (target <= 1.3)")
+    print(f"new-sdk / floor = {middle['new-sdk'] / middle['floor']:.2f}")
+    print(f"cold / warm  = {middle['cold'] / middle['warm']:.1f}  (target >= 10)")
+    print("load average at the end: " + " ".join(f"{load:.1f}" for load in os.getloadavg()))
 
 
 if __name__ == "__main__":

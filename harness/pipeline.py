@@ -14,6 +14,7 @@ import platform as host_platform
 import shutil
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
 from harness.judge.verdict import BAD_INPUT
 from harness.modelfiles.prepare import ModelFileError, array_file
-from harness.models import OPERATOR_SPECS, BuiltModel, build_model
+from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
@@ -123,7 +124,7 @@ def calibration_dataset(
     if built.calibration is not None:  # the model's source gives its own set
         return built.calibration
     extra = [
-        build_model(case.op, case.params, case.seed + k, specs).inputs
+        draw_inputs(case.op, case.params, case.seed + k, specs)
         for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)
     ]
     return [built.inputs, *extra]
@@ -150,7 +151,8 @@ class CaseExecutor:
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
     files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
     SDK release the backend runs, which every record carries (part of its identity); ``perf``
-    asks the backend to time every case too (``--perf``).
+    asks the backend to time every case too (``--perf``); ``references`` computes a model's
+    host references (``ReferenceCache.references`` keeps them on disk).
     """
 
     def __init__(
@@ -166,6 +168,7 @@ class CaseExecutor:
         sdk: str = "",
         perf: PerfRequest | None = None,
         judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
+        references: Callable[[BuiltModel], References] = host_references,
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -180,6 +183,7 @@ class CaseExecutor:
         self.versions = host_versions()
         self.sdk = sdk
         self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
+        self.references = references
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -190,38 +194,67 @@ class CaseExecutor:
         """Run ``cases`` as one batch on the backend; yield each journaled record, in order,
         as soon as its observation arrives (a streaming backend runs the rest meanwhile).
 
-        Every case is prepared (model, references, case folder) before the batch starts. A
-        case whose preparation raised raises at its turn in the stream, which ends it.
+        Cases are prepared (model, references, case folder) as the backend takes them, so a
+        backend that pulls its jobs one by one (the simulator) runs a case while the next is
+        prepared. A user's case whose preparation raised yields its refusal (``refuse``) at
+        its turn; any other case's raises at its turn, which ends the stream (the cases after
+        it were not run). Warnings raised while a case is prepared, run or judged go into its
+        record.
         """
-        prepared: list[_Prepared | Exception] = []
-        for case in cases:
-            early = self._prepared.pop(case.id, None)
-            try:
-                prepared.append(early or self._prepare(case))
-            except Exception as exc:  # the others still run
-                prepared.append(exc)
-        ready = [item for item in prepared if isinstance(item, _Prepared)]
-        observations = observe(self.backend, [item.request for item in ready])
+        # in case order: each prepared case, or a user's case whose preparation raised
+        queued: deque[_Prepared | tuple[Case, Exception]] = deque()
+        failed: list[Exception] = []
+        preparing = [0.0]  # seconds spent preparing since the last arrival
+
+        def jobs() -> Iterator[Job]:
+            for case in cases:
+                clock = time.monotonic()
+                try:
+                    item = self._prepared.pop(case.id, None) or self._prepare(case)
+                except Exception as exc:
+                    if not case.from_user:
+                        failed.append(exc)
+                        return
+                    queued.append((case, exc))
+                    continue
+                finally:
+                    preparing[0] += time.monotonic() - clock
+                queued.append(item)
+                yield item.request
+
+        def refused() -> Iterator[CaseRecord]:
+            """The refusals queued before the next prepared case."""
+            while queued and isinstance(head := queued[0], tuple):
+                queued.popleft()
+                yield self.refuse(*head)
+
+        observations = observe(self.backend, jobs())
         waited_since = time.monotonic()  # the backend works for a case from here to its arrival
-        for case, item in zip(cases, prepared, strict=True):
-            if isinstance(item, Exception):
-                if not case.from_user:
-                    raise item
-                yield self.refuse(case, item)
-                continue
-            with caught_warnings() as while_running:
-                observation = next(observations)
-            item.warnings += while_running
-            arrived = time.monotonic()
-            item.backend_s = arrived - waited_since
-            waited_since = arrived
-            try:
-                record = self._finish(item, observation)
-            except Exception as exc:
-                if not case.from_user:
-                    raise
-                record = self._not_judged(item, exc)
-            yield record
+        try:
+            while True:
+                with caught_warnings() as while_running:
+                    observation = next(observations, None)
+                yield from refused()
+                if observation is None:
+                    break
+                item = queued.popleft()
+                assert isinstance(item, _Prepared)  # refusals were yielded before it
+                item.warnings += while_running
+                arrived = time.monotonic()
+                item.backend_s = max(0.0, arrived - waited_since - preparing[0])
+                waited_since, preparing[0] = arrived, 0.0
+                try:
+                    record = self._finish(item, observation)
+                except Exception as exc:
+                    if not item.case.from_user:
+                        raise
+                    record = self._not_judged(item, exc)
+                yield record
+        finally:
+            observations.close()
+            self.journal.sync()  # the batch's records, appended without syncing each
+        if failed:
+            raise failed[0]
 
     def prefetch(self, cases: Sequence[Case]) -> None:
         """Prepare ``cases`` (the next batch) now and let a backend that can start on them
@@ -242,7 +275,7 @@ class CaseExecutor:
         clock = time.monotonic()
         with caught_warnings() as found:
             built = build_model(case.op, case.params, case.seed, self.models)
-            references = host_references(built)
+            references = self.references(built)
             request = request_for(case, built, self.models)
             request.timeout_s = self.timeout_for(case)
             request.perf = self.perf
@@ -294,10 +327,11 @@ class CaseExecutor:
             perf=_perf_field(item.request, observation),
         )
 
-    def _journaled(self, record: CaseRecord) -> CaseRecord:
+    def _journaled(self, record: CaseRecord, sync: bool = False) -> CaseRecord:
+        # Appended unsynced: execute_many syncs its batch's records once (``Journal.append``).
         # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
         record = CaseRecord.from_json(without_secrets(self.annotate(record).to_json()))
-        self.journal.append(record)
+        self.journal.append(record, sync=sync)
         return record
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
@@ -316,7 +350,8 @@ class CaseExecutor:
             verdict, detail = BAD_INPUT, f"the model cannot be prepared: {_described(exc)}"
         with contextlib.suppress(OSError):  # what an earlier run left would pass for this one's
             _clear(self.results_dir / case_folder(case.id, self.sdk))
-        return self._journaled(self._bare_record(case, verdict, detail, "host"))
+        # synced at once: it may be journaled outside a batch (``hil run``'s refused models)
+        return self._journaled(self._bare_record(case, verdict, detail, "host"), sync=True)
 
     def _not_judged(self, item: _Prepared, exc: Exception) -> CaseRecord:
         """The record of a user's case that ran but whose outputs the harness could not judge."""

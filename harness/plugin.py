@@ -29,9 +29,11 @@ from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
 from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.diskcache import CacheFolderError, cap_from_env, claim
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
+from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
@@ -53,7 +55,6 @@ from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn import convert as conversion_cache
-from harness.vendors.rknn.cache_cap import CacheFolderError, cap_from_env, claim
 from harness.vendors.rknn.simulator import cache as sim_cache
 
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
@@ -134,6 +135,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{sim_cache.CAP_ENV}, default 2G); 'off' disables it",
     )
     group.addoption(
+        "--hil-reference-cache",
+        default=str(reference_cache.DEFAULT_DIR),
+        help=f"host reference cache directory (env {reference_cache.DIR_ENV}; size cap "
+        f"{reference_cache.CAP_ENV}, default 2G); 'off' disables it",
+    )
+    group.addoption(
         "--hil-conversion-cache",
         default=str(conversion_cache.DEFAULT_DIR),
         help="converted models for boards, shared by every results directory "
@@ -205,12 +212,14 @@ def _check_options(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
         _check_cache(config, "hil_cache", sim_cache.CAP_ENV)
+    if config.getoption("hil_reference_cache") != "off":
+        _check_cache(config, "hil_reference_cache", reference_cache.CAP_ENV)
     if config.getoption("backend") != "sim":
         _check_cache(config, "hil_conversion_cache", conversion_cache.CAP_ENV)
 
 
 def _check_cache(config: pytest.Config, option: str, cap_variable: str) -> None:
-    """A cache folder that is usable and the cache's own (``cache_cap.claim``), and its cap."""
+    """A cache folder that is usable and the cache's own (``diskcache.claim``), and its cap."""
     _check_folder(config, option)
     try:
         claim(Path(config.getoption(option)))
@@ -450,6 +459,11 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
     models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
         board = _board(pytestconfig, stack)
+        references = reference_cache.host_references
+        if option("hil_reference_cache") != "off":
+            cached = reference_cache.ReferenceCache(Path(option("hil_reference_cache")))
+            stack.callback(cached.keep_to_cap)
+            references = cached.references
 
         @functools.cache
         def executor(sdk: str) -> CaseExecutor:
@@ -481,6 +495,7 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
                 sdk=sdk,
                 perf=run.perf,
                 judged_against=vendor.judged_against,
+                references=references,
             )
 
         yield executor

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -12,8 +13,7 @@ import pytest
 from sshd import onnx_model
 
 from harness.cli import main
-from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import (
+from harness.diskcache import (
     RECENT_S,
     CacheFolderError,
     claim,
@@ -23,6 +23,8 @@ from harness.vendors.rknn.cache_cap import (
     prune,
     usage,
 )
+from harness.models.reference import ReferenceCache
+from harness.targets.job import Job
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 
@@ -108,21 +110,27 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_hil_cache_info_and_prune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    conversions, sim = tmp_path / "rknn", tmp_path / "sim"
+    conversions, sim, references = tmp_path / "rknn", tmp_path / "sim", tmp_path / "ref"
     entry(conversions, "aa01", 3000, 2 * HOUR)
     entry(conversions, "bb02", 1000, 3 * HOUR)
     entry(sim, "cc03", 500, 2 * HOUR)
+    entry(references, "dd04", 2000, 2 * HOUR)
+    entry(references, "ee05", 2000, 3 * HOUR)
     folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    folders += ["--references", str(references)]
     code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
     assert code == 0
     info = json.loads(out)
     assert (info["conversions"]["entries"], info["conversions"]["bytes"]) == (2, 4000)
     assert (info["sim"]["entries"], info["sim"]["bytes"]) == (1, 500)
+    assert (info["references"]["entries"], info["references"]["bytes"]) == (2, 4000)
     code, out, _ = cli(capsys, "cache", "prune", "--max-size", "3500", *folders)
     assert code == 0
     assert "conversions  removed 1 entries (1000 B); 1 left, 2.9 KiB of 3.4 KiB" in out
     assert "sim          removed 0 entries (0 B); 1 left" in out
+    assert "references   removed 1 entries (2.0 KiB); 1 left" in out
     assert [e.path.name for e in entries(conversions)] == ["aa01"]
+    assert [e.path.name for e in entries(references)] == ["dd04"]
 
 
 def test_hil_cache_refuses_a_bad_size(
@@ -132,7 +140,7 @@ def test_hil_cache_refuses_a_bad_size(
         main(["cache", "prune", "--max-size", "huge", "--conversions", str(tmp_path)])
     assert stopped.value.code == 2
     assert "not a size: 'huge'" in capsys.readouterr().err
-    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX"):
+    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"):
         with monkeypatch.context() as env:
             env.setenv(variable, "12X")
             code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
@@ -149,6 +157,7 @@ def test_each_cache_has_its_own_cap(
     monkeypatch.setenv("HIL_CONVERSION_CACHE_MAX", "4K")
     monkeypatch.setenv("HIL_CACHE_MAX", "2K")
     folders = ["--conversions", str(conversions), "--sim", str(sim)]
+    folders += ["--references", str(tmp_path / "ref")]
     code, out, _ = cli(capsys, "cache", "info", "--json", *folders)
     assert code == 0
     info = json.loads(out)
@@ -184,6 +193,9 @@ def foreign_folders(root: Path) -> list[Path]:
     return folders
 
 
+CACHE_OPTIONS = ("--sim", "--conversions", "--references")
+
+
 def test_a_root_that_is_a_link_or_holds_foreign_content_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,10 +213,12 @@ def test_a_root_that_is_a_link_or_holds_foreign_content_is_refused(
             SimCache(root)
         with pytest.raises(CacheFolderError, match=why):
             ConversionCache(root)
-        for command in ("prune", "info"):
-            code, out, err = cli(
-                capsys, "cache", command, "--sim", str(root), "--conversions", str(empty)
-            )
+        with pytest.raises(CacheFolderError, match=why):
+            ReferenceCache(root)
+        for command, refused in itertools.product(("prune", "info"), CACHE_OPTIONS):
+            given = [arg for option in CACHE_OPTIONS for arg in (option, str(empty))]
+            given[given.index(refused) + 1] = str(root)
+            code, out, err = cli(capsys, "cache", command, *given)
             assert code == 2 and out == ""
             assert f"hil cache: {root}: {why}" in err
     assert "'etc', 'home', 'usr'" in err  # what is foreign, named

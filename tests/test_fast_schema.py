@@ -31,7 +31,12 @@ GOOD: dict[str, dict[str, Any]] = {
         known={"reference": "R-1", "note": "", "status": "changed", "expected": "violation"},
         sdk="2.5.0",
     ).to_json(),
-    "run": {"tier": "full", "baseline": None, "left_out": [{"id": "a", "reason": "slow"}]},
+    "run": {
+        "tier": "full",
+        "baseline": None,
+        "left_out": [{"id": "a", "reason": "slow"}],
+        "shard": {"index": 1, "count": 2, "selection": "s", "cases": 0},
+    },
     "probe": {
         **{name: "x" for name in ("id", "platform", "op", "limit", "dtype", "subject")},
         **{"documented": "[1,8]", "side": "upper", "edge": 8, "stop": "found", "first_bad": 9},

@@ -61,8 +61,14 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
     assert_usage_error(run, "--hil-cache", repr(value))
 
 
+@pytest.mark.parametrize(
+    ("variable", "option"),
+    [("HIL_CACHE", "--hil-cache"), ("HIL_REFERENCE_CACHE", "--hil-reference-cache")],
+)
 @pytest.mark.parametrize("kind", ["a link to a system folder", "a personal folder"])
-def test_a_cache_folder_not_the_caches_own_is_a_usage_error(tmp_path: Path, kind: str) -> None:
+def test_a_cache_folder_not_the_caches_own_is_a_usage_error(
+    tmp_path: Path, kind: str, variable: str, option: str
+) -> None:
     system = tmp_path / "system"
     (system / "home" / "user").mkdir(parents=True)
     old = time.time() - 86400
@@ -71,15 +77,16 @@ def test_a_cache_folder_not_the_caches_own_is_a_usage_error(tmp_path: Path, kind
     if kind.startswith("a link"):
         cache = tmp_path / "link"
         cache.symlink_to(system)
-    run = run_pytest(
-        tmp_path, "--results", str(tmp_path / "r"), HIL_CACHE=str(cache), HIL_CACHE_MAX="1K"
-    )
-    assert_usage_error(run, "--hil-cache", str(cache))
+    caps = {f"{variable}_MAX": "1K"}
+    run = run_pytest(tmp_path, "--results", str(tmp_path / "r"), **{variable: str(cache)}, **caps)
+    assert_usage_error(run, option, str(cache))
     assert (system / "home" / "user").is_dir()
     assert sorted(p.name for p in system.iterdir()) == ["home"]
 
 
-@pytest.mark.parametrize("variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX"])
+@pytest.mark.parametrize(
+    "variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"]
+)
 def test_a_bad_cache_cap_is_a_usage_error(tmp_path: Path, variable: str) -> None:
     # --backend auto: the conversion cache is in use whenever a board may be
     args = ["--backend", "auto", "--results", str(tmp_path / "r")]

@@ -30,11 +30,13 @@ from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import Conversion, ConversionCache
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.simulator import cache as sim_cache
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
 )
-SIM_CACHE = Path.home() / ".cache" / "npu-hil" / "sim"  # shared and warm: these cases are cheap
+# shared and warm (HIL_CACHE, else ~/.cache/npu-hil/sim): these cases are cheap
+SIM_CACHE = sim_cache.DEFAULT_DIR
 
 
 def pow_cases(count: int) -> list[Case]:

@@ -17,11 +17,11 @@ import numpy as np
 from sshd import SshServer, onnx_model, write_sysroot
 
 from harness.boards.inventory import Board
+from harness.diskcache import entries
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
 from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.cache_cap import entries
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimulatorPool
 

@@ -1,11 +1,13 @@
 """``hil cache info`` and ``hil cache prune``: the shared on-disk caches and their size caps.
 
-Two caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared by
-every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``) and
-``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``). Both are keyed by
-model, toolkit calls and toolkit version, so entries of several SDKs sit side by side. A
-folder that is not a cache's (a symbolic link, or content the cache did not mark as its own)
-is refused with exit status 2 and never pruned (``cache_cap``).
+Three caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared
+by every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``),
+``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``), both keyed by model,
+toolkit calls and toolkit version, so entries of several SDKs sit side by side, and ``ref/``
+(host references; env ``HIL_REFERENCE_CACHE``, cap ``HIL_REFERENCE_CACHE_MAX``), keyed by
+model, inputs and the reference libraries' versions. A folder that is not a cache's (a
+symbolic link, or content the cache did not mark as its own) is refused with exit status 2
+and never pruned (``harness.diskcache``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.cli.output import emit
-from harness.vendors.rknn import convert
-from harness.vendors.rknn.cache_cap import (
+from harness.diskcache import (
     DEFAULT_CAP,
     RECENT_S,
     Usage,
@@ -27,15 +28,24 @@ from harness.vendors.rknn.cache_cap import (
     refusal,
     usage,
 )
+from harness.models import reference
+from harness.vendors.rknn import convert
 from harness.vendors.rknn.simulator import cache as sim_cache
 
 BAD_INPUT = 2
-CAP_ENVS = {"conversions": convert.CAP_ENV, "sim": sim_cache.CAP_ENV}  # each cache's own cap
+# each cache's own cap
+CAP_ENVS = {
+    "conversions": convert.CAP_ENV,
+    "sim": sim_cache.CAP_ENV,
+    "references": reference.CAP_ENV,
+}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cache info`` and ``cache prune``; each sets ``handler`` (args -> exit code)."""
-    cache = subparsers.add_parser("cache", help="the shared conversion and simulator caches")
+    cache = subparsers.add_parser(
+        "cache", help="the shared conversion, simulator and host reference caches"
+    )
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     info = actions.add_parser("info", help="where the caches are, their entries and size")
     info.add_argument("--json", action="store_true", help="machine-readable output")
@@ -46,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--max-size",
         type=_size,
         default=None,
-        help="the cap for both caches, e.g. 500M (default: each its own, "
+        help="the cap for every cache, e.g. 500M (default: each its own, "
         f"{' and '.join(CAP_ENVS.values())}, else 2G); entries used in the last "
         f"{RECENT_S / 60:g} minutes stay",
     )
@@ -64,6 +74,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             default=sim_cache.DEFAULT_DIR,
             help=f"simulator results (default {sim_cache.DIR_ENV}, else ~/.cache/npu-hil/sim)",
         )
+        parser.add_argument(
+            "--references",
+            type=Path,
+            default=reference.DEFAULT_DIR,
+            help=f"host references (default {reference.DIR_ENV}, else ~/.cache/npu-hil/ref)",
+        )
     info.set_defaults(handler=run_info)
     prune_parser.set_defaults(handler=run_prune)
 
@@ -76,7 +92,7 @@ def _size(text: str) -> int:
 
 
 def _caches(args: argparse.Namespace) -> dict[str, Path]:
-    return {"conversions": args.conversions, "sim": args.sim}
+    return {"conversions": args.conversions, "sim": args.sim, "references": args.references}
 
 
 def _caps(args: argparse.Namespace) -> dict[str, int] | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.cases.user_models import refused_case
 from harness.cli.output import emit
+from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
 from harness.modelfiles.prepare import (
@@ -52,7 +53,6 @@ from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
 from harness.vendors import DEFAULT_PLATFORM, layer_aliases, vendor_for
-from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:

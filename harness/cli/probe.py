@@ -24,6 +24,7 @@ from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.catalogue.operators import OperatorCatalogue, load_operators
 from harness.cli.output import emit
+from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, Vendor, host_versions
@@ -37,7 +38,6 @@ from harness.targets.selection import platform_boards
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import DEFAULT_PLATFORM, vendor_for
-from harness.vendors.rknn.cache_cap import refusal
 from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
 
 if TYPE_CHECKING:

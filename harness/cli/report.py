@@ -3,6 +3,8 @@
 Each handler takes the parsed arguments and returns the exit status: 0 success, 2 bad input
 (message on stderr). ``hil diff`` returns 0 when the runs do not differ, 1 when they do (any
 change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table.
+Both read a run split with ``--shard`` from its shards' directories as one run
+(``harness.results.runs``).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from harness.report.diff import (
 )
 from harness.report.real_limits import boundary_changes, format_changes
 from harness.report.sdk_matrix import sdks_of
-from harness.results.journal import JournalError, read_records
+from harness.results.journal import JournalError
 from harness.results.latency import Threshold, add_threshold_options
-from harness.results.probes import read_probes
+from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord
+from harness.results.runs import read_run
 from harness.vendors import layer_aliases
 
 BAD_INPUT = 2
@@ -33,7 +36,15 @@ BAD_INPUT = 2
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the report, diff and repro subcommands; each sets ``handler`` (args -> exit code)."""
     report = subparsers.add_parser("report", help="write report.md and report.html")
-    report.add_argument("results", help="results directory")
+    report.add_argument(
+        "results",
+        nargs="+",
+        help="results directory, or the directories of one run's shards (--shard I/N)",
+    )
+    report.add_argument(
+        "--output",
+        help="folder for the report (default: the results directory; required with several)",
+    )
     report.set_defaults(handler=run_report)
 
     diff = subparsers.add_parser(
@@ -45,8 +56,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "SDKs needs --old-sdk/--new-sdk to say which one to compare.",
         epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
     )
-    diff.add_argument("old", help="results directory of the earlier run")
-    diff.add_argument("new", nargs="?", help="results directory of the later run (default: OLD)")
+    diff.add_argument(
+        "old", help="results directory of the earlier run (a sharded run's: DIR,DIR,...)"
+    )
+    diff.add_argument(
+        "new", nargs="?", help="results directory of the later run (default: OLD; DIR,DIR,...)"
+    )
     diff.add_argument("--old-sdk", help="compare only OLD's records of this SDK release")
     diff.add_argument("--new-sdk", help="compare only NEW's records of this SDK release")
     diff.add_argument(
@@ -81,8 +96,8 @@ def _threshold(text: str) -> float:
 
 def run_report(args: argparse.Namespace) -> int:
     try:
-        paths = write_reports(args.results, layer_aliases())
-    except (JournalError, OSError) as exc:
+        paths = write_reports(args.results, layer_aliases(), output=args.output)
+    except (JournalError, OSError, ValueError) as exc:
         return _bad_input(exc)
     emit("".join(f"{path}\n" for path in paths))
     return 0
@@ -92,9 +107,8 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.new is None and (args.old_sdk is None or args.new_sdk is None):
         return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:  # one directory (no ``new``): read once, compared SDK against SDK
-        old_records, old_probes = read_records(args.old), read_probes(args.old)
-        new_records = old_records if args.new is None else read_records(args.new)
-        new_probes = old_probes if args.new is None else read_probes(args.new)
+        old_records, old_probes = _run(args.old)
+        new_records, new_probes = (old_records, old_probes) if args.new is None else _run(args.new)
         old = _one_sdk(old_records, args.old, args.old_sdk, "--old-sdk")
         new = _one_sdk(new_records, args.new or args.old, args.new_sdk, "--new-sdk")
         moved = boundary_changes(old_probes, new_probes)
@@ -117,6 +131,12 @@ def run_diff(args: argparse.Namespace) -> int:
         if moved:  # ``hil probe`` runs: the observed boundaries that moved
             emit("Real limits that moved:\n" + format_changes(moved))
     return 1 if changes or moved else 0
+
+
+def _run(directories: str) -> tuple[list[CaseRecord], list[ProbeRecord]]:
+    """The records and probe records of the run in ``DIR`` or in its shards' ``DIR,DIR,...``."""
+    run = read_run(directories.split(","))
+    return run.records, run.probes()
 
 
 def _one_sdk(

@@ -39,6 +39,7 @@ __all__ = [
     "ModelParamError",
     "Probing",
     "build_model",
+    "draw_inputs",
     "subjects",
     "with_subject",
 ]
@@ -118,3 +119,16 @@ def build_model(
         calibration=graph.calibration,
         expected=graph.expected,
     )
+
+
+def draw_inputs(
+    op: str,
+    params: Mapping[str, Any],
+    seed: int,
+    specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
+) -> list[np.ndarray]:
+    """The inputs ``build_model`` draws from ``seed``, without assembling and checking the
+    model (further int8 calibration samples of a model built once)."""
+    spec = specs[op]
+    graph = spec.build(Params(op, spec.defaults, params), np.random.default_rng(seed))
+    return list(graph.inputs.values())

@@ -12,12 +12,19 @@ exponent; onnx.reference (1.18) cannot follow every attribute, and its convoluti
 for the widest model-I/O probes (``spec_unavailable``). The comparison then rests on the one
 that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
+
+Both are recomputed from nothing but the model bytes and the inputs, and onnx.reference's
+pooling runs in pure Python (tens of milliseconds per small MaxPool), so ``ReferenceCache``
+keeps them on disk, keyed by model, inputs and the reference libraries' versions.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -25,6 +32,15 @@ import onnxruntime as ort
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
+from harness.diskcache import (
+    cap_from_env,
+    claim,
+    content_key,
+    entry_path,
+    prune,
+    read_entry,
+    write_entry,
+)
 from harness.models import BuiltModel
 
 SPEC = "onnx.reference"
@@ -128,6 +144,69 @@ def host_references(built: BuiltModel) -> References:
             unavailable[ORT] = f"failed: {type(exc).__name__}: {exc}"
     if not outputs:
         raise NoReferenceError(f"no host reference runs the model: {_reasons(unavailable)}")
+    return _with_test_data(built, References(outputs, unavailable))
+
+
+def _with_test_data(built: BuiltModel, references: References) -> References:
     if built.expected is not None:  # cross-checked like onnxruntime, never deciding
-        outputs[TEST_DATA] = [np.asarray(out) for out in built.expected]
-    return References(outputs, unavailable)
+        references.outputs[TEST_DATA] = [np.asarray(out) for out in built.expected]
+    return references
+
+
+DIR_ENV, CAP_ENV = "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX"
+DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "ref")
+FORMAT = 1  # bump when the entry layout or what host_references computes changes
+_ENTRY_FILE = "references.json"
+
+
+class ReferenceCache:
+    """``host_references`` kept under ``directory`` (``harness.diskcache``), capped at ``cap``
+    bytes (default ``HIL_REFERENCE_CACHE_MAX``, else 2 GiB) by ``keep_to_cap``."""
+
+    def __init__(self, directory: Path, cap: int | None = None) -> None:
+        """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        self.directory = Path(directory)
+        claim(self.directory)
+        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
+        self._versions["numpy"] = np.__version__
+
+    def key(self, built: BuiltModel) -> str:
+        """sha256 over the model, its inputs and the reference libraries' versions (hex)."""
+        header = {"format": FORMAT, **self._versions}
+        return content_key(header, built.onnx_bytes, [built.inputs])
+
+    def references(self, built: BuiltModel) -> References:
+        """``host_references(built)``, from the cache when an entry is there, else computed
+        and stored (outputs a model's source gives are never stored: ``built`` has them)."""
+        entry = entry_path(self.directory, self.key(built))
+        found = read_entry(entry, _read)
+        if found is not None:
+            return _with_test_data(built, found)
+        computed = host_references(built)
+        kept = {name: arrays for name, arrays in computed.outputs.items() if name != TEST_DATA}
+
+        def write(folder: Path) -> None:
+            counts = {}
+            for j, (name, arrays) in enumerate(kept.items()):
+                counts[name] = len(arrays)
+                for i, array in enumerate(arrays):
+                    np.save(folder / f"{j}_{i}.npy", array)
+            data = {"outputs": counts, "unavailable": computed.unavailable}
+            (folder / _ENTRY_FILE).write_text(json.dumps(data))
+
+        write_entry(entry, write)
+        return computed
+
+    def keep_to_cap(self) -> None:
+        """Remove the least recently used entries until the folder fits the cap."""
+        prune(self.directory, self.cap)
+
+
+def _read(entry: Path) -> References:
+    data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
+    outputs = {
+        name: [np.load(entry / f"{j}_{i}.npy") for i in range(count)]
+        for j, (name, count) in enumerate(data["outputs"].items())
+    }
+    return References(outputs, dict(data["unavailable"]))

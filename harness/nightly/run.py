@@ -27,14 +27,22 @@ from harness.nightly.known_issues import (
     load_known_issues,
 )
 from harness.nightly.progress import DEFAULT_EVERY, Progress
-from harness.nightly.tiers import DEFAULT_BUDGET_S, DEFAULT_SLOW_TIMEOUT_S, TIERS, slow_reason
+from harness.nightly.shards import Shard, parse_shard, selection_digest, split
+from harness.nightly.tiers import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_SLOW_TIMEOUT_S,
+    TIERS,
+    estimated_cost,
+    slow_reason,
+)
 from harness.results.journal import (
     JournalError,
     read_records,
     read_run_metadata,
     write_run_metadata,
 )
-from harness.results.records import CaseRecord, record_key
+from harness.results.records import CaseRecord, case_key, record_key
+from harness.results.runs import SHARD_KEY
 from harness.text import printable
 from harness.timeouts import timeout_problem
 
@@ -82,6 +90,13 @@ def add_options(group: pytest.OptionGroup) -> None:
         f"({DEFAULT_SLOW_TIMEOUT_S:g}; above 0, at most a day)",
     )
     group.addoption(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only the I-th of N parts of the selected cases, split stably by case id and "
+        "balanced by their cost estimates (one CI job per part; hil report merges them)",
+    )
+    group.addoption(
         "--progress-every",
         type=int,
         default=DEFAULT_EVERY,
@@ -95,6 +110,12 @@ def _item_case_id(item: Any) -> str:
     case = getattr(getattr(item, "callspec", None), "params", {}).get("hil_case")
     # an empty suite (test_models.py without --models) parametrizes with pytest's NOTSET
     return case.id if isinstance(case, Case) else _case_id(item.nodeid)
+
+
+def _item_key(item: Any) -> str:
+    """What tells collected cases apart: the case id, and its SDK under ``--sdk``."""
+    sdk = getattr(getattr(item, "callspec", None), "params", {}).get("hil_sdk", "")
+    return case_key(_item_case_id(item), sdk)
 
 
 def _case_id(nodeid: str) -> str:
@@ -121,6 +142,12 @@ class NightlyRun:
                 raise pytest.UsageError(f"{name} {value:g}: {problem}")
         if self.every < 0:
             raise pytest.UsageError(f"--progress-every {self.every}: must be 0 or more")
+        self.shard: Shard | None = None
+        if option("shard") is not None:
+            try:
+                self.shard = parse_shard(option("shard"))
+            except ValueError as exc:
+                raise pytest.UsageError(f"--shard {exc}") from None
         self.known = _known_issues(option("known_issues"))
         self.baseline = _baseline(option("baseline"))
         self.perf = perf.perf_request(config)
@@ -194,6 +221,7 @@ class NightlyRun:
             if slow:
                 config.hook.pytest_deselected(items=slow)
                 items[:] = kept
+        shard = self._keep_shard(config, items) if self.shard else {}
         cases = [item for item in items if item.get_closest_marker("hil_case")]
         self.progress = Progress.of([_case_id(item.nodeid) for item in cases])
         # One process records what it left out: the controller, or xdist's first worker
@@ -203,7 +231,21 @@ class NightlyRun:
             return
         if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
             meta = read_run_metadata(self.results)
-            write_run_metadata(self.results, {**meta, "left_out": left_out})
+            write_run_metadata(self.results, {**meta, "left_out": left_out, **shard})
+
+    def _keep_shard(self, config: pytest.Config, items: list[Any]) -> dict[str, Any]:
+        """Deselect the items of the other shards; this shard's run.json entry."""
+        assert self.shard is not None
+        keys = [_item_key(item) for item in items]
+        ids = {_item_key(item): _item_case_id(item) for item in items}
+        parts = split(keys, lambda key: estimated_cost(ids[key]).seconds, self.shard.count)
+        mine = set(parts[self.shard.index - 1])
+        others = [item for item, key in zip(items, keys, strict=True) if key not in mine]
+        if others:
+            config.hook.pytest_deselected(items=others)
+            items[:] = [item for item, key in zip(items, keys, strict=True) if key in mine]
+        entry = {"index": self.shard.index, "count": self.shard.count, "cases": len(items)}
+        return {SHARD_KEY: {**entry, "selection": selection_digest(keys)}}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -251,6 +293,8 @@ class NightlyRun:
         except JournalError as exc:
             write(f"npu-hil: cannot summarise the run: {exc}")
             return
+        if self.shard:
+            write(f"npu-hil: shard {self.shard} of the selected cases (--shard)")
         if left_out:
             terminalreporter.section("npu-hil slow tier left out")
             write(f"{len(left_out)} slow case(s) not run (--tier full runs them):")

@@ -29,7 +29,16 @@ UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 MODELS_NOT_RUN_KEY = "models_not_run"
 LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
 # run.json entries the run header shows (the others go to the collapsed run details)
-HEADER_KEYS = ("started", "platform", "tier", "baseline", "known_issues", "versions", "boards")
+HEADER_KEYS = (
+    "started",
+    "platform",
+    "tier",
+    "shard",
+    "baseline",
+    "known_issues",
+    "versions",
+    "boards",
+)
 DISAGREEMENT = "reference-disagreement"
 CHANGED = "changed"  # CaseRecord.known["status"] of a known issue that behaves differently now
 # One letter per verdict for the matrix cells (a legend names them)
@@ -250,8 +259,8 @@ def _section(backend: str, platform: str, sdk: str, records: list[CaseRecord]) -
 
 
 def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Platforms, backends, start, tier, cases (and those left out), versions, baseline and
-    known-issues file: what the records and run.json say, each once."""
+    """Platforms, backends, start, tier, shard, cases (and those left out), versions,
+    baseline and known-issues file: what the records and run.json say, each once."""
     versions: dict[str, set[str]] = defaultdict(set)
     for source in [meta.get("versions", {}), *(record.versions for record in records)]:
         for name, version in source.items():
@@ -269,6 +278,7 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
         ("backends", ", ".join(sorted({r.backend for r in records}))),
         ("started", str(meta.get("started", ""))),
         ("tier", str(meta.get("tier", ""))),
+        ("shard", shard_text(meta.get("shard"))),
         ("cases", cases),
         ("versions", ", ".join(f"{n} {'/'.join(sorted(versions[n]))}" for n in sorted(versions))),
         ("boards", "; ".join(map(_board_versions, meta.get("boards", [])))),
@@ -288,6 +298,18 @@ def _board_versions(report: Mapping[str, Any]) -> str:
     warnings = len(report.get("version_warnings", []))
     text = f"{report.get('board')} {report.get('status')}" + (f" ({versions})" if versions else "")
     return text + (f", {warnings} version warning(s)" if warnings else "")
+
+
+def shard_text(shard: Mapping[str, Any] | None) -> str:
+    """``--shard``: "2/4" for one shard; "1, 2, 4 of 4 merged (missing: 3)" for several."""
+    if not shard:
+        return ""
+    if "indices" not in shard:
+        return f"{shard['index']}/{shard['count']}"
+    indices = shard["indices"]
+    missing = sorted(set(range(1, shard["count"] + 1)) - set(indices))
+    text = f"{', '.join(map(str, indices))} of {shard['count']} merged"
+    return text + (f" (missing: {', '.join(map(str, missing))})" if missing else "")
 
 
 def run_details(meta: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -139,6 +139,17 @@ RUN_SCHEMA: dict[str, Any] = _record(
             "type": "array",
             "items": _record(["model", "reason"], {"model": _STRING, "reason": _STRING}),
         },
+        # this run's part of the selected cases (``--shard I/N``): which one, how many cases,
+        # and a digest of the whole selection, the same in every shard of one run
+        "shard": _record(
+            ["index", "count", "selection", "cases"],
+            {
+                "index": {"type": "integer", "minimum": 1},
+                "count": {"type": "integer", "minimum": 1},
+                "selection": _STRING,
+                "cases": {"type": "integer", "minimum": 0},
+            },
+        ),
         # slow-tier cases the run left out (``--tier default``)
         "left_out": {
             "type": "array",

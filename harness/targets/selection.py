@@ -11,7 +11,7 @@ its own (``harness.boards.farm``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,9 +138,10 @@ class BoardWithFallback:
         if not self.board.down:
             self.board.prefetch(requests)
 
-    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+    def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
         """The board's observations as they arrive; once the board is down (and
         ``to_simulator``), each case it could not run goes to the simulator instead."""
+        requests = list(jobs)  # the board takes the whole batch at once
         for request, observation in zip(requests, self.board.stream(requests), strict=True):
             if observation.infra_error and self.board.down and self.to_simulator:
                 if self._fallback is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from harness.targets.job import Job
@@ -26,9 +26,10 @@ class Target(Protocol):
 class StreamingTarget(Target, Protocol):
     """A target that takes a batch of jobs at once and hands back each observation, in job
     order, as soon as it and those before it are done (so that a caller can report and
-    journal while the rest of the batch runs)."""
+    journal while the rest of the batch runs). It may take ``jobs`` as it goes (the caller
+    prepares each when it is asked for) or all at once."""
 
-    def stream(self, jobs: Sequence[Job]) -> Iterator[Observation]: ...
+    def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]: ...
 
 
 @runtime_checkable
@@ -45,7 +46,7 @@ class BoardTarget(StreamingTarget, PrefetchingTarget, Protocol):
     down: str | None  # why the board was given up on; None while it is usable
 
 
-def observe(target: Target, jobs: Sequence[Job]) -> Iterator[Observation]:
+def observe(target: Target, jobs: Iterable[Job]) -> Generator[Observation, None, None]:
     """Observations of ``jobs`` in order: one batch for a streaming target, else one by one."""
     if isinstance(target, StreamingTarget):
         yield from target.stream(jobs)

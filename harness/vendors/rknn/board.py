@@ -18,7 +18,7 @@ import atexit
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -120,7 +120,7 @@ class BoardBackend:
         return list(self.stream(requests, test_faults=test_faults))
 
     def stream(
-        self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
+        self, requests: Iterable[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> Iterator[Observation]:
         """One Observation per request, in order, each as soon as the board has run it.
 
@@ -131,16 +131,17 @@ class BoardBackend:
         "corrupt-output", "slow" or "noisy", which the stand-in runtime acts out on the board
         (besides those its board file lists).
         """
+        batch = list(requests)  # converted and shipped as one batch
         listed = self.runtime.faults  # the stand-in board file's own (TEST ONLY)
-        faults = {r.case_id: listed[r.case_id] for r in requests if r.case_id in listed}
+        faults = {r.case_id: listed[r.case_id] for r in batch if r.case_id in listed}
         faults.update(test_faults or {})
-        self._check(requests, faults)
-        converting = self._feed.convert(requests)
+        self._check(batch, faults)
+        converting = self._feed.convert(batch)
         self._connect_while_converting()
         conversions = converting.result()
         jobs: list[CaseJob] = []
         self._case_ids = {}
-        for index, (request, conversion) in enumerate(zip(requests, conversions, strict=True)):
+        for index, (request, conversion) in enumerate(zip(batch, conversions, strict=True)):
             if conversion.rknn_path is not None:
                 job_id = f"c{index}"
                 self._case_ids[job_id] = request.case_id

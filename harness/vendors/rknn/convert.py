@@ -21,7 +21,7 @@ renamed into place.
 
 The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
 and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
-least recently used ones go (``cache_cap``).
+least recently used ones go (``harness.diskcache``).
 """
 
 from __future__ import annotations
@@ -42,12 +42,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.diskcache import cap_from_env, claim, content_key, mark_entry, prune, remove, touch
 from harness.targets.job import Job
-from harness.vendors.rknn.cache_cap import cap_from_env, claim, mark_entry, prune, remove, touch
 from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
-    content_key,
     toolkit_calls,
     toolkit_version,
     write_dataset,
@@ -102,7 +101,7 @@ class ConversionCache:
         """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
         install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
         part of every key, so each SDK's conversions are kept apart in the shared folder. A
-        folder that is not a cache's raises CacheFolderError (``cache_cap.claim``)."""
+        folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
         self.directory = Path(directory)
         claim(self.directory)
         self.python = python  # the interpreter whose rknn-toolkit2 converts

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import io
 import json
 import os
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -55,35 +55,31 @@ def toolkit_calls(request: Job) -> dict[str, dict[str, Any]]:
 
 
 def write_dataset(dataset: list[list[np.ndarray]], folder: Path) -> Path:
-    """Write the calibration samples as .npy files plus the list file the toolkit reads.
+    """Write the calibration samples as .npy files plus the list file the toolkit reads
+    (``dataset_files``); the list file's path."""
+    for name, data in dataset_files(dataset).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder / DATASET_FILE
 
-    Paths in the list are relative to its folder, one line per sample, the sample's arrays
-    (one per model input) separated by a space.
-    """
-    (folder / DATASET_DIR).mkdir(parents=True, exist_ok=True)
+
+def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
+    """The calibration files by relative path: one .npy file per sample and input, and the
+    list file, whose paths are relative to its folder, one line per sample, the sample's
+    arrays (one per model input) separated by a space."""
+    files: dict[str, bytes] = {}
     lines = []
     for s, sample in enumerate(dataset):
         names = []
         for i, array in enumerate(sample):
             name = f"{DATASET_DIR}/sample{s}_input{i}.npy"
-            np.save(folder / name, np.asarray(array))
+            buffer = io.BytesIO()
+            np.save(buffer, np.asarray(array))
+            files[name] = buffer.getvalue()
             names.append(name)
         lines.append(" ".join(names))
-    path = folder / DATASET_FILE
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
-    """``write_dataset``'s files (the list and its .npy files) by relative path."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        write_dataset(dataset, root)
-        return {
-            path.relative_to(root).as_posix(): path.read_bytes()
-            for path in sorted(root.rglob("*"))
-            if path.is_file()
-        }
+    files[DATASET_FILE] = ("\n".join(lines) + "\n").encode()
+    return dict(sorted(files.items()))
 
 
 def harness_env() -> dict[str, str]:
@@ -117,30 +113,6 @@ def toolkit_version() -> str:
         return importlib.metadata.version("rknn-toolkit2")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
-
-
-def content_key(
-    header: dict[str, Any], model: bytes, array_groups: Sequence[Sequence[np.ndarray]]
-) -> str:
-    """sha256 (hex) of a JSON header, a model and groups of arrays (dtype, shape and bytes).
-
-    Every chunk is length-prefixed so that boundaries count; the caches of simulator results
-    and of converted models key their entries with it.
-    """
-    digest = hashlib.sha256()
-
-    def add(chunk: bytes) -> None:
-        digest.update(len(chunk).to_bytes(8, "little"))
-        digest.update(chunk)
-
-    add(json.dumps(header, sort_keys=True).encode())
-    add(model)
-    for arrays in array_groups:
-        add(str(len(arrays)).encode())
-        for array in map(np.ascontiguousarray, arrays):
-            add(f"{array.dtype.str}{array.shape}".encode())
-            add(array.tobytes())
-    return digest.hexdigest()
 
 
 def recipe(job: Job) -> dict[str, bytes]:

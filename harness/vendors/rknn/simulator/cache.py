@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
+from harness.diskcache import (
+    cap_from_env,
+    claim,
+    content_key,
+    entry_path,
+    prune,
+    read_entry,
+    write_entry,
+)
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.cache_cap import cap_from_env, claim, mark_entry, prune, remove, touch
-from harness.vendors.rknn.toolkit import content_key, toolkit_calls, toolkit_version
+from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
 
 DIR_ENV, CAP_ENV = "HIL_CACHE", "HIL_CACHE_MAX"
 DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sim")
@@ -41,7 +47,7 @@ class SimCache:
 
     def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
         """``toolkit``: the version the workers run (default: this interpreter's). A folder
-        that is not a cache's raises CacheFolderError (``cache_cap.claim``)."""
+        that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
         self.directory = Path(directory)
         claim(self.directory)
         self._toolkit = toolkit or toolkit_version()
@@ -58,29 +64,11 @@ class SimCache:
         samples = request.dataset if request.quantize and request.dataset else []
         return content_key(header, request.model, [request.inputs, *samples])
 
-    def _entry(self, request: Job) -> Path:
-        key = self.key(request)
-        return self.directory / key[:2] / key
-
     def get(self, request: Job) -> Observation | None:
         """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
         wrong fields or types, a bad array) is a miss and is removed, so the next run stores
         a good one instead of failing the case every time."""
-        entry = self._entry(request)
-        if not entry.exists():
-            return None
-        try:
-            data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
-            count = data.pop("outputs")
-            data["outputs"] = (
-                None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
-            )
-            observation = Observation(**data)
-        except Exception:  # whatever the damage, the toolkit can produce the entry again
-            remove(entry)
-            return None
-        touch(entry)  # its last use: the cap removes the least recently used first
-        return observation
+        return read_entry(entry_path(self.directory, self.key(request)), _read)
 
     def put(self, request: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
@@ -88,22 +76,22 @@ class SimCache:
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
         if observation.infra_error is not None:
             return
-        entry = self._entry(request)
-        if entry.exists():
-            return
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
-        try:
+
+        def write(folder: Path) -> None:
             outputs = observation.outputs
             for i, array in enumerate(outputs or []):
-                np.save(staging / f"output{i}.npy", array)
+                np.save(folder / f"output{i}.npy", array)
             data = {name: getattr(observation, name) for name in _FIELDS}
             data["outputs"] = None if outputs is None else len(outputs)
-            (staging / _ENTRY_FILE).write_text(json.dumps(data))
-            mark_entry(staging)
-            os.rename(staging, entry)
-        except OSError:
-            if not entry.exists():  # losing the rename race to another process is fine
-                raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            (folder / _ENTRY_FILE).write_text(json.dumps(data))
+
+        write_entry(entry_path(self.directory, self.key(request)), write)
+
+
+def _read(entry: Path) -> Observation:
+    data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
+    count = data.pop("outputs")
+    data["outputs"] = (
+        None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
+    )
+    return Observation(**data)

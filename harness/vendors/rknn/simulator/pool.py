@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -204,30 +204,51 @@ class SimulatorPool:
         """Observations in request order (``stream`` collected)."""
         return list(self.stream(requests))
 
-    def stream(self, requests: Sequence[Job]) -> Iterator[Observation]:
+    def stream(self, requests: Iterable[Job]) -> Iterator[Observation]:
         """Observations in request order, each as soon as it and those before it are done.
 
-        The next cases are handed to the workers before one is yielded, so the workers run
-        while the caller judges and reports.
+        Requests are taken as they are needed, plus one ahead of the workers: the caller
+        prepares the next case while a worker runs this one, and judges and reports a case
+        while the workers run the next.
         """
+        taken: list[Job] = []
+        source = iter(requests)
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
-        for index, request in enumerate(requests):
-            hit = self.cache.get(request) if self.cache else None
-            if hit is None:
-                pending.append(index)
-            else:
-                results[index] = _observed(hit)
         busy: dict[Connection, _Job] = {}
         deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
+        more = True  # ``source`` may hold further requests
+
+        def take() -> None:
+            nonlocal more
+            request = next(source, None)
+            if request is None:
+                more = False
+                return
+            taken.append(request)
+            hit = self.cache.get(request) if self.cache else None
+            if hit is None:
+                pending.append(len(taken) - 1)
+            else:
+                results[len(taken) - 1] = _observed(hit)
+
         try:
-            while following < len(requests):
-                self._start(pending, busy, requests, results)
+            while True:
+                # enough to keep every worker busy, one waiting, or the next to yield
+                while (
+                    more and following not in results and len(pending) + len(busy) <= self.workers
+                ):
+                    take()
+                self._start(pending, busy, taken, results)
                 while following in results:
                     yield results.pop(following)
                     following += 1
-                self._collect(busy, requests, results, pending, deaths)
+                if not more and following == len(taken):
+                    return
+                if busy and more and not pending:
+                    take()  # prepared while the workers run
+                self._collect(busy, taken, results, pending, deaths)
         except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
             for job in busy.values():
                 job.worker.kill()

@@ -1,10 +1,13 @@
-"""Size caps for the on-disk caches (conversions, simulator results), and what is theirs.
+"""The on-disk caches (simulator results, host references, conversions): keys, whole entries,
+size caps, and what is theirs.
 
-Both keep one folder per entry, ``<directory>/<key[:2]>/<key>/``; a hit touches the folder,
-so its modification time is the entry's last use. Pruning removes the least recently used
-entries until the cache fits its cap, but never one used in the last ``RECENT_S`` seconds: a
-run (another pytest-xdist worker, say) may be reading it. An entry is renamed away before it
-is deleted, so a reader sees it whole or not at all (a miss, rebuilt).
+Each keeps one folder per entry, ``<directory>/<key[:2]>/<key>/``, keyed by ``content_key``
+over everything that decides the entry. An entry is written in a staging folder and renamed
+into place (``write_entry``), so a reader sees it whole or not at all; one damaged later is a
+miss and is removed (``read_entry``). A hit touches the folder, so its modification time is
+the entry's last use. Pruning removes the least recently used entries until the cache fits
+its cap, but never one used in the last ``RECENT_S`` seconds: a run (another pytest-xdist
+worker, say) may be reading it. An entry is renamed away before it is deleted.
 
 A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
 took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
@@ -16,16 +19,23 @@ the markers), is refused; inside a root, folders without the entry marker are le
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import shutil
 import stat
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
 
 from harness.models.budget import parse_size
 
+T = TypeVar("T")
 RECENT_S = 600.0
 ROOT_MARKER = ".npu-hil-cache"
 ENTRY_MARKER = ".npu-hil-entry"
@@ -97,6 +107,67 @@ def claim(directory: Path) -> None:
             (root / ROOT_MARKER).write_text("npu-hil cache: it removes only its marked entries\n")
     except OSError as exc:
         raise CacheFolderError(f"{root}: not a usable folder: {exc.strerror}") from None
+
+
+def content_key(
+    header: dict[str, Any], model: bytes, array_groups: Sequence[Sequence[np.ndarray]]
+) -> str:
+    """sha256 (hex) of a JSON header, a model and groups of arrays (dtype, shape and bytes).
+
+    Every chunk is length-prefixed so that boundaries count.
+    """
+    digest = hashlib.sha256()
+
+    def add(chunk: bytes) -> None:
+        digest.update(len(chunk).to_bytes(8, "little"))
+        digest.update(chunk)
+
+    add(json.dumps(header, sort_keys=True).encode())
+    add(model)
+    for arrays in array_groups:
+        add(str(len(arrays)).encode())
+        for array in map(np.ascontiguousarray, arrays):
+            add(f"{array.dtype.str}{array.shape}".encode())
+            add(array.tobytes())
+    return digest.hexdigest()
+
+
+def entry_path(directory: Path, key: str) -> Path:
+    return Path(directory) / key[:2] / key
+
+
+def read_entry(entry: Path, read: Callable[[Path], T]) -> T | None:
+    """``read(entry)``, or None on a miss. Whatever ``read`` raises (an unreadable file, bad
+    JSON, a bad array) makes a damaged entry a miss, removed (if the cache wrote it) so that
+    the next run stores a good one."""
+    if not entry.exists():
+        return None
+    try:
+        value = read(entry)
+    except Exception:  # whatever the damage, the entry can be produced again
+        remove(entry)
+        return None
+    touch(entry)  # its last use: the cap removes the least recently used first
+    return value
+
+
+def write_entry(entry: Path, write: Callable[[Path], None]) -> None:
+    """Store an entry: ``write(folder)`` fills a staging folder, marked as the cache's own and
+    renamed into place. An entry already there stays (another process may have stored it
+    meanwhile)."""
+    if entry.exists():
+        return
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
+    try:
+        write(staging)
+        mark_entry(staging)
+        os.rename(staging, entry)
+    except OSError:
+        if not entry.exists():  # losing the rename race to another process is fine
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def mark_entry(staging: Path) -> None:

@@ -1,0 +1,112 @@
+"""One run read from one results directory, or from the directories of its shards.
+
+A run split with ``--shard I/N`` (one CI job per shard) leaves one results directory per
+shard, each with its own journal and ``run.json`` whose ``"shard"`` entry names its part and a
+digest of the whole selection. ``read_run`` reads such directories as one run: their journals
+merged, their run metadata as one, with ``"shard"`` listing the shards present. It refuses
+(``JournalError``, which ``hil report``/``hil diff`` turn into exit status 2) directories that
+are not shards of one run (no shard entry, another selection or count) or that overlap (the
+same shard twice, a case in two of them).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.results.journal import JournalError, read_records, read_run_metadata
+from harness.results.probes import ProbeRecord, read_probes
+from harness.results.records import CaseRecord, record_key
+
+SHARD_KEY = "shard"  # run.json: {"index", "count", "selection", "cases"}; merged: "indices"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One results directory of a run: its records and run metadata."""
+
+    directory: Path
+    records: list[CaseRecord]
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Run:
+    parts: list[Part]
+    records: list[CaseRecord]  # every part's, in the order of the directories given
+    meta: dict[str, Any]
+
+    def probes(self) -> list[ProbeRecord]:
+        """Every part's ``hil probe`` records (``probes.jsonl``)."""
+        return [probe for part in self.parts for probe in read_probes(part.directory)]
+
+
+def read_run(directories: Sequence[str | os.PathLike[str]]) -> Run:
+    """The run in ``directories``: one results directory, or the shards of one run."""
+    if not directories:
+        raise JournalError("no results directory given")
+    if len(directories) == 1:
+        path = Path(directories[0])
+        part = Part(path, read_records(path), read_run_metadata(path))
+        return Run([part], part.records, part.meta)
+    resolved = [Path(d).resolve() for d in directories]
+    twice = next((d for d in directories if resolved.count(Path(d).resolve()) > 1), None)
+    if twice is not None:
+        raise JournalError(f"{twice}: given twice")
+    parts = [
+        Part(Path(d), read_records(d, allow_empty=True), read_run_metadata(d)) for d in directories
+    ]
+    shards = [_shard(part) for part in parts]
+    first = parts[0]
+    for part, shard in zip(parts[1:], shards[1:], strict=True):
+        if (shard["selection"], shard["count"]) != (shards[0]["selection"], shards[0]["count"]):
+            raise JournalError(
+                f"{part.directory} and {first.directory} are not shards of one run: shard "
+                f"{shard['index']}/{shard['count']} of selection {shard['selection']} against "
+                f"{shards[0]['index']}/{shards[0]['count']} of selection {shards[0]['selection']}"
+            )
+    _refuse_overlaps(parts, shards)
+    records = [record for part in parts for record in part.records]
+    if not records:
+        raise JournalError(f"{', '.join(map(str, directories))}: no journal holds a record")
+    count = shards[0]["count"]
+    merged = {
+        "count": count,
+        "indices": sorted(shard["index"] for shard in shards),
+        "selection": shards[0]["selection"],
+        "cases": sum(shard["cases"] for shard in shards),
+    }
+    started = min(str(part.meta.get("started", "")) for part in parts)
+    return Run(parts, records, {**first.meta, "started": started, SHARD_KEY: merged})
+
+
+def _shard(part: Part) -> dict[str, Any]:
+    shard = part.meta.get(SHARD_KEY)
+    if not isinstance(shard, dict):
+        raise JournalError(
+            f"{part.directory}: not a shard (its run.json names no --shard): several results "
+            "directories are read as one run only when each holds one shard of it"
+        )
+    return shard
+
+
+def _refuse_overlaps(parts: list[Part], shards: list[dict[str, Any]]) -> None:
+    seen: dict[int, Path] = {}
+    for part, shard in zip(parts, shards, strict=True):
+        other = seen.setdefault(shard["index"], part.directory)
+        if other != part.directory:
+            raise JournalError(
+                f"{other} and {part.directory} overlap: both hold shard "
+                f"{shard['index']}/{shard['count']}"
+            )
+    where: dict[str, Path] = {}
+    for part in parts:
+        for record in part.records:
+            other = where.setdefault(record_key(record), part.directory)
+            if other != part.directory:
+                raise JournalError(
+                    f"{other} and {part.directory} overlap: both hold case {record_key(record)}"
+                )

@@ -1,0 +1,137 @@
+"""What a rerun derives again from unchanged inputs: host references from their disk cache, an
+int8 case's model built once, and cases prepared while the simulator runs the one before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import models, pipeline
+from harness.cases.operators import operator_cases
+from harness.catalogue.operators import load_operators
+from harness.diskcache import entries
+from harness.models import build_model
+from harness.models import reference as reference_module
+from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
+from harness.pipeline import CaseExecutor
+from harness.targets.job import Job
+from harness.vendors.rknn.simulator import SimulatorPool
+
+MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
+
+
+def not_again(built: models.BuiltModel) -> reference_module.References:
+    raise AssertionError(f"{built.op}: references computed again")
+
+
+def test_a_second_run_of_the_same_model_reads_its_references_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = build_model("MaxPool", MAXPOOL, seed=7)
+    cache = ReferenceCache(tmp_path)
+    first = cache.references(built)
+    assert len(entries(tmp_path)) == 1
+    monkeypatch.setattr(reference_module, "host_references", not_again)
+    again = cache.references(built)
+    assert again.unavailable == first.unavailable and again.used == SPEC
+    for name, arrays in first.outputs.items():
+        for stored, computed in zip(again.outputs[name], arrays, strict=True):
+            np.testing.assert_array_equal(stored, computed)
+
+
+def test_other_inputs_or_another_reference_version_are_another_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = build_model("MaxPool", MAXPOOL, seed=7)
+    other_inputs = build_model("MaxPool", MAXPOOL, seed=8)
+    assert other_inputs.onnx_bytes == built.onnx_bytes  # the same model, other data
+    cache = ReferenceCache(tmp_path)
+    keys = {cache.key(built), cache.key(other_inputs)}
+    monkeypatch.setattr(reference_module.onnx, "__version__", "0.0-other")
+    keys.add(ReferenceCache(tmp_path).key(built))
+    assert len(keys) == 3
+
+
+def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path: Path) -> None:
+    built = build_model("MaxPool", MAXPOOL, seed=7)
+    cache = ReferenceCache(tmp_path)
+    expected = cache.references(built).outputs[SPEC][0]
+    [entry] = entries(tmp_path)
+    next(entry.path.glob("*.npy")).write_bytes(b"not an array")
+    np.testing.assert_array_equal(cache.references(built).outputs[SPEC][0], expected)
+    [again] = entries(tmp_path)
+    np.testing.assert_array_equal(
+        ReferenceCache(tmp_path).references(built).outputs[SPEC][0], expected
+    )
+    assert all(path.stat().st_size > 100 for path in again.path.glob("*.npy"))
+
+
+def test_outputs_the_model_came_with_are_never_stored_but_always_there(tmp_path: Path) -> None:
+    built = build_model("MaxPool", MAXPOOL, seed=7)
+    built.expected = [host_references(built).outputs[SPEC][0] + 1]  # as a node test ships
+    cache = ReferenceCache(tmp_path)
+    assert TEST_DATA in cache.references(built).outputs
+    built.expected = None  # the same model and inputs, without test data
+    assert TEST_DATA not in cache.references(built).outputs
+
+
+def test_an_int8_case_builds_its_model_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [case] = [
+        c for c in operator_cases(load_operators(), ops=["MaxPool"]).cases if c.dtype == "int8"
+    ][:1]
+    assembled: list[str] = []
+    assemble = models.assemble
+
+    def counting(op: str, graph: models.builder.Graph) -> object:
+        assembled.append(op)
+        return assemble(op, graph)
+
+    monkeypatch.setattr(models, "assemble", counting)
+    built = build_model(case.op, case.params, case.seed)
+    job = pipeline.request_for(case, built)
+    assert assembled == ["MaxPool"]
+    assert job.dataset is not None and len(job.dataset) == 1 + pipeline.CALIBRATION_EXTRA_SAMPLES
+    # the further samples are the inputs a model built from the next seeds would have
+    for k, sample in enumerate(job.dataset[1:], start=1):
+        np.testing.assert_array_equal(
+            sample[0], build_model(case.op, case.params, case.seed + k).inputs[0]
+        )
+
+
+def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path) -> None:
+    cases = operator_cases(load_operators(), ops=["Pow"]).cases[:4]
+    pulled: list[str] = []
+
+    def jobs() -> Iterator[Job]:
+        for case in cases:
+            pulled.append(case.id)
+            yield pipeline.request_for(case, build_model(case.op, case.params, case.seed))
+
+    with SimulatorPool(workers=1) as pool:
+        stream = pool.stream(jobs())
+        next(stream)
+        # the first case ran while the second was prepared; the rest wait their turn
+        assert pulled == [case.id for case in cases[:2]]
+        assert len(list(stream)) == 3
+    assert pulled == [case.id for case in cases]
+
+
+def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> None:
+    cases = operator_cases(load_operators(), ops=["MaxPool"]).cases[:2]
+    cache = ReferenceCache(tmp_path / "ref")
+    with SimulatorPool(workers=1) as pool:
+        first = list(
+            CaseExecutor(tmp_path / "a", pool, references=cache.references).execute_many(cases)
+        )
+        stored = len(entries(tmp_path / "ref"))
+        again = list(
+            CaseExecutor(tmp_path / "b", pool, references=cache.references).execute_many(cases)
+        )
+    assert stored == len(cases)
+    assert [r.verdict for r in again] == [r.verdict for r in first]
+    assert [r.reference for r in again] == [r.reference for r in first]
