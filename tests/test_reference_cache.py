@@ -3,6 +3,7 @@ int8 case's model built once, and cases prepared while the simulator runs the on
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,10 +14,12 @@ from harness import models, pipeline
 from harness.cases.operators import operator_cases
 from harness.catalogue.operators import load_operators
 from harness.diskcache import entries
+from harness.judge.verdict import BAD_INPUT
 from harness.models import build_model
 from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
 from harness.pipeline import CaseExecutor
+from harness.results.journal import read_records
 from harness.targets.job import Job
 from harness.vendors.rknn.simulator import SimulatorPool
 
@@ -135,3 +138,31 @@ def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> No
     assert stored == len(cases)
     assert [r.verdict for r in again] == [r.verdict for r in first]
     assert [r.reference for r in again] == [r.reference for r in first]
+
+
+def test_a_users_case_that_cannot_be_prepared_is_refused_at_its_turn_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    good = operator_cases(load_operators(), ops=["Pow"]).cases[:2]
+    broken = [
+        dataclasses.replace(case, id=f"user/{i}", op="NoSuchModel", from_user=True)
+        for i, case in enumerate(good)
+    ]
+    batch = [good[0], broken[0], good[1], broken[1]]  # a refusal after the last observation too
+    with SimulatorPool(workers=1) as pool:
+        records = list(CaseExecutor(tmp_path, pool).execute_many(batch))
+    assert [r.id for r in records] == [case.id for case in batch]
+    assert [r.verdict == BAD_INPUT for r in records] == [False, True, False, True]
+    assert all(r.backend == "simulator" for r in (records[0], records[2]))
+    assert [r.id for r in read_records(tmp_path)] == [case.id for case in batch]
+
+
+def test_a_generated_case_that_cannot_be_prepared_raises_at_its_turn(tmp_path: Path) -> None:
+    good = operator_cases(load_operators(), ops=["Pow"]).cases[:2]
+    broken = dataclasses.replace(good[0], id="generated/broken", op="NoSuchModel")
+    with SimulatorPool(workers=1) as pool:
+        stream = CaseExecutor(tmp_path, pool).execute_many([good[0], broken, good[1]])
+        assert next(stream).id == good[0].id
+        with pytest.raises(ValueError, match="NoSuchModel"):
+            next(stream)
+    assert [r.id for r in read_records(tmp_path)] == [good[0].id]  # the rest was not run
