@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import defs, helper, version_converter
+from onnx import defs, helper, numpy_helper, version_converter
 
 from harness.modelfiles import safe_files
 from harness.modelfiles.safe_files import ModelFileError
@@ -104,6 +104,7 @@ def prepare(
             raise ModelFileError(f"{where}: {label} names {unknown}, not inputs; inputs: {names}")
     _check_domains(model, where)
     opset = opset_of(model)
+    _check_tensors(model, where)
     own = _check_failure(model)
     if own is not None:
         raise ModelFileError(
@@ -144,6 +145,35 @@ def prepare(
         ranges=dict(ranges or {}),
         changes=changes,
     )
+
+
+def _check_tensors(model: onnx.ModelProto, where: str) -> None:
+    """Every tensor the model carries holds the data its dims declare: onnx's shape inference
+    reads a Constant's data past its end (a crash of the process, SIGSEGV) when it does not.
+    Reading each through numpy costs no more memory than the model already holds."""
+    for tensor in _tensors(model.graph):
+        try:
+            numpy_helper.to_array(tensor)
+        except Exception as exc:
+            raise ModelFileError(
+                f"{where}: tensor {tensor.name!r} does not hold the data its dims "
+                f"{list(tensor.dims)} declare: {_one_line(exc)}"
+            ) from None
+
+
+def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """The graph's initializers and the tensors in its nodes' attributes, subgraphs included
+    (external data was read into the model by ``load_model``)."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            if attribute.HasField("g"):
+                yield from _tensors(attribute.g)
+            for subgraph in attribute.graphs:
+                yield from _tensors(subgraph)
 
 
 def _check_failure(model: onnx.ModelProto) -> str | None:
