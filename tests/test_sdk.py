@@ -489,17 +489,15 @@ def test_a_run_on_two_sdks_writes_both_and_resume_skips_per_sdk(tmp_path: Path) 
 
 def test_the_slow_tier_is_left_out_by_case_id_under_sdk_too(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
-    command = [sys.executable, "-m", "pytest", "suites/test_operators.py", "--co", "-q",
+    # run for real (a collect-only run writes no run.json): the cheap seq_length cases run
+    command = [sys.executable, "-m", "pytest", "suites/test_operators.py", "-q",
                "-p", "no:cacheprovider", "--results", str(tmp_path), "--sdk", "2.5.0",
-               "-k", "GRU and float16 and seq_length"]  # fmt: skip
-    run = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+               "--hil-cache", "off", "-k", "GRU and float16 and seq_length"]  # fmt: skip
+    run = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    collected = [line for line in run.stdout.splitlines() if line.startswith("suites/")]
-    assert (
-        "suites/test_operators.py::test_documented_limit[rk3562/GRU/float16/seq_length=1-sdk2.5.0]"
-        in collected
-    )
-    assert not [line for line in collected if "=8192-" in line or "=8193-" in line]
+    ran = {record.id for record in read_records(tmp_path)}
+    assert "rk3562/GRU/float16/seq_length=1" in ran
+    assert not [case_id for case_id in ran if case_id.endswith(("=8192", "=8193"))]
     left_out = json.loads((tmp_path / "run.json").read_text())["left_out"]
     assert [entry["id"] for entry in left_out] == [
         "rk3562/GRU/float16/seq_length=8192-sdk2.5.0",

@@ -14,7 +14,6 @@ or for ``diff`` 0 when the versions do not differ and 1 when they do; 2 on bad i
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -85,7 +84,7 @@ def _run(name: str, body: Callable[[list[str]], int]) -> int:
     try:
         status = body(out)
     except _BadInput as error:
-        print(f"hil docs {name}: {error}", file=sys.stderr)
+        emit(f"hil docs {name}: {error}\n", err=True)
         return 2
     emit("".join(f"{line}\n" for line in out))
     return status
