@@ -1,7 +1,8 @@
 """The host side of one batch on a (hostile) loopback board, as its own process so that a test
 can measure its peak memory: ``python board_host.py BOARD_FILE TIMEOUT_S`` opens a runner
 session, ships one dummy case and prints what happened as JSON (error or result statuses, and
-the seconds the batch took)."""
+the seconds the batch took) and its peak resident memory, ``VmHWM`` of its own address space:
+what the kernel's rusage says includes the memory of the process it was forked from."""
 
 from __future__ import annotations
 
@@ -34,7 +35,16 @@ def main(board_file: str, timeout_s: str) -> dict[str, object]:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
     finally:
         session.close()
+    outcome["peak_rss"] = _peak_rss()
     return outcome
+
+
+def _peak_rss() -> int:
+    """Bytes at the peak of this program's resident memory (since its exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 if __name__ == "__main__":
