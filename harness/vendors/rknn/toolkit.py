@@ -89,7 +89,9 @@ def harness_env() -> dict[str, str]:
     holds only a link to the ``harness`` package, so an installed npu-hil's site-packages
     (numpy 2, onnx 1.18) never shadows an SDK environment's own packages."""
     path = os.pathsep.join(filter(None, [_harness_only_folder(), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path}
+    # Unbuffered: a build that crashes the child (SIGSEGV) would take the log lines still in
+    # its buffer with it, and they name the compiler pass it died in.
+    return {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
 
 
 @functools.cache
