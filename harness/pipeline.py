@@ -307,7 +307,7 @@ class CaseExecutor:
             )
         verdict = self.judge(case, observation, comparison)
         return CaseRecord(
-            **_case_fields(case, self.judged_against(case, self.sdk)),
+            **self._case_fields(case),
             backend=observation.backend,
             verdict=verdict.verdict,
             detail=verdict.detail + _decided_by(case),
@@ -360,9 +360,26 @@ class CaseExecutor:
         record.artifacts = item.folder.relative_to(self.results_dir).as_posix()
         return self._journaled(record)
 
+    def _case_fields(self, case: Case) -> dict[str, Any]:
+        """What every record of ``case`` copies from the case itself; its source names the
+        document this run's SDK is judged against (``Vendor.judged_against``)."""
+        return {
+            "id": case.id,
+            "platform": case.platform,
+            "op": case.op,
+            "dtype": case.dtype,
+            "limit": case.limit,
+            "value": case.value,
+            "documented": case.documented,
+            "source": {**case.source, **self.judged_against(case, self.sdk)},
+            "seed": case.seed,
+            "deciding_limit": case.deciding_limit,
+            "not_isolable": case.not_isolable,
+        }
+
     def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:
         return CaseRecord(
-            **_case_fields(case, self.judged_against(case, self.sdk)),
+            **self._case_fields(case),
             backend=backend,
             verdict=verdict,
             detail=detail,
@@ -386,24 +403,6 @@ class _Prepared:
     prepare_s: float  # building the model and references, writing the inputs
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
     backend_s: float = 0.0  # from when the backend could start on it to its observation
-
-
-def _case_fields(case: Case, judged_against: Mapping[str, str]) -> dict[str, Any]:
-    """What every record of ``case`` copies from the case itself; its source names the
-    document the run's SDK is judged against (``Vendor.judged_against``)."""
-    return {
-        "id": case.id,
-        "platform": case.platform,
-        "op": case.op,
-        "dtype": case.dtype,
-        "limit": case.limit,
-        "value": case.value,
-        "documented": case.documented,
-        "source": {**case.source, **judged_against},
-        "seed": case.seed,
-        "deciding_limit": case.deciding_limit,
-        "not_isolable": case.not_isolable,
-    }
 
 
 @contextmanager
