@@ -27,7 +27,9 @@ BIN = Path(sys.executable).parent  # pytest and hil of this environment
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider"]
+    # caches of its own: a host reference served from a cache raises none of its warnings
     command += ["--results", str(tmp_path / "results"), "--hil-cache", str(tmp_path / "cache")]
+    command += ["--hil-reference-cache", str(tmp_path / "references")]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
 
