@@ -29,6 +29,7 @@ from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
 from harness.catalogue.documents import Document
+from harness.catalogue.operators import OperatorCatalogue
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -72,6 +73,8 @@ class Vendor:
     # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
     # raises ValueError with the reason (not installed, say).
     sdks: Callable[[str | None], list[str]]
+    # The operators probed on a platform: its documented operators, their limits read.
+    operators: Callable[[str], OperatorCatalogue]
     # Model declarations of the vendor's own case sources (the operators' are always there).
     models: Mapping[str, OperatorSpec]
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).

@@ -28,7 +28,7 @@ from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
-from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolderError, cap_from_env, claim
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
@@ -53,7 +53,7 @@ from harness.targets.selection import (
 from harness.targets.target import Target
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM, vendor_for
+from harness.vendors import ALL_PLATFORMS, DEFAULT_PLATFORM, vendor_for
 from harness.vendors.rknn import convert as conversion_cache
 from harness.vendors.rknn.simulator import cache as sim_cache
 
@@ -81,7 +81,10 @@ class KnownIssueChangedWarning(UserWarning):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("npu-hil", "npu-hil constraint suites")
     group.addoption(
-        "--platform", default=None, help=f"target platform (default {DEFAULT_PLATFORM})"
+        "--platform",
+        default=None,
+        metavar="P[,P...]|all",
+        help=f"target platforms (default {DEFAULT_PLATFORM}); 'all': every one of the vendor",
     )
     group.addoption(
         "--backend",
@@ -257,20 +260,35 @@ def _check_folder(config: pytest.Config, option: str) -> None:
         raise pytest.UsageError(f"{name} {value!r}: folder is not writable")
 
 
-_CATALOGUE = pytest.StashKey[OperatorCatalogue]()
+_CATALOGUES = pytest.StashKey[list[OperatorCatalogue]]()
 _SDKS = pytest.StashKey[list[str]]()
 _DIRECTORY = pytest.StashKey[DirectoryCases]()
 
 
 def _platform(config: pytest.Config) -> str:
+    """``--platform`` as given: one platform, several (``rk3588,rv1106``) or ``all``."""
     return str(config.getoption("platform") or DEFAULT_PLATFORM)
 
 
+def _platforms(config: pytest.Config) -> list[str]:
+    """The run's platforms, each once, in the order given (``all``: the vendor's)."""
+    spec = _platform(config)
+    if spec == ALL_PLATFORMS:
+        return list(_vendor(config).platforms)
+    return list(dict.fromkeys(p.strip() for p in spec.split(",")))
+
+
 def _vendor(config: pytest.Config) -> Vendor:
+    """The one vendor of every platform of the run."""
+    spec = _platform(config)
+    names = [spec] if spec == ALL_PLATFORMS else [p.strip() for p in spec.split(",")]
     try:
-        return vendor_for(_platform(config))
+        vendors = [vendor_for(name) for name in names]
     except LookupError as exc:
         raise pytest.UsageError(f"--platform: {exc}") from None
+    if any(vendor is not vendors[0] for vendor in vendors):
+        raise pytest.UsageError(f"--platform {spec}: the platforms of one run share a vendor")
+    return vendors[0]
 
 
 def _sdks(config: pytest.Config) -> list[str]:
@@ -291,21 +309,31 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "strict_docs": bool(config.getoption("strict_docs")),
         "versions": {**host_versions(), **_vendor(config).versions()},
         "sdks": _sdks(config),
-        DOCUMENTS_KEY: _catalogue(config).source.document,
+        DOCUMENTS_KEY: "; ".join(c.source.document for c in _catalogues(config)),
         "boards": _discovery(config),
         UNPROBED_KEY: _unprobed(config),
         MODELS_NOT_RUN_KEY: _directory(config).not_run,
-        **_vendor(config).documented(_platform(config)),
+        **_documented(config),
     }
+
+
+def _documented(config: pytest.Config) -> dict[str, Any]:
+    """What the vendor's documents say for the run's platforms (run.json entries, lists)."""
+    vendor, spec = _vendor(config), _platform(config)
+    if spec == ALL_PLATFORMS:
+        return vendor.documented(spec)
+    merged: dict[str, Any] = {}
+    for platform in _platforms(config):
+        for key, entries in vendor.documented(platform).items():
+            merged[key] = [*merged.get(key, []), *entries]
+    return merged
 
 
 def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     """The operator limits no case probes, with the reason, for the report."""
-    catalogue = _catalogue(config)
-    if _platform(config) not in (catalogue.platform, "all"):
-        return []
     return [
-        {"limit": item.limit.id, "reason": item.reason}
+        {"platform": catalogue.platform, "limit": item.limit.id, "reason": item.reason}
+        for catalogue in _catalogues(config)
         for item in operator_cases(catalogue).unprobed
     ]
 
@@ -328,20 +356,22 @@ def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
     """What each board of the platform reports about itself (none with --backend sim)."""
     if config.getoption("backend") == "sim":
         return []
-    return [check(board, sdk=_sdks(config)[0]) for board in _platform_boards(config)]
+    return [
+        check(board, sdk=_sdks(config)[0])
+        for platform in _platforms(config)
+        for board in _platform_boards(config, platform)
+    ]
 
 
-def _platform_boards(config: pytest.Config) -> list[Board]:
-    """The inventory's boards of the run's platform, each a labgrid place with ``--lg-place``
-    or ``--lg-tags``; an invalid board file or option is a usage error."""
+def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
+    """The inventory's boards of ``platform``, each a labgrid place with ``--lg-place`` or
+    ``--lg-tags``; an invalid board file or option is a usage error."""
     option = config.getoption
     try:
         farm = farm_options(
             option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
         )
-        boards = platform_boards(
-            Path(option("boards")), _platform(config), _vendor(config).runtimes
-        )
+        boards = platform_boards(Path(option("boards")), platform, _vendor(config).runtimes)
     except BoardFileError as exc:
         raise pytest.UsageError(f"--boards: {exc}") from None
     except ValueError as exc:
@@ -349,10 +379,12 @@ def _platform_boards(config: pytest.Config) -> list[Board]:
     return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
-def _catalogue(config: pytest.Config) -> OperatorCatalogue:
-    if _CATALOGUE not in config.stash:
-        config.stash[_CATALOGUE] = load_operators()
-    return config.stash[_CATALOGUE]
+def _catalogues(config: pytest.Config) -> list[OperatorCatalogue]:
+    """The operators probed on each platform of the run."""
+    if _CATALOGUES not in config.stash:
+        vendor = _vendor(config)
+        config.stash[_CATALOGUES] = [vendor.operators(p) for p in _platforms(config)]
+    return config.stash[_CATALOGUES]
 
 
 def _directory(config: pytest.Config) -> DirectoryCases:
@@ -362,11 +394,11 @@ def _directory(config: pytest.Config) -> DirectoryCases:
         found = DirectoryCases()
         if folder:
             patterns = [p for p in config.getoption("models_select").split(",") if p]
-            operators = _catalogue(config).operators
+            operators = _catalogues(config)[0].operators
             freeze = not config.getoption("no_freeze")
             try:
                 found = directory_cases(
-                    Path(folder), _platform(config), patterns, operators, freeze
+                    Path(folder), _platforms(config)[0], patterns, operators, freeze
                 )
             except ModelFileError as exc:
                 raise pytest.UsageError(printable(f"--models: {exc}")) from None  # file names
@@ -375,21 +407,24 @@ def _directory(config: pytest.Config) -> DirectoryCases:
 
 
 def _operator_cases(config: pytest.Config) -> list[Case]:
-    catalogue = _catalogue(config)
-    if _platform(config) not in (catalogue.platform, "all"):
-        return []  # operator tables are transcribed for catalogue.platform only
-    return operator_cases(catalogue).cases
+    return [case for c in _catalogues(config) for case in operator_cases(c).cases]
+
+
+def _vendor_cases(config: pytest.Config, source: Callable[[str], list[Case]]) -> list[Case]:
+    """A vendor source's cases of the run's platforms (``all``: the source's own reading)."""
+    if _platform(config) == ALL_PLATFORMS:
+        return source(ALL_PLATFORMS)
+    return [case for platform in _platforms(config) for case in source(platform)]
 
 
 def _case_sources(config: pytest.Config) -> dict[str, Callable[[], list[Case]]]:
     """Suite name (``pytest.mark.hil_suite("<name>")``) -> its cases for this run."""
-    vendor, platform = _vendor(config), _platform(config)
     return {
         "operators": lambda: _operator_cases(config),
         "models": lambda: _directory(config).cases,
         **{
-            name: functools.partial(source, platform)
-            for name, source in vendor.case_sources.items()
+            name: functools.partial(_vendor_cases, config, source)
+            for name, source in _vendor(config).case_sources.items()
         },
     }
 
@@ -414,7 +449,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for case in cases
     ]
     if marker.args[0] == MODELS_KIND:  # the folder's models that are not cases: skipped tests
-        platform = _platform(metafunc.config)
+        platform = _platforms(metafunc.config)[0]
         params += [
             pytest.param(None, id=f"{platform}/{MODELS_KIND}/{item['model']}", marks=_skip(item))
             for item in _directory(metafunc.config).not_run
@@ -446,19 +481,26 @@ def _documented_mark(case: Case) -> pytest.MarkDecorator:
 
 
 @pytest.fixture(scope="session")
-def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseExecutor]]:
-    """SDK release -> the backend of this pytest process on it (a board, else one reused
-    simulator worker), each started when its first case comes."""
+def hil_executors(
+    pytestconfig: pytest.Config,
+) -> Iterator[Callable[[str, str], CaseExecutor]]:
+    """(SDK release, platform) -> the backend of this pytest process for them (the
+    platform's board, else the SDK's one reused simulator worker, which compiles for any
+    platform), each started when its first case comes."""
     option = pytestconfig.getoption
     results = Path(option("results"))
-    tolerances = _catalogue(pytestconfig).tolerances()
+    tolerances = {
+        op: tolerance
+        for catalogue in _catalogues(pytestconfig)
+        for op, tolerance in catalogue.tolerances().items()
+        if tolerance
+    }
     # a model of one catalogue operator is compared with that operator's tolerance
     documented = _directory(pytestconfig).documented.items()
     tolerances |= {case_op: tolerances[op] for case_op, op in documented if op in tolerances}
     vendor = _vendor(pytestconfig)
     models = {**OPERATOR_SPECS, **vendor.models, **_directory(pytestconfig).specs}
     with ExitStack() as stack:
-        board = _board(pytestconfig, stack)
         references = reference_cache.host_references
         if option("hil_reference_cache") != "off":
             cached = reference_cache.ReferenceCache(Path(option("hil_reference_cache")))
@@ -466,22 +508,25 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
             references = cached.references
 
         @functools.cache
-        def executor(sdk: str) -> CaseExecutor:
-            def simulator() -> Target:
-                cache_dir = option("hil_cache")
-                cache = None if cache_dir == "off" else Path(cache_dir)
-                return stack.enter_context(vendor.simulator(option("hil_timeout"), cache, sdk))
+        def simulator(sdk: str) -> Target:
+            cache_dir = option("hil_cache")
+            cache = None if cache_dir == "off" else Path(cache_dir)
+            return stack.enter_context(vendor.simulator(option("hil_timeout"), cache, sdk))
 
+        @functools.cache
+        def executor(sdk: str, platform: str) -> CaseExecutor:
+            board = _board(pytestconfig, platform, stack)
             backend: Target
             if board is None:
-                backend = simulator()
+                backend = simulator(sdk)
             else:
                 on_board = stack.enter_context(
                     vendor.board_target(
                         board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
                     )
                 )
-                backend = BoardWithFallback(on_board, simulator, option("board_down") == "sim")
+                fallback = functools.partial(simulator, sdk)
+                backend = BoardWithFallback(on_board, fallback, option("board_down") == "sim")
             run = _NIGHTLY[0]
             return CaseExecutor(
                 results,
@@ -501,13 +546,13 @@ def hil_executors(pytestconfig: pytest.Config) -> Iterator[Callable[[str], CaseE
         yield executor
 
 
-def _board(config: pytest.Config, leases: ExitStack) -> Board | None:
-    """This process's board, or None for the simulator (a labgrid place is leased into
-    ``leases``); says which on the terminal."""
+def _board(config: pytest.Config, platform: str, leases: ExitStack) -> Board | None:
+    """This process's board of ``platform``, or None for the simulator (a labgrid place is
+    leased into ``leases``); says which on the terminal."""
     mode = config.getoption("backend")
     if mode == "sim":
         return None
-    boards = _platform_boards(config)
+    boards = _platform_boards(config, platform)
     worker = getattr(config, "workerinput", {}).get("workerid")
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     try:
@@ -535,18 +580,20 @@ def _hil_finished(pytestconfig: pytest.Config) -> set[str]:
 
 @pytest.fixture(scope="session")
 def hil_schedulers(
-    pytestconfig: pytest.Config, hil_executors: Callable[[str], CaseExecutor]
-) -> Iterator[Callable[[str], Scheduler]]:
-    """SDK release -> the scheduler running this process's cases on it in batches
-    (``harness.scheduler``), one per SDK's executor, each with its own batch sizes."""
+    pytestconfig: pytest.Config, hil_executors: Callable[[str, str], CaseExecutor]
+) -> Iterator[Callable[[str, str], Scheduler]]:
+    """(SDK release, platform) -> the scheduler running this process's cases on them in
+    batches (``harness.scheduler``), one per executor, each with its own batch sizes."""
     largest = pytestconfig.getoption("hil_batch")
-    started: dict[str, Scheduler] = {}
+    started: dict[tuple[str, str], Scheduler] = {}
 
-    def scheduler(sdk: str) -> Scheduler:
-        if sdk not in started:
-            executor = hil_executors(sdk)
-            started[sdk] = Scheduler(executor.execute_many, BatchSizes(largest), executor.prefetch)
-        return started[sdk]
+    def scheduler(sdk: str, platform: str) -> Scheduler:
+        if (sdk, platform) not in started:
+            executor = hil_executors(sdk, platform)
+            started[sdk, platform] = Scheduler(
+                executor.execute_many, BatchSizes(largest), executor.prefetch
+            )
+        return started[sdk, platform]
 
     yield scheduler
     for each in started.values():
@@ -557,20 +604,21 @@ def hil_schedulers(
 def hil_record(
     hil_case: Case,
     hil_sdk: str,
-    hil_schedulers: Callable[[str], Scheduler],
+    hil_schedulers: Callable[[str, str], Scheduler],
     _hil_finished: set[str],
     request: pytest.FixtureRequest,
 ) -> CaseRecord:
-    """Run the case on its SDK (in a batch with the next cases on that SDK) and journal it;
-    infrastructure trouble is raised as an error."""
+    """Run the case on its SDK and platform (in a batch with the next cases on both) and
+    journal it; infrastructure trouble is raised as an error."""
     if case_key(hil_case.id, hil_sdk) in _hil_finished:
         pytest.skip(f"finished on SDK {hil_sdk} in an earlier run (--resume)")
     upcoming = (
         c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
     )
-    record = hil_schedulers(hil_sdk).record(hil_case, upcoming)
+    scheduler = hil_schedulers(hil_sdk, hil_case.platform)
+    record = scheduler.record(hil_case, upcoming)
     if latency.suspect(record):  # slower than the baseline: run just this case again
-        record = hil_schedulers(hil_sdk).rerun(hil_case)
+        record = scheduler.rerun(hil_case)
     properties = request.node.user_properties
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))

@@ -9,17 +9,18 @@ import yaml
 
 from harness.cases.case import case_seed
 from harness.cases.operators import documented_status, element_count, operator_cases, subjects
-from harness.catalogue.operators import DEFAULT_PATH, load_operators
+from harness.catalogue.operators import load_operators
 from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.models import build_model
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
+from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
 
 
 @pytest.fixture(scope="module")
 def catalogue():
-    return load_operators()
+    return seed_catalogue()
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +265,7 @@ def test_every_range_bound_is_probed_alone_or_says_why(catalogue):
 def test_cases_carry_the_contradictions_of_the_limits_they_probe(tmp_path):
     """Marking a probed limit (Pow's exponent types) reaches the probing cases' expectations,
     and only theirs; the judge then reads it from the case, not from the catalogue."""
-    raw = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    raw = yaml.safe_load(SEED_PATH.read_text(encoding="utf-8"))
     raw["operators"]["Pow"]["dtypes"]["T2"]["inconsistent"] = "a reason"
     marked = tmp_path / "rk3562-operators.yaml"
     marked.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")

@@ -19,12 +19,12 @@ import yaml
 from harness.catalogue.limits import LIMIT_KINDS, Limit
 from harness.catalogue.loader import CatalogueError, load_yaml
 from harness.catalogue.operators import (
-    DEFAULT_PATH,
     SCHEMA_PATH,
     OperatorCatalogue,
     Tolerance,
     load_operators,
 )
+from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
 
 SEED = next((Path(__file__).parents[1] / "docs" / "seeds").glob("001_*.txt"))
 SEED_LINES = SEED.read_text(encoding="utf-8").splitlines()
@@ -45,7 +45,7 @@ SUBSECTIONS = (
 
 @pytest.fixture(scope="module")
 def catalogue() -> OperatorCatalogue:
-    return load_operators()
+    return seed_catalogue()
 
 
 @pytest.fixture(scope="module")
@@ -322,9 +322,9 @@ def test_schema_is_a_valid_json_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(load_yaml(SCHEMA_PATH))
 
 
-def test_default_path_is_the_rk3562_file(catalogue: OperatorCatalogue) -> None:
-    assert DEFAULT_PATH.name == "rk3562-operators.yaml"
-    assert load_operators(DEFAULT_PATH) == catalogue
+def test_the_seed_is_the_rk3562_file(catalogue: OperatorCatalogue) -> None:
+    assert SEED_PATH.name == "rk3562-operators.yaml"
+    assert catalogue.platform == "rk3562"
 
 
 # --- spot checks against the seed ------------------------------------------------------------
@@ -477,7 +477,7 @@ def test_multi_core_status_as_stated(catalogue: OperatorCatalogue) -> None:
 
 
 def _variant(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
-    document = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    document = yaml.safe_load(SEED_PATH.read_text(encoding="utf-8"))
     change(document["operators"])
     path = tmp_path / "rk3562-operators.yaml"
     path.write_text(yaml.safe_dump(document, allow_unicode=True, sort_keys=False), "utf-8")
@@ -647,7 +647,7 @@ def test_contradictions_the_document_makes_are_marked(limits: dict[str, Limit]) 
 
 
 def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
-    raw = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    raw = yaml.safe_load(SEED_PATH.read_text(encoding="utf-8"))
     raw["operators"]["Pow"]["dtypes"]["T1"]["inconsistent"] = ""
     bad = tmp_path / "rk3562-operators.yaml"
     bad.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")

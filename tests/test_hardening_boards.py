@@ -22,7 +22,6 @@ from test_boards_inventory import board_doc, refused, write
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.pipeline import CaseExecutor
 from harness.report import write_reports
 from harness.report.bundle import make_bundle
@@ -31,6 +30,7 @@ from harness.report.matrix import build_report
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable, redact, redacted
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def test_passwords_the_run_was_given_leave_no_file(
         write(tmp_path / "boards", board_doc(auth={"password_env": "BOARD_LOGIN"})), RUNTIMES
     )
     results = tmp_path / "results"
-    case = operator_cases(load_operators()).cases[0]
+    case = operator_cases(seed_catalogue()).cases[0]
     record = CaseExecutor(results, LeakyTarget([readme, named]), recipe=recipe).execute(case)
     assert record.verdict == "infra-error", record.detail
     case_dir = results / record.artifacts

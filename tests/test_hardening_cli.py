@@ -13,12 +13,12 @@ import pytest
 from sshd import onnx_model
 from test_journal import make_record
 
-from harness.catalogue.operators import load_operators
 from harness.cli import main
 from harness.probe.runner import SelectionError, select
 from harness.probe.steps import numeric_bounds
 from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.probes import PROBES_NAME
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 HIL = Path(sys.executable).with_name("hil")
@@ -77,7 +77,7 @@ def test_a_probes_file_that_is_not_utf8_is_bad_input_naming_it(
 def test_a_k_expression_nested_thousands_deep_is_bad_input(
     expression: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bounds, _ = numeric_bounds(load_operators())
+    bounds, _ = numeric_bounds(seed_catalogue())
     with pytest.raises(SelectionError, match="nested too deeply"):
         select(bounds, expression)
     with pytest.raises(SystemExit) as stopped:

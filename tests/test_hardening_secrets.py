@@ -15,7 +15,6 @@ from test_hardening_boards import recipe
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.cases.user_models import model_case
-from harness.catalogue.operators import load_operators
 from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import prepare
 from harness.models import OPERATOR_SPECS
@@ -26,6 +25,7 @@ from harness.results.records import record_key
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import REDACTED, warn_weak_secrets
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 
 
 class LeakyBuild:
@@ -63,7 +63,7 @@ def test_a_numeric_secret_that_is_a_limit_value_leaves_case_ids_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HIL_RK3562_PW", "8192")
-    case = next(c for c in operator_cases(load_operators()).cases if c.id.endswith("=8192"))
+    case = next(c for c in operator_cases(seed_catalogue()).cases if c.id.endswith("=8192"))
     run_leaky(tmp_path, case, "8192")
     line = json.loads((tmp_path / "journal.jsonl").read_text())
     assert line["id"] == case.id and line["value"] == case.value

@@ -10,10 +10,10 @@ import pytest
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.report import write_reports
 from harness.report.sdk_matrix import build_sdk_matrix
 from harness.results.journal import Journal
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.io_cases import model_io_cases
 from harness.vendors.rknn.operator_list import catalogue
 from harness.vendors.rknn.operator_list.judged import document_version, judged_against
@@ -22,7 +22,7 @@ from tests.test_journal import make_record
 
 @pytest.fixture(scope="module")
 def expand_case() -> Case:
-    cases = operator_cases(load_operators(), ["Expand"]).cases
+    cases = operator_cases(seed_catalogue(), ["Expand"]).cases
     return next(c for c in cases if c.limit.startswith("Expand/broadcast/[b,c,1,w]"))
 
 

@@ -17,7 +17,7 @@ from onnx import numpy_helper
 
 from harness.cases.operators import documented_status, governing_limits
 from harness.catalogue.limits import Limit
-from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.catalogue.operators import OperatorCatalogue
 from harness.models import (
     DEFAULT_PARAMS,
     NCHW,
@@ -30,6 +30,7 @@ from harness.models import (
     with_subject,
 )
 from harness.models.reference import ORT, SPEC, host_references
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)
@@ -463,7 +464,7 @@ def test_hardmax_winner_clear_of_the_runner_up(axis: int) -> None:
 
 @pytest.fixture(scope="module")
 def catalogue() -> OperatorCatalogue:
-    return load_operators()
+    return seed_catalogue()
 
 
 def test_every_catalogue_operator_declares_its_model(catalogue: OperatorCatalogue) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogue.operators import load_operators
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
@@ -20,6 +19,7 @@ from harness.report.real_limits import boundary_changes, real_limits_markdown
 from harness.results.journal import JournalError
 from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_probes
 from harness.results.records import CaseRecord
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,7 +138,7 @@ def test_bad_search_arguments_are_refused() -> None:
 
 
 def test_bounds_of_the_catalogue_and_their_steps() -> None:
-    bounds, skipped = numeric_bounds(load_operators(), ops=["MaxPool", "GRU"])
+    bounds, skipped = numeric_bounds(seed_catalogue(), ops=["MaxPool", "GRU"])
     by_id = {bound.id: bound for bound in bounds}
     kernel = by_id["rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper"]
     assert (kernel.edge, kernel.direction, kernel.subject) == (7, 1, "kernel_h")
@@ -153,7 +153,7 @@ def test_bounds_of_the_catalogue_and_their_steps() -> None:
 
 
 def test_selection_matches_parts_of_the_bound_id() -> None:
-    bounds, _ = numeric_bounds(load_operators(), ops=["MaxPool", "GlobalMaxPool", "Expand"])
+    bounds, _ = numeric_bounds(seed_catalogue(), ops=["MaxPool", "GlobalMaxPool", "Expand"])
     chosen = select(bounds, "MaxPool and kernel and not float16")
     assert {b.id for b in chosen} == {
         "rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper",
@@ -278,7 +278,7 @@ def test_hil_probe_rejects_a_bad_selection() -> None:
 
 
 def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
-    bounds, _ = numeric_bounds(load_operators(), ops=["MaxPool"], dtypes=("int8",))
+    bounds, _ = numeric_bounds(seed_catalogue(), ops=["MaxPool"], dtypes=("int8",))
     (bound,) = select(bounds, "kernel_h")
     search = walk(lambda v: None if v > 8 else True, edge=7, direction=1, budget=20)
     seen = {None: ("infra error: timed out", "infra-error"), True: ("NPU, correct", "doc-drift")}

@@ -12,7 +12,6 @@ import pytest
 
 from harness import models, pipeline
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.diskcache import entries
 from harness.judge.verdict import BAD_INPUT
 from harness.models import build_model
@@ -21,6 +20,7 @@ from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_refer
 from harness.pipeline import CaseExecutor
 from harness.results.journal import read_records
 from harness.targets.job import Job
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.simulator import SimulatorPool
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
@@ -85,7 +85,7 @@ def test_an_int8_case_builds_its_model_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     [case] = [
-        c for c in operator_cases(load_operators(), ops=["MaxPool"]).cases if c.dtype == "int8"
+        c for c in operator_cases(seed_catalogue(), ops=["MaxPool"]).cases if c.dtype == "int8"
     ][:1]
     assembled: list[str] = []
     assemble = models.assemble
@@ -107,7 +107,7 @@ def test_an_int8_case_builds_its_model_once(
 
 
 def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path) -> None:
-    cases = operator_cases(load_operators(), ops=["Pow"]).cases[:4]
+    cases = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:4]
     pulled: list[str] = []
 
     def jobs() -> Iterator[Job]:
@@ -125,7 +125,7 @@ def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path
 
 
 def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> None:
-    cases = operator_cases(load_operators(), ops=["MaxPool"]).cases[:2]
+    cases = operator_cases(seed_catalogue(), ops=["MaxPool"]).cases[:2]
     cache = ReferenceCache(tmp_path / "ref")
     with SimulatorPool(workers=1) as pool:
         first = list(
@@ -143,7 +143,7 @@ def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> No
 def test_a_users_case_that_cannot_be_prepared_is_refused_at_its_turn_and_the_batch_goes_on(
     tmp_path: Path,
 ) -> None:
-    good = operator_cases(load_operators(), ops=["Pow"]).cases[:2]
+    good = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:2]
     broken = [
         dataclasses.replace(case, id=f"user/{i}", op="NoSuchModel", from_user=True)
         for i, case in enumerate(good)
@@ -158,7 +158,7 @@ def test_a_users_case_that_cannot_be_prepared_is_refused_at_its_turn_and_the_bat
 
 
 def test_a_generated_case_that_cannot_be_prepared_raises_at_its_turn(tmp_path: Path) -> None:
-    good = operator_cases(load_operators(), ops=["Pow"]).cases[:2]
+    good = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:2]
     broken = dataclasses.replace(good[0], id="generated/broken", op="NoSuchModel")
     with SimulatorPool(workers=1) as pool:
         stream = CaseExecutor(tmp_path, pool).execute_many([good[0], broken, good[1]])

@@ -21,12 +21,12 @@ from sshd import runner_processes
 from harness.boards.inventory import Board
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.pipeline import CaseExecutor
 from harness.results.journal import read_records
 from harness.scheduler import BatchSizes, Scheduler
 from harness.targets.job import Job
 from harness.vendors.rknn.board import BoardBackend
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.convert import Conversion, ConversionCache
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
@@ -40,7 +40,7 @@ SIM_CACHE = sim_cache.DEFAULT_DIR
 
 
 def pow_cases(count: int) -> list[Case]:
-    cases = [c for c in operator_cases(load_operators()).cases if c.op == "Pow"]
+    cases = [c for c in operator_cases(seed_catalogue()).cases if c.op == "Pow"]
     return [c for c in cases if c.dtype == "float16"][:count]
 
 

@@ -8,7 +8,6 @@ from test_journal import make_record
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
@@ -26,6 +25,7 @@ from harness.pipeline import GENERIC_JUDGE
 from harness.report.matrix import case_facts
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.io_cases import platform_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES, WIDTH_LIMIT
@@ -36,7 +36,7 @@ REF = [np.arange(6, dtype=np.float32)]
 TOL = tolerance_for("float16")
 MATCH = compare(REF, REF, TOL)
 MISMATCH = compare([REF[0] + 1], REF, TOL)
-OPERATOR_CASES = {c.id: c for c in operator_cases(load_operators(), ops=["Pow", "GRU"]).cases}
+OPERATOR_CASES = {c.id: c for c in operator_cases(seed_catalogue(), ops=["Pow", "GRU"]).cases}
 CASES = {
     "supported": OPERATOR_CASES["rk3562/Pow/float16/typical"],
     "outside": OPERATOR_CASES["rk3562/Pow/float16/values=4"],

@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
+from harness.catalogue.formulas import holds
 from harness.catalogue.limits import Limit
-from harness.catalogue.operators import Operator, OperatorCatalogue
+from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
 from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
 from harness.models import PROBING, Broadcast, subjects, with_subject
 from harness.models.budget import SizeBudget, size_budget
@@ -53,25 +55,42 @@ def element_count(op: str, params: Mapping[str, Any]) -> int:
 # -- the documented status of a set of subjects ---------------------------------------------
 
 
-def governing_limits(catalogue: OperatorCatalogue, op: Operator) -> list[Limit]:
+def governing_limits(catalogue: OperatorCatalogue, op: DocumentedOperator) -> list[Limit]:
     """The operator's limits plus those it adopts ("broadcasting constraints same as Expand")."""
     limits = op.limits()
     adopted = {limit.rule["same_as"] for limit in limits if limit.kind == "broadcast-support"}
-    for name in sorted(adopted):
+    for name in sorted(adopted & set(catalogue.operators)):
         limits += [lim for lim in catalogue.operators[name].limits() if lim.kind == "broadcast"]
     return limits
 
 
 def documented_status(
-    op: Operator, limits: Iterable[Limit], dtype: str, found: Mapping[str, Any]
+    op: DocumentedOperator, limits: Iterable[Limit], dtype: str, found: Mapping[str, Any]
 ) -> tuple[str, ...]:
-    """Ids of the ``limits`` (of ``op``) that ``found`` (subjects) and ``dtype`` break."""
+    """Ids of the ``limits`` (of ``op``) that ``found`` (subjects) and ``dtype`` break.
+
+    A limit stated for one type variable only (Transpose's ``type: T2``) applies to the cases
+    whose dtype that variable documents: ``found`` gains the ``type`` of ``dtype``."""
     broken = []
-    if dtype not in op.data_dtypes():
+    documented = op.data_dtypes()
+    if documented and dtype not in documented:
         broken.append(f"{op.name}/dtype")
     dtype_subjects = PROBING[op.name].dtype_subjects
+    found = {**found, TYPE: _type_variables(limits, dtype)}
     broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
     return tuple(broken)
+
+
+TYPE = "type"  # the condition key naming type variables
+
+
+def _type_variables(limits: Iterable[Limit], dtype: str) -> frozenset[str]:
+    """The type variables whose Tensor types include ``dtype``."""
+    return frozenset(
+        limit.subject
+        for limit in limits
+        if limit.kind == "dtype" and limit.rule.get("kinds", {}).get(dtype) == "Tensor"
+    )
 
 
 def _key(limit: Limit) -> str:
@@ -79,7 +98,17 @@ def _key(limit: Limit) -> str:
 
 
 def _applies(limit: Limit, found: Mapping[str, Any]) -> bool:
-    return all(found.get(k) in allowed for k, allowed in limit.condition.items())
+    return all(_one_of(found.get(k), allowed) for k, allowed in limit.condition.items())
+
+
+def _one_of(value: Any, allowed: Iterable[Any]) -> bool:
+    """Whether a subject's value is among a condition's; a document's ``3/-1`` or ``T1/T2``
+    names either, and ``type`` holds every variable of the case's dtype."""
+    if isinstance(value, frozenset):
+        return any(part in value for option in allowed for part in str(option).split("/"))
+    return value in allowed or any(
+        str(value) in str(option).split("/") for option in allowed if isinstance(option, str)
+    )
 
 
 def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
@@ -92,14 +121,20 @@ def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[s
     if kind == "multiple-of" and key in found:
         value = found[key]
         return value <= limit.rule["when_greater_than"] or value % limit.rule["multiple_of"] == 0
-    if kind in ("values", "fixed") and key in found and limit.values is not None:
+    if kind in ("values", "fixed", "enum") and key in found and limit.values is not None:
         return found[key] in limit.values
     if kind == "unsupported" and key in found:
         return not found[key]
+    if kind == "absent":
+        return False
+    if kind == "product" and "expression" in limit.rule:  # an operator list's: when, at_most
+        return holds(limit.rule, found)
     if kind == "product":
         factors = limit.rule["factors"]
         if all(f in found for f in factors):
             return math.prod(found[f] for f in factors) < limit.rule["less_than"]
+    if kind == "formula":
+        return holds(limit.rule, found)
     if kind == "broadcast" and found.get("form") == limit.rule["from"] and key in found:
         assert limit.interval is not None
         return found[key] in limit.interval
@@ -169,7 +204,7 @@ def _range_probes(limit: Limit) -> list[int]:
 
 
 def _range_variants(
-    op: Operator, limit: Limit, base: dict[str, Any], limits: Sequence[Limit]
+    op: DocumentedOperator, limit: Limit, base: dict[str, Any], limits: Sequence[Limit]
 ) -> list[Variant]:
     """The bounds of ``limit`` and the first value above, each with the nearest value crossing
     no other limit when it cannot (inward for a bound, outward up to twice the upper bound,
@@ -180,7 +215,7 @@ def _range_variants(
 
     def alone(value: int) -> bool:
         found = subjects(op.name, with_subject(op.name, base, key, value))
-        broken = documented_status(op, limits, op.data_dtypes()[0], found)
+        broken = documented_status(op, limits, (*op.data_dtypes(), *DTYPES)[0], found)
         return not _crossed_besides(limit, broken, limits)
 
     nearest = {
@@ -196,19 +231,36 @@ def _range_variants(
     return _probes(op.name, base, key, probes)
 
 
-def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[Variant] | str:
+def _condition_params(limit: Limit) -> dict[str, Any]:
+    """The parameters a conditional limit needs: each condition's first value (of a
+    document's ``3/-1``, the first); a type variable is left to the case's dtype."""
+    params: dict[str, Any] = {}
+    for key, values in limit.condition.items():
+        first = values[0]
+        if isinstance(first, str) and re.fullmatch(r"-?\d+(/-?\d+)+", first):
+            first = int(first.split("/")[0])
+        if key != TYPE:
+            params[key] = first
+    return params
+
+
+def _variants(
+    op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
+) -> list[Variant] | str:
     """Parameter variants probing ``limit``, or the reason it cannot be probed."""
     name, key = op.name, _key(limit)
     kind = limit.kind
     declared = PROBING[name]
-    base: dict[str, Any] = {k: v[0] for k, v in limit.condition.items()}
+    base = _condition_params(limit)
+    if limit.rule.get("when"):
+        return f"applies only when {limit.rule['when']}, which the model does not vary"
     try:
         if kind == "range":
             return _range_variants(op, limit, base, governing_limits(catalogue, op))
         if kind == "multiple-of":
             step, above = limit.rule["multiple_of"], limit.rule["when_greater_than"]
             return _probes(name, base, key, sorted({above, step, 2 * step, step - 1, step + 1}))
-        if kind == "values":
+        if kind in ("values", "enum"):
             assert limit.values is not None
             values = (*limit.values, *declared.outside_values.get(key, ()))
             if len(values) == 1 and key in declared.fixed:
@@ -218,7 +270,11 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
         if kind == "unsupported" and key in subjects(name, base):
             return _probes(name, base, key, [1])
         if kind == "product":
-            return _product_variants(name, limit)
+            return _product_variants(name, limit, base)
+        if kind == "formula":
+            return _formula_variants(name, limit, base)
+        if kind == "absent":
+            return [Variant("typical", {})]
         if kind == "broadcast" and declared.broadcast:
             return _broadcast_variants(declared.broadcast, limit, _range_probes(limit))
         if (
@@ -242,6 +298,9 @@ def _variants(op: Operator, limit: Limit, catalogue: OperatorCatalogue) -> list[
 
 
 _UNPROBED_REASONS = {
+    "rank": "the models have the documented rank; other ranks are not built",
+    "no-limit": "the document states no limit",
+    "free-text": "kept as the document's words only: nothing to vary",
     "quantization": "the int8 cases use the toolkit's default per-layer quantization; the "
     "scheme itself is not varied",
     "multi-core": "the simulator has no NPU cores to observe",
@@ -255,16 +314,38 @@ def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> l
     return [Variant(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
 
 
-def _product_variants(op: str, limit: Limit) -> list[Variant]:
-    cap = limit.rule["less_than"]
-    side = math.isqrt(cap)  # 16384 = 128 * 128; 127 * 129 = 16383 is the largest inside
-    a, b = limit.rule["factors"]
-    axis = {k: v[0] for k, v in limit.condition.items()}
+def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]:
+    """Two factors just inside and at the cap (127*129 and 128*128 for < 16384), further
+    factors held at 1; a single factor at the cap's two sides."""
+    rule = limit.rule
+    cap = rule["less_than"] if "less_than" in rule else rule["at_most"] + 1
+    factors: list[str] = list(rule["factors"])
+    if len(factors) == 1:
+        return _probes(op, base, factors[0], [cap - 1, cap])
+    *held, a, b = factors
+    for factor in held:
+        base = with_subject(op, base, factor, 1)
+    side = math.isqrt(cap)
     found = []
-    for x, y in ((side - 1, side + 1), (side, side)):
-        p = with_subject(op, with_subject(op, axis, a, x), b, y)
+    for x, y in ((side - 1, side + 1), (side, -(-cap // side))):
+        p = with_subject(op, with_subject(op, base, a, x), b, y)
         found.append(Variant(f"{a}*{b}={x * y}", p))
     return found
+
+
+_MODULUS = re.compile(r"(\w+(?:\*\w+)*)%(\d+)=0")
+
+
+def _formula_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant] | str:
+    """``h1*w1%8=0``: the first name at the modulus and one above, the others at 1."""
+    match = _MODULUS.fullmatch(limit.rule["expression"].replace(" ", ""))
+    if match is None:
+        return "a formula over several quantities: every case is checked against it"
+    first, *others = match.group(1).split("*")
+    for other in others:
+        base = with_subject(op, base, other, 1)
+    step = int(match.group(2))
+    return _probes(op, base, first, [step, step + 1])
 
 
 def _broadcast_variants(
@@ -300,7 +381,7 @@ def _adopted_broadcast_variants(
 # -- single variants, for a search along one bound (``harness.probe``) ----------------------
 
 
-def bound_variant(op: Operator, limit: Limit, value: int) -> Variant:
+def bound_variant(op: DocumentedOperator, limit: Limit, value: int) -> Variant:
     """The model probing a numeric ``limit`` (range, broadcast, product) at ``value``: the
     parameters the generator's cases of ``limit`` vary, set to ``value``; a product's second
     factor, the first held at the square root of the cap.
@@ -309,7 +390,7 @@ def bound_variant(op: Operator, limit: Limit, value: int) -> Variant:
     kind with no single numeric subject.
     """
     key, declared = _key(limit), PROBING[op.name]
-    base: dict[str, Any] = {k: v[0] for k, v in limit.condition.items()}
+    base = _condition_params(limit)
     if limit.kind == "range":
         return _probes(op.name, base, key, [value])[0]
     if limit.kind == "broadcast" and declared.broadcast:
@@ -323,7 +404,11 @@ def bound_variant(op: Operator, limit: Limit, value: int) -> Variant:
 
 
 def variant_case(
-    catalogue: OperatorCatalogue, op: Operator, limit: Limit, dtype: str, variant: Variant
+    catalogue: OperatorCatalogue,
+    op: DocumentedOperator,
+    limit: Limit,
+    dtype: str,
+    variant: Variant,
 ) -> Case:
     """The case the generator makes of ``variant`` probing ``limit`` in ``dtype``: the same
     id, documented status, deciding limit and expectations."""
@@ -339,13 +424,18 @@ def operator_cases(
     catalogue: OperatorCatalogue, ops: Iterable[str] | None = None, max_elements: int | None = None
 ) -> CaseSet:
     """Every case of every operator (or of ``ops``), in catalogue order, ids unique; a model
-    over ``max_elements`` (default: the size budget's) is listed as unprobed instead."""
+    over ``max_elements`` (default: the size budget's) is listed as unprobed instead, as are
+    the limits of an operator no model is declared for."""
     budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
     result = CaseSet()
     by_params: dict[tuple[str, str, str], int] = {}
     wanted = set(ops) if ops is not None else None
     for op in catalogue.operators.values():
         if wanted is not None and op.name not in wanted:
+            continue
+        if op.name not in PROBING:
+            why = f"no model of {op.name} is declared yet (harness.models)"
+            result.unprobed.extend(Unprobed(limit, why) for limit in op.limits())
             continue
         proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
         for limit in op.limits():
@@ -360,18 +450,29 @@ def operator_cases(
                 assert probed is not None  # the typical model is always small
                 result.unprobed.append(Unprobed(probed, f"{what}: {over}"))
                 continue
-            dtypes = DTYPES if probed is None else op.data_dtypes()
+            dtypes = DTYPES if probed is None else _probed_dtypes(op, probed)
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
                 _add_case(result, by_params, catalogue, op, dtype, probed, variant)
     return result
 
 
+def _probed_dtypes(op: DocumentedOperator, limit: Limit) -> list[str]:
+    """The dtypes a limit is probed in: those the operator documents, of the limit's type
+    variables when it names some."""
+    limits, types = op.limits(), limit.condition.get(TYPE)
+    return [
+        dtype
+        for dtype in op.data_dtypes()
+        if dtype in DTYPES and (types is None or _one_of(_type_variables(limits, dtype), types))
+    ]
+
+
 def _add_case(
     result: CaseSet,
     by_params: dict[tuple[str, str, str], int],
     catalogue: OperatorCatalogue,
-    op: Operator,
+    op: DocumentedOperator,
     dtype: str,
     limit: Limit | None,
     variant: Variant,
@@ -391,7 +492,8 @@ def _add_case(
     found = subjects(op.name, params)
     broken = documented_status(op, limits, dtype, found)
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
-    source_limit = limit or next(lim for lim in op.limits() if lim.kind == "dtype")
+    stated = op.limits()
+    source_limit = limit or next((lim for lim in stated if lim.kind == "dtype"), stated[0])
     seed_file, _, section = source_limit.source.partition(" § ")
     by_params[key] = len(result.cases)
     result.cases.append(

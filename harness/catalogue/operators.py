@@ -1,8 +1,11 @@
 """Operator constraint catalogue: the vendor's per-operator limits as checked, typed data.
 
-``load_operators`` reads a ``<platform>-operators.yaml`` (shape: ``operators.schema.yaml``),
-checks its meaning and returns an ``OperatorCatalogue``. ``OperatorCatalogue.limits()``
-flattens it into ``Limit`` records, the unit that case generation and reports count.
+``load_operators`` reads a ``<platform>-operators.yaml`` (shape: ``operators.schema.yaml``; a
+vendor keeps its files), checks its meaning and returns an ``OperatorCatalogue``.
+``OperatorCatalogue.limits()`` flattens it into ``Limit`` records, the unit that case
+generation and reports count. A catalogue may also hold ``ListedOperator``s: operators as a
+whole-document operator list states them (``harness.catalogue.documents.Entry``), their limits
+already read; case generation sees either through ``DocumentedOperator``.
 
 A limit stated once per tensor role counts once per role (GRU's hidden_size range appears in
 W, R, B, initial_h, Y and Y_h: six limits). Recommendations ("no limitation, 4-alignment
@@ -24,15 +27,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, Protocol
 
 from harness.catalogue.intervals import Interval
 from harness.catalogue.limits import Condition, Limit, LimitKind, Scalar
 from harness.catalogue.loader import DATA_DIR, CatalogueError, key_path, load_validated
 
-DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
 SCHEMA_PATH = DATA_DIR / "operators.schema.yaml"
 
 
@@ -207,6 +209,46 @@ class Operator:
 
 
 @dataclass(frozen=True)
+class ListedOperator:
+    """An operator as a whole-document operator list states it: its limits as read, under the
+    name of the model that probes it (``ConvolutionLeakyRelu`` of the entry
+    ``ConvolutionPRelu/LeakyRelu``)."""
+
+    name: str
+    section: str
+    stated: tuple[Limit, ...]
+    tolerance: Mapping[str, Tolerance] = field(default_factory=dict)
+
+    def data_dtypes(self) -> tuple[str, ...]:
+        """Every Tensor data type any of its type variables documents, in document order: a
+        list names no data tensor's variable reliably (Transpose's X is T1, yet T2 holds its
+        float16)."""
+        found: dict[str, None] = {}
+        for limit in self.stated:
+            if limit.kind == "dtype":
+                kinds = limit.rule.get("kinds", {})
+                found |= {str(d): None for d in limit.values or () if kinds.get(d) == "Tensor"}
+        return tuple(found)
+
+    def limits(self) -> list[Limit]:
+        return list(self.stated)
+
+
+class DocumentedOperator(Protocol):
+    """What case generation reads of an operator, whichever document it comes from."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tolerance(self) -> Mapping[str, Tolerance]: ...
+
+    def data_dtypes(self) -> tuple[str, ...]: ...
+
+    def limits(self) -> list[Limit]: ...
+
+
+@dataclass(frozen=True)
 class Source:
     file: str
     title: str
@@ -219,7 +261,7 @@ class OperatorCatalogue:
     sdk: str
     platform: str
     source: Source
-    operators: Mapping[str, Operator]
+    operators: Mapping[str, DocumentedOperator]
 
     def limits(self) -> list[Limit]:
         return [limit for op in self.operators.values() for limit in op.limits()]
@@ -666,9 +708,8 @@ def _located_roles(
             yield (*at, key, i), role
 
 
-def load_operators(path: Path | None = None) -> OperatorCatalogue:
-    """Load and check an operator catalogue (default: RKNN2 2.5.0, RK3562)."""
-    path = path or DEFAULT_PATH
+def load_operators(path: Path) -> OperatorCatalogue:
+    """Load and check the operator catalogue at ``path``."""
     document = load_validated(path, SCHEMA_PATH)
     reader = _Reader(path)
     seed = document["source"]["file"]

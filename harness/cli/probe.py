@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
-from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.catalogue.operators import OperatorCatalogue
 from harness.cli.output import emit
 from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
@@ -116,12 +116,10 @@ def run_probe(args: argparse.Namespace) -> int:
         vendor = vendor_for(args.platform)
     except LookupError as exc:
         parser.error(f"--platform: {exc}")
-    catalogue = load_operators()
-    if args.platform != catalogue.platform:
-        parser.error(
-            f"--platform {args.platform}: the operator tables are transcribed for "
-            f"{catalogue.platform} only"
-        )
+    try:
+        catalogue = vendor.operators(args.platform)
+    except LookupError as exc:  # "all", or a platform its documents have no section for
+        parser.error(f"--platform {args.platform}: {exc}")
     try:
         elements = size_budget().elements
     except ValueError as exc:  # it names the variable and the value

@@ -27,9 +27,9 @@ from harness.cases.operators import (
     variant_case,
 )
 from harness.catalogue.limits import Limit
-from harness.catalogue.operators import Operator, OperatorCatalogue
+from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
-from harness.models import ModelParamError, build_model
+from harness.models import PROBING, ModelParamError, build_model
 from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
 
@@ -42,7 +42,7 @@ class Bound:
     """One side of one numeric limit, in one dtype: what one search walks along."""
 
     catalogue: OperatorCatalogue
-    op: Operator
+    op: DocumentedOperator
     limit: Limit
     dtype: str
     side: str  # UPPER or LOWER
@@ -105,8 +105,8 @@ def numeric_bounds(
     bounds: list[Bound] = []
     skipped: list[Skipped] = []
     for op in catalogue.operators.values():
-        if ops is not None and op.name not in ops:
-            continue
+        if (ops is not None and op.name not in ops) or op.name not in PROBING:
+            continue  # an operator no model is declared for has no bound to search
         op_dtypes = [d for d in op.data_dtypes() if d in (dtypes or DTYPES)]
         for limit in op.limits():
             if limit.kind not in NUMERIC_KINDS:
@@ -124,13 +124,17 @@ def numeric_bounds(
     return bounds, skipped
 
 
-def _sides(catalogue: OperatorCatalogue, op: Operator, limit: Limit, dtype: str) -> list[Bound]:
+def _sides(
+    catalogue: OperatorCatalogue, op: DocumentedOperator, limit: Limit, dtype: str
+) -> list[Bound]:
     def bound(
         side: str, edge: int, floor: int, subject: str, documented: str, smallest: int = 1
     ) -> Bound:
         return Bound(catalogue, op, limit, dtype, side, edge, floor, subject, documented, smallest)
 
     if limit.kind == "product":
+        if len(limit.rule["factors"]) != 2 or "less_than" not in limit.rule:
+            return []  # searched along one factor, the other at the cap's square root
         a, b = limit.rule["factors"]
         cap = limit.rule["less_than"]
         side = math.isqrt(cap)

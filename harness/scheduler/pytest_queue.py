@@ -4,8 +4,8 @@ In a plain run that is the session's items after the current one (``-k`` and mar
 already deselected theirs); under pytest-xdist it is the worker's own queue, the tests the
 controller has sent it so far, so a worker never runs a case meant for another. Only tests
 that take their record from the ``hil_record`` fixture count, and not those marked skip. With
-``--sdk`` a case runs once per SDK release, each on its own backend: only the tests on the same
-SDK as the current one count.
+``--sdk`` a case runs once per SDK release, and each platform of the run has its own board:
+only the tests on the same SDK and platform as the current one count.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ _POSITIONS = pytest.StashKey[dict[str, int]]()
 
 
 def upcoming_cases(item: pytest.Item) -> Iterator[Case]:
-    """The cases of the tests this process runs after ``item`` on the same SDK, in the order
-    it runs them."""
-    sdk = _sdk_of(item)
+    """The cases of the tests this process runs after ``item`` on the same SDK and platform,
+    in the order it runs them."""
+    sdk, current = _sdk_of(item), _case_of(item)
+    platform = current.platform if current is not None else None
     for other in _upcoming_items(item):
         case = _case_of(other)
-        if case is not None and _sdk_of(other) == sdk:
+        if case is not None and _sdk_of(other) == sdk and case.platform == platform:
             yield case
 
 

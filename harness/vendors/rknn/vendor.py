@@ -9,6 +9,7 @@ from harness.pipeline import Vendor
 from harness.report.io_section import MODEL_IO_KEY
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
+from harness.vendors.rknn.catalogue.operators import operator_catalogue
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
@@ -56,6 +57,7 @@ VENDOR = Vendor(
     default_platform=DEFAULT_PLATFORM,
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
     sdks=_sdks,
+    operators=operator_catalogue,
     models=MODELS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,

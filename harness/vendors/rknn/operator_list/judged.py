@@ -6,9 +6,11 @@ as far as the seeds go: seed 001 for the RK3562 operators it covers and seed 003
 I/O tables are 2.5.0's own documents; for anything else 2.5.0 falls back to V2.3.2, and the
 record says so (``fallback``).
 
-The cases are generated from the seeds. A case run on another release carries what that
-release's own document says of the same limit (``document_reading``), so the report can tell
-a verdict that changed because the document changed from one that changed because the SDK did.
+The cases are generated from seed 001 on RK3562 and from the newest operator list elsewhere
+(``harness.vendors.rknn.catalogue.operators``). A case run on another release carries what
+that release's own document says of the same limit (``document_reading``: for a seed limit its
+counterpart, for a listed one the limit of the same id), so the report can tell a verdict that
+changed because the document changed from one that changed because the SDK did.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterable
 from harness.cases.case import Case
 from harness.catalogue.documents import Document, Group, reading
 from harness.catalogue.limits import Limit
-from harness.catalogue.operators import load_operators
+from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
 from harness.vendors.rknn.operator_list.catalogue import TITLE, load, versions
 
 MODEL_IO_SEED = "003"  # the model-I/O seed's number, as its file name starts
@@ -38,7 +40,7 @@ def document_version(sdk: str) -> str | None:
 
 @functools.cache
 def _seed_operators() -> tuple[str, str, frozenset[str], dict[str, Limit]]:
-    seed = load_operators()
+    seed = seed_catalogue()
     limits = {limit.id: limit for limit in seed.limits()}
     return seed.sdk.rsplit("-", 1)[-1], seed.platform, frozenset(seed.operators), limits
 
@@ -108,6 +110,8 @@ def judged_against(case: Case, sdk: str) -> dict[str, str]:
 def _judged(
     seed_file: str, op: str, platform: str, limit_id: str, sdk: str
 ) -> Iterable[tuple[str, str]]:
+    if seed_file.startswith(TITLE):
+        return _judged_listed(seed_file[len(TITLE) :].strip(), op, platform, limit_id, sdk)
     seed_sdk, seed_platform, seed_ops, seed_limits = _seed_operators()
     version = document_version(sdk)
     own = f"seed {seed_file.split('_')[0]} (RKNN2 {seed_sdk})"
@@ -119,30 +123,75 @@ def _judged(
         return (("judged_against", own),)
     if version is None:
         return (("judged_against", own), ("fallback", f"no operator list at or before {sdk}"))
-    doc = load(version)
-    out: list[tuple[str, str]] = []
-    if f"V{sdk}" != version:
-        out.append(("fallback", f"no public operator list for {sdk}; the newest before it"))
+    out = _release_note(version, sdk)
     try:
-        group = doc.group(platform)
+        group = load(version).group(platform)
     except LookupError:
         return (("judged_against", own), ("fallback", f"{version} has no {platform} section"))
     entry = group.entry(op)
     seed_limit = seed_limits.get(limit_id)
     other = counterpart(seed_limit, group) if entry is not None and seed_limit else None
     if entry is None or other is None:
-        what = "operator" if entry is None else "limit"
-        out += [
-            ("judged_against", own),
-            ("fallback", f"{version} has no counterpart of this {what} (§ {group.section})"),
-        ]
-        return tuple(out)
-    said = [("document_reading", reading(other)), ("document_text", other.text)]
-    where = f"{TITLE} {version} § {entry.section}, p. {other.page}"
-    if seed_limit is None or same_reading(seed_limit, other):
-        return (*out, ("judged_against", where), *said)
-    # The case's expectation is the seed's; the release's own document says otherwise.
-    changed = f"{own}: {reading(seed_limit)}; {version}: {reading(other)}"
+        return (*out, *_no_counterpart(own, version, group.section, entry is None))
+    return (*out, *_compared(own, seed_limit, other, version, entry.section))
+
+
+def _judged_listed(
+    generated: str, op: str, platform: str, limit_id: str, sdk: str
+) -> Iterable[tuple[str, str]]:
+    """A case generated from operator list ``generated``, on ``sdk``: the same limit (same
+    id) in the SDK's own list."""
+    own = f"{TITLE} {generated}"
+    version = document_version(sdk)
+    if version is None:
+        return (("judged_against", own), ("fallback", f"no operator list at or before {sdk}"))
+    out = _release_note(version, sdk)
+    mine = _listed_limits(platform, generated, op).get(limit_id)
+    if version == generated:
+        where = f"{own} § {mine.source.split(' § ')[-1]}, p. {mine.page}" if mine else own
+        return (*out, ("judged_against", where))
+    try:
+        group = load(version).group(platform)
+    except LookupError:
+        return (("judged_against", own), ("fallback", f"{version} has no {platform} section"))
+    theirs = _listed_limits(platform, version, op)
+    other = theirs.get(limit_id)
+    if not theirs or other is None:
+        return (*out, *_no_counterpart(own, version, group.section, not theirs))
+    return (*out, *_compared(own, mine, other, version, other.source.split(" § ")[-1]))
+
+
+def _listed_limits(platform: str, version: str, op: str) -> dict[str, Limit]:
+    found = operator_catalogue(platform, version).operators.get(op)
+    return {limit.id: limit for limit in found.limits()} if found else {}
+
+
+def _release_note(version: str, sdk: str) -> list[tuple[str, str]]:
+    if f"V{sdk}" == version:
+        return []
+    return [("fallback", f"no public operator list for {sdk}; the newest before it")]
+
+
+def _no_counterpart(
+    own: str, version: str, section: str, operator: bool
+) -> tuple[tuple[str, str], ...]:
+    what = "operator" if operator else "limit"
+    return (
+        ("judged_against", own),
+        ("fallback", f"{version} has no counterpart of this {what} (§ {section})"),
+    )
+
+
+def _compared(
+    own: str, mine: Limit | None, other: Limit, version: str, section: str
+) -> tuple[tuple[str, str], ...]:
+    """Judged against ``version``'s ``other`` when it reads as the case's ``mine`` does;
+    else the case keeps its own document's reading and says how the two differ."""
+    said = (("document_reading", reading(other)), ("document_text", other.text))
+    where = f"{TITLE} {version} § {section}, p. {other.page}"
+    if mine is None or same_reading(mine, other):
+        return (("judged_against", where), *said)
+    changed = f"{own}: {reading(mine)}; {version}: {reading(other)}"
     return (
         ("judged_against", own),
         ("fallback", f"{version} reads the limit otherwise; the case keeps {own}'s ({where})"),

@@ -1,0 +1,97 @@
+"""Whether a model's quantities satisfy a documented formula (``h1*w1<16*p``, ``h1%16=0``).
+
+A ``formula`` or ``product`` limit read from an operator list keeps its comparison as written
+(``rule["expression"]``, ``=`` meaning equality), the named constants it uses
+(``rule["constants"]``: ``{"p": 8192}``), possibly a precondition (``rule["when"]``:
+``dilated_kernel_h > 1``) and ``rule["unsupported_when"]`` when the document lists the
+comparison as what is not supported. Expressions are evaluated over integers with a closed
+grammar (names, integers, + - * / % and comparisons), never by ``eval``.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_SINGLE_EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
+
+
+class FormulaError(ValueError):
+    """An expression outside the grammar; names the expression."""
+
+
+def parse(expression: str) -> ast.Expression:
+    """The expression's syntax tree, checked against the grammar."""
+    try:
+        tree = ast.parse(_SINGLE_EQUALS.sub("==", expression), mode="eval")
+    except SyntaxError:
+        raise FormulaError(f"not a formula: {expression!r}") from None
+    for node in ast.walk(tree):
+        allowed = (ast.Expression, ast.Compare, ast.BinOp, ast.UnaryOp, ast.USub, ast.Name)
+        kinds = (*allowed, ast.Load, *_BINARY, *_COMPARE)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            continue
+        if not isinstance(node, kinds):
+            raise FormulaError(f"{type(node).__name__} in formula {expression!r}")
+    return tree
+
+
+def names(expression: str) -> set[str]:
+    return {node.id for node in ast.walk(parse(expression)) if isinstance(node, ast.Name)}
+
+
+def evaluate(expression: str, values: Mapping[str, Any]) -> Any:
+    """The expression's value with ``values`` for its names (KeyError for a missing one)."""
+    return _value(parse(expression).body, values)
+
+
+def _value(node: ast.expr, values: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp):
+        return -_value(node.operand, values)
+    if isinstance(node, ast.BinOp):
+        return _BINARY[type(node.op)](_value(node.left, values), _value(node.right, values))
+    assert isinstance(node, ast.Compare)
+    left = _value(node.left, values)
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        right = _value(right_node, values)
+        if not _COMPARE[type(op)](left, right):
+            return False
+        left = right
+    return True
+
+
+def holds(rule: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
+    """Whether quantities ``found`` satisfy the limit whose ``rule`` this is; a formula over
+    a quantity ``found`` lacks, or whose precondition does not hold, does not apply."""
+    known = {**found, **rule.get("constants", {})}
+    when = rule.get("when")
+    try:
+        if when and not evaluate(when, known):
+            return True
+        result = bool(evaluate(rule["expression"], known))
+    except KeyError:
+        return True
+    return not result if rule.get("unsupported_when") else result
