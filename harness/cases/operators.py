@@ -58,7 +58,11 @@ def element_count(op: str, params: Mapping[str, Any]) -> int:
 def governing_limits(catalogue: OperatorCatalogue, op: DocumentedOperator) -> list[Limit]:
     """The operator's limits plus those it adopts ("broadcasting constraints same as Expand")."""
     limits = op.limits()
-    adopted = {limit.rule["same_as"] for limit in limits if limit.kind == "broadcast-support"}
+    adopted = {
+        str(lim.rule["same_as"])
+        for lim in limits
+        if lim.kind == "broadcast-support" and "same_as" in lim.rule
+    }
     for name in sorted(adopted & set(catalogue.operators)):
         limits += [lim for lim in catalogue.operators[name].limits() if lim.kind == "broadcast"]
     return limits
@@ -174,8 +178,8 @@ def _decision(
     if not broken:
         return "", ""
     probed = next((limit for limit in limits if limit.id == bound), None)
-    if probed is None:  # the operator's data dtype, broken only by itself
-        return bound, ""
+    if probed is None:  # the operator's data dtype, or a typical model of an absent operator
+        return (bound if bound in broken else broken[0]), ""
     reasons = []
     for other in _crossed_besides(probed, broken, limits):
         key = _key(other)
@@ -281,6 +285,7 @@ def _variants(
             kind == "broadcast-support"
             and declared.broadcast
             and limit.role == declared.broadcast.operand
+            and "same_as" in limit.rule
         ):
             return _adopted_broadcast_variants(declared.broadcast, limit, catalogue)
         if kind == "dtype" and limit.subject in declared.dtype_subjects:
@@ -299,6 +304,7 @@ def _variants(
 
 _UNPROBED_REASONS = {
     "rank": "the models have the documented rank; other ranks are not built",
+    "broadcast-support": "the statement names no broadcast forms to probe",
     "no-limit": "the document states no limit",
     "free-text": "kept as the document's words only: nothing to vary",
     "quantization": "the int8 cases use the toolkit's default per-layer quantization; the "
@@ -458,13 +464,14 @@ def operator_cases(
 
 
 def _probed_dtypes(op: DocumentedOperator, limit: Limit) -> list[str]:
-    """The dtypes a limit is probed in: those the operator documents, of the limit's type
-    variables when it names some."""
+    """The dtypes a limit is probed in: those the operator documents (all, when it documents
+    none), of the limit's type variables when it names some."""
     limits, types = op.limits(), limit.condition.get(TYPE)
+    documented = [dtype for dtype in op.data_dtypes() if dtype in DTYPES] or DTYPES
     return [
         dtype
-        for dtype in op.data_dtypes()
-        if dtype in DTYPES and (types is None or _one_of(_type_variables(limits, dtype), types))
+        for dtype in documented
+        if types is None or _one_of(_type_variables(limits, dtype), types)
     ]
 
 
@@ -493,7 +500,10 @@ def _add_case(
     broken = documented_status(op, limits, dtype, found)
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
     stated = op.limits()
-    source_limit = limit or next((lim for lim in stated if lim.kind == "dtype"), stated[0])
+    source_limit = limit or next((lim for lim in stated if lim.kind == "dtype"), None)
+    source_limit = source_limit or next(iter(stated), None)
+    if source_limit is None:  # an entry that states no limit at all: only its typical cases
+        source_limit = Limit(f"{op.name}/dtype", "no-limit", "", catalogue.source.file)
     seed_file, _, section = source_limit.source.partition(" § ")
     by_params[key] = len(result.cases)
     result.cases.append(
