@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -18,7 +19,7 @@ from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import baseline_changes
 from harness.report.markdown import md_escape
-from harness.report.matrix import SHORT
+from harness.report.matrix import SHORT, WORST_FIRST
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -492,3 +493,28 @@ def test_the_report_compares_with_the_baseline_sdk_by_sdk(tmp_path: Path) -> Non
     changes = baseline_changes(meta, [make_record("x", "wrong-result", sdk="2.4.0")])
     assert changes is not None and changes.summary is not None
     assert changes.summary.new_failures == ["x"] and changes.summary.only_old == []
+
+
+def test_the_overview_gives_cases_and_the_worst_verdict_per_operator_and_platform(
+    results: Path,
+) -> None:
+    hil(["report", str(results)])
+    markdown = (results / "report.md").read_text(encoding="utf-8")
+    table = _markdown_table(markdown, "## Operators × platforms")
+    columns = table[0][1:]
+    records = _records()
+    for record in records:
+        where = f"{record.platform}/{record.backend}"
+        row = next(r for r in table[2:] if r[0] == md_escape(record.op))
+        key = (record.op, record.platform, record.backend)
+        same = [r for r in records if (r.op, r.platform, r.backend) == key]
+        worst = next(v for v in WORST_FIRST if any(r.verdict == v for r in same))
+        assert row[1 + columns.index(md_escape(where))] == f"{len(same)}{SHORT[worst]}"
+    assert markdown.index("## Failing cases") < markdown.index("## Operators × platforms")
+    assert markdown.index("## Operators × platforms") < markdown.index("## Documented limits")
+    parser = _parse_html(results / "report.html")
+    anchors = {value for name, value in parser.attrs if name == "id"}
+    overview = (results / "report.html").read_text(encoding="utf-8").split('id="overview"')[1]
+    linked = re.findall(r'href="#([^"]+)"', overview.split("</table>")[0])
+    assert len(linked) == len({(r.op, r.platform, r.backend) for r in records})
+    assert set(linked) <= anchors  # each cell opens cases that exist

@@ -26,6 +26,7 @@ from harness.report.matrix import (
     case_facts,
     not_run_counts,
     reference_summary,
+    worst_first,
 )
 from harness.report.perf_section import perf_html
 from harness.report.real_limits import real_limits_html
@@ -214,6 +215,34 @@ def _known_mark(failure: Failure) -> str:
     return f'<span class="bad">{mark} (expected {escape(str(known.get("expected", "")))})</span>'
 
 
+def _overview(report: Report) -> str:
+    """Operators × platforms: cases run and the most severe verdict, linking to the cases."""
+    if not report.overview:
+        return ""
+    head = "".join(
+        f"<th>{escape(h)}</th>" for h in ["operator", *(s.where for s in report.sections)]
+    )
+    rows = []
+    for row in report.overview:
+        cells = [f'<td class="op">{escape(row.op)}</td>']
+        for cell in row.cells:
+            if cell is None:
+                cells.append("<td></td>")
+                continue
+            chip = f"{cell.cases}{SHORT[cell.verdict]}"
+            cells.append(
+                f'<td class="v-{escape(cell.verdict)}" title="{escape(cell.verdict)}">'
+                f'<a href="#{escape(cell.anchor)}">{chip}</a></td>'
+            )
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        '<h2 id="overview">Operators × platforms</h2>'
+        '<p class="legend">Cases run and the most severe verdict\'s letter; a cell opens the '
+        "operator's first cases.</p>"
+        f'<table class="map"><tr>{head}</tr>{"".join(rows)}</table>'
+    )
+
+
 def _heat_maps(report: Report) -> str:
     if not report.sections:
         return ""
@@ -225,8 +254,10 @@ def _heat_maps(report: Report) -> str:
         f'<p class="legend">Cases per verdict in each cell: {legend}. A cell opens its cases.</p>',
     ]
     for section in report.sections:
-        parts.append(f"<h3>{escape(section.title)}</h3>")
-        parts.append(_heat_map(section))
+        parts.append(
+            f"<details><summary><b>{escape(section.title)}</b></summary>"
+            f"{_heat_map(section)}</details>"
+        )
     return "".join(parts)
 
 
@@ -248,7 +279,7 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
     cases = row.cells.get(dtype, [])
     if not cases:
         return "<td></td>"
-    counts = _by_verdict(cases)
+    counts = worst_first(cases)
     worst = next(iter(counts))
     chips = "".join(
         f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
@@ -256,13 +287,6 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
     )
     anchor = escape(section.anchor(row, dtype))
     return f'<td class="v-{escape(worst)}"><a href="#{anchor}">{chips}</a></td>'
-
-
-def _by_verdict(cases: list[CaseRecord]) -> dict[str, int]:
-    """Cases per verdict, the most severe first (the cell's colour)."""
-    order = ["infra-error", "wrong-result", "violation", *SHORT]
-    found = [case.verdict for case in cases]
-    return {v: found.count(v) for v in dict.fromkeys(order) if v in found}
 
 
 def _cards(report: Report) -> str:
@@ -275,7 +299,7 @@ def _cards(report: Report) -> str:
             by_op.setdefault(row.op, []).append(row)
         for op, rows in by_op.items():
             cases = [case for row in rows for cell in row.cells.values() for case in cell]
-            counts = ", ".join(f"{n} {v}" for v, n in _by_verdict(cases).items())
+            counts = ", ".join(f"{n} {v}" for v, n in worst_first(cases).items())
             cells = "".join(
                 _cell_details(section, row, dtype)
                 for row in rows
@@ -291,7 +315,7 @@ def _cards(report: Report) -> str:
 
 def _cell_details(section: Section, row: Row, dtype: str) -> str:
     cases = row.cells[dtype]
-    counts = ", ".join(f"{n} {v}" for v, n in _by_verdict(cases).items())
+    counts = ", ".join(f"{n} {v}" for v, n in worst_first(cases).items())
     anchor = escape(section.anchor(row, dtype))
     return (
         f'<details class="cell" id="{anchor}"><summary>{escape(row.limit)} · {escape(dtype)}: '
@@ -423,6 +447,7 @@ SECTIONS: list[Callable[[Report], str]] = [
     _sdk_matrix,
     _changes,
     _failures,
+    _overview,
     lambda report: perf_html(report.records),
     lambda report: real_limits_html(report.probes),
     _heat_maps,

@@ -141,6 +141,24 @@ def _failure(failure: Failure) -> str:
     return f"{text} (no bundle yet: hil repro RESULTS {md_escape(shlex.quote(record.id))})"
 
 
+def _overview(report: Report) -> list[str]:
+    if not report.overview:
+        return []
+    columns = [section.where for section in report.sections]
+    lines = [
+        "## Operators × platforms",
+        "",
+        "Cases run and the most severe verdict's letter.",
+        "",
+        "| operator | " + " | ".join(md_escape(c) for c in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for row in report.overview:
+        cells = ["" if c is None else f"{c.cases}{SHORT[c.verdict]}" for c in row.cells]
+        lines.append(f"| {md_escape(row.op)} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def _matrices(report: Report) -> list[str]:
     if not report.sections:
         return []
@@ -277,6 +295,7 @@ SECTIONS: list[Callable[[Report], list[str]]] = [
     _sdk_matrix,
     _changes,
     _failures,
+    _overview,
     lambda report: perf_markdown(report.records, md_escape),
     lambda report: real_limits_markdown(report.probes, md_escape),
     _matrices,

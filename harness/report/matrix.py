@@ -103,6 +103,53 @@ class Section:
         return row.anchor(where, self.platform, dtype)
 
 
+# A cell's colour: its most severe verdict, failures first.
+WORST_FIRST = tuple(dict.fromkeys(("infra-error", "wrong-result", "violation", *SHORT)))
+
+
+def worst_first(cases: Iterable[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict, the most severe first."""
+    found = Counter(case.verdict for case in cases)
+    return {verdict: found[verdict] for verdict in WORST_FIRST if found[verdict]}
+
+
+@dataclass(frozen=True)
+class OverviewCell:
+    """One operator in one section: its cases, their most severe verdict, where its first
+    heat-map cell is."""
+
+    cases: int
+    verdict: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    op: str
+    cells: list[OverviewCell | None]  # one per section of the report, None: no case there
+
+
+def overview(sections: list[Section]) -> list[OverviewRow]:
+    """Operators × sections (platform, backend, SDK), operators in name order."""
+    ops = sorted({row.op for section in sections for row in section.rows}, key=natural_key)
+    result = []
+    for op in ops:
+        cells: list[OverviewCell | None] = []
+        for section in sections:
+            rows = [row for row in section.rows if row.op == op]
+            cases = [
+                case for row in rows for dtype_cases in row.cells.values() for case in dtype_cases
+            ]
+            if not cases:
+                cells.append(None)
+                continue
+            first = rows[0]
+            anchor = section.anchor(first, next(d for d in section.dtypes if d in first.cells))
+            cells.append(OverviewCell(len(cases), next(iter(worst_first(cases))), anchor))
+        result.append(OverviewRow(op, cells))
+    return result
+
+
 @dataclass(frozen=True)
 class Failure:
     """A failing case, or a known issue that behaves differently now (whatever its verdict)."""
@@ -138,6 +185,7 @@ class Report:
     counts: dict[str, int]
     sections: list[Section]
     failures: list[Failure]  # new failures first, then changed and expected known issues
+    overview: list[OverviewRow] = field(default_factory=list)  # operators × sections
     known: dict[str, int] = field(default_factory=dict)  # verdict -> cases known as expected
     baseline: BaselineChanges | None = None  # None: the run names no baseline
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (case id, why)
@@ -168,12 +216,14 @@ def build_report(
     ]
     failures.sort(key=lambda f: ("", CHANGED).index(f.known) if f.known != "as-expected" else 2)
     known = Counter(r.verdict for r in records if (r.known or {}).get("status") == "as-expected")
+    grouped = sections(records)
     return Report(
         header=run_header(records, meta),
         details=run_details(meta),
         counts=verdict_counts(records),
-        sections=sections(records),
+        sections=grouped,
         failures=failures,
+        overview=overview(grouped),
         known=dict(known),
         baseline=baseline,
         left_out=[(item["id"], item["reason"]) for item in meta.get(LEFT_OUT_KEY, [])],
