@@ -279,6 +279,34 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("GRU", {"seq_length": 3, "batch_size": 2, "input_size": 5, "hidden_size": 6}),
     *[("LSTM", {"direction": d}) for d in ("reverse", "bidirectional")],
     ("LSTM", {"seq_length": 5, "batch_size": 4, "input_size": 3, "hidden_size": 7}),
+    # The full operator list's models: each at a documented bound or another documented value.
+    *[("Transpose", {"perm": p}) for p in ("[0,1,3,2]", "[0,3,1,2]", "[1,0,2,3]", "[3,2,1,0]")],
+    ("Transpose", {"perm": "[0,1,3,2]", "shape": [1, 1, 16, 255]}),  # h1*w1 < 2*q (RK3588)
+    ("Reshape", {"output_shape": [2, 2, 24, 2]}),
+    *[("Concat", {"axis": a, "inputs": 3}) for a in (0, 2, 3)],
+    ("Split", {"axis": 3, "outputs": 3}),
+    ("Slice", {"axes": [1], "starts": [3], "ends": [0], "steps": [-1]}),
+    ("Tile", {"repeats": [2, 1, 1, 3]}),
+    *[
+        ("Resize", {"mode": m, "coordinate_transformation_mode": c})
+        for m in ("nearest", "linear")
+        for c in ("half_pixel", "pytorch_half_pixel", "align_corners")
+    ],
+    ("Resize", {"scales": [1, 1, 8, 8], "mode": "linear"}),  # the documented largest factor
+    *[("Softmax", {"axis": a}) for a in (3, -1)],
+    ("BatchNormalization", {"epsilon": 1.0}),
+    ("Add", {"b_constant": 1}),
+    ("Sub", {"b_shape": [1, 1, 1, 1]}),  # the documented [scalar] form
+    ("Min", {"a_shape": [1, 1, 4, 1], "b_shape": [2, 3, 4, 5]}),
+    ("AddRelu", {"b_shape": [1, 8, 4, 6]}),
+    ("Convolution", {"kernel": [31, 1], "pads": [15, 0, 15, 0], "strides": [7, 1]}),
+    ("Convolution", {"dilations": [31, 2], "kernel": [2, 3], "group": 2, "shape": [1, 4, 32, 8]}),
+    ("Depthwise Convolution", {"kernel": [8, 8], "dilations": [1, 2], "shape": [1, 3, 9, 16]}),
+    ("ConvTranspose", {"strides": [8, 8], "kernel": [3, 2], "dilations": [2, 1]}),
+    ("ConvTranspose", {"group": 2, "output_channel": 6}),
+    ("ConvolutionPRelu/LeakyRelu", {"activation": "LeakyRelu"}),
+    ("ConvTranposePRelu/LeakyRelu", {"activation": "LeakyRelu"}),
+    ("Clip/ReLU6", {"shape": [2, 3, 5, 7]}),
 ]
 
 
@@ -315,6 +343,7 @@ def test_any_broadcast_of_binary_ops_matches_numpy(
 
 
 # Values just outside the documented limits are what the harness probes: still built, valid.
+TALL = {"shape": [1, 4, 32, 8]}
 OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("Expand", {"input_shape": [1, 2, 1, 4], "output_shape": [1, 2, 8193, 4]}),
     ("Expand", {"input_shape": [1, 2, 4, 8], "output_shape": [3, 2, 4, 8]}),
@@ -328,6 +357,12 @@ OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("GlobalMaxPool", {"shape": [1, 4, 9, 9]}),
     ("GlobalAveragePool", {"shape": [1, 4, 8, 8]}),
     ("Gather", {"axis": -2}),
+    ("Transpose", {"perm": "[0,1,3,2]", "shape": [1, 1, 8, 512]}),  # h1*w1 = 2*q, h1%16 != 0
+    ("Softmax", {"axis": 2}),
+    ("Resize", {"scales": [1, 1, 9, 1]}),
+    ("Resize", {"coordinate_transformation_mode": "asymmetric"}),
+    ("Convolution", {"kernel": [32, 3], "strides": [8, 1], "pads": [16, 1, 0, 1]} | TALL),
+    ("Depthwise Convolution", {"kernel": [9, 3]} | TALL),
 ]
 
 
@@ -375,6 +410,18 @@ def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str,
         ("LSTM", {"direction": "both"}, "direction"),
         ("LSTM", {"hidden_size": 0}, "hidden_size"),
         ("LSTM", {"linear_before_reset": 1}, "linear_before_reset"),  # a GRU-only attribute
+        ("Transpose", {"perm": "[0,1,2,2]"}, "perm"),
+        ("Transpose", {"perm": "0,1,x,2"}, "perm"),
+        ("Reshape", {"output_shape": [1, 4, 6, 9]}, "output_shape"),
+        ("Concat", {"axis": 4}, "axis"),
+        ("Split", {"outputs": 5}, "outputs"),
+        ("Slice", {"steps": [1, 0]}, "steps"),
+        ("Slice", {"starts": [6, 0]}, "ends"),
+        ("Resize", {"mode": "area"}, "mode"),
+        ("BatchNormalization", {"epsilon": 0.0}, "epsilon"),
+        ("Convolution", {"group": 3}, "group"),
+        ("Convolution", {"kernel": [9, 3]}, "kernel"),
+        ("ConvolutionPRelu/LeakyRelu", {"activation": "Relu"}, "activation"),
     ],
 )
 def test_nonsense_params_raise_naming_op_param_and_value(

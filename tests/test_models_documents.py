@@ -11,11 +11,13 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pytest
 
 from harness.catalogue.documents import Entry, Group
 from harness.catalogue.limits import Limit
 from harness.models import OPERATORS, PROBING, build_model, subjects, with_subject
+from harness.models.reference import ORT, SPEC, host_references
 from harness.vendors.rknn.operator_list.catalogue import load
 
 DOCUMENT = load("V2.3.2")
@@ -234,3 +236,14 @@ def test_a_documented_bound_builds(op: str, key: str, value: Any) -> None:
     params = with_subject(op, {}, key, value)
     built = build_model(op, params, seed=0)
     assert subjects(op, built.params)[key] == value
+
+
+@pytest.mark.parametrize("op", [op for op in DECLARED if PROBING[op].outside_values])
+def test_values_outside_the_documented_sets_build_and_both_references_agree(op: str) -> None:
+    for key, values in PROBING[op].outside_values.items():
+        for value in values:
+            built = build_model(op, with_subject(op, {}, key, value), seed=0)
+            outputs = host_references(built).outputs
+            assert set(outputs) == {SPEC, ORT}
+            for spec, ort in zip(outputs[SPEC], outputs[ORT], strict=True):
+                np.testing.assert_allclose(spec, ort, rtol=1e-5, atol=1e-5)
