@@ -261,38 +261,11 @@ def _layer_aliases(kind: str, fuses: str) -> tuple[str, ...]:
     return tuple(LAYERS[kind] + FUSED_LAYER_PART.get(part, part) for part in fuses.split("/"))
 
 
-# The fused entries as each platform group's section heads them ("ConvTranpose" sic).
-FUSED = {
-    "Convolution": (
-        "Relu",
-        "Clip",
-        "PRelu/LeakyRelu",
-        "Add",
-        "Sigmoid",
-        "Tanh",
-        "Softplus",
-        "HardSigmoid",
-        "HardSwish",
-        "Elu",
-        "Swish",
-        "Mish",
-        "AddRelu",
-    ),
-    "ConvTranpose": (
-        "Relu",
-        "Clip",
-        "PRelu/LeakyRelu",
-        "Add",
-        "Sigmoid",
-        "Tanh",
-        "Softplus",
-        "HardSigmoid",
-        "HardSwish",
-        "Elu",
-        "Swish",
-        "Mish",
-    ),
-}
+# What the fused entries add after the convolution: ConvolutionRelu ... ConvolutionAddRelu, and
+# the same but AddRelu headed "ConvTranpose" (sic, as every platform group's section has it).
+FUSES: tuple[str, ...] = ("Relu", "Clip", "PRelu/LeakyRelu", "Add", "Sigmoid", "Tanh")
+FUSES += ("Softplus", "HardSigmoid", "HardSwish", "Elu", "Swish", "Mish")
+FUSED = {"Convolution": (*FUSES, "AddRelu"), "ConvTranpose": FUSES}
 
 OPERATORS = {
     **{kind: convolution(kind) for kind in KINDS},
