@@ -3,6 +3,7 @@ broadcasting) and Pow."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -164,12 +165,20 @@ POW_PROBING = Probing(
 )
 
 # Sub documents its broadcasts as the forms [b, c, 1, 1] and [scalar] only (not "same as
-# Expand"): its typical B is the per-channel [b,c,1,1].
+# Expand"): its typical B is the per-channel [b,c,1,1], and a one-element B reads [scalar].
 SUB_DEFAULTS = {**BINARY_DEFAULTS, "b_shape": [1, 8, 1, 1]}
+
+
+def _read_sub(p: Mapping[str, Any]) -> dict[str, Any]:
+    found = _read_binary(p)
+    return found | ({"form": "[scalar]"} if math.prod(p["b_shape"]) == 1 else {})
+
+
+SUB_PROBING = replace(CONSTANT_B_PROBING, read=_read_sub)
 
 OPERATORS = {
     "Add": _binary(("Add",), _signed, CONSTANT_B_PROBING),
-    "Sub": _binary(("Sub",), _signed, CONSTANT_B_PROBING, SUB_DEFAULTS),
+    "Sub": _binary(("Sub",), _signed, SUB_PROBING, SUB_DEFAULTS),
     "Min": _binary(("Min",), _all_distinct),
     "AddRelu": _binary(("Add", "Relu"), _signed, CONSTANT_B_PROBING),
     "Div": _binary(("Div",), _nonzero_divisor, CONSTANT_B_PROBING),
