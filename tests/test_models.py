@@ -232,6 +232,8 @@ FIRST_NODE = {
     "MulRelu": "Mul",
     "AddRelu": "Add",
     "Clip/ReLU6": "Clip",
+    "exMish": "Mish",
+    "exSwish": "Sigmoid",  # x * Sigmoid(x)
     "Depthwise Convolution": "Conv",
     **{op: "Conv" for op in OPERATORS if op.startswith("Convolution")},
     **{op: "ConvTranspose" for op in OPERATORS if op.startswith("ConvTran")},
@@ -285,7 +287,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("Reshape", {"output_shape": [2, 2, 24, 2]}),
     *[("Concat", {"axis": a, "inputs": 3}) for a in (0, 2, 3)],
     ("Split", {"axis": 3, "outputs": 3}),
-    ("Slice", {"axes": [1], "starts": [3], "ends": [0], "steps": [-1]}),
+    ("Slice", {"axes": [1, 3], "starts": [0, -3], "ends": [1, 8], "steps": [1, 1]}),
     ("Tile", {"repeats": [2, 1, 1, 3]}),
     *[
         ("Resize", {"mode": m, "coordinate_transformation_mode": c})
@@ -359,6 +361,8 @@ OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("Gather", {"axis": -2}),
     ("Transpose", {"perm": "[0,1,3,2]", "shape": [1, 1, 8, 512]}),  # h1*w1 = 2*q, h1%16 != 0
     ("Softmax", {"axis": 2}),
+    ("Slice", {"axes": [1], "starts": [3], "ends": [0], "steps": [-1]}),  # steps other than 1
+    ("Slice", {"steps": [1, 2]}),
     ("Resize", {"scales": [1, 1, 9, 1]}),
     ("Resize", {"coordinate_transformation_mode": "asymmetric"}),
     ("Convolution", {"kernel": [32, 3], "strides": [8, 1], "pads": [16, 1, 0, 1]} | TALL),

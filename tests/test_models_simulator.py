@@ -33,6 +33,8 @@ def pool() -> Iterator[SimulatorPool]:
         ("ConvolutionRelu", "rk3562", "ConvRelu"),
         ("Clip/ReLU6", "rk3588", "Clip"),  # a unary activation under its ONNX name
         ("AddRelu", "rk3588", "AddRelu"),  # element-wise, fused
+        ("Softmax", "rk3588", "exSoftmax13"),  # the toolkit's own layer for an ONNX Softmax
+        ("Resize", "rk3588", "Resize"),
     ],
 )
 def test_typical_model_compiles_to_its_declared_layer_and_matches(

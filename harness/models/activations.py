@@ -90,6 +90,9 @@ UNARY = {
     "HardSwish": "HardSwish",
     "Elu": "Elu",
     "Softplus": "Softplus",
+    # The toolkit's own activations, which it makes of the ONNX forms.
+    "exSwish": "Swish",
+    "exMish": "Mish",
 }
 
 

@@ -52,7 +52,13 @@ OPERATORS = {
     "Softmax": OperatorSpec(
         {"shape": [1, 8, 4, 6], "axis": 1},
         _build_softmax,
-        Probing(_read_softmax, dim_setters(), outside_values={"axis": (0, 2)}),
+        # The toolkit compiles an ONNX Softmax to its own exSoftmax13 layer.
+        Probing(
+            _read_softmax,
+            dim_setters(),
+            layer_aliases=("exSoftmax13",),
+            outside_values={"axis": (0, 2)},
+        ),
     ),
     "BatchNormalization": OperatorSpec(
         {"shape": [1, 4, 6, 8], "epsilon": 1e-5},
