@@ -228,9 +228,11 @@ OPERATORS = {
     "Tile": OperatorSpec(
         {"shape": [1, 4, 3, 4], "repeats": [1, 1, 2, 2]},
         _build_tile,
+        # The toolkit rewrites a Tile along the batch into an Expand layer.
         Probing(
             shape_reader("repeats"),
             dim_setters(),
+            layer_aliases=("Expand",),
             size=lambda s: (1 + math.prod(s["repeats"])) * math.prod(s[d] for d in NCHW),
         ),
     ),
