@@ -29,7 +29,11 @@ def _build_softmax(p: Params, rng: np.random.Generator) -> Graph:
 
 def _read_softmax(p: Mapping[str, Any]) -> dict[str, Any]:
     # Read as the axis it denotes: the document lists 1 and 3 (and "3/-1" on RK2118).
-    return {**nchw(p["shape"]), "axis": p["axis"] % 4}
+    found = {**nchw(p["shape"]), "axis": p["axis"] % 4}
+    # V2.2.0's RK3576 section bounds these products per axis, named as it writes them.
+    found["height * width"] = found["height"] * found["width"]
+    found["channel * height"] = found["channel"] * found["height"]
+    return found
 
 
 def _build_batchnorm(p: Params, rng: np.random.Generator) -> Graph:
