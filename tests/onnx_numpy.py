@@ -117,10 +117,6 @@ def convolution(fuses: str = "") -> Transcription:
     return run
 
 
-def _perm(text: str) -> list[int]:
-    return [int(a) for a in text.strip("[]").split(",")]
-
-
 def _slice(m: BuiltModel) -> list[np.ndarray]:
     p = m.params
     index = [slice(None)] * 4
@@ -185,7 +181,9 @@ def _fuses(op: str) -> str:
 NUMPY: dict[str, Transcription] = {
     **{entry: unary(name) for entry, name in UNARY.items()},
     **{op: convolution(_fuses(op)) for op in CONVOLUTIONS},
-    "Transpose": lambda m: [np.transpose(m.inputs[0], _perm(m.params["perm"]))],
+    "Transpose": lambda m: [
+        np.transpose(m.inputs[0], [int(a) for a in m.params["perm"].strip("[]").split(",")])
+    ],
     "Reshape": lambda m: [m.inputs[0].reshape(m.params["output_shape"])],
     "Concat": lambda m: [np.concatenate(m.inputs, axis=m.params["axis"])],
     "Slice": _slice,

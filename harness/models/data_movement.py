@@ -17,12 +17,13 @@ from harness.models.builder import (
     OperatorSpec,
     Params,
     Probing,
-    Setter,
     dim_setters,
     nchw,
     shape_reader,
     uniform,
 )
+
+SHAPE_DIMS = dim_setters()  # batch..width of the one input "shape"
 
 # -- Transpose: the document's own names, n1 c1 h1 w1 in and n2 c2 h2 w2 out ------------------
 
@@ -35,12 +36,17 @@ def perm_text(perm: list[int]) -> str:
     return "[" + ",".join(str(axis) for axis in perm) + "]"
 
 
+def perm_axes(value: Any) -> list[int]:
+    """The axes of ``perm`` given as the document's text (``"[0,2,3,1]"``) or as a list."""
+    if isinstance(value, str):
+        return [int(a) for a in value.replace(" ", "").strip("[]").split(",")]
+    return list(value)
+
+
 def _perm(p: Params) -> list[int]:
-    """``perm`` given as the document's text (``"[0,2,3,1]"``) or a list; kept as the text."""
-    value = p.raw("perm")
-    text = value.replace(" ", "") if isinstance(value, str) else None
+    """``perm``, checked and kept as the document's text."""
     try:
-        axes = [int(a) for a in text.strip("[]").split(",")] if text else list(value)
+        axes = perm_axes(p.raw("perm"))
     except (TypeError, ValueError):
         raise p.error("perm", "must be a permutation like '[0,2,3,1]'") from None
     if sorted(axes) != [0, 1, 2, 3] or any(isinstance(a, bool) for a in axes):
@@ -56,20 +62,11 @@ def _build_transpose(p: Params, rng: np.random.Generator) -> Graph:
 
 
 def _read_transpose(p: Mapping[str, Any]) -> dict[str, Any]:
-    shape = p["shape"]
-    text = p["perm"].replace(" ", "") if isinstance(p["perm"], str) else perm_text(p["perm"])
-    perm = [int(a) for a in text.strip("[]").split(",")]
+    shape, perm = p["shape"], perm_axes(p["perm"])
     found: dict[str, Any] = dict(zip(TRANSPOSE_IN, shape, strict=True))
     found |= {name: shape[axis] for name, axis in zip(TRANSPOSE_OUT, perm, strict=True)}
     # The RK3566/RK3568 section writes the batch of some lines as plain "n".
-    return found | {"n": shape[0], "perm": text}
-
-
-def _on_shape(axis: int) -> Setter:
-    def set_dim(p: dict[str, Any], value: Any) -> None:
-        p["shape"][axis] = value
-
-    return set_dim
+    return found | {"n": shape[0], "perm": perm_text(perm)}
 
 
 def _set_perm(p: dict[str, Any], value: Any) -> None:
@@ -84,8 +81,8 @@ TRANSPOSE = OperatorSpec(
     Probing(
         read=_read_transpose,
         setters={
-            **{name: _on_shape(axis) for axis, name in enumerate(TRANSPOSE_IN)},
-            "n": _on_shape(0),
+            **dict(zip(TRANSPOSE_IN, SHAPE_DIMS.values(), strict=True)),
+            "n": SHAPE_DIMS["batch"],
             "perm": _set_perm,
         },
         size=lambda s: 2 * math.prod(s[d] for d in TRANSPOSE_IN),
@@ -189,10 +186,9 @@ def _build_tile(p: Params, rng: np.random.Generator) -> Graph:
 
 def _slice_dim(p: dict[str, Any], axis: int, value: int) -> None:
     p["shape"][axis] = value
-    # A slice of this axis keeps at least its first element.
-    if axis in [a % 4 for a in p["axes"]]:
-        i = [a % 4 for a in p["axes"]].index(axis)
-        p["starts"][i] = min(p["starts"][i], value - 1) if p["starts"][i] >= 0 else p["starts"][i]
+    axes = [a % 4 for a in p["axes"]]
+    if axis in axes and p["starts"][axes.index(axis)] >= value:
+        p["starts"][axes.index(axis)] = value - 1  # the slice keeps the axis's last element
 
 
 def _split_dim(p: dict[str, Any], axis: int, value: int) -> None:
