@@ -63,9 +63,11 @@ def _read(kind: str) -> Reader:
             found[f"output_{side}"] = _output_size(kind, p["shape"][2 + axis], axis, p)
         found |= dict(zip(PADS, p["pads"], strict=True))
         if kind == "ConvTranspose":
-            # The document's "strides ∈ {1,2,4,8}" and "kernel (1,1) when dilated" name the
-            # pair: read when both axes agree, as the document's examples have them.
-            found["strides"] = p["strides"][0] if p["strides"][0] == p["strides"][1] else None
+            # RK3566/RK3588's lines "stride_h 仅支持 1,2,4,8" and "stride_w ..." are filed
+            # under the subject "strides" (V2.3.2 YAML): read when both strides agree, absent
+            # (not judged by it) when they differ. "kernel (1,1) when dilated" names the pair.
+            if p["strides"][0] == p["strides"][1]:
+                found["strides"] = p["strides"][0]
             found["kernel"] = "({},{})".format(*p["kernel"])
         return found
 
