@@ -234,3 +234,22 @@ def test_values_outside_the_documented_sets_build_and_both_references_agree(op: 
             assert set(outputs) == {SPEC, ORT}
             for spec, ort in zip(outputs[SPEC], outputs[ORT], strict=True):
                 np.testing.assert_allclose(spec, ort, rtol=1e-5, atol=1e-5)
+
+
+PERMS = sorted(
+    {
+        perm
+        for group, entry in _entries("Transpose")
+        for limit in entry.limits
+        for perm in limit.condition.get("perm", ())
+    }
+)
+
+
+@pytest.mark.parametrize("perm", PERMS)
+def test_every_documented_perm_is_read_back_and_transposes_as_numpy(perm: str) -> None:
+    built = build_model("Transpose", with_subject("Transpose", {}, "perm", perm), seed=0)
+    assert subjects("Transpose", built.params)["perm"] == perm
+    want = np.transpose(built.inputs[0], [int(axis) for axis in perm.strip("[]").split(",")])
+    for outputs in host_references(built).outputs.values():
+        np.testing.assert_array_equal(outputs[0], want)
