@@ -31,6 +31,7 @@ from harness.models import (
 )
 from harness.models.reference import ORT, SPEC, host_references
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from tests import onnx_numpy
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)
@@ -158,6 +159,10 @@ def binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[Buil
 
 
 NUMPY: dict[str, Callable[[BuiltModel], list[np.ndarray]]] = {
+    "Add": binary(np.add),
+    "Sub": binary(np.subtract),
+    "Min": binary(np.minimum),
+    "AddRelu": binary(lambda a, b: np.maximum(a + b, 0.0)),
     "Div": binary(np.divide),
     "Mul": binary(np.multiply),
     "Max": binary(np.maximum),
@@ -175,10 +180,11 @@ NUMPY: dict[str, Callable[[BuiltModel], list[np.ndarray]]] = {
     ],
     "GRU": gru_numpy,
     "LSTM": lstm_numpy,
+    **onnx_numpy.NUMPY,
 }
 
 # Selections and copies compare exactly; arithmetic within fp32 rounding of a float64 result.
-EXACT = {"Max", "Expand", "Gather", "Hardmax", "Pad", "MaxPool", "GlobalMaxPool"}
+EXACT = {"Max", "Expand", "Gather", "Hardmax", "Pad", "MaxPool", "GlobalMaxPool", *onnx_numpy.EXACT}
 
 
 def assert_matches_numpy(built: BuiltModel) -> None:
@@ -212,7 +218,7 @@ def test_default_model_is_valid_onnx_and_reference_matches_numpy(op: str) -> Non
     assert model.ir_version == onnx.helper.find_min_ir_version_for(model.opset_import) == 9
     assert [i.name for i in model.graph.input] == built.input_names
     assert [o.name for o in model.graph.output] == built.output_names
-    assert model.graph.node[0].op_type == ("Mul" if op == "MulRelu" else op)
+    assert model.graph.node[0].op_type == FIRST_NODE.get(op, op)
     for name, data in zip(built.input_names, built.inputs, strict=True):
         declared = model.graph.input[built.input_names.index(name)].type.tensor_type
         assert data.dtype == np.float32
@@ -220,6 +226,19 @@ def test_default_model_is_valid_onnx_and_reference_matches_numpy(op: str) -> Non
     # Both references check the default model, except where onnx.reference cannot follow it.
     assert set(host_references(built).outputs) == ({ORT} if op == "LSTM" else {SPEC, ORT})
     assert_matches_numpy(built)
+
+
+# The ONNX operator a model starts with, where the document names the entry otherwise.
+FIRST_NODE = {
+    "MulRelu": "Mul",
+    "AddRelu": "Add",
+    "Clip": "Clip",
+    "exMish": "Mish",
+    "exSwish": "Sigmoid",  # x * Sigmoid(x)
+    "DepthwiseConvolution": "Conv",
+    **{op: "Conv" for op in OPERATORS if op.startswith("Convolution")},
+    **{op: "ConvTranspose" for op in OPERATORS if op.startswith("ConvTran")},
+}
 
 
 def case_id(value: object) -> str:
@@ -263,6 +282,34 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("GRU", {"seq_length": 3, "batch_size": 2, "input_size": 5, "hidden_size": 6}),
     *[("LSTM", {"direction": d}) for d in ("reverse", "bidirectional")],
     ("LSTM", {"seq_length": 5, "batch_size": 4, "input_size": 3, "hidden_size": 7}),
+    # The full operator list's models: each at a documented bound or another documented value.
+    *[("Transpose", {"perm": p}) for p in ("[0,1,3,2]", "[0,3,1,2]", "[1,0,2,3]", "[3,2,1,0]")],
+    ("Transpose", {"perm": "[0,1,3,2]", "shape": [1, 1, 16, 255]}),  # h1*w1 < 2*q (RK3588)
+    ("Reshape", {"output_shape": [2, 2, 24, 2]}),
+    *[("Concat", {"axis": a, "inputs": 3}) for a in (0, 2, 3)],
+    ("Split", {"axis": 3, "outputs": 3}),
+    ("Slice", {"axes": [1, 3], "starts": [0, -3], "ends": [1, 8], "steps": [1, 1]}),
+    ("Tile", {"repeats": [2, 1, 1, 3]}),
+    *[
+        ("Resize", {"mode": m, "coordinate_transformation_mode": c})
+        for m in ("nearest", "linear")
+        for c in ("half_pixel", "pytorch_half_pixel", "align_corners")
+    ],
+    ("Resize", {"scales": [1, 1, 8, 8], "mode": "linear"}),  # the documented largest factor
+    *[("Softmax", {"axis": a}) for a in (3, -1)],
+    ("BatchNormalization", {"epsilon": 1.0}),
+    ("Add", {"b_constant": 1}),
+    ("Sub", {"b_shape": [1, 1, 1, 1]}),  # the documented [scalar] form
+    ("Min", {"a_shape": [1, 1, 4, 1], "b_shape": [2, 3, 4, 5]}),
+    ("AddRelu", {"b_shape": [1, 8, 4, 6]}),
+    ("Convolution", {"kernel": [31, 1], "pads": [15, 0, 15, 0], "strides": [7, 1]}),
+    ("Convolution", {"dilations": [31, 2], "kernel": [2, 3], "group": 2, "shape": [1, 4, 32, 8]}),
+    ("DepthwiseConvolution", {"kernel": [8, 8], "dilations": [1, 2], "shape": [1, 3, 9, 16]}),
+    ("ConvTranspose", {"strides": [8, 8], "kernel": [3, 2], "dilations": [2, 1]}),
+    ("ConvTranspose", {"group": 2, "output_channel": 6}),
+    ("ConvolutionLeakyRelu", {}),
+    ("ConvTranposeLeakyRelu", {}),
+    ("Clip", {"shape": [2, 3, 5, 7]}),
 ]
 
 
@@ -299,6 +346,7 @@ def test_any_broadcast_of_binary_ops_matches_numpy(
 
 
 # Values just outside the documented limits are what the harness probes: still built, valid.
+TALL = {"shape": [1, 4, 32, 8]}
 OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("Expand", {"input_shape": [1, 2, 1, 4], "output_shape": [1, 2, 8193, 4]}),
     ("Expand", {"input_shape": [1, 2, 4, 8], "output_shape": [3, 2, 4, 8]}),
@@ -312,6 +360,14 @@ OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("GlobalMaxPool", {"shape": [1, 4, 9, 9]}),
     ("GlobalAveragePool", {"shape": [1, 4, 8, 8]}),
     ("Gather", {"axis": -2}),
+    ("Transpose", {"perm": "[0,1,3,2]", "shape": [1, 1, 8, 512]}),  # h1*w1 = 2*q, h1%16 != 0
+    ("Softmax", {"axis": 2}),
+    ("Slice", {"axes": [1], "starts": [3], "ends": [0], "steps": [-1]}),  # steps other than 1
+    ("Slice", {"steps": [1, 2]}),
+    ("Resize", {"scales": [1, 1, 9, 1]}),
+    ("Resize", {"coordinate_transformation_mode": "asymmetric"}),
+    ("Convolution", {"kernel": [32, 3], "strides": [8, 1], "pads": [16, 1, 0, 1]} | TALL),
+    ("DepthwiseConvolution", {"kernel": [9, 3]} | TALL),
 ]
 
 
@@ -359,6 +415,17 @@ def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str,
         ("LSTM", {"direction": "both"}, "direction"),
         ("LSTM", {"hidden_size": 0}, "hidden_size"),
         ("LSTM", {"linear_before_reset": 1}, "linear_before_reset"),  # a GRU-only attribute
+        ("Transpose", {"perm": "[0,1,2,2]"}, "perm"),
+        ("Transpose", {"perm": "0,1,x,2"}, "perm"),
+        ("Reshape", {"output_shape": [1, 4, 6, 9]}, "output_shape"),
+        ("Concat", {"axis": 4}, "axis"),
+        ("Split", {"outputs": 5}, "outputs"),
+        ("Slice", {"steps": [1, 0]}, "steps"),
+        ("Slice", {"starts": [6, 0]}, "ends"),
+        ("Resize", {"mode": "area"}, "mode"),
+        ("BatchNormalization", {"epsilon": 0.0}, "epsilon"),
+        ("Convolution", {"group": 3}, "group"),
+        ("Convolution", {"kernel": [9, 3]}, "kernel"),
     ],
 )
 def test_nonsense_params_raise_naming_op_param_and_value(
@@ -545,8 +612,9 @@ def test_broadcast_declarations_express_every_documented_form(
     declared = {op: p.broadcast for op, p in PROBING.items() if p.broadcast}
     assert forms and declared
     for op, broadcast in declared.items():
-        roles = {role.name for role in catalogue.operators[op].roles}
-        assert broadcast.operand in roles, (op, broadcast.operand)
+        if op in catalogue.operators:  # the seed's operators; the rest: test_models_documents
+            roles = {role.name for role in catalogue.operators[op].roles}
+            assert broadcast.operand in roles, (op, broadcast.operand)
         for form in forms:
             letters = form.rule["from"].strip("[]").split(",")
             out = [2, 3, 4, 5]

@@ -37,7 +37,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
-from harness.catalogue.formulas import holds
+from harness.catalogue.formulas import applies, holds
 from harness.catalogue.limits import Limit
 from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
 from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
@@ -116,7 +116,7 @@ def _one_of(value: Any, allowed: Iterable[Any]) -> bool:
 
 
 def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
-    if not _applies(limit, found):
+    if not _applies(limit, found) or not applies(limit.rule, found):
         return True
     key = _key(limit)
     kind = limit.kind
@@ -139,12 +139,19 @@ def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[s
             return math.prod(found[f] for f in factors) < limit.rule["less_than"]
     if kind == "formula":
         return holds(limit.rule, found)
-    if kind == "broadcast" and found.get("form") == limit.rule["from"] and key in found:
+    if kind == "broadcast" and found.get("form") == _form(limit.rule["from"]) and key in found:
         assert limit.interval is not None
         return found[key] in limit.interval
+    if kind == "broadcast-support" and limit.values and "form" in found:  # the forms it lists
+        return found["form"] in {_form(str(value)) for value in limit.values}
     if kind == "dtype" and dtype_subjects.get(limit.subject) in found:
         return found[dtype_subjects[limit.subject]] in (limit.values or ())
     return True
+
+
+def _form(text: str) -> str:
+    """A broadcast form as the models write it: ``[b, c, 1, w]`` is ``[b,c,1,w]``."""
+    return text.replace(" ", "")
 
 
 def _same_statement(a: Limit, b: Limit) -> bool:
@@ -214,6 +221,9 @@ def _range_variants(
     no other limit when it cannot (inward for a bound, outward up to twice the upper bound,
     beyond which a value no longer probes it)."""
     assert limit.interval is not None
+    if math.isinf(limit.interval.hi):  # "(0, ∞]": the lower end is the one bound
+        lowest = limit.interval.lowest_integer()
+        return _probes(op.name, base, _key(limit), [lowest, lowest - 1][: 1 + (lowest > 1)])
     key, (lo, hi) = _key(limit), limit.interval.integer_bounds()
     probes = _range_probes(limit)
 
@@ -270,7 +280,10 @@ def _variants(
             if len(values) == 1 and key in declared.fixed:
                 return f"the model builder always sets {key}={values[0]}; nothing to vary"
             return _probes(name, base, key, values)
-        # An attribute documented as unsupported is probed switched on, if the model has it.
+        # A value documented as unsupported (Transpose perm=[0,1,3,2] on RK3566) is probed
+        # as that value; an attribute, switched on, if the model has it.
+        if kind == "unsupported" and base:
+            return [Variant(",".join(f"{k}={v}" for k, v in base.items()), base)]
         if kind == "unsupported" and key in subjects(name, base):
             return _probes(name, base, key, [1])
         if kind == "product":
@@ -358,7 +371,7 @@ def _broadcast_variants(
     broadcast: Broadcast, limit: Limit, sizes: Iterable[int], prefix: str = ""
 ) -> list[Variant]:
     """The form ``limit`` describes, its subject at each of ``sizes``, the others small."""
-    source = limit.rule["from"].strip("[]").split(",")
+    source = _form(limit.rule["from"]).strip("[]").split(",")
     variants = []
     for value in sizes:
         out = [1, 2, 3, 4]  # b, c, h, w; the probed one replaced below
@@ -457,6 +470,11 @@ def operator_cases(
                 result.unprobed.append(Unprobed(probed, f"{what}: {over}"))
                 continue
             dtypes = DTYPES if probed is None else _probed_dtypes(op, probed)
+            if not dtypes:
+                assert probed is not None
+                types = "/".join(str(t) for t in probed.condition.get(TYPE, ()))
+                why = f"stated for {types}, whose dtypes are neither int8 nor float16"
+                result.unprobed.append(Unprobed(probed, why))
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
                 _add_case(result, by_params, catalogue, op, dtype, probed, variant)
@@ -495,7 +513,7 @@ def _add_case(
         if limit_id not in existing.limits:
             result.cases[index] = _with_limit(existing, limit_id, marked)
         return
-    case_id = f"{catalogue.platform}/{op.name}/{dtype}/{what}"
+    case_id = _unique_id(result, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
     found = subjects(op.name, params)
     broken = documented_status(op, limits, dtype, found)
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
@@ -526,6 +544,20 @@ def _add_case(
             not_isolable=not_isolable,
         )
     )
+
+
+def _unique_id(result: CaseSet, case_id: str, limit: Limit | None) -> str:
+    """``case_id``, or when another model already has it (the same value probed under another
+    condition: Transpose's h1=16 for each perm) the id with the condition appended."""
+    taken = {case.id for case in result.cases}
+    if case_id not in taken:
+        return case_id
+    condition = ",".join(f"{k}={v}" for k, v in _condition_params(limit).items()) if limit else ""
+    candidate = f"{case_id}@{condition}" if condition else case_id
+    index = 2
+    while candidate in taken:
+        candidate, index = f"{case_id}@{condition}#{index}", index + 1
+    return candidate
 
 
 def _with_limit(case: Case, limit_id: str, marked: Mapping[str, str]) -> Case:

@@ -11,6 +11,7 @@ grammar (names, integers, + - * / % and comparisons), never by ``eval``.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -39,8 +40,9 @@ class FormulaError(ValueError):
     """An expression outside the grammar; names the expression."""
 
 
+@functools.cache
 def parse(expression: str) -> ast.Expression:
-    """The expression's syntax tree, checked against the grammar."""
+    """The expression's syntax tree, checked against the grammar (each text parsed once)."""
     try:
         tree = ast.parse(_SINGLE_EQUALS.sub("==", expression), mode="eval")
     except SyntaxError:
@@ -83,15 +85,26 @@ def _value(node: ast.expr, values: Mapping[str, Any]) -> Any:
     return True
 
 
+def applies(rule: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
+    """Whether a limit's precondition (``rule["when"]``) holds for quantities ``found``; one
+    over a quantity ``found`` lacks, or in words the grammar cannot read ("dilation != (1, 1)"),
+    is not known to hold."""
+    when = rule.get("when")
+    if not when:
+        return True
+    try:
+        return bool(evaluate(when, {**found, **rule.get("constants", {})}))
+    except (KeyError, FormulaError):
+        return False
+
+
 def holds(rule: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
     """Whether quantities ``found`` satisfy the limit whose ``rule`` this is; a formula over
     a quantity ``found`` lacks, or whose precondition does not hold, does not apply."""
-    known = {**found, **rule.get("constants", {})}
-    when = rule.get("when")
+    if not applies(rule, found):
+        return True
     try:
-        if when and not evaluate(when, known):
-            return True
-        result = bool(evaluate(rule["expression"], known))
+        result = bool(evaluate(rule["expression"], {**found, **rule.get("constants", {})}))
     except KeyError:
         return True
     return not result if rule.get("unsupported_when") else result

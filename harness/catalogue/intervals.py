@@ -43,11 +43,14 @@ class Interval:
         below = value <= self.hi if self.hi_closed else value < self.hi
         return above and below
 
+    def lowest_integer(self) -> int:
+        """The smallest integer inside."""
+        return int(self.lo) if self.lo_closed else int(self.lo) + 1
+
     def integer_bounds(self) -> tuple[int, int]:
         """Smallest and largest integers inside (for dimension sizes and integer attributes)."""
-        lo = int(self.lo) if self.lo_closed else int(self.lo) + 1
         hi = int(self.hi) if self.hi_closed else int(self.hi) - 1
-        return lo, hi
+        return self.lowest_integer(), hi
 
     def __str__(self) -> str:
         return self.text

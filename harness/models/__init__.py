@@ -16,7 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from harness.models import elementwise, pooling, recurrent, shape_ops
+from harness.models import (
+    activations,
+    convolution,
+    data_movement,
+    elementwise,
+    normalization,
+    pooling,
+    recurrent,
+    resize,
+    shape_ops,
+)
 from harness.models.builder import (
     NCHW,
     Broadcast,
@@ -51,6 +61,11 @@ OPERATOR_SPECS: dict[str, OperatorSpec] = {
     **pooling.OPERATORS,
     **recurrent.OPERATORS,
     **shape_ops.OPERATORS,
+    **data_movement.OPERATORS,
+    **activations.OPERATORS,
+    **convolution.OPERATORS,
+    **resize.OPERATORS,
+    **normalization.OPERATORS,
 }
 
 OPERATORS: tuple[str, ...] = tuple(sorted(OPERATOR_SPECS))

@@ -1,7 +1,9 @@
-"""Element-wise operators: Div, Mul, Max, MulRelu (binary, with broadcasting) and Pow."""
+"""Element-wise operators: Add, Sub, Div, Mul, Max, Min, AddRelu, MulRelu (binary, with
+broadcasting) and Pow."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -71,7 +73,10 @@ CONSTANT_B_PROBING = replace(BINARY_PROBING, dtype_subjects={"T2": "constant_B"}
 
 
 def _binary(
-    chain: tuple[str, ...], operands: Operands, probing: Probing = BINARY_PROBING
+    chain: tuple[str, ...],
+    operands: Operands,
+    probing: Probing = BINARY_PROBING,
+    defaults: Mapping[str, Any] = BINARY_DEFAULTS,
 ) -> OperatorSpec:
     """A binary operator ``chain[0]`` on inputs A, B, followed by the unary ops ``chain[1:]``."""
 
@@ -91,7 +96,7 @@ def _binary(
             return Graph(nodes, {"A": data_a}, ["C"], {"B": data_b})
         return Graph(nodes, {"A": data_a, "B": data_b}, ["C"])
 
-    return OperatorSpec(BINARY_DEFAULTS, build, probing)
+    return OperatorSpec(defaults, build, probing)
 
 
 # The exponent's dtypes as the vendor document spells them (its T2), and as numpy does; int16
@@ -159,7 +164,23 @@ POW_PROBING = Probing(
     dtype_subjects={"T2": "exponent_dtype"},  # the exponent's dtype is a model parameter
 )
 
+# Sub documents its broadcasts as the forms [b, c, 1, 1] and [scalar] only (not "same as
+# Expand"): its typical B is the per-channel [b,c,1,1], and a one-element B reads [scalar].
+SUB_DEFAULTS = {**BINARY_DEFAULTS, "b_shape": [1, 8, 1, 1]}
+
+
+def _read_sub(p: Mapping[str, Any]) -> dict[str, Any]:
+    found = _read_binary(p)
+    return found | ({"form": "[scalar]"} if math.prod(p["b_shape"]) == 1 else {})
+
+
+SUB_PROBING = replace(CONSTANT_B_PROBING, read=_read_sub)
+
 OPERATORS = {
+    "Add": _binary(("Add",), _signed, CONSTANT_B_PROBING),
+    "Sub": _binary(("Sub",), _signed, SUB_PROBING, SUB_DEFAULTS),
+    "Min": _binary(("Min",), _all_distinct),
+    "AddRelu": _binary(("Add", "Relu"), _signed, CONSTANT_B_PROBING),
     "Div": _binary(("Div",), _nonzero_divisor, CONSTANT_B_PROBING),
     "Mul": _binary(("Mul",), _signed, CONSTANT_B_PROBING),
     "Max": _binary(("Max",), _all_distinct),

@@ -1,0 +1,86 @@
+"""Resize: integer upscaling of height and width by constant scales, nearest or linear."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from harness.models.builder import (
+    NCHW,
+    Graph,
+    OperatorSpec,
+    Params,
+    Probing,
+    dim_setters,
+    nchw,
+    uniform,
+)
+
+MODES = ("nearest", "linear", "cubic")
+COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+# Attributes the document says cannot be set: the model never sets them, read as not set.
+NOT_SET = (
+    "antialias",
+    "axes",
+    "cubic_coeff_a",
+    "exclude_outside",
+    "extrapolation_value",
+    "keep_aspect_ratio_policy",
+    "nearest_mode",
+)
+
+
+def _build(p: Params, rng: np.random.Generator) -> Graph:
+    shape = p.shape("shape")
+    scales = p.integers("scales", 4, minimum=1)  # integral: the document's 2-8 times
+    mode = p.choice("mode", MODES)
+    coordinates = p.choice("coordinate_transformation_mode", COORDINATES)
+    node = helper.make_node(
+        "Resize",
+        ["X", "", "scales"],
+        ["Y"],
+        mode=mode,
+        coordinate_transformation_mode=coordinates,
+    )
+    consts = {"scales": np.array(scales, dtype=np.float32)}
+    return Graph([node], {"X": uniform(rng, shape, -2.0, 2.0)}, ["Y"], consts)
+
+
+def _read(p: Mapping[str, Any]) -> dict[str, Any]:
+    found = nchw(p["shape"])
+    found |= {"scale_h": p["scales"][2], "scale_w": p["scales"][3]}
+    found["mode"] = p["mode"]
+    found["coordinate_transformation_mode"] = p["coordinate_transformation_mode"]
+    return found
+
+
+def _set_scale(axis: int) -> Any:
+    def set_scale(p: dict[str, Any], value: Any) -> None:
+        p["scales"][axis] = value
+
+    return set_scale
+
+
+OPERATORS = {
+    "Resize": OperatorSpec(
+        {
+            "shape": [1, 4, 3, 4],
+            "scales": [1, 1, 2, 2],
+            "mode": "nearest",
+            "coordinate_transformation_mode": "half_pixel",
+        },
+        _build,
+        Probing(
+            read=_read,
+            setters={**dim_setters(), "scale_h": _set_scale(2), "scale_w": _set_scale(3)},
+            size=lambda s: math.prod(s[d] for d in NCHW) * (1 + s["scale_h"] * s["scale_w"]),
+            outside_values={"mode": ("cubic",), "coordinate_transformation_mode": ("asymmetric",)},
+            fixed=dict.fromkeys(NOT_SET, False),
+            unprobed={"free-text": "the 2-8 times integral scale rule is words, not a limit"},
+        ),
+    )
+}

@@ -1,0 +1,51 @@
+"""The new operator families' typical models through the real rknn-toolkit2 simulator: each
+compiles to the layer its declaration names (a fused convolution to one fused layer), runs on
+the NPU and matches its host reference."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from harness.judge.observers import layers_under_test
+from harness.models import PROBING, build_model
+from harness.models.reference import host_references
+from harness.targets.job import Job
+from harness.vendors.rknn.simulator import SimulatorPool
+
+pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SimulatorPool]:
+    with SimulatorPool(workers=1, timeout_s=120) as shared:
+        yield shared
+
+
+@pytest.mark.parametrize(
+    ("op", "target", "layer"),
+    [
+        ("Transpose", "rk3588", "Transpose"),  # data movement
+        ("Transpose", "rk3562", "Transpose"),
+        ("ConvolutionRelu", "rk3588", "ConvRelu"),  # a fused convolution: one layer
+        ("ConvolutionRelu", "rk3562", "ConvRelu"),
+        ("Clip", "rk3588", "Clip"),  # a unary activation under its ONNX name
+        ("AddRelu", "rk3588", "AddRelu"),  # element-wise, fused
+        ("Softmax", "rk3588", "exSoftmax13"),  # the toolkit's own layer for an ONNX Softmax
+        ("Resize", "rk3588", "Resize"),
+    ],
+)
+def test_typical_model_compiles_to_its_declared_layer_and_matches(
+    pool: SimulatorPool, op: str, target: str, layer: str
+) -> None:
+    built = build_model(op, {}, seed=1)
+    obs = pool.run(Job(built.onnx_bytes, built.inputs, target, case_id=f"{op}-{target}"))
+    assert (obs.failed_stage, obs.error, obs.infra_error) == (None, None, None)
+    judged, scope = layers_under_test(obs.placement, (op, *PROBING[op].layer_aliases))
+    assert [(e["op"], e["target"]) for e in judged] == [(layer, "NPU")], obs.placement
+    assert scope != "whole network (op rewritten away)"
+    want = host_references(built).outputs["onnxruntime"]
+    for got, ref in zip(obs.outputs or [], want, strict=True):
+        np.testing.assert_allclose(got, ref, atol=2e-3)  # fp16 accumulation of a 3x3x4 conv
