@@ -29,6 +29,7 @@ from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
 from harness.catalogue.documents import Document
+from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -96,6 +97,8 @@ class Vendor:
     board_target: Callable[
         [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
     ]
+    simulator_cache: CacheFolder  # the simulator's result cache (``--hil-cache``)
+    conversion_cache: CacheFolder  # models converted for its boards (``--hil-conversion-cache``)
 
     def target(
         self, board: Board | None, timeout_s: float, cache: str

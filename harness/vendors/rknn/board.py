@@ -33,7 +33,7 @@ from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.conversion_feed import ConversionFeed
-from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
+from harness.vendors.rknn.convert import CACHE, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -86,7 +86,7 @@ class BoardBackend:
         self.runtime = rknn_runtime(board)
         self.runtime.ready(board)
         self.board = board
-        self.cache = cache or ConversionCache(DEFAULT_DIR)
+        self.cache = cache or ConversionCache(CACHE.directory())
         self.timeout_s = timeout_s
         self.host_grace_s = host_grace_s
         self.reconnect_s = reconnect_s
@@ -422,5 +422,5 @@ def board_backend(
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
     python, toolkit = interpreter(sdk)
-    cache = ConversionCache(rknn_cache or DEFAULT_DIR, python=python, toolkit=toolkit)
+    cache = ConversionCache(rknn_cache or CACHE.directory(), python=python, toolkit=toolkit)
     return BoardBackend(board, cache=cache, timeout_s=timeout_s)

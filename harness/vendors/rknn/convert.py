@@ -19,9 +19,9 @@ Parallel pytest-xdist workers share the cache safely: each key is built under an
 ``<key>.lock`` (taken in sorted order, so no two workers deadlock) in a staging folder that is
 renamed into place.
 
-The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
-and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
-least recently used ones go (``harness.diskcache``).
+The cache is shared by every results directory (``CACHE``: ``~/.cache/npu-hil/rknn``, or
+``HIL_CONVERSION_CACHE``) and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new
+entries are built, the least recently used ones go (``harness.diskcache``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.diskcache import cap_from_env, claim, content_key, mark_entry, prune, remove, touch
+from harness.diskcache import (
+    CacheFolder,
+    claim,
+    content_key,
+    mark_entry,
+    prune,
+    remove,
+    touch,
+)
 from harness.targets.job import Job
 from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit import (
@@ -61,8 +69,13 @@ CALLS_FILE = "calls.json"
 STARTED_FILE = "started"
 START_TIMEOUT_S = 120.0  # importing the toolkit takes seconds; allow for a loaded machine
 _KEEP = (RKNN_FILE, LOG_FILE, META_FILE)
-DIR_ENV, CAP_ENV = "HIL_CONVERSION_CACHE", "HIL_CONVERSION_CACHE_MAX"
-DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "rknn")
+CACHE = CacheFolder(
+    "conversions",
+    "rknn",
+    "HIL_CONVERSION_CACHE",
+    "HIL_CONVERSION_CACHE_MAX",
+    "models converted for boards",
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +120,7 @@ class ConversionCache:
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
-        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self.cap = CACHE.cap() if cap is None else cap
         self.toolkit = toolkit or toolkit_version()
 
     def key(self, request: Job) -> str:

@@ -9,6 +9,7 @@ from harness.pipeline import Vendor
 from harness.report.io_section import MODEL_IO_KEY
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
+from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
@@ -19,6 +20,7 @@ from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.simulator.cache import CACHE as SIM_CACHE
 from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
 
@@ -67,4 +69,6 @@ VENDOR = Vendor(
     layer_aliases=load_layer_aliases(),
     simulator=_simulator,
     board_target=board_backend,
+    simulator_cache=SIM_CACHE,
+    conversion_cache=CONVERSION_CACHE,
 )

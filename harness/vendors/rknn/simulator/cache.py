@@ -12,14 +12,13 @@ hang says nothing about the model.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from harness.diskcache import (
-    cap_from_env,
+    CacheFolder,
     claim,
     content_key,
     entry_path,
@@ -31,8 +30,7 @@ from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
 
-DIR_ENV, CAP_ENV = "HIL_CACHE", "HIL_CACHE_MAX"
-DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sim")
+CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
 # Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
@@ -51,7 +49,7 @@ class SimCache:
         self.directory = Path(directory)
         claim(self.directory)
         self._toolkit = toolkit or toolkit_version()
-        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self.cap = CACHE.cap() if cap is None else cap
 
     def keep_to_cap(self) -> None:
         """Remove the least recently used entries until the folder fits the cap (none used
