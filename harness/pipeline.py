@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
 from harness.targets.timing import PerfRequest, timing_record
 from harness.text import redact
+
+if TYPE_CHECKING:
+    from harness.terminal import Registrar
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
@@ -99,6 +102,8 @@ class Vendor:
     ]
     simulator_cache: CacheFolder  # the simulator's result cache (``--hil-cache``)
     conversion_cache: CacheFolder  # models converted for its boards (``--hil-conversion-cache``)
+    # Its own subcommands by group: "hil" (``hil sdk``), "boards", "layout" (``hil layout X``)
+    commands: Mapping[str, Sequence[Registrar]]
 
     def target(
         self, board: Board | None, timeout_s: float, cache: str

@@ -17,7 +17,6 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.cli.output import emit
 from harness.diskcache import (
     DEFAULT_CAP,
     RECENT_S,
@@ -30,6 +29,7 @@ from harness.diskcache import (
     usage,
 )
 from harness.models import reference
+from harness.terminal import emit
 from harness.vendors import vendor_caches
 
 BAD_INPUT = 2

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.cases.user_models import refused_case
-from harness.cli.output import emit
 from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
@@ -46,6 +45,7 @@ from harness.results.journal import (
 )
 from harness.results.records import CaseRecord
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
+from harness.terminal import emit
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers

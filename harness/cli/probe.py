@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.catalogue.operators import OperatorCatalogue, load_operators
-from harness.cli.output import emit
 from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
@@ -35,6 +34,7 @@ from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.targets.selection import platform_boards
+from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, vendor_for

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.boards.inventory import Runtimes
 from harness.diskcache import CacheFolder
 from harness.pipeline import Vendor
 from harness.vendors.rknn.vendor import VENDOR as RKNN
+
+if TYPE_CHECKING:
+    from harness.terminal import Registrar
 
 VENDORS: tuple[Vendor, ...] = (RKNN,)
 ALL_PLATFORMS = "all"  # --platform all: every platform of the vendor
@@ -42,3 +47,8 @@ def vendor_caches() -> tuple[CacheFolder, ...]:
         for cache in (vendor.conversion_cache, vendor.simulator_cache):
             found.setdefault(cache.key, cache)
     return tuple(found.values())
+
+
+def vendor_commands(group: str) -> list[Registrar]:
+    """Every vendor's subcommands of a ``hil`` command group: "hil", "boards" or "layout"."""
+    return [register for vendor in VENDORS for register in vendor.commands.get(group, ())]

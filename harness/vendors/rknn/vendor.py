@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.pipeline import Vendor
 from harness.report.io_section import MODEL_IO_KEY
+from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
@@ -71,4 +72,9 @@ VENDOR = Vendor(
     board_target=board_backend,
     simulator_cache=SIM_CACHE,
     conversion_cache=CONVERSION_CACHE,
+    commands={
+        "hil": [sdk_cli.register],
+        "boards": [c_runner_cli.register],
+        "layout": [layout_cli.register],
+    },
 )
