@@ -80,7 +80,8 @@ class Vendor:
     models: Mapping[str, OperatorSpec]
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
     case_sources: Mapping[str, Callable[[str], list[Case]]]
-    # What the vendor's documents say for a platform, as run.json entries the report lists.
+    # What the vendor's documents say for a platform, as run.json entries the report lists:
+    # titled groups of documented rows (``harness.report.documented_rows.DOCUMENTED_KEY``).
     documented: Callable[[str], dict[str, Any]]
     # Its operator documents, every published version (as printed, "V2.3.2") -> document.
     documents: Callable[[], Mapping[str, Document]]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.pipeline import Vendor
-from harness.report.io_section import MODEL_IO_KEY
+from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
 from harness.vendors.rknn.board import board_backend
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
@@ -26,11 +26,11 @@ from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
 
 def _documented(platform: str) -> dict[str, Any]:
-    """The seed-003 rows of the platform's group, for the report's model-I/O section."""
+    """The seed-003 rows of the platform's group, for the report's "Model I/O" section."""
     try:
-        return {MODEL_IO_KEY: documented_rows(platform)}
+        return {DOCUMENTED_KEY: documented_rows(platform)}
     except ModelIOError:  # a platform the model-I/O document does not cover
-        return {MODEL_IO_KEY: []}
+        return {DOCUMENTED_KEY: []}
 
 
 def _simulator(timeout_s: float, cache: Path | None, sdk: str | None = None) -> SimulatorPool:
