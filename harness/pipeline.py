@@ -103,6 +103,8 @@ class Vendor:
     ]
     simulator_cache: CacheFolder  # the simulator's result cache (``--hil-cache``)
     conversion_cache: CacheFolder  # models converted for its boards (``--hil-conversion-cache``)
+    # The known issues of its default run (``--known-issues vendor``), or None: it ships none
+    known_issues: Path | None
     # Its own subcommands by group: "hil" (``hil sdk``), "boards", "layout" (``hil layout X``)
     commands: Mapping[str, Sequence[Registrar]]
 

@@ -185,7 +185,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for dtype in DTYPES:
         config.addinivalue_line("markers", f"{dtype}: a case of data type {dtype} (-m {dtype})")
     _check_options(config)
-    _NIGHTLY[:] = [nightly.NightlyRun(config)]
+    _NIGHTLY[:] = [nightly.NightlyRun(config, _vendor(config).known_issues)]
     config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))

@@ -72,6 +72,7 @@ VENDOR = Vendor(
     board_target=board_backend,
     simulator_cache=SIM_CACHE,
     conversion_cache=CONVERSION_CACHE,
+    known_issues=Path(__file__).with_name("data") / "known-issues" / "rk3562-simulator.yaml",
     commands={
         "hil": [sdk_cli.register],
         "boards": [c_runner_cli.register],
