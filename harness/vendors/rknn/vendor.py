@@ -8,7 +8,7 @@ from typing import Any
 from harness.pipeline import Vendor
 from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
-from harness.vendors.rknn.board import board_backend
+from harness.vendors.rknn.board import board_target
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
@@ -69,7 +69,7 @@ VENDOR = Vendor(
     runtimes=RUNTIMES,
     layer_aliases=load_layer_aliases(),
     simulator=_simulator,
-    board_target=board_backend,
+    board_target=board_target,
     simulator_cache=SIM_CACHE,
     conversion_cache=CONVERSION_CACHE,
     known_issues=Path(__file__).with_name("data") / "known-issues" / "rk3562-simulator.yaml",

@@ -56,19 +56,19 @@ class SimCache:
         in the last ten minutes: another process may be reading it)."""
         prune(self.directory, self.cap)
 
-    def key(self, request: Job) -> str:
+    def key(self, job: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""
-        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(request)}
-        samples = request.dataset if request.quantize and request.dataset else []
-        return content_key(header, request.model, [request.inputs, *samples])
+        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(job)}
+        samples = job.dataset if job.quantize and job.dataset else []
+        return content_key(header, job.model, [job.inputs, *samples])
 
-    def get(self, request: Job) -> Observation | None:
+    def get(self, job: Job) -> Observation | None:
         """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
         wrong fields or types, a bad array) is a miss and is removed, so the next run stores
         a good one instead of failing the case every time."""
-        return read_entry(entry_path(self.directory, self.key(request)), _read)
+        return read_entry(entry_path(self.directory, self.key(job)), _read)
 
-    def put(self, request: Job, observation: Observation) -> None:
+    def put(self, job: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
@@ -83,7 +83,7 @@ class SimCache:
             data["outputs"] = None if outputs is None else len(outputs)
             (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
-        write_entry(entry_path(self.directory, self.key(request)), write)
+        write_entry(entry_path(self.directory, self.key(job)), write)
 
 
 def _read(entry: Path) -> Observation:
