@@ -41,7 +41,7 @@ from harness.catalogue.operators import load_operators
 from harness.models import build_model
 from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
-from harness.pipeline import CaseExecutor, request_for
+from harness.pipeline import CaseExecutor, job_for
 from harness.scheduler import Scheduler
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
@@ -60,14 +60,14 @@ def prepare_floor(cases: list[Case], folder: Path) -> None:
     """The floor's input: each case's model, inputs and dataset, ready on disk."""
     for index, case in enumerate(cases):
         built = build_model(case.op, case.params, case.seed)
-        request = request_for(case, built)
+        job = job_for(case, built)
         case_dir = folder / f"{index:04d}"
         case_dir.mkdir(parents=True)
         (case_dir / "model.onnx").write_bytes(built.onnx_bytes)
         for i, array in enumerate(built.inputs):
             np.save(case_dir / f"input_{i}.npy", array)
-        if request.dataset:
-            write_dataset(request.dataset, case_dir)
+        if job.dataset:
+            write_dataset(job.dataset, case_dir)
         (case_dir / "target").write_text(case.platform)
 
 

@@ -47,6 +47,28 @@ class CacheFolderError(ValueError):
 
 
 @dataclass(frozen=True)
+class CacheFolder:
+    """Where one cache lives by default and what caps it: its folder under
+    ``~/.cache/npu-hil/`` unless ``dir_env`` names another, its cap in ``cap_env``."""
+
+    key: str  # its name in ``hil cache`` (``--<key>``, the output's first column)
+    folder: str  # under ~/.cache/npu-hil/
+    dir_env: str
+    cap_env: str
+    holds: str  # what it keeps, for help texts
+
+    def directory(self) -> Path:
+        """``dir_env``'s folder, else ``~/.cache/npu-hil/<folder>``: read when asked."""
+        return Path(
+            os.environ.get(self.dir_env) or Path.home() / ".cache" / "npu-hil" / self.folder
+        )
+
+    def cap(self) -> int:
+        """The cap in ``cap_env``, else ``DEFAULT_CAP``; a bad value names the variable."""
+        return cap_from_env(self.cap_env)
+
+
+@dataclass(frozen=True)
 class Entry:
     path: Path
     used: float  # last use, seconds since the epoch

@@ -1,7 +1,7 @@
-"""Running one case end to end: model, reference, backend, comparison, verdict, journal.
+"""Running one case end to end: model, reference, target, comparison, verdict, journal.
 
-Data flows one way: a ``Case`` becomes a ``BuiltModel`` and reference outputs, the backend
-turns the request into an ``Observation``, the judge checks the case's expectations against
+Data flows one way: a ``Case`` becomes a ``BuiltModel`` and reference outputs, the target
+turns the job into an ``Observation``, the judge checks the case's expectations against
 it, and the verdict plus everything needed to reproduce the case are written to the results
 directory (layout in ``harness.results.journal``).
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
 from harness.catalogue.documents import Document
 from harness.catalogue.operators import OperatorCatalogue
+from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
 from harness.judge.compare import Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -46,6 +47,9 @@ from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
 from harness.targets.timing import PerfRequest, timing_record
 from harness.text import redact
+
+if TYPE_CHECKING:
+    from harness.terminal import Registrar
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
@@ -79,7 +83,8 @@ class Vendor:
     models: Mapping[str, OperatorSpec]
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
     case_sources: Mapping[str, Callable[[str], list[Case]]]
-    # What the vendor's documents say for a platform, as run.json entries the report lists.
+    # What the vendor's documents say for a platform, as run.json entries the report lists:
+    # titled groups of documented rows (``harness.report.documented_rows.DOCUMENTED_KEY``).
     documented: Callable[[str], dict[str, Any]]
     # Its operator documents, every published version (as printed, "V2.3.2") -> document.
     documents: Callable[[], Mapping[str, Document]]
@@ -99,6 +104,12 @@ class Vendor:
     board_target: Callable[
         [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
     ]
+    simulator_cache: CacheFolder  # the simulator's result cache (``--hil-cache``)
+    conversion_cache: CacheFolder  # models converted for its boards (``--hil-conversion-cache``)
+    # The known issues of its default run (``--known-issues vendor``), or None: it ships none
+    known_issues: Path | None
+    # Its own subcommands by group: "hil" (``hil sdk``), "boards", "layout" (``hil layout X``)
+    commands: Mapping[str, Sequence[Registrar]]
 
     def target(
         self, board: Board | None, timeout_s: float, cache: str
@@ -133,7 +144,7 @@ def calibration_dataset(
     return [built.inputs, *extra]
 
 
-def request_for(
+def job_for(
     case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS
 ) -> Job:
     quantize = case.dtype == "int8"
@@ -148,20 +159,20 @@ def request_for(
 
 
 class CaseExecutor:
-    """Executes cases on one backend and journals each record the moment it has a verdict.
+    """Executes cases on one target and journals each record the moment it has a verdict.
 
     ``judge`` holds the observers of every property the cases expect: the generic ones by
     default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
     files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
-    SDK release the backend runs, which every record carries (part of its identity); ``perf``
-    asks the backend to time every case too (``--perf``); ``references`` computes a model's
+    SDK release the target runs, which every record carries (part of its identity); ``perf``
+    asks the target to time every case too (``--perf``); ``references`` computes a model's
     host references (``ReferenceCache.references`` keeps them on disk).
     """
 
     def __init__(
         self,
         results_dir: Path,
-        backend: Target,
+        target: Target,
         tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
         models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
         judge: Judge = GENERIC_JUDGE,
@@ -175,7 +186,7 @@ class CaseExecutor:
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
-        self.backend = backend
+        self.target = target
         self.tolerances = tolerances or {}  # op -> dtype -> overrides, from the catalogue
         self.journal = Journal(results_dir)
         self.models = models  # the model declarations cases name in Case.op
@@ -194,11 +205,11 @@ class CaseExecutor:
         return record
 
     def execute_many(self, cases: Sequence[Case]) -> Iterator[CaseRecord]:
-        """Run ``cases`` as one batch on the backend; yield each journaled record, in order,
-        as soon as its observation arrives (a streaming backend runs the rest meanwhile).
+        """Run ``cases`` as one batch on the target; yield each journaled record, in order,
+        as soon as its observation arrives (a streaming target runs the rest meanwhile).
 
-        Cases are prepared (model, references, case folder) as the backend takes them, so a
-        backend that pulls its jobs one by one (the simulator) runs a case while the next is
+        Cases are prepared (model, references, case folder) as the target takes them, so a
+        target that pulls its jobs one by one (the simulator) runs a case while the next is
         prepared. A user's case whose preparation raised yields its refusal (``refuse``) at
         its turn; any other case's raises at its turn, which ends the stream (the cases after
         it were not run). Warnings raised while a case is prepared, run or judged go into its
@@ -223,7 +234,7 @@ class CaseExecutor:
                 finally:
                     preparing[0] += time.monotonic() - clock
                 queued.append(item)
-                yield item.request
+                yield item.job
 
         def refused() -> Iterator[CaseRecord]:
             """The refusals queued before the next prepared case."""
@@ -231,8 +242,8 @@ class CaseExecutor:
                 queued.popleft()
                 yield self.refuse(*head)
 
-        observations = observe(self.backend, jobs())
-        waited_since = time.monotonic()  # the backend works for a case from here to its arrival
+        observations = observe(self.target, jobs())
+        waited_since = time.monotonic()  # the target works for a case from here to its arrival
         try:
             while True:
                 with caught_warnings() as while_running:
@@ -244,7 +255,7 @@ class CaseExecutor:
                 assert isinstance(item, _Prepared)  # refusals were yielded before it
                 item.warnings += while_running
                 arrived = time.monotonic()
-                item.backend_s = max(0.0, arrived - waited_since - preparing[0])
+                item.target_s = max(0.0, arrived - waited_since - preparing[0])
                 waited_since, preparing[0] = arrived, 0.0
                 try:
                     record = self._finish(item, observation)
@@ -260,9 +271,9 @@ class CaseExecutor:
             raise failed[0]
 
     def prefetch(self, cases: Sequence[Case]) -> None:
-        """Prepare ``cases`` (the next batch) now and let a backend that can start on them
+        """Prepare ``cases`` (the next batch) now and let a target that can start on them
         (a board converts their models) do so while it runs the current batch."""
-        if not isinstance(self.backend, PrefetchingTarget):
+        if not isinstance(self.target, PrefetchingTarget):
             return
         for case in cases:
             if case.id not in self._prepared:
@@ -271,7 +282,7 @@ class CaseExecutor:
                 except Exception:  # it raises again at its turn in execute_many
                     continue
         ready = [self._prepared[case.id] for case in cases if case.id in self._prepared]
-        self.backend.prefetch([item.request for item in ready])
+        self.target.prefetch([item.job for item in ready])
 
     def _prepare(self, case: Case) -> _Prepared:
         started = datetime.now(timezone.utc)
@@ -279,14 +290,14 @@ class CaseExecutor:
         with caught_warnings() as found:
             built = build_model(case.op, case.params, case.seed, self.models)
             references = self.references(built)
-            request = request_for(case, built, self.models)
-            request.timeout_s = self.timeout_for(case)
-            request.perf = self.perf
+            job = job_for(case, built, self.models)
+            job.timeout_s = self.timeout_for(case)
+            job.perf = self.perf
             folder = self.results_dir / case_folder(case.id, self.sdk)
             _clear(folder)
-            _write_inputs(folder, built, references, self.recipe(request))
+            _write_inputs(folder, built, references, self.recipe(job))
         prepare_s = time.monotonic() - clock
-        return _Prepared(case, built, references, request, folder, started, prepare_s, found)
+        return _Prepared(case, built, references, job, folder, started, prepare_s, found)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
         with caught_warnings() as found:
@@ -322,12 +333,12 @@ class CaseExecutor:
             versions={**self.versions, **observation.versions},
             artifacts=folder.relative_to(self.results_dir).as_posix(),
             started=item.started.isoformat(timespec="seconds"),
-            duration_s=round(item.prepare_s + item.backend_s + time.monotonic() - clock, 3),
+            duration_s=round(item.prepare_s + item.target_s + time.monotonic() - clock, 3),
             params=built.params,
             checks=list(verdict.checks),
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
-            perf=_perf_field(item.request, observation),
+            perf=_perf_field(item.job, observation),
         )
 
     def _journaled(self, record: CaseRecord, sync: bool = False) -> CaseRecord:
@@ -395,17 +406,17 @@ class CaseExecutor:
 
 @dataclass
 class _Prepared:
-    """A case ready for the backend: its model, references, job and emptied case folder."""
+    """A case ready for the target: its model, references, job and emptied case folder."""
 
     case: Case
     built: BuiltModel
     references: References
-    request: Job
+    job: Job
     folder: Path
     started: datetime
     prepare_s: float  # building the model and references, writing the inputs
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
-    backend_s: float = 0.0  # from when the backend could start on it to its observation
+    target_s: float = 0.0  # from when the target could start on it to its observation
 
 
 @contextmanager
@@ -438,9 +449,9 @@ def _reference_field(references: References, comparison: Comparison | None) -> d
     return field
 
 
-def _perf_field(request: Job, observation: Observation) -> dict[str, Any]:
+def _perf_field(job: Job, observation: Observation) -> dict[str, Any]:
     """``CaseRecord.perf``: the timing asked for, or why there is none."""
-    if request.perf is None:
+    if job.perf is None:
         return {}
     if observation.perf:
         return timing_record(observation.perf)

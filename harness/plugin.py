@@ -29,7 +29,7 @@ from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
 from harness.catalogue.operators import OperatorCatalogue
-from harness.diskcache import CacheFolderError, cap_from_env, claim
+from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
@@ -53,9 +53,13 @@ from harness.targets.selection import (
 from harness.targets.target import Target
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import ALL_PLATFORMS, DEFAULT_PLATFORM, vendor_for
-from harness.vendors.rknn import convert as conversion_cache
-from harness.vendors.rknn.simulator import cache as sim_cache
+from harness.vendors import (
+    ALL_PLATFORMS,
+    CONVERSION_CACHE,
+    DEFAULT_PLATFORM,
+    SIMULATOR_CACHE,
+    vendor_for,
+)
 
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 # verdict -> [cases whose record holds warnings, warnings], and known issues that changed
@@ -133,21 +137,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--hil-cache",
-        default=str(sim_cache.DEFAULT_DIR),
-        help=f"simulator result cache directory (env {sim_cache.DIR_ENV}; size cap "
-        f"{sim_cache.CAP_ENV}, default 2G); 'off' disables it",
+        default=str(SIMULATOR_CACHE.directory()),
+        help=f"simulator result cache directory (env {SIMULATOR_CACHE.dir_env}; size cap "
+        f"{SIMULATOR_CACHE.cap_env}, default 2G); 'off' disables it",
     )
     group.addoption(
         "--hil-reference-cache",
-        default=str(reference_cache.DEFAULT_DIR),
-        help=f"host reference cache directory (env {reference_cache.DIR_ENV}; size cap "
-        f"{reference_cache.CAP_ENV}, default 2G); 'off' disables it",
+        default=str(reference_cache.CACHE.directory()),
+        help=f"host reference cache directory (env {reference_cache.CACHE.dir_env}; size cap "
+        f"{reference_cache.CACHE.cap_env}, default 2G); 'off' disables it",
     )
     group.addoption(
         "--hil-conversion-cache",
-        default=str(conversion_cache.DEFAULT_DIR),
+        default=str(CONVERSION_CACHE.directory()),
         help="converted models for boards, shared by every results directory "
-        f"(env {conversion_cache.DIR_ENV}; size cap {conversion_cache.CAP_ENV}, default 2G)",
+        f"(env {CONVERSION_CACHE.dir_env}; size cap {CONVERSION_CACHE.cap_env}, default 2G)",
     )
     nightly.add_options(group)
     _add_farm_options(group)
@@ -190,7 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for dtype in DTYPES:
         config.addinivalue_line("markers", f"{dtype}: a case of data type {dtype} (-m {dtype})")
     _check_options(config)
-    _NIGHTLY[:] = [nightly.NightlyRun(config)]
+    _NIGHTLY[:] = [nightly.NightlyRun(config, _vendor(config).known_issues)]
     config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
@@ -214,26 +218,22 @@ def _check_options(config: pytest.Config) -> None:
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
-        _check_cache(config, "hil_cache", sim_cache.CAP_ENV)
+        _check_cache(config, "hil_cache", SIMULATOR_CACHE)
     if config.getoption("hil_reference_cache") != "off":
-        _check_cache(config, "hil_reference_cache", reference_cache.CAP_ENV)
+        _check_cache(config, "hil_reference_cache", reference_cache.CACHE)
     if config.getoption("backend") != "sim":
-        _check_cache(config, "hil_conversion_cache", conversion_cache.CAP_ENV)
+        _check_cache(config, "hil_conversion_cache", CONVERSION_CACHE)
 
 
-def _check_cache(config: pytest.Config, option: str, cap_variable: str) -> None:
+def _check_cache(config: pytest.Config, option: str, cache: CacheFolder) -> None:
     """A cache folder that is usable and the cache's own (``diskcache.claim``), and its cap."""
     _check_folder(config, option)
     try:
         claim(Path(config.getoption(option)))
     except CacheFolderError as exc:
         raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None
-    _check_cap(cap_variable)
-
-
-def _check_cap(variable: str) -> None:
     try:
-        cap_from_env(variable)
+        cache.cap()
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
 

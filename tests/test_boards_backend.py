@@ -14,7 +14,7 @@ from sshd import onnx_model, runner_processes, with_ssh
 from harness.boards.inventory import Board
 from harness.targets.job import Job
 from harness.vendors.rknn import sdk
-from harness.vendors.rknn.board import BoardBackend, board_backend
+from harness.vendors.rknn.board import BoardBackend, board_target
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RknnLite
 
@@ -77,7 +77,7 @@ def test_converting_with_the_boards_release_runs_the_converter_of_that_sdk(
 ) -> None:
     if "2.3.2" not in {found.version for found in sdk.installed()}:
         pytest.skip("needs rknn-toolkit2 2.3.2: hil sdk install 2.3.2")
-    with board_backend(loopback_board, tmp_path / "cache", 120.0, "2.3.2") as backend:
+    with board_target(loopback_board, tmp_path / "cache", 120.0, "2.3.2") as backend:
         (observation,) = backend.run_batch([relu_case("relu")])
     assert observation.infra_error is None, observation.infra_error
     assert observation.versions["rknn_toolkit2"] == "2.3.2"  # the converter ran under 2.3.2

@@ -225,3 +225,29 @@ def test_a_root_that_is_a_link_or_holds_foreign_content_is_refused(
     assert all((folder / "data").is_file() for folder in folders)
     assert sorted(p.name for p in system.iterdir()) == ["etc", "home", "usr"]  # nothing marked
     assert list(empty.iterdir()) == []  # info and prune create and mark nothing
+
+
+def test_cache_folders_follow_their_variables_set_after_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each cache's default folder is its variable's when asked (a test or a tool that sets
+    HIL_CACHE after importing the harness gets that folder), else ~/.cache/npu-hil/<folder>."""
+    variables = {"conversions": "HIL_CONVERSION_CACHE", "sim": "HIL_CACHE"}
+    variables["references"] = "HIL_REFERENCE_CACHE"
+    for name, variable in variables.items():
+        monkeypatch.setenv(variable, str(tmp_path / name))
+    code, out, _ = cli(capsys, "cache", "info", "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert {name: info[name]["directory"] for name in variables} == {
+        name: str(tmp_path / name) for name in variables
+    }
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for variable in variables.values():
+        monkeypatch.delenv(variable)
+    code, out, _ = cli(capsys, "cache", "info", "--json")
+    folders = {name: Path(found["directory"]) for name, found in json.loads(out).items()}
+    cache_home = tmp_path / "home" / ".cache" / "npu-hil"
+    assert folders == {"conversions": cache_home / "rknn", "sim": cache_home / "sim"} | {
+        "references": cache_home / "ref"
+    }

@@ -14,8 +14,8 @@ from test_nightly import POW_0, POW_0_ENTRY, POW_2, STALE_ENTRY, known_file, run
 from test_user_models import five_node_model, needs_toolkit
 
 from harness.cli import main
-from harness.cli.output import emit
 from harness.results.journal import read_records
+from harness.terminal import emit
 from harness.text import printable
 
 # set the window title (unterminated: it would run to the next BEL), clear the screen, red,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,10 @@ import pytest
 from harness.cases.case import Case
 from harness.catalogue.properties import PRECISION
 from harness.judge.compare import Comparison
-from harness.report.io_section import MODEL_IO_KEY, NOT_RUN, io_sections
+from harness.report.documented_rows import DOCUMENTED_KEY, NOT_RUN, documented_sections
 from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
+from harness.results.journal import read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
@@ -524,7 +526,7 @@ def test_report_section_lists_every_row_of_the_group_with_its_status() -> None:
         record("rk3568/input/int8/uint8/4d/c3/w32", "confirmed"),
         CaseRecord("op", "rk3562", "Pow", "int8", "l", "v", "supported", "simulator", "confirmed"),
     ]
-    (section,) = io_sections(records, documented_rows("rk3566"))
+    (section,) = documented_sections(records, documented_rows("rk3566"))
     assert section.group == "RK3566/RK3568" and section.platforms == ["rk3566", "rk3568"]
     group_rows = [lim.id for lim in load_model_io().limits() if lim.group == "rk3566-rk3568"]
     assert {row.limit for row in section.rows} == {i for i in group_rows if "/remark/" not in i}
@@ -540,8 +542,8 @@ def test_report_section_lists_every_row_of_the_group_with_its_status() -> None:
 
 def test_report_renderers_include_the_io_section_escaped() -> None:
     records = [record("rk3588/input/int8/uint8/4d/c3/w33", "doc-drift")]
-    report = build_report(records, {MODEL_IO_KEY: documented_rows("rk3588")}, {})
-    assert len(report.io) == 1
+    report = build_report(records, {DOCUMENTED_KEY: documented_rows("rk3588")}, {})
+    assert len(report.documented) == 1
     markdown = render_markdown(report)
     assert "## Model I/O: RK3588 on simulator" in markdown
     assert md_escape("| RK3588 | int8 | 4 | uint8 | NPU | 16 | 1 | A | Unrestricted |") in markdown
@@ -550,6 +552,28 @@ def test_report_renderers_include_the_io_section_escaped() -> None:
 
     page = render_html(report)
     assert "Model I/O: RK3588 on simulator" in page and "stride &lt;48&gt;" in page
+
+
+def test_the_report_shows_each_group_under_its_vendors_title_and_older_runs_untitled(
+    tmp_path: Path,
+) -> None:
+    """A vendor names its section and document; the report knows no vendor's wording. A run
+    written before the groups were titled (run.json "model_io") still reads, untitled."""
+    records = [record("rk3588/input/int8/uint8/4d/c3/w33", "doc-drift")]
+    (rknn,) = documented_rows("rk3588")
+    other = {**rknn, "title": "Tensor <rules>", "document": "J6 guide §4"}
+    markdown = render_markdown(build_report(records, {DOCUMENTED_KEY: [rknn, other]}, {}))
+    assert "## Model I/O: RK3588 on simulator" in markdown
+    assert "| seed 003 row | status |" in markdown
+    assert "## Tensor &lt;rules&gt;: RK3588 on simulator" in markdown
+    assert "| J6 guide §4 row | status |" in markdown
+    untitled = {key: value for key, value in rknn.items() if key not in ("title", "document")}
+    write_run_metadata(tmp_path, {"platform": "rk3588", "model_io": [untitled]})
+    report = build_report(records, read_run_metadata(tmp_path), {})
+    (section,) = report.documented
+    assert (section.title, section.group) == ("Documented rows", "RK3588")
+    assert "## Documented rows: RK3588 on simulator" in render_markdown(report)
+    assert "seed 003" not in render_markdown(report)
 
 
 def test_a_passing_result_does_not_stand_in_for_an_unobservable_property() -> None:
@@ -563,7 +587,7 @@ def test_a_passing_result_does_not_stand_in_for_an_unobservable_property() -> No
         return CaseRecord(**{**base.__dict__, "checks": [base.checks[0], result]})
 
     for status, row_status in [("confirmed", "unobserved"), ("wrong-result", "wrong-result")]:
-        (section,) = io_sections([with_result(status)], documented_rows("rk3588"))
+        (section,) = documented_sections([with_result(status)], documented_rows("rk3588"))
         assert next(r for r in section.rows if r.limit == nchw).status == row_status
 
 

@@ -96,7 +96,7 @@ def test_an_int8_case_builds_its_model_once(
 
     monkeypatch.setattr(models, "assemble", counting)
     built = build_model(case.op, case.params, case.seed)
-    job = pipeline.request_for(case, built)
+    job = pipeline.job_for(case, built)
     assert assembled == ["MaxPool"]
     assert job.dataset is not None and len(job.dataset) == 1 + pipeline.CALIBRATION_EXTRA_SAMPLES
     # the further samples are the inputs a model built from the next seeds would have
@@ -113,7 +113,7 @@ def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path
     def jobs() -> Iterator[Job]:
         for case in cases:
             pulled.append(case.id)
-            yield pipeline.request_for(case, build_model(case.op, case.params, case.seed))
+            yield pipeline.job_for(case, build_model(case.op, case.params, case.seed))
 
     with SimulatorPool(workers=1) as pool:
         stream = pool.stream(jobs())

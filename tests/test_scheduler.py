@@ -36,7 +36,7 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
 )
 # shared and warm (HIL_CACHE, else ~/.cache/npu-hil/sim): these cases are cheap
-SIM_CACHE = sim_cache.DEFAULT_DIR
+SIM_CACHE = sim_cache.CACHE.directory()
 
 
 def pow_cases(count: int) -> list[Case]:

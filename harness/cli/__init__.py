@@ -1,7 +1,8 @@
 """The ``hil`` command: one argparse subcommand per module, each added by its ``register``.
 
 A module that offers a subcommand defines ``register(subparsers)``, which adds its parser and
-sets ``handler`` (``args -> exit code``) as a default; it is listed in ``REGISTRARS`` below.
+sets ``handler`` (``args -> exit code``) as a default; it is listed in ``REGISTRARS`` below,
+followed by the vendors' own commands (``Vendor.commands["hil"]``: ``hil sdk``).
 Bad arguments exit with code 2 and a message on stderr: argparse does this for its own checks,
 and handlers call their parser's ``error()`` for validation errors.
 """
@@ -9,7 +10,7 @@ and handlers call their parser's ``error()`` for validation errors.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness import __version__
@@ -21,13 +22,13 @@ from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
 from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
-from harness.cli import sdk as sdk_cli
-from harness.cli.output import quiet_stdout
+from harness.terminal import quiet_stdout
+from harness.vendors import vendor_commands
 
 if TYPE_CHECKING:
-    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+    from harness.terminal import Registrar
 
-REGISTRARS: list[Callable[[Subparsers], None]] = [
+REGISTRARS: list[Registrar] = [
     layout_cli.register,
     reporting_cli.register,
     boards_cli.register,
@@ -36,7 +37,6 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     known_issues_cli.register,
     models_cli.register,
     probe_cli.register,
-    sdk_cli.register,
 ]
 
 
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in REGISTRARS:
+    for register in [*REGISTRARS, *vendor_commands("hil")]:
         register(subparsers)
     return parser
 

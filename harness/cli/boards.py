@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import BoardFileError, load_inventory
-from harness.cli.output import emit
+from harness.terminal import emit
 from harness.timeouts import timeout_problem
-from harness.vendors import all_runtimes
-from harness.vendors.rknn import c_runner_cli
+from harness.vendors import all_runtimes, vendor_commands
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -38,7 +37,8 @@ _COLUMNS = (
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``hil boards`` (with its ``check`` subcommand) to the ``hil`` parser."""
+    """Add ``hil boards``: its ``check`` subcommand and every vendor's
+    (``Vendor.commands["boards"]``)."""
     boards = subparsers.add_parser(
         "boards", help="boards over SSH or adb, and labgrid places", description=__doc__
     )
@@ -66,7 +66,8 @@ def register(subparsers: Subparsers) -> None:
         help="seconds to connect, and again to probe (default: 10, at most one day)",
     )
     parser.set_defaults(handler=_check, parser=parser)
-    c_runner_cli.register(commands)
+    for register_vendor_commands in vendor_commands("boards"):
+        register_vendor_commands(commands)
 
 
 def _timeout(text: str) -> float:

@@ -17,10 +17,10 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.cli.output import emit
 from harness.diskcache import (
     DEFAULT_CAP,
     RECENT_S,
+    CacheFolder,
     Usage,
     cap_from_env,
     parse_size,
@@ -29,16 +29,12 @@ from harness.diskcache import (
     usage,
 )
 from harness.models import reference
-from harness.vendors.rknn import convert
-from harness.vendors.rknn.simulator import cache as sim_cache
+from harness.terminal import emit
+from harness.vendors import vendor_caches
 
 BAD_INPUT = 2
-# each cache's own cap
-CAP_ENVS = {
-    "conversions": convert.CAP_ENV,
-    "sim": sim_cache.CAP_ENV,
-    "references": reference.CAP_ENV,
-}
+# by their name, the option (--<key>) and the output's first column
+CACHES: dict[str, CacheFolder] = {c.key: c for c in (*vendor_caches(), reference.CACHE)}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,34 +48,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prune_parser = actions.add_parser(
         "prune", help="remove the least recently used entries until each cache fits its cap"
     )
+    cap_envs = " and ".join(c.cap_env for c in CACHES.values())
     prune_parser.add_argument(
         "--max-size",
         type=_size,
         default=None,
-        help="the cap for every cache, e.g. 500M (default: each its own, "
-        f"{' and '.join(CAP_ENVS.values())}, else 2G); entries used in the last "
-        f"{RECENT_S / 60:g} minutes stay",
+        help=f"the cap for every cache, e.g. 500M (default: each its own, {cap_envs}, else "
+        f"2G); entries used in the last {RECENT_S / 60:g} minutes stay",
     )
     for parser in (info, prune_parser):
-        parser.add_argument(
-            "--conversions",
-            type=Path,
-            default=convert.DEFAULT_DIR,
-            help=f"models converted for boards (default {convert.DIR_ENV}, else "
-            "~/.cache/npu-hil/rknn)",
-        )
-        parser.add_argument(
-            "--sim",
-            type=Path,
-            default=sim_cache.DEFAULT_DIR,
-            help=f"simulator results (default {sim_cache.DIR_ENV}, else ~/.cache/npu-hil/sim)",
-        )
-        parser.add_argument(
-            "--references",
-            type=Path,
-            default=reference.DEFAULT_DIR,
-            help=f"host references (default {reference.DIR_ENV}, else ~/.cache/npu-hil/ref)",
-        )
+        for name, folder in CACHES.items():
+            parser.add_argument(
+                f"--{name}",
+                type=Path,
+                default=folder.directory(),
+                help=f"{folder.holds} (default {folder.dir_env}, else "
+                f"~/.cache/npu-hil/{folder.folder})",
+            )
     info.set_defaults(handler=run_info)
     prune_parser.set_defaults(handler=run_prune)
 
@@ -92,16 +77,16 @@ def _size(text: str) -> int:
 
 
 def _caches(args: argparse.Namespace) -> dict[str, Path]:
-    return {"conversions": args.conversions, "sim": args.sim, "references": args.references}
+    return {name: getattr(args, name) for name in CACHES}
 
 
 def _caps(args: argparse.Namespace) -> dict[str, int] | None:
     """Each cache's cap (``--max-size``, else its variable, else 2G), or None (and a
     message) when a variable is not a size."""
     if getattr(args, "max_size", None) is not None:
-        return {name: int(args.max_size) for name in CAP_ENVS}
+        return {name: int(args.max_size) for name in CACHES}
     try:
-        return {name: cap_from_env(env, DEFAULT_CAP) for name, env in CAP_ENVS.items()}
+        return {name: cap_from_env(c.cap_env, DEFAULT_CAP) for name, c in CACHES.items()}
     except ValueError as exc:
         emit(f"hil cache: {exc}\n", err=True)
         return None

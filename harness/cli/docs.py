@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from harness.catalogue.documents import Document, Entry, Group, diff, reading, stats
 from harness.catalogue.limits import Limit
-from harness.cli.output import emit
+from harness.terminal import emit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 
 if TYPE_CHECKING:

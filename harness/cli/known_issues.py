@@ -12,10 +12,10 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from harness.cli.output import emit
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly.known_issues import starting_file
 from harness.results.journal import JournalError, read_records
+from harness.terminal import emit
 from harness.vendors import vendor_for
 
 BAD_INPUT = 2

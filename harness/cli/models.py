@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.cases.user_models import refused_case
-from harness.cli.output import emit
 from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
@@ -46,14 +45,14 @@ from harness.results.journal import (
 )
 from harness.results.records import CaseRecord
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
+from harness.terminal import emit
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
-from harness.vendors import DEFAULT_PLATFORM, layer_aliases, vendor_for
-from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
+from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, layer_aliases, vendor_for
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -120,9 +119,9 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache",
-        default=str(SIM_CACHE_DIR),
-        help="simulator result cache folder, or 'off' (default HIL_CACHE, else "
-        "~/.cache/npu-hil/sim)",
+        default=str(SIMULATOR_CACHE.directory()),
+        help=f"simulator result cache folder, or 'off' (default {SIMULATOR_CACHE.dir_env}, "
+        f"else ~/.cache/npu-hil/{SIMULATOR_CACHE.folder})",
     )
 
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.catalogue.operators import OperatorCatalogue
-from harness.cli.output import emit
 from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
@@ -35,10 +34,10 @@ from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
 from harness.targets.selection import platform_boards
+from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM, vendor_for
-from harness.vendors.rknn.simulator.cache import DEFAULT_DIR as SIM_CACHE_DIR
+from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, vendor_for
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -82,8 +81,8 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--hil-cache",
-        default=str(SIM_CACHE_DIR),
-        help="simulator result cache directory (env HIL_CACHE); 'off' disables it",
+        default=str(SIMULATOR_CACHE.directory()),
+        help=f"simulator result cache directory (env {SIMULATOR_CACHE.dir_env}); 'off' disables it",
     )
     parser.add_argument(
         "--boards",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.cli.output import emit
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
 from harness.report.diff import (
@@ -28,6 +27,7 @@ from harness.results.latency import Threshold, add_threshold_options
 from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord
 from harness.results.runs import read_run
+from harness.terminal import emit
 from harness.vendors import layer_aliases
 
 BAD_INPUT = 2

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import (
-    cap_from_env,
+    CacheFolder,
     claim,
     content_key,
     entry_path,
@@ -153,8 +152,9 @@ def _with_test_data(built: BuiltModel, references: References) -> References:
     return references
 
 
-DIR_ENV, CAP_ENV = "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX"
-DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "ref")
+CACHE = CacheFolder(
+    "references", "ref", "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX", "host references"
+)
 FORMAT = 1  # bump when the entry layout or what host_references computes changes
 _ENTRY_FILE = "references.json"
 
@@ -167,7 +167,7 @@ class ReferenceCache:
         """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
         self.directory = Path(directory)
         claim(self.directory)
-        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self.cap = CACHE.cap() if cap is None else cap
         self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
         self._versions["numpy"] = np.__version__
 

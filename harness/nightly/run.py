@@ -48,6 +48,7 @@ from harness.timeouts import timeout_problem
 
 PLUGIN_NAME = "npu-hil-nightly"
 OFF = "off"
+VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
 TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
 
 
@@ -58,7 +59,7 @@ def add_options(group: pytest.OptionGroup) -> None:
         default=OFF,
         metavar="FILE",
         help="known-issues YAML file: matching cases that behave as recorded do not fail "
-        "the run (default off)",
+        f"the run; '{VENDOR}': the file the vendor ships for its default run (default off)",
     )
     group.addoption(
         "--strict-known", action="store_true", help="a known issue that changed fails its case"
@@ -126,7 +127,8 @@ def _case_id(nodeid: str) -> str:
 
 
 class NightlyRun:
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, shipped_known_issues: Path | None) -> None:
+        """``shipped_known_issues``: the vendor's file, what ``--known-issues vendor`` names."""
         option = config.getoption
         config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
         self.config = config
@@ -148,7 +150,7 @@ class NightlyRun:
                 self.shard = parse_shard(option("shard"))
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
-        self.known = _known_issues(option("known_issues"))
+        self.known = _known_issues(option("known_issues"), shipped_known_issues)
         self.baseline = _baseline(option("baseline"))
         self.perf = perf.perf_request(config)
         threshold = perf.threshold(config)
@@ -364,9 +366,13 @@ def _write(reporter: Any, text: str) -> None:
     reporter.write_line(printable(text))
 
 
-def _known_issues(value: str) -> KnownIssues | None:
+def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:
     if value == OFF:
         return None
+    if value == VENDOR:
+        if shipped is None:
+            raise pytest.UsageError(f"--known-issues {VENDOR}: the vendor ships no known issues")
+        value = str(shipped)
     try:
         return load_known_issues(value)
     except KnownIssuesError as exc:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
-from harness.report.io_section import io_html
+from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     SHORT,
     Failure,
@@ -353,8 +353,8 @@ def _mapping(label: str, values: dict[str, float] | dict[str, str]) -> str:
     return f"<div>{label}: {escape(text)}</div>"
 
 
-def _model_io(report: Report) -> str:
-    return io_html(report.io)
+def _documented_rows(report: Report) -> str:
+    return documented_html(report.documented)
 
 
 def _unprobed(report: Report) -> str:
@@ -452,7 +452,7 @@ SECTIONS: list[Callable[[Report], str]] = [
     lambda report: real_limits_html(report.probes),
     _heat_maps,
     _cards,
-    _model_io,
+    _documented_rows,
     _unprobed,
     _disagreements,
     _run_details,

@@ -14,7 +14,7 @@ import re
 import shlex
 from collections.abc import Callable
 
-from harness.report.io_section import io_markdown
+from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
     Failure,
@@ -219,8 +219,8 @@ def _case(record: CaseRecord) -> str:
     return " · ".join(facts)
 
 
-def _model_io(report: Report) -> list[str]:
-    return io_markdown(report.io, md_escape)
+def _documented_rows(report: Report) -> list[str]:
+    return documented_markdown(report.documented, md_escape)
 
 
 def _unprobed(report: Report) -> list[str]:
@@ -300,7 +300,7 @@ SECTIONS: list[Callable[[Report], list[str]]] = [
     lambda report: real_limits_markdown(report.probes, md_escape),
     _matrices,
     _cards,
-    _model_io,
+    _documented_rows,
     _unprobed,
     _disagreements,
     _run_details,

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from harness.catalogue.properties import PRECISION
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
-from harness.report.io_section import MODEL_IO_KEY, IOSection, io_sections
+from harness.report.documented_rows import (
+    DOCUMENTED_KEY,
+    OLD_KEY,
+    DocumentedSection,
+    documented_groups,
+    documented_sections,
+)
 from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord, record_key
 
@@ -190,7 +196,8 @@ class Report:
     baseline: BaselineChanges | None = None  # None: the run names no baseline
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (case id, why)
     models_not_run: list[tuple[str, str]] = field(default_factory=list)  # (model, why)
-    io: list[IOSection] = field(default_factory=list)  # seed 003 rows per platform group
+    # the vendor's documented rows per platform group
+    documented: list[DocumentedSection] = field(default_factory=list)
     # Documented limits no case probes, for the operators that ran (run.json "unprobed")
     unprobed: list[Unprobed] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
@@ -228,7 +235,7 @@ def build_report(
         baseline=baseline,
         left_out=[(item["id"], item["reason"]) for item in meta.get(LEFT_OUT_KEY, [])],
         models_not_run=[(m["model"], m["reason"]) for m in meta.get(MODELS_NOT_RUN_KEY, [])],
-        io=io_sections(records, meta.get(MODEL_IO_KEY, [])),
+        documented=documented_sections(records, documented_groups(meta)),
         unprobed=unprobed_groups(meta.get(UNPROBED_KEY, []), {r.op for r in records}),
         disagreements=[record for record in ordered if record.verdict == DISAGREEMENT],
         records=ordered,
@@ -364,7 +371,8 @@ def shard_text(shard: Mapping[str, Any] | None) -> str:
 
 def run_details(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
     """run.json's entries the header and the sections do not show."""
-    shown = {*HEADER_KEYS, UNPROBED_KEY, MODEL_IO_KEY, LEFT_OUT_KEY, MODELS_NOT_RUN_KEY}
+    shown = {*HEADER_KEYS, UNPROBED_KEY, DOCUMENTED_KEY, OLD_KEY, LEFT_OUT_KEY}
+    shown.add(MODELS_NOT_RUN_KEY)
     return [(key, _text(meta[key])) for key in sorted(meta) if key not in shown]
 
 

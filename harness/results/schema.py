@@ -37,6 +37,27 @@ _REQUIRED = [
     for spec in fields(CaseRecord)
     if spec.default is MISSING and spec.default_factory is MISSING
 ]
+
+
+def _documented_group(titles: list[str]) -> dict[str, Any]:
+    """A group of documented rows in run.json, with ``titles`` (texts) required."""
+    return _record(
+        [*titles, "group", "targets", "rows"],
+        {
+            **{title: _STRING for title in titles},
+            "group": _STRING,
+            "targets": _STRINGS,
+            "rows": {
+                "type": "array",
+                "items": _record(
+                    ["limit", "kind", "text"],
+                    {"limit": _STRING, "kind": _STRING, "text": _STRING},
+                ),
+            },
+        },
+    )
+
+
 _CHECK = _record(
     ["prop", "limits", "documented", "observed", "status"],
     {
@@ -155,23 +176,10 @@ RUN_SCHEMA: dict[str, Any] = _record(
             "type": "array",
             "items": _record(["id", "reason"], {"id": _STRING, "reason": _STRING}),
         },
-        "model_io": {
-            "type": "array",
-            "items": _record(
-                ["group", "targets", "rows"],
-                {
-                    "group": _STRING,
-                    "targets": _STRINGS,
-                    "rows": {
-                        "type": "array",
-                        "items": _record(
-                            ["limit", "kind", "text"],
-                            {"limit": _STRING, "kind": _STRING, "text": _STRING},
-                        ),
-                    },
-                },
-            ),
-        },
+        # a vendor's documented rows per platform group, titled (older runs: "model_io",
+        # the same groups untitled)
+        "documented_rows": {"type": "array", "items": _documented_group(["title", "document"])},
+        "model_io": {"type": "array", "items": _documented_group([])},
     },
 )
 

@@ -10,7 +10,7 @@ import numpy as np
 
 @dataclass
 class Observation:
-    """What one backend run of one case produced."""
+    """What one target run of one case produced."""
 
     backend: str  # "simulator" or the board's name
     outputs: list[np.ndarray] | None = None

@@ -131,21 +131,21 @@ class BoardWithFallback:
         """The board's; an observation made on the fallback carries the simulator's."""
         return self.board.observes
 
-    def run(self, request: Job) -> Observation:
-        return next(self.stream([request]))
+    def run(self, job: Job) -> Observation:
+        return next(self.stream([job]))
 
-    def prefetch(self, requests: Sequence[Job]) -> None:
+    def prefetch(self, jobs: Sequence[Job]) -> None:
         if not self.board.down:
-            self.board.prefetch(requests)
+            self.board.prefetch(jobs)
 
     def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
         """The board's observations as they arrive; once the board is down (and
         ``to_simulator``), each case it could not run goes to the simulator instead."""
-        requests = list(jobs)  # the board takes the whole batch at once
-        for request, observation in zip(requests, self.board.stream(requests), strict=True):
+        batch = list(jobs)  # the board takes the whole batch at once
+        for job, observation in zip(batch, self.board.stream(batch), strict=True):
             if observation.infra_error and self.board.down and self.to_simulator:
                 if self._fallback is None:
                     self._fallback = self.simulator()
-                yield from observe(self._fallback, [request])
+                yield from observe(self._fallback, [job])
             else:
                 yield observation

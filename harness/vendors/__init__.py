@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.boards.inventory import Runtimes
+from harness.diskcache import CacheFolder
 from harness.pipeline import Vendor
 from harness.vendors.rknn.vendor import VENDOR as RKNN
+
+if TYPE_CHECKING:
+    from harness.terminal import Registrar
 
 VENDORS: tuple[Vendor, ...] = (RKNN,)
 ALL_PLATFORMS = "all"  # --platform all: every platform of the vendor
 DEFAULT_PLATFORM = VENDORS[0].default_platform  # without --platform
+# The default vendor's caches: the folders --hil-cache, --hil-conversion-cache and the
+# commands' --cache default to (each vendor keys its entries by its own toolkit)
+SIMULATOR_CACHE = VENDORS[0].simulator_cache
+CONVERSION_CACHE = VENDORS[0].conversion_cache
 
 
 def vendor_for(platform: str) -> Vendor:
@@ -28,3 +38,17 @@ def layer_aliases() -> dict[str, str]:
 def all_runtimes() -> Runtimes:
     """Every vendor's board runtimes by name: what a board file may name."""
     return {name: kind for vendor in VENDORS for name, kind in vendor.runtimes.items()}
+
+
+def vendor_caches() -> tuple[CacheFolder, ...]:
+    """Every vendor's cache folders, each once (``hil cache``): conversions, then results."""
+    found: dict[str, CacheFolder] = {}
+    for vendor in VENDORS:
+        for cache in (vendor.conversion_cache, vendor.simulator_cache):
+            found.setdefault(cache.key, cache)
+    return tuple(found.values())
+
+
+def vendor_commands(group: str) -> list[Registrar]:
+    """Every vendor's subcommands of a ``hil`` command group: "hil", "boards" or "layout"."""
+    return [register for vendor in VENDORS for register in vendor.commands.get(group, ())]

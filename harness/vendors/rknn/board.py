@@ -1,14 +1,14 @@
-"""Run cases on a board: the board's counterpart of the simulator pool, same request, same record.
+"""Run cases on a board: the board's counterpart of the simulator pool, same job, same record.
 
-``BoardBackend(board).stream(requests)`` converts each ONNX model on the host (cached; the
+``BoardBackend(board).stream(jobs)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
-runner in one tar and yields one ``Observation`` per request as the board finishes it
+runner in one tar and yields one ``Observation`` per job as the board finishes it
 (``run_batch`` collects them), ``backend`` being the board's name. The board's runtime
 (``runtimes``) chooses the runner: the Python one (``RunnerSession``) or ``hil_c_runner``
 (``CRunnerSession``), whose queried tensor attributes join the build log's.
 Trouble is contained: a dropped connection is re-established and the case in flight retried
 once; a runner crash or hang costs that case (``infra_error``) and a new runner is started; a
-board that stays unreachable is marked down and every later request gets an ``infra_error`` at
+board that stays unreachable is marked down and every later job gets an ``infra_error`` at
 once, so the caller can fall back to the simulator.
 """
 
@@ -33,7 +33,7 @@ from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.conversion_feed import ConversionFeed
-from harness.vendors.rknn.convert import DEFAULT_DIR, Conversion, ConversionCache
+from harness.vendors.rknn.convert import CACHE, Conversion, ConversionCache
 from harness.vendors.rknn.runner_session import (
     CaseJob,
     CaseResult,
@@ -86,7 +86,7 @@ class BoardBackend:
         self.runtime = rknn_runtime(board)
         self.runtime.ready(board)
         self.board = board
-        self.cache = cache or ConversionCache(DEFAULT_DIR)
+        self.cache = cache or ConversionCache(CACHE.directory())
         self.timeout_s = timeout_s
         self.host_grace_s = host_grace_s
         self.reconnect_s = reconnect_s
@@ -95,7 +95,7 @@ class BoardBackend:
         self.trust_on_first_use = trust_on_first_use
         self.on_case_started = on_case_started
         self.down: str | None = None  # why the board was given up on
-        self._token = secrets.token_hex(8)  # this backend's lock identity, kept across reconnects
+        self._token = secrets.token_hex(8)  # this target's lock identity, kept across reconnects
         self._session: RunnerSession | None = None
         self._feed = ConversionFeed(self.cache)
         self._case_ids: dict[str, str] = {}
@@ -109,29 +109,29 @@ class BoardBackend:
     def observes(self) -> frozenset[str]:
         return self.runtime.observes
 
-    def run(self, request: Job, *, test_fault: str | None = None) -> Observation:
-        faults = {request.case_id: test_fault} if test_fault else None
-        return self.run_batch([request], test_faults=faults)[0]
+    def run(self, job: Job, *, test_fault: str | None = None) -> Observation:
+        faults = {job.case_id: test_fault} if test_fault else None
+        return self.run_batch([job], test_faults=faults)[0]
 
     def run_batch(
-        self, requests: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
+        self, jobs: Sequence[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> list[Observation]:
-        """One Observation per request, in order (``stream`` collected)."""
-        return list(self.stream(requests, test_faults=test_faults))
+        """One Observation per job, in order (``stream`` collected)."""
+        return list(self.stream(jobs, test_faults=test_faults))
 
     def stream(
-        self, requests: Iterable[Job], *, test_faults: Mapping[str, str] | None = None
+        self, jobs: Iterable[Job], *, test_faults: Mapping[str, str] | None = None
     ) -> Iterator[Observation]:
-        """One Observation per request, in order, each as soon as the board has run it.
+        """One Observation per job, in order, each as soon as the board has run it.
 
-        The batch is converted (on the backend's conversion thread, which may have converted
+        The batch is converted (on the target's conversion thread, which may have converted
         it already: ``prefetch``) while the board session opens, then shipped as one tar.
 
         ``test_faults`` (TEST ONLY, simulator-stand-in boards): case id -> "hang", "wedge",
         "corrupt-output", "slow" or "noisy", which the stand-in runtime acts out on the board
         (besides those its board file lists).
         """
-        batch = list(requests)  # converted and shipped as one batch
+        batch = list(jobs)  # converted and shipped as one batch
         listed = self.runtime.faults  # the stand-in board file's own (TEST ONLY)
         faults = {r.case_id: listed[r.case_id] for r in batch if r.case_id in listed}
         faults.update(test_faults or {})
@@ -139,18 +139,18 @@ class BoardBackend:
         converting = self._feed.convert(batch)
         self._connect_while_converting()
         conversions = converting.result()
-        jobs: list[CaseJob] = []
+        case_jobs: list[CaseJob] = []
         self._case_ids = {}
-        for index, (request, conversion) in enumerate(zip(batch, conversions, strict=True)):
+        for index, (job, conversion) in enumerate(zip(batch, conversions, strict=True)):
             if conversion.rknn_path is not None:
                 job_id = f"c{index}"
-                self._case_ids[job_id] = request.case_id
-                fault = faults.get(request.case_id)
-                limit = request.timeout_s or self.timeout_s
-                jobs.append(case_job(job_id, request, conversion, self.board, limit, fault))
-        settled = self._execute(jobs)
+                self._case_ids[job_id] = job.case_id
+                fault = faults.get(job.case_id)
+                limit = job.timeout_s or self.timeout_s
+                case_jobs.append(case_job(job_id, job, conversion, self.board, limit, fault))
+        settled = self._execute(case_jobs)
         done: dict[str, _Outcome] = {}
-        unsettled = len(jobs)
+        unsettled = len(case_jobs)
         for index, conversion in enumerate(conversions):
             job_id = f"c{index}"
             while job_id in self._case_ids and job_id not in done:
@@ -161,22 +161,22 @@ class BoardBackend:
                     done.update(settled)
             yield self._observation(conversion, done.pop(job_id, None))
 
-    def prefetch(self, requests: Sequence[Job]) -> None:
-        """Convert ``requests`` (the next batch) in the background, while the board runs."""
-        self._feed.prefetch(requests)
+    def prefetch(self, jobs: Sequence[Job]) -> None:
+        """Convert ``jobs`` (the next batch) in the background, while the board runs."""
+        self._feed.prefetch(jobs)
 
-    def _check(self, requests: Sequence[Job], faults: dict[str, str]) -> None:
-        for request in requests:
-            if request.target_platform != self.board.platform:
+    def _check(self, jobs: Sequence[Job], faults: dict[str, str]) -> None:
+        for job in jobs:
+            if job.target_platform != self.board.platform:
                 raise ValueError(
-                    f"case {request.case_id!r} targets {request.target_platform}, but board "
+                    f"case {job.case_id!r} targets {job.target_platform}, but board "
                     f"{self.board.name} is platform {self.board.platform} ({self.board.source})"
                 )
         if not faults:
             return
         if not self.runtime.test_faults:
             raise ValueError(f"test faults need a {StandIn.name} board, not {self.board.name}")
-        unknown = set(faults) - {request.case_id for request in requests}
+        unknown = set(faults) - {job.case_id for job in jobs}
         bad = {value for value in faults.values() if value not in runner_module().TEST_FAULTS}
         if unknown or bad:
             raise ValueError(f"test faults: unknown cases {sorted(unknown)} or kinds {sorted(bad)}")
@@ -387,18 +387,18 @@ class BoardBackend:
 
 def case_job(
     job_id: str,
-    request: Job,
+    job: Job,
     conversion: Conversion,
     board: Board,
     timeout_s: float,
     test_fault: str | None = None,
 ) -> CaseJob:
-    """What the runner needs for one converted request: .rknn, inputs and how to run them."""
+    """What the runner needs for one converted job: .rknn, inputs and how to run them."""
     assert conversion.rknn_path is not None
     runtime = rknn_runtime(board)
-    data_format = toolkit_calls(request)["inference"]["data_format"]
-    files, inputs = runtime.case_files(request, conversion.rknn_path.read_bytes(), data_format)
-    perf = request.perf
+    data_format = toolkit_calls(job)["inference"]["data_format"]
+    files, inputs = runtime.case_files(job, conversion.rknn_path.read_bytes(), data_format)
+    perf = job.perf
     return CaseJob(
         id=job_id,
         files=files,
@@ -416,11 +416,11 @@ def _settled(outcome: _Outcome) -> bool:
     return outcome.result is not None or outcome.infra_error is not None
 
 
-def board_backend(
+def board_target(
     board: Board, rknn_cache: Path | None, timeout_s: float, sdk: str | None = None
 ) -> BoardBackend:
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
     python, toolkit = interpreter(sdk)
-    cache = ConversionCache(rknn_cache or DEFAULT_DIR, python=python, toolkit=toolkit)
+    cache = ConversionCache(rknn_cache or CACHE.directory(), python=python, toolkit=toolkit)
     return BoardBackend(board, cache=cache, timeout_s=timeout_s)

@@ -1,4 +1,4 @@
-"""Conversions ahead of the board: one long-lived thread per board backend runs the host
+"""Conversions ahead of the board: one long-lived thread per board target runs the host
 conversions, so the next batch can be converted (``prefetch``) while the board runs this one.
 
 Conversions go through the thread in the order asked, so a batch's own ``convert`` finds what
@@ -18,21 +18,21 @@ log = logging.getLogger(__name__)
 
 
 class ConversionFeed:
-    """The conversion thread of one board backend; ``close`` stops it and its converter."""
+    """The conversion thread of one board target; ``close`` stops it and its converter."""
 
     def __init__(self, cache: ConversionCache) -> None:
         self.cache = cache
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hil-convert")
 
-    def convert(self, requests: Sequence[Job]) -> Future[list[Conversion]]:
-        """The conversions of ``requests``, in order (after any prefetch asked before), to
+    def convert(self, jobs: Sequence[Job]) -> Future[list[Conversion]]:
+        """The conversions of ``jobs``, in order (after any prefetch asked before), to
         come: the caller can connect to the board meanwhile."""
-        return self._thread.submit(self.cache.convert_many, list(requests))
+        return self._thread.submit(self.cache.convert_many, list(jobs))
 
-    def prefetch(self, requests: Sequence[Job]) -> None:
-        """Convert ``requests`` into the cache in the background; trouble shows later, when
+    def prefetch(self, jobs: Sequence[Job]) -> None:
+        """Convert ``jobs`` into the cache in the background; trouble shows later, when
         a batch converts them for real."""
-        self.convert(requests).add_done_callback(_logged)
+        self.convert(jobs).add_done_callback(_logged)
 
     def close(self) -> None:
         """Drop prefetches not started, finish the build in flight, stop the converter."""

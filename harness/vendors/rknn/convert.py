@@ -12,16 +12,16 @@ rejection with how it died (``Conversion.aborted``); anything else is not cached
 Builds run in one long-lived converter process per cache (``python -m
 harness.vendors.rknn.convert``, started by ``toolkit_process`` with the cache's interpreter, so
 another SDK's environment can convert): it imports the toolkit once and then builds one staged
-folder per request. A child process, because a boundary-probing model can crash or hang the
+folder per job. A child process, because a boundary-probing model can crash or hang the
 compiler (that costs the build in flight; the next build starts a new converter), and because
 the compiler's tables come from C and can only be captured at the file-descriptor level.
 Parallel pytest-xdist workers share the cache safely: each key is built under an flock on
 ``<key>.lock`` (taken in sorted order, so no two workers deadlock) in a staging folder that is
 renamed into place.
 
-The cache is shared by every results directory (``DEFAULT_DIR``, or ``HIL_CONVERSION_CACHE``)
-and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new entries are built, the
-least recently used ones go (``harness.diskcache``).
+The cache is shared by every results directory (``CACHE``: ``~/.cache/npu-hil/rknn``, or
+``HIL_CONVERSION_CACHE``) and capped (``HIL_CONVERSION_CACHE_MAX``, default 2 GiB): after new
+entries are built, the least recently used ones go (``harness.diskcache``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.diskcache import cap_from_env, claim, content_key, mark_entry, prune, remove, touch
+from harness.diskcache import (
+    CacheFolder,
+    claim,
+    content_key,
+    mark_entry,
+    prune,
+    remove,
+    touch,
+)
 from harness.targets.job import Job
 from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit import (
@@ -61,13 +69,18 @@ CALLS_FILE = "calls.json"
 STARTED_FILE = "started"
 START_TIMEOUT_S = 120.0  # importing the toolkit takes seconds; allow for a loaded machine
 _KEEP = (RKNN_FILE, LOG_FILE, META_FILE)
-DIR_ENV, CAP_ENV = "HIL_CONVERSION_CACHE", "HIL_CONVERSION_CACHE_MAX"
-DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "rknn")
+CACHE = CacheFolder(
+    "conversions",
+    "rknn",
+    "HIL_CONVERSION_CACHE",
+    "HIL_CONVERSION_CACHE_MAX",
+    "models converted for boards",
+)
 
 
 @dataclass(frozen=True)
 class Conversion:
-    """The outcome of converting one request's model."""
+    """The outcome of converting one job's model."""
 
     key: str
     rknn_path: Path | None  # None when the toolkit rejected the model or the converter failed
@@ -79,9 +92,9 @@ class Conversion:
     cached: bool = False
 
 
-def build_calls(request: Job) -> dict[str, dict[str, Any]]:
+def build_calls(job: Job) -> dict[str, dict[str, Any]]:
     """The simulator's toolkit calls up to ``build``: the same compile for board and simulator."""
-    calls = toolkit_calls(request)
+    calls = toolkit_calls(job)
     return {name: calls[name] for name in ("RKNN", "config", "load_onnx", "build")}
 
 
@@ -107,25 +120,25 @@ class ConversionCache:
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
-        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self.cap = CACHE.cap() if cap is None else cap
         self.toolkit = toolkit or toolkit_version()
 
-    def key(self, request: Job) -> str:
+    def key(self, job: Job) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
-        header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(request)}
-        samples = request.dataset if request.quantize and request.dataset else []
-        return content_key(header, request.model, samples)
+        header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(job)}
+        samples = job.dataset if job.quantize and job.dataset else []
+        return content_key(header, job.model, samples)
 
-    def convert(self, request: Job) -> Conversion:
-        return self.convert_many([request])[0]
+    def convert(self, job: Job) -> Conversion:
+        return self.convert_many([job])[0]
 
-    def convert_many(self, requests: Sequence[Job]) -> list[Conversion]:
-        """Conversions in request order; misses are built one by one by the converter."""
-        keys = [self.key(request) for request in requests]
+    def convert_many(self, jobs: Sequence[Job]) -> list[Conversion]:
+        """Conversions in job order; misses are built one by one by the converter."""
+        keys = [self.key(job) for job in jobs]
         found = {key: self._load(key) for key in set(keys)}
         missing = sorted(key for key, hit in found.items() if hit is None)
         if missing:
-            by_key = dict(zip(keys, requests, strict=True))
+            by_key = dict(zip(keys, jobs, strict=True))
             with contextlib.ExitStack() as locks:
                 for key in missing:  # sorted: two workers never wait on each other in a cycle
                     locks.enter_context(self._locked(key))
@@ -181,23 +194,23 @@ class ConversionCache:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield  # the lock goes with the file's closing
 
-    def _build(self, keys: list[str], requests: dict[str, Job]) -> dict[str, Conversion]:
+    def _build(self, keys: list[str], jobs: dict[str, Job]) -> dict[str, Conversion]:
         """Build ``keys`` one by one; a crash or hang costs only the build in flight, and a
         converter that died is given a second, fresh try (module docstring)."""
         results: dict[str, Conversion] = {}
         for key in keys:
-            first = self._attempt(key, requests[key])
+            first = self._attempt(key, jobs[key])
             if isinstance(first, Death):
-                second = self._attempt(key, requests[key], first)
+                second = self._attempt(key, jobs[key], first)
                 assert isinstance(second, Conversion)  # a second death is a conversion too
                 first = second
             results[key] = first
         return results
 
-    def _attempt(self, key: str, request: Job, died: Death | None = None) -> Conversion | Death:
+    def _attempt(self, key: str, job: Job, died: Death | None = None) -> Conversion | Death:
         """One build of ``key``: its conversion, or how the converter died (``died``: the
         first attempt's death; a second one is judged with it)."""
-        folder = self._stage(key, request)
+        folder = self._stage(key, job)
         try:
             failure, code = self._run_converter(folder)
             if failure is None and (folder / META_FILE).exists():
@@ -217,14 +230,14 @@ class ConversionCache:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _stage(self, key: str, request: Job) -> Path:
+    def _stage(self, key: str, job: Job) -> Path:
         """A staging folder with the model, the calibration data and the toolkit calls."""
         parent = self._entry(key).parent
         folder = Path(tempfile.mkdtemp(prefix=f".staging-{key[:12]}-", dir=parent))
-        (folder / MODEL_FILE).write_bytes(request.model)
-        if request.quantize and request.dataset:
-            write_dataset(request.dataset, folder)
-        (folder / CALLS_FILE).write_text(json.dumps(build_calls(request)))
+        (folder / MODEL_FILE).write_bytes(job.model)
+        if job.quantize and job.dataset:
+            write_dataset(job.dataset, folder)
+        (folder / CALLS_FILE).write_text(json.dumps(build_calls(job)))
         return folder
 
     def _run_converter(self, folder: Path) -> tuple[str | None, int | None]:
@@ -237,7 +250,7 @@ class ConversionCache:
         if self._converter is None:
             # The converter dies with the thread that starts it (PR_SET_PDEATHSIG): start it
             # from a thread that lives as long as this process, not from the caller's, which
-            # may be a board backend's conversion thread that ends before this cache does.
+            # may be a board target's conversion thread that ends before this cache does.
             self._converter = _STARTER.submit(_Converter, self.python).result()
         converter = self._converter
         failure = converter.build(folder, self.timeout_s)
@@ -278,7 +291,7 @@ _STARTER = ThreadPoolExecutor(1, thread_name_prefix="npu-hil-converter-start")
 
 
 class _Converter(ToolkitProcess):
-    """The converter process (host side): started once, then one staged folder per request."""
+    """The converter process (host side): started once, then one staged folder per job."""
 
     def __init__(self, python: str) -> None:
         super().__init__("harness.vendors.rknn.convert", python)
@@ -320,7 +333,7 @@ class _Converter(ToolkitProcess):
 
 def main() -> int:
     """Serve staged folders: build and export each, write its meta.json (``error`` None on
-    success) and reply; exits when the parent closes the request pipe."""
+    success) and reply; exits when the parent closes the job pipe."""
     requests, replies = parent_pipes()
     try:
         from rknn.api import RKNN

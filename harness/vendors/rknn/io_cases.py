@@ -75,6 +75,7 @@ MAX_DILATION = 128  # N-edge search over dilated 3x3 kernels up to 257
 # Row kinds a report lists, ranked in the seed's order (a condition's bounds and N formulas
 # together).
 _SEED_ORDER = {"input": 0, "n_range": 1, "condition": 2, "n_formula": 2, "output": 3}
+_SECTION = {"title": "Model I/O", "document": "seed 003"}  # the report's section of its rows
 
 
 def result_expect(limits: tuple[str, ...], how: str) -> Expect:
@@ -599,8 +600,9 @@ def model_io_cases(platform: str) -> list[Case]:
 
 def documented_rows(platform: str) -> list[dict[str, Any]]:
     """The seed-003 rows a report lists, per platform group of ``platform`` (every group for
-    ``"all"``): ``{"group", "targets", "rows": [{"limit", "kind", "text"}]}``, rows in the
-    seed's order. Written into the run's metadata, so reports need no catalogue."""
+    ``"all"``): ``{"title", "document", "group", "targets", "rows": [{"limit", "kind",
+    "text"}]}``, rows in the seed's order. Written into the run's metadata
+    (``Vendor.documented``), so reports need no catalogue."""
     model_io = load_model_io()
     groups = model_io.groups if platform == ALL_PLATFORMS else (model_io.group(platform),)
     found = []
@@ -611,5 +613,7 @@ def documented_rows(platform: str) -> list[dict[str, Any]]:
             key=lambda lim: _SEED_ORDER[lim.kind],
         )
         rows = [{"limit": lim.id, "kind": lim.kind, "text": lim.text} for lim in ordered]
-        found.append({"group": group.name, "targets": list(group.targets), "rows": rows})
+        found.append(
+            {**_SECTION, "group": group.name, "targets": list(group.targets), "rows": rows}
+        )
     return found

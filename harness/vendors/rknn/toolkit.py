@@ -26,28 +26,28 @@ MODEL_FILE = "model.onnx"
 DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separated
 DATASET_DIR = "dataset"
 DATA_FORMAT = "nchw"
-LOG_FILE = "toolkit.log"  # everything the toolkit printed for one request
+LOG_FILE = "toolkit.log"  # everything the toolkit printed for one job
 # The simulator worker writes "<stage> <toolkit call>" here before each call, so that the pool
 # knows where a worker that died was.
 STAGE_FILE = "stage"
 REPRO_SCRIPT = "reproduce.py"
 
 
-def toolkit_calls(request: Job) -> dict[str, dict[str, Any]]:
+def toolkit_calls(job: Job) -> dict[str, dict[str, Any]]:
     """The toolkit calls, in order, with their keyword arguments (JSON-able).
 
     File arguments are relative to the working folder that holds ``model.onnx`` and, for int8,
     ``dataset.txt`` (written by ``write_dataset``). ``inference`` also receives
-    ``inputs=[...]``: the request's arrays, in model input order. ``init_runtime`` without a
+    ``inputs=[...]``: the job's arrays, in model input order. ``init_runtime`` without a
     target selects the simulator.
     """
     return {
         "RKNN": {"verbose": True},
-        "config": {"target_platform": request.target_platform, **request.config},
+        "config": {"target_platform": job.target_platform, **job.config},
         "load_onnx": {"model": MODEL_FILE},
         "build": {
-            "do_quantization": request.quantize,
-            "dataset": DATASET_FILE if request.quantize else None,
+            "do_quantization": job.quantize,
+            "dataset": DATASET_FILE if job.quantize else None,
         },
         "init_runtime": {},
         "inference": {"data_format": DATA_FORMAT},

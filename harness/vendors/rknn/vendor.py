@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.pipeline import Vendor
-from harness.report.io_section import MODEL_IO_KEY
-from harness.vendors.rknn.board import board_backend
+from harness.report.documented_rows import DOCUMENTED_KEY
+from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
+from harness.vendors.rknn.board import board_target
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.catalogue.operators import operator_catalogue
+from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
@@ -20,15 +22,16 @@ from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.simulator.cache import CACHE as SIM_CACHE
 from harness.vendors.rknn.toolkit import recipe, toolkit_version
 
 
 def _documented(platform: str) -> dict[str, Any]:
-    """The seed-003 rows of the platform's group, for the report's model-I/O section."""
+    """The seed-003 rows of the platform's group, for the report's "Model I/O" section."""
     try:
-        return {MODEL_IO_KEY: documented_rows(platform)}
+        return {DOCUMENTED_KEY: documented_rows(platform)}
     except ModelIOError:  # a platform the model-I/O document does not cover
-        return {MODEL_IO_KEY: []}
+        return {DOCUMENTED_KEY: []}
 
 
 def _simulator(timeout_s: float, cache: Path | None, sdk: str | None = None) -> SimulatorPool:
@@ -68,5 +71,13 @@ VENDOR = Vendor(
     runtimes=RUNTIMES,
     layer_aliases=load_layer_aliases(),
     simulator=_simulator,
-    board_target=board_backend,
+    board_target=board_target,
+    simulator_cache=SIM_CACHE,
+    conversion_cache=CONVERSION_CACHE,
+    known_issues=Path(__file__).with_name("data") / "known-issues" / "rk3562-simulator.yaml",
+    commands={
+        "hil": [sdk_cli.register],
+        "boards": [c_runner_cli.register],
+        "layout": [layout_cli.register],
+    },
 )

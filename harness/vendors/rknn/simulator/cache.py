@@ -12,14 +12,13 @@ hang says nothing about the model.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from harness.diskcache import (
-    cap_from_env,
+    CacheFolder,
     claim,
     content_key,
     entry_path,
@@ -31,8 +30,7 @@ from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
 
-DIR_ENV, CAP_ENV = "HIL_CACHE", "HIL_CACHE_MAX"
-DEFAULT_DIR = Path(os.environ.get(DIR_ENV) or Path.home() / ".cache" / "npu-hil" / "sim")
+CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
 # Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
@@ -51,26 +49,26 @@ class SimCache:
         self.directory = Path(directory)
         claim(self.directory)
         self._toolkit = toolkit or toolkit_version()
-        self.cap = cap_from_env(CAP_ENV) if cap is None else cap
+        self.cap = CACHE.cap() if cap is None else cap
 
     def keep_to_cap(self) -> None:
         """Remove the least recently used entries until the folder fits the cap (none used
         in the last ten minutes: another process may be reading it)."""
         prune(self.directory, self.cap)
 
-    def key(self, request: Job) -> str:
+    def key(self, job: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""
-        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(request)}
-        samples = request.dataset if request.quantize and request.dataset else []
-        return content_key(header, request.model, [request.inputs, *samples])
+        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(job)}
+        samples = job.dataset if job.quantize and job.dataset else []
+        return content_key(header, job.model, [job.inputs, *samples])
 
-    def get(self, request: Job) -> Observation | None:
+    def get(self, job: Job) -> Observation | None:
         """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
         wrong fields or types, a bad array) is a miss and is removed, so the next run stores
         a good one instead of failing the case every time."""
-        return read_entry(entry_path(self.directory, self.key(request)), _read)
+        return read_entry(entry_path(self.directory, self.key(job)), _read)
 
-    def put(self, request: Job, observation: Observation) -> None:
+    def put(self, job: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
@@ -85,7 +83,7 @@ class SimCache:
             data["outputs"] = None if outputs is None else len(outputs)
             (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
-        write_entry(entry_path(self.directory, self.key(request)), write)
+        write_entry(entry_path(self.directory, self.key(job)), write)
 
 
 def _read(entry: Path) -> Observation:

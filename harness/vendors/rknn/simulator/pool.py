@@ -1,6 +1,6 @@
 """The parent side of the simulator: a pool of reusable worker processes.
 
-Each worker imports rknn-toolkit2 once (seconds) and then serves requests (tens of
+Each worker imports rknn-toolkit2 once (seconds) and then serves jobs (tens of
 milliseconds each). A worker that exceeds ``timeout_s`` costs only the case it was running:
 that case gets an Observation with ``infra_error`` and a fresh worker is started for the next
 one. A worker that dies while running a case (a signal, an uncaught C++ exception's abort, an
@@ -9,7 +9,7 @@ the toolkit's crash, a failed stage (``Observation.aborted`` says how), cached l
 result; anything else (killed from outside, SIGKILL as the out-of-memory killer sends, a
 different death) is infrastructure trouble, and a rerun that completes gives the result.
 
-Per request the pool makes a working folder, the worker writes the toolkit's log there, and
+Per job the pool makes a working folder, the worker writes the toolkit's log there, and
 the pool parses it into placement, rewrites and native layouts, so even a case that hung or
 crashed keeps the log it got to.
 
@@ -90,28 +90,28 @@ class _Worker(ToolkitProcess):
         return f"{status}; its stderr ends:\n{tail}" if tail else status
 
 
-class _Job:
+class _Running:
     """One case on one worker: its working folder and deadline."""
 
     def __init__(self, worker: _Worker, index: int) -> None:
         self.worker = worker
         self.index = index
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
-        _LIVE_JOBS.add(self)
+        _LIVE_RUNS.add(self)
         self.deadline = float("inf")
 
     def remove_folder(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
-        _LIVE_JOBS.discard(self)
+        _LIVE_RUNS.discard(self)
 
-    def start(self, request: Job, timeout_s: float) -> str | None:
+    def start(self, job: Job, timeout_s: float) -> str | None:
         """Send the case to the worker; None, or why the worker could not take it.
 
         The case's time starts once the worker is ready: its import is not the case's.
         """
         try:
             self.worker.wait_ready()
-            self.worker.requests.send((request, str(self.workdir)))
+            self.worker.requests.send((job, str(self.workdir)))
         except WorkerDied as exc:
             self.worker.stop()
             return str(exc)
@@ -123,7 +123,7 @@ class _Job:
         return None
 
 
-_LIVE_JOBS: set[_Job] = set()  # jobs of this process whose folder exists
+_LIVE_RUNS: set[_Running] = set()  # cases of this process running, whose folder exists
 
 
 @functools.cache
@@ -135,9 +135,9 @@ def _clean_up_on_sigterm() -> None:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        for job in list(_LIVE_JOBS):
-            job.worker.kill()
-            job.remove_folder()
+        for running in list(_LIVE_RUNS):
+            running.worker.kill()
+            running.remove_folder()
         if callable(previous):
             previous(signum, frame)
         else:  # the default action: end the process, killed by SIGTERM
@@ -188,7 +188,7 @@ class SimulatorPool:
         self.python = python  # the interpreter whose rknn-toolkit2 the workers import
         self.timeout_s = timeout_s
         self.cache = cache
-        self.toolkit_runs = 0  # requests handed to a worker (cache hits are not)
+        self.toolkit_runs = 0  # jobs handed to a worker (cache hits are not)
         self.observes = SIMULATOR_OBSERVES
         self._idle: list[_Worker] = []
         atexit.register(self.close)
@@ -196,38 +196,38 @@ class SimulatorPool:
             _clean_up_on_sigterm()
         _remove_stale_folders()
 
-    def run(self, request: Job) -> Observation:
-        [observation] = self.stream([request])
+    def run(self, job: Job) -> Observation:
+        [observation] = self.stream([job])
         return observation
 
-    def run_many(self, requests: Sequence[Job]) -> list[Observation]:
-        """Observations in request order (``stream`` collected)."""
-        return list(self.stream(requests))
+    def run_many(self, jobs: Sequence[Job]) -> list[Observation]:
+        """Observations in job order (``stream`` collected)."""
+        return list(self.stream(jobs))
 
-    def stream(self, requests: Iterable[Job]) -> Iterator[Observation]:
-        """Observations in request order, each as soon as it and those before it are done.
+    def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
+        """Observations in job order, each as soon as it and those before it are done.
 
-        Requests are taken as they are needed, plus one ahead of the workers: the caller
+        Jobs are taken as they are needed, plus one ahead of the workers: the caller
         prepares the next case while a worker runs this one, and judges and reports a case
         while the workers run the next.
         """
         taken: list[Job] = []
-        source = iter(requests)
+        source = iter(jobs)
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
-        busy: dict[Connection, _Job] = {}
+        busy: dict[Connection, _Running] = {}
         deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
-        more = True  # ``source`` may hold further requests
+        more = True  # ``source`` may hold further jobs
 
         def take() -> None:
             nonlocal more
-            request = next(source, None)
-            if request is None:
+            job = next(source, None)
+            if job is None:
                 more = False
                 return
-            taken.append(request)
-            hit = self.cache.get(request) if self.cache else None
+            taken.append(job)
+            hit = self.cache.get(job) if self.cache else None
             if hit is None:
                 pending.append(len(taken) - 1)
             else:
@@ -250,17 +250,17 @@ class SimulatorPool:
                     take()  # prepared while the workers run
                 self._collect(busy, taken, results, pending, deaths)
         except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
-            for job in busy.values():
-                job.worker.kill()
-                job.worker.stop()
-                job.remove_folder()
+            for running in busy.values():
+                running.worker.kill()
+                running.worker.stop()
+                running.remove_folder()
             raise
 
     def _start(
         self,
         pending: deque[int],
-        busy: dict[Connection, _Job],
-        requests: Sequence[Job],
+        busy: dict[Connection, _Running],
+        jobs: Sequence[Job],
         results: dict[int, Observation],
     ) -> None:
         """Hand pending cases to idle workers, starting the workers this round needs together
@@ -269,18 +269,18 @@ class SimulatorPool:
             self._idle.append(_Worker(self.python))
         while pending and self._idle:
             index = pending.popleft()
-            job = _Job(self._idle.pop(), index)
-            failure = job.start(requests[index], self._limit(requests[index]))
+            running = _Running(self._idle.pop(), index)
+            failure = running.start(jobs[index], self._limit(jobs[index]))
             if failure is None:
                 self.toolkit_runs += 1
-                busy[job.worker.replies] = job
+                busy[running.worker.replies] = running
             else:
-                results[index] = self._finish(job, {"infra_error": failure})
+                results[index] = self._finish(running, {"infra_error": failure})
 
     def _collect(
         self,
-        busy: dict[Connection, _Job],
-        requests: Sequence[Job],
+        busy: dict[Connection, _Running],
+        jobs: Sequence[Job],
         results: dict[int, Observation],
         pending: deque[int],
         deaths: dict[int, Death],
@@ -291,44 +291,46 @@ class SimulatorPool:
         in ``deaths``); after a second death ``after_two_deaths`` tells a crash from trouble."""
         if not busy:
             return
-        soonest = min(job.deadline for job in busy.values())
+        soonest = min(running.deadline for running in busy.values())
         for conn in wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
-            job = busy.pop(conn)  # type: ignore[call-overload]
+            running = busy.pop(conn)  # type: ignore[call-overload]
             try:
-                reply = job.worker.receive(0, "while running the case")
+                reply = running.worker.receive(0, "while running the case")
             except WorkerDied as exc:
-                job.worker.stop()
-                code = job.worker.process.wait()
-                death = Death.of(code, str(exc), job.workdir, LOG_FILE)
-                if job.index not in deaths:
-                    deaths[job.index] = death
-                    job.remove_folder()
-                    pending.appendleft(job.index)
+                running.worker.stop()
+                code = running.worker.process.wait()
+                death = Death.of(code, str(exc), running.workdir, LOG_FILE)
+                if running.index not in deaths:
+                    deaths[running.index] = death
+                    running.remove_folder()
+                    pending.appendleft(running.index)
                     continue
-                reply = after_two_deaths(deaths.pop(job.index), death)
+                reply = after_two_deaths(deaths.pop(running.index), death)
             else:
-                self._idle.append(job.worker)
-            results[job.index] = self._finish(job, reply, requests[job.index])
-        for conn, job in list(busy.items()):
-            if time.monotonic() >= job.deadline:
+                self._idle.append(running.worker)
+            results[running.index] = self._finish(running, reply, jobs[running.index])
+        for conn, running in list(busy.items()):
+            if time.monotonic() >= running.deadline:
                 del busy[conn]
-                job.worker.kill()
-                job.worker.stop()
-                limit = self._limit(requests[job.index])
+                running.worker.kill()
+                running.worker.stop()
+                limit = self._limit(jobs[running.index])
                 reply = {"infra_error": f"timed out after {limit:g} s"}
-                results[job.index] = self._finish(job, reply)
+                results[running.index] = self._finish(running, reply)
 
-    def _limit(self, request: Job) -> float:
-        return request.timeout_s or self.timeout_s
+    def _limit(self, job: Job) -> float:
+        return job.timeout_s or self.timeout_s
 
-    def _finish(self, job: _Job, reply: dict[str, Any], request: Job | None = None) -> Observation:
+    def _finish(
+        self, running: _Running, reply: dict[str, Any], job: Job | None = None
+    ) -> Observation:
         """Turn a reply plus the case's log into an Observation; clean the folder.
 
-        ``request`` is given when the reply may be cached (not for infra errors).
+        ``job`` is given when the reply may be cached (not for infra errors).
         """
-        log_path = job.workdir / LOG_FILE
+        log_path = running.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        job.remove_folder()
+        running.remove_folder()
         observation = _observed(
             Observation(
                 backend="simulator",
@@ -337,13 +339,13 @@ class SimulatorPool:
                 error=reply.get("error"),
                 aborted=reply.get("aborted"),
                 infra_error=reply.get("infra_error"),
-                versions=dict(job.worker.versions or {}),
+                versions=dict(running.worker.versions or {}),
                 timings=reply.get("timings", {}),
                 log=log,
             )
         )
-        if self.cache and request is not None and observation.infra_error is None:
-            self.cache.put(request, observation)
+        if self.cache and job is not None and observation.infra_error is None:
+            self.cache.put(job, observation)
         return observation
 
     def pids(self) -> list[int]:

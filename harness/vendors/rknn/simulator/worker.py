@@ -1,9 +1,9 @@
-"""A simulator worker process: imports rknn-toolkit2 once, then runs one request per message.
+"""A simulator worker process: imports rknn-toolkit2 once, then runs one job per message.
 
 Started by ``pool.py`` as ``python -m harness.vendors.rknn.simulator.worker PARENT_PID`` with
 stdin carrying ``(Job, workdir)`` messages and stdout carrying reply dicts
 (multiprocessing.connection framing). The toolkit prints its verbose tables from C (librknnc,
-stdout) and its Python messages through logging (stderr), so for each request file descriptors 1
+stdout) and its Python messages through logging (stderr), so for each job file descriptors 1
 and 2 are pointed at ``workdir/toolkit.log``. Measured: the compiler flushes its own lines, so
 both sources land in the file in the order they were printed. The parent reads and parses that
 file, also after a crash or a hang.
@@ -57,7 +57,7 @@ class Rejected(Exception):
 
 def main() -> None:
     requests, replies = parent_pipes()
-    faulthandler.enable()  # a segfault leaves a traceback in the request's log
+    faulthandler.enable()  # a segfault leaves a traceback in the job's log
     # The toolkit's own import of pkg_resources warns once, into whichever case comes first.
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
     try:
@@ -70,11 +70,11 @@ def main() -> None:
     replies.send(hello)
     while True:
         try:
-            request, workdir = requests.recv()
+            job, workdir = requests.recv()
         except EOFError:  # the pool closed the pipe or died
             return
         try:
-            reply = serve(RKNN, request, Path(workdir))
+            reply = serve(RKNN, job, Path(workdir))
         except Exception:
             reply = {"infra_error": f"worker error outside the toolkit:\n{traceback.format_exc()}"}
         finally:  # the pool deletes the folder; do not sit in it
@@ -83,14 +83,14 @@ def main() -> None:
         replies.send(reply)
 
 
-def serve(rknn_class: Callable[..., Any], request: Job, workdir: Path) -> dict[str, Any]:
-    """Build and simulate one request in ``workdir``; the reply dict for the pool."""
+def serve(rknn_class: Callable[..., Any], job: Job, workdir: Path) -> dict[str, Any]:
+    """Build and simulate one job in ``workdir``; the reply dict for the pool."""
     os.chdir(workdir)  # the toolkit drops intermediate .onnx files into the working directory
     tempfile.tempdir = str(workdir)  # and its temporary folders go where the pool cleans up
-    (workdir / MODEL_FILE).write_bytes(request.model)
-    if request.quantize and request.dataset:
-        write_dataset(request.dataset, workdir)
-    calls = toolkit_calls(request)
+    (workdir / MODEL_FILE).write_bytes(job.model)
+    if job.quantize and job.dataset:
+        write_dataset(job.dataset, workdir)
+    calls = toolkit_calls(job)
     timings: dict[str, float] = {}
     with captured_output(workdir / LOG_FILE) as log:
         started = time.perf_counter()
@@ -98,12 +98,12 @@ def serve(rknn_class: Callable[..., Any], request: Job, workdir: Path) -> dict[s
         try:
             rknn = call_stage("build", log, rknn_class, calls["RKNN"])
             for name in ("config", "load_onnx", "build"):
-                call_stage("build", log, getattr(rknn, name), calls[name], request.case_id)
+                call_stage("build", log, getattr(rknn, name), calls[name], job.case_id)
             timings["build_s"] = time.perf_counter() - started
             started = time.perf_counter()
             call_stage("runtime", log, rknn.init_runtime, calls["init_runtime"])
             outputs = call_stage(
-                "runtime", log, rknn.inference, {"inputs": request.inputs, **calls["inference"]}
+                "runtime", log, rknn.inference, {"inputs": job.inputs, **calls["inference"]}
             )
             timings["run_s"] = time.perf_counter() - started
         except Rejected as rejected:

@@ -1,12 +1,16 @@
-"""The model-I/O part of a report: every row of seed 003 per platform group, and what was seen.
+"""Documented rows in a report: every row of a vendor's document per platform group, and
+what was seen.
 
-The rows come from the run's metadata (``run.json`` key ``MODEL_IO_KEY``, written when the run
-started): per platform group its name, targets and the input rows, convolution rows (bounds,
-N formulas, N range) and output rows in the seed's order. One section per (backend, platform
-group) whose records have checks citing those rows. Under each row, per documented property,
-how many checks cite the row with each status, one example per status (case value, documented
-value, observation), and for properties the backend cannot observe the reason instead. A row
-no case cited says so.
+The rows come from the run's metadata (``run.json`` key ``DOCUMENTED_KEY``, written when the
+run started from ``Vendor.documented``): titled groups, each with its platform group's name,
+targets, the document the rows are from and the rows in the document's order. One section per
+(backend, group) whose records have checks citing those rows, under the vendor's title. Under
+each row, per documented property, how many checks cite the row with each status, one example
+per status (case value, documented value, observation), and for properties the backend cannot
+observe the reason instead. A row no case cited says so.
+
+Results written before the groups carried a title hold them under ``OLD_KEY``; they are shown
+under ``UNTITLED``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from harness.catalogue.properties import RESULT
 from harness.judge.verdict import SEVERITY, UNOBSERVED
 from harness.results.records import CaseRecord
 
-MODEL_IO_KEY = "model_io"  # run.json: [{"group", "targets", "rows": [{"limit", "kind", "text"}]}]
+# run.json: [{"title", "document", "group", "targets", "rows": [{"limit", "kind", "text"}]}]
+DOCUMENTED_KEY = "documented_rows"
+OLD_KEY = "model_io"  # the same groups without title and document, as older runs wrote them
+UNTITLED = {"title": "Documented rows", "document": "document"}
 NOT_RUN = "not run"
 STATUS_ORDER = (*SEVERITY, UNOBSERVED, NOT_RUN)
 
@@ -46,7 +53,7 @@ class PropertySummary:
 
 
 @dataclass(frozen=True)
-class IORow:
+class DocumentedRow:
     limit: str
     kind: str
     text: str  # the row as the seed prints it
@@ -67,11 +74,13 @@ class IORow:
 
 
 @dataclass(frozen=True)
-class IOSection:
+class DocumentedSection:
+    title: str  # the vendor's, e.g. "Model I/O"
+    document: str  # what the rows are from, e.g. "seed 003"
     backend: str
     group: str
     platforms: list[str]
-    rows: list[IORow]
+    rows: list[DocumentedRow]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -83,11 +92,17 @@ def _worst(counts: Counter[str] | dict[str, int]) -> str:
     return next((s for s in STATUS_ORDER if counts.get(s)), NOT_RUN)
 
 
-def io_sections(
+def documented_groups(meta: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The run metadata's groups of documented rows, an older run's (``OLD_KEY``) untitled."""
+    old = [{**UNTITLED, **group} for group in meta.get(OLD_KEY, [])]
+    return [*meta.get(DOCUMENTED_KEY, []), *old]
+
+
+def documented_sections(
     records: Iterable[CaseRecord], groups: Iterable[Mapping[str, Any]]
-) -> list[IOSection]:
-    """One section per (backend, platform group) whose records have checks citing its rows;
-    ``groups`` are the run metadata's ``MODEL_IO_KEY`` entries."""
+) -> list[DocumentedSection]:
+    """One section per (group, backend) whose records have checks citing its rows; ``groups``
+    are ``documented_groups`` of the run metadata."""
     found = list(records)
     sections = []
     for group in groups:
@@ -101,11 +116,14 @@ def io_sections(
             ran = [r for r in mine if r.backend == backend]
             rows = [_row(row["limit"], row["kind"], row["text"], ran) for row in group["rows"]]
             platforms = sorted({r.platform for r in ran})
-            sections.append(IOSection(backend, group["group"], platforms, rows))
-    return sorted(sections, key=lambda section: (section.backend, section.group))
+            title, document = group["title"], group["document"]
+            sections.append(
+                DocumentedSection(title, document, backend, group["group"], platforms, rows)
+            )
+    return sorted(sections, key=lambda s: (s.title, s.backend, s.group))
 
 
-def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> IORow:
+def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> DocumentedRow:
     by_prop: dict[str, list[tuple[CaseRecord, dict[str, Any]]]] = defaultdict(list)
     for record in records:
         for check in record.checks:
@@ -124,7 +142,7 @@ def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> IORow:
         properties.append(
             PropertySummary(prop, {s: counts[s] for s in ordered}, [examples[s] for s in ordered])
         )
-    return IORow(limit, kind, text, properties)
+    return DocumentedRow(limit, kind, text, properties)
 
 
 # -- renderers -------------------------------------------------------------------------------
@@ -134,17 +152,20 @@ def _counts_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{status} {n}" for status, n in counts.items())
 
 
-def io_markdown(sections: list[IOSection], md_escape: Callable[[object], str]) -> list[str]:
+def documented_markdown(
+    sections: list[DocumentedSection], md_escape: Callable[[object], str]
+) -> list[str]:
     """Markdown lines (``md_escape`` is the Markdown renderer's escaping of record text)."""
     lines: list[str] = []
     for section in sections:
         lines += [
-            f"## Model I/O: {md_escape(section.group)} on {md_escape(section.backend)}",
+            f"## {md_escape(section.title)}: {md_escape(section.group)} on "
+            f"{md_escape(section.backend)}",
             "",
             f"Platforms: {md_escape(', '.join(section.platforms))}. "
             f"Rows by status: {md_escape(_counts_text(section.counts))}.",
             "",
-            "| seed 003 row | status | documented → observed |",
+            f"| {md_escape(section.document)} row | status | documented → observed |",
             "|---|---|---|",
         ]
         for row in section.rows:
@@ -167,7 +188,7 @@ def _markdown_property(summary: PropertySummary, md_escape: Callable[[object], s
     return "<br>".join([head, *examples])
 
 
-def io_html(sections: list[IOSection]) -> str:
+def documented_html(sections: list[DocumentedSection]) -> str:
     parts = []
     for section in sections:
         rows = "".join(
@@ -178,11 +199,11 @@ def io_html(sections: list[IOSection]) -> str:
             for row in section.rows
         )
         parts.append(  # collapsed: a group has dozens of rows, the summary says how they fared
-            f"<details><summary><b>Model I/O: {escape(section.group)} on "
+            f"<details><summary><b>{escape(section.title)}: {escape(section.group)} on "
             f"{escape(section.backend)}</b>: rows by status "
             f"{escape(_counts_text(section.counts))}</summary>"
             f"<p>Platforms: {escape(', '.join(section.platforms))}.</p>"
-            "<table><tr><th>seed 003 row</th><th>status</th>"
+            f"<table><tr><th>{escape(section.document)} row</th><th>status</th>"
             f"<th>documented → observed</th></tr>{rows}</table></details>"
         )
     return "\n".join(parts)

@@ -12,11 +12,11 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from harness.cli.output import emit
+from harness.terminal import emit
 from harness.vendors.rknn import sdk
 
 if TYPE_CHECKING:
-    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+    from harness.terminal import Subparsers
 
 _SHOWN = ("numpy", "onnx", "onnxruntime", "torch")
 

@@ -1,4 +1,5 @@
-"""The ``hil`` commands' one way to the terminal.
+"""The ``hil`` commands' one way to the terminal, and the argparse types a command module
+registers with (``Registrar``: a stage's or a vendor's commands, ``harness.cli``).
 
 What they print holds text from models (node and tensor names), files (paths, journal
 records), boards and known-issues files, any of which may carry terminal escape sequences; so
@@ -11,10 +12,17 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.text import printable
+
+if TYPE_CHECKING:
+    import argparse
+
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+    # adds its parsers to a command group, each setting ``handler`` (args -> exit code)
+    Registrar = Callable[[Subparsers], None]
 
 
 def emit(text: str, *, err: bool = False) -> None:
