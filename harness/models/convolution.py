@@ -8,7 +8,7 @@ output_channel, input_channel, kernel_h, kernel_w; stride_h, pads_top, dilations
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -91,11 +91,23 @@ def _pair(name: str, axis: int) -> Setter:
     return set_value
 
 
-def _set_pad(index: int) -> Setter:
+def _set_pad(index: int, fit: Callable[[dict[str, Any]], None] | None = None) -> Setter:
     def set_pad(p: dict[str, Any], value: Any) -> None:
         p["pads"][index] = value
+        if fit is not None:
+            fit(p)
 
     return set_pad
+
+
+def _fit_transposed_output(p: dict[str, Any]) -> None:
+    """Grows height and width so a transposed convolution's output keeps an element: its
+    padding crops ``stride * (size - 1) + dilated kernel``."""
+    for axis in range(2):
+        crop = p["pads"][axis] + p["pads"][axis + 2]
+        rest = crop + 1 - _dilated(p["kernel"][axis], p["dilations"][axis])
+        need = -(-rest // p["strides"][axis]) + 1
+        p["shape"][2 + axis] = max(p["shape"][2 + axis], need)
 
 
 def _set_both_strides(p: dict[str, Any], value: Any) -> None:
@@ -227,6 +239,7 @@ def convolution(kind: str, fuses: str = "") -> OperatorSpec:
     setters = dict(SETTERS)
     if kind == "ConvTranspose":
         setters |= {"strides": _set_both_strides, "kernel": _set_kernel_pair}
+        setters |= {name: _set_pad(i, _fit_transposed_output) for i, name in enumerate(PADS)}
     probing = Probing(
         read=_read(kind),
         setters=setters,

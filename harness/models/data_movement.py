@@ -197,6 +197,12 @@ def _split_dim(p: dict[str, Any], axis: int, value: int) -> None:
         p["outputs"] = min(p["outputs"], value)
 
 
+def _set_split_axis(p: dict[str, Any], value: Any) -> None:
+    """The axis split, grown to hold a part per output (a batch of 1 splits no two ways)."""
+    p["axis"] = value
+    p["shape"][value % 4] = max(p["shape"][value % 4], p["outputs"])
+
+
 OPERATORS = {
     "Transpose": TRANSPOSE,
     "Reshape": OperatorSpec(
@@ -219,7 +225,7 @@ OPERATORS = {
     "Split": OperatorSpec(
         {"shape": [1, 4, 6, 8], "axis": 1, "outputs": 2},
         _build_split,
-        Probing(_read_axis, dim_setters(_split_dim)),
+        Probing(_read_axis, {**dim_setters(_split_dim), "axis": _set_split_axis}),
     ),
     "Tile": OperatorSpec(
         {"shape": [1, 4, 3, 4], "repeats": [1, 1, 2, 2]},
