@@ -35,6 +35,14 @@ def pool() -> Iterator[SimulatorPool]:
         ("AddRelu", "rk3588", "AddRelu"),  # element-wise, fused
         ("Softmax", "rk3588", "exSoftmax13"),  # the toolkit's own layer for an ONNX Softmax
         ("Resize", "rk3588", "Resize"),
+        # The toolkit's fused patterns, each one layer of the entry's name (also seen so on
+        # rk3576); Where runs as itself.
+        *[
+            (op, target, op)
+            for op in ("exGelu", "exGlu", "exNorm", "exMatMul", "exWindow", "Where")
+            for target in ("rk3588", "rk3562")
+        ],
+        ("exSoftmax13", "rk3562", "exSoftmax13"),
     ],
 )
 def test_typical_model_compiles_to_its_declared_layer_and_matches(

@@ -1,5 +1,5 @@
 """Element-wise operators: Add, Sub, Div, Mul, Max, Min, AddRelu, MulRelu (binary, with
-broadcasting) and Pow."""
+broadcasting), Pow and Where."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from onnx import helper
 
 from harness.models.builder import (
+    NCHW,
     Broadcast,
     Graph,
     OperatorSpec,
@@ -22,6 +23,7 @@ from harness.models.builder import (
     dim_setters,
     distinct,
     nchw,
+    shape_reader,
     uniform,
 )
 
@@ -176,7 +178,22 @@ def _read_sub(p: Mapping[str, Any]) -> dict[str, Any]:
 
 SUB_PROBING = replace(CONSTANT_B_PROBING, read=_read_sub)
 
+
+def _build_where(p: Params, rng: np.random.Generator) -> Graph:
+    shape = p.shape("shape")
+    # The bool condition is a constant (the harness feeds float inputs only), about half true.
+    condition = {"condition": rng.random(tuple(shape)) < 0.5}
+    node = helper.make_node("Where", ["condition", "X", "Y"], ["Z"])
+    inputs = dict(zip(("X", "Y"), distinct(rng, [shape, shape]), strict=True))
+    return Graph([node], inputs, ["Z"], condition)
+
+
 OPERATORS = {
+    "Where": OperatorSpec(
+        {"shape": [1, 8, 6, 8]},
+        _build_where,
+        Probing(shape_reader(), dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)),
+    ),
     "Add": _binary(("Add",), _signed, CONSTANT_B_PROBING),
     "Sub": _binary(("Sub",), _signed, SUB_PROBING, SUB_DEFAULTS),
     "Min": _binary(("Min",), _all_distinct),
