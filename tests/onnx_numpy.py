@@ -210,6 +210,13 @@ def _window(m: BuiltModel) -> list[np.ndarray]:
     return [x.transpose(0, 1, 2, 4, 3, 5).reshape(b, c, -1, s * s)]
 
 
+def _sdpa(m: BuiltModel) -> list[np.ndarray]:
+    query, key, value = (x.astype(np.float64) for x in m.inputs)
+    scores = query @ key.swapaxes(-1, -2) * constants(m)["scale"].astype(np.float64)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return [(e / e.sum(axis=-1, keepdims=True)) @ value]
+
+
 def _fuses(op: str) -> str:
     """What a fused entry adds after its convolution ("" for the plain ones)."""
     return "" if op in KINDS else op.removeprefix("Convolution").removeprefix("ConvTranpose")
@@ -234,6 +241,7 @@ NUMPY: dict[str, Transcription] = {
     "exNorm": _norm,
     "exMatMul": lambda m: [m.inputs[0].astype(np.float64) @ m.inputs[1].astype(np.float64)],
     "exWindow": _window,
+    "exSDPAttention": _sdpa,
     "Where": lambda m: [np.where(constants(m)["condition"], *m.inputs)],
 }
 # Selections and copies: the host references must match them exactly.

@@ -241,6 +241,7 @@ FIRST_NODE = {
     "exNorm": "ReduceMean",
     "exMatMul": "MatMul",
     "exWindow": "Reshape",
+    "exSDPAttention": "Transpose",  # of the key
     "DepthwiseConvolution": "Conv",
     **{op: "Conv" for op in OPERATORS if op.startswith("Convolution")},
     **{op: "ConvTranspose" for op in OPERATORS if op.startswith("ConvTran")},
@@ -323,6 +324,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("exWindow", {"shape": [2, 3, 6, 4], "window_size": 2, "mode": "reverse"}),
     ("exGlu", {"axis": 3, "shape": [2, 3, 5, 4]}),
     ("exMatMul", {"b": 3, "k": 96, "n": 5, "m": 7}),
+    ("exSDPAttention", {"batch": 1, "channel": 5, "width": 7}),
     ("Where", {"shape": [2, 3, 5, 7]}),
 ]
 

@@ -1,5 +1,6 @@
 """The toolkit's own operators of the operator list (its ex* entries) as the ONNX patterns
-rknn-toolkit2 2.5.0 fuses into one layer of that name: exGlu, exNorm, exMatMul, exWindow.
+rknn-toolkit2 fuses into one layer of that name: exGlu, exNorm, exMatMul, exWindow,
+exSDPAttention.
 (exGelu, exSwish and exMish are activations: ``harness.models.activations``.)
 
 A declaration's layer is its entry's name, so a case whose pattern the compiler did not fuse
@@ -22,6 +23,7 @@ from harness.models.builder import (
     Params,
     Probing,
     dim_setters,
+    fp16_exact,
     nchw,
     uniform,
 )
@@ -128,6 +130,27 @@ def _build_matmul(p: Params, rng: np.random.Generator) -> Graph:
     return Graph([helper.make_node("MatMul", ["A", "B"], ["Y"])], inputs, ["Y"])
 
 
+# -- exSDPAttention: softmax(query . key^T * scale) . value --------------------------------
+
+
+def _build_sdpa(p: Params, rng: np.random.Generator) -> Graph:
+    heads, channel, width = (p.integer(name, minimum=1) for name in ("batch", "channel", "width"))
+    # query, key and value [1, heads, width, channel]: the compiler lays each out as the
+    # document's [batch, channel, height, width] = [heads, channel, 1, width]. No mask.
+    shape = [1, heads, width, channel]
+    nodes = [
+        helper.make_node("Transpose", ["key"], ["key_t"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["query", "key_t"], ["scores"]),
+        helper.make_node("Mul", ["scores", "scale"], ["scaled"]),
+        helper.make_node("Softmax", ["scaled"], ["weights"], axis=-1),
+        helper.make_node("MatMul", ["weights", "value"], ["output"]),
+    ]
+    # The usual 1/sqrt(channel), a float scalar (the document's T3), rounded to float16.
+    scale = {"scale": fp16_exact(np.array(1.0 / math.sqrt(channel), dtype=np.float32))}
+    inputs = {name: uniform(rng, shape, -2.0, 2.0) for name in ("query", "key", "value")}
+    return Graph(nodes, inputs, ["output"], scale)
+
+
 # -- exWindow: Swin Transformer's window_partition and window_reverse ------------------------
 
 WINDOW_MODES = ("partition", "reverse", "partition_num_first")
@@ -189,6 +212,19 @@ OPERATORS = {
         Probing(
             lambda p: {key: p[key] for key in ("b", "k", "n", "m")},
             size=lambda s: s["b"] * (s["n"] * s["k"] + s["k"] * s["m"] + s["n"] * s["m"]),
+        ),
+    ),
+    # rknn-toolkit2 2.3.2 compiles it to one exSDPAttention layer; 2.5.0's rule for it fails
+    # the build under numpy 2 (TypeError: only 0-dimensional arrays can be converted to
+    # Python scalars).
+    "exSDPAttention": OperatorSpec(
+        {"batch": 2, "channel": 8, "width": 16},
+        _build_sdpa,
+        Probing(
+            lambda p: {key: p[key] for key in ("batch", "channel", "width")},
+            size=lambda s: (
+                5 * s["batch"] * s["channel"] * s["width"] + s["batch"] * s["width"] ** 2
+            ),
         ),
     ),
     "exWindow": OperatorSpec(
