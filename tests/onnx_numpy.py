@@ -242,8 +242,9 @@ NUMPY: dict[str, Transcription] = {
     "exMatMul": lambda m: [m.inputs[0].astype(np.float64) @ m.inputs[1].astype(np.float64)],
     "exWindow": _window,
     "exSDPAttention": _sdpa,
+    "Greater": lambda m: [np.greater(*m.inputs).astype(np.float32)],
     "Where": lambda m: [np.where(constants(m)["condition"], *m.inputs)],
 }
 # Selections and copies: the host references must match them exactly.
 EXACT = {"Transpose", "Reshape", "Concat", "Slice", "Split", "Tile", "Min", "Relu", "Clip"}
-EXACT |= {"exWindow", "Where"}
+EXACT |= {"exWindow", "Where", "Greater"}

@@ -326,6 +326,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("exMatMul", {"b": 3, "k": 96, "n": 5, "m": 7}),
     ("exSDPAttention", {"batch": 1, "channel": 5, "width": 7}),
     ("Where", {"shape": [2, 3, 5, 7]}),
+    ("Greater", {"a_shape": [1, 1, 4, 1], "b_shape": [2, 3, 4, 5]}),
 ]
 
 

@@ -148,6 +148,11 @@ def test_every_documented_subject_is_set_and_read_back(op: str) -> None:
         ("ConvTranspose", "pads_top", 15),
         ("Softmax", "axis", 3),
         ("Concat", "axis", 0),
+        ("exMatMul", "k", 8192),
+        ("exSDPAttention", "channel", 8192),
+        ("exNorm", "axes", "[1,2,3]"),
+        ("exWindow", "mode", "reverse"),
+        ("exWindow", "mode", "partition_num_first"),
     ],
 )
 def test_a_documented_bound_builds(op: str, key: str, value: Any) -> None:

@@ -44,6 +44,7 @@ def pool() -> Iterator[SimulatorPool]:
             for target in ("rk3588", "rk3562")
         ],
         ("exSoftmax13", "rk3562", "exSoftmax13"),
+        ("Greater", "rk3576", "Greater"),  # documented on RK3576 only; its bool cast to float
     ],
 )
 def test_typical_model_compiles_to_its_declared_layer_and_matches(
