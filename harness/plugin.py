@@ -394,7 +394,7 @@ def _directory(config: pytest.Config) -> DirectoryCases:
         found = DirectoryCases()
         if folder:
             patterns = [p for p in config.getoption("models_select").split(",") if p]
-            operators = _catalogues(config)[0].operators
+            operators = _catalogues(config)[0].documented()
             freeze = not config.getoption("no_freeze")
             try:
                 found = directory_cases(

@@ -31,6 +31,9 @@ def _softplus(x: np.ndarray) -> np.ndarray:
     return np.log1p(np.exp(x))
 
 
+_erf = np.vectorize(math.erf)
+
+
 # The activations with the attributes the builders give them (LeakyRelu alpha 0.125...).
 ACTIVATIONS: dict[str, Callable[[np.ndarray, dict[str, np.ndarray]], np.ndarray]] = {
     "Relu": lambda x, c: np.maximum(x, 0.0),
@@ -45,6 +48,7 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray, dict[str, np.ndarray]], np.ndarray]
     "Softplus": lambda x, c: _softplus(x),
     "Mish": lambda x, c: x * np.tanh(_softplus(x)),
     "Swish": lambda x, c: x * _sigmoid(x),
+    "Gelu": lambda x, c: 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0))),
 }
 
 
@@ -173,6 +177,46 @@ def _batchnorm(m: BuiltModel) -> list[np.ndarray]:
     return [normed * c["scale"] + c["B"]]
 
 
+def _glu(m: BuiltModel) -> list[np.ndarray]:
+    a, b = np.split(m.inputs[0].astype(np.float64), 2, axis=m.params["axis"])
+    return [a * _sigmoid(b)]
+
+
+def _norm(m: BuiltModel) -> list[np.ndarray]:
+    """Layer norm: (x - mean) / sqrt(var + eps); RMS norm: x / sqrt(mean(x^2) + eps); over
+    the axes, then * W + B (per channel) when the model has them."""
+    p, c = m.params, constants(m)
+    x = m.inputs[0].astype(np.float64)
+    axes = tuple(int(a) for a in p["axes"].strip("[]").split(","))
+    if p["mode"] == "layer":
+        x = x - x.mean(axis=axes, keepdims=True)
+    y = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + p["epsilon"])
+    if "W" in c:
+        y = y * c["W"].astype(np.float64) + c["B"].astype(np.float64)
+    return [y]
+
+
+def _window(m: BuiltModel) -> list[np.ndarray]:
+    """Swin's window_partition / window_reverse as the document writes them in PyTorch."""
+    (x,), p = m.inputs, m.params
+    b, c, h, w = p["shape"]
+    s = p["window_size"]
+    if p["mode"] == "reverse":
+        x = x.reshape(b, c, h // s, w // s, s, s).transpose(0, 1, 2, 4, 3, 5)
+        return [x.reshape(b, c, h, w)]
+    x = x.reshape(b, c, h // s, s, w // s, s)
+    if p["mode"] == "partition_num_first":  # the windows before the channels
+        return [x.transpose(0, 2, 4, 1, 3, 5).reshape(b, -1, c, s * s)]
+    return [x.transpose(0, 1, 2, 4, 3, 5).reshape(b, c, -1, s * s)]
+
+
+def _sdpa(m: BuiltModel) -> list[np.ndarray]:
+    query, key, value = (x.astype(np.float64) for x in m.inputs)
+    scores = query @ key.swapaxes(-1, -2) * constants(m)["scale"].astype(np.float64)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return [(e / e.sum(axis=-1, keepdims=True)) @ value]
+
+
 def _fuses(op: str) -> str:
     """What a fused entry adds after its convolution ("" for the plain ones)."""
     return "" if op in KINDS else op.removeprefix("Convolution").removeprefix("ConvTranpose")
@@ -191,7 +235,16 @@ NUMPY: dict[str, Transcription] = {
     "Tile": lambda m: [np.tile(m.inputs[0], m.params["repeats"])],
     "Resize": _resize,
     "Softmax": _softmax,
+    "exSoftmax13": _softmax,
     "BatchNormalization": _batchnorm,
+    "exGlu": _glu,
+    "exNorm": _norm,
+    "exMatMul": lambda m: [m.inputs[0].astype(np.float64) @ m.inputs[1].astype(np.float64)],
+    "exWindow": _window,
+    "exSDPAttention": _sdpa,
+    "Greater": lambda m: [np.greater(*m.inputs).astype(np.float32)],
+    "Where": lambda m: [np.where(constants(m)["condition"], *m.inputs)],
 }
 # Selections and copies: the host references must match them exactly.
 EXACT = {"Transpose", "Reshape", "Concat", "Slice", "Split", "Tile", "Min", "Relu", "Clip"}
+EXACT |= {"exWindow", "Where", "Greater"}

@@ -151,6 +151,11 @@ def test_every_documented_subject_is_set_and_read_back(op: str) -> None:
         ("Split", "axis", 0),  # a batch of 1 splits no two ways: the setter grows it
         ("ConvTranspose", "pads_top", 16),  # cropping more than the output: grown too
         ("ConvTranposeRelu", "pads_left", 15),
+        ("exMatMul", "k", 8192),
+        ("exSDPAttention", "channel", 8192),
+        ("exNorm", "axes", "[1,2,3]"),
+        ("exWindow", "mode", "reverse"),
+        ("exWindow", "mode", "partition_num_first"),
     ],
 )
 def test_a_documented_bound_builds(op: str, key: str, value: Any) -> None:

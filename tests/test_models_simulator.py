@@ -13,6 +13,7 @@ from harness.judge.observers import layers_under_test
 from harness.models import PROBING, build_model
 from harness.models.reference import host_references
 from harness.targets.job import Job
+from harness.vendors.rknn import sdk
 from harness.vendors.rknn.simulator import SimulatorPool
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
@@ -35,9 +36,34 @@ def pool() -> Iterator[SimulatorPool]:
         ("AddRelu", "rk3588", "AddRelu"),  # element-wise, fused
         ("Softmax", "rk3588", "exSoftmax13"),  # the toolkit's own layer for an ONNX Softmax
         ("Resize", "rk3588", "Resize"),
+        # The toolkit's fused patterns, each one layer of the entry's name (also seen so on
+        # rk3576); Where runs as itself.
+        *[
+            (op, target, op)
+            for op in ("exGelu", "exGlu", "exNorm", "exMatMul", "exWindow", "Where")
+            for target in ("rk3588", "rk3562")
+        ],
+        ("exSoftmax13", "rk3562", "exSoftmax13"),
+        ("Greater", "rk3576", "Greater"),  # documented on RK3576 only; its bool cast to float
     ],
 )
 def test_typical_model_compiles_to_its_declared_layer_and_matches(
+    pool: SimulatorPool, op: str, target: str, layer: str
+) -> None:
+    _compiles_to_one_layer_and_matches(pool, op, target, layer)
+
+
+def test_attention_compiles_to_one_sdpa_layer_under_toolkit_2_3_2() -> None:
+    """2.5.0's rule for it fails the build under numpy 2; 2.3.2 (numpy 1.26) fuses it."""
+    found = {release.version: release for release in sdk.installed()}
+    if "2.3.2" not in found:
+        pytest.skip("needs rknn-toolkit2 2.3.2: hil sdk install 2.3.2")
+    with SimulatorPool(workers=1, timeout_s=120, python=found["2.3.2"].python) as older:
+        for target in ("rk3588", "rk3562"):
+            _compiles_to_one_layer_and_matches(older, "exSDPAttention", target, "exSDPAttention")
+
+
+def _compiles_to_one_layer_and_matches(
     pool: SimulatorPool, op: str, target: str, layer: str
 ) -> None:
     built = build_model(op, {}, seed=1)

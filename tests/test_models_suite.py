@@ -132,13 +132,13 @@ def test_models_not_run_are_skipped_tests_and_report_rows_with_relative_paths(
     folder.mkdir()
     onnx.save(relu([1, 1, 4, 4], [1, 1, 2, 2], "MaxPool"), folder / "pool.onnx")  # runs
     onnx.save(relu(["N", 1, 4, 4], ["N", 1, 2, 2], "MaxPool"), folder / "symbolic.onnx")
-    onnx.save(relu([1, 2], [1, 2]), folder / "relu.onnx")  # Relu is documented only fused
+    onnx.save(relu([1, 2], [1, 2], "Mish"), folder / "mish.onnx")  # documented only fused
     run = run_models(tmp_path, folder, "--models-select", "catalogue", "-rs")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed, 2 skipped" in run.stdout
     reasons = [
-        "not selected: --models-select catalogue: Relu is documented only fused (MulRelu), not "
-        "alone",
+        "not selected: --models-select catalogue: Mish is documented only fused "
+        "(ConvolutionMish), not alone",
         "not runnable: symbolic.onnx: input 'x' has shape [N,1,4,4]; give it with "
         "--input-shape x=D,D,...",
     ]
@@ -148,7 +148,7 @@ def test_models_not_run_are_skipped_tests_and_report_rows_with_relative_paths(
     assert main(["report", str(tmp_path / "results")]) == 0
     markdown = (tmp_path / "results" / "report.md").read_text()
     assert "Models not run: 2 (1 not runnable, 1 not selected)" in markdown
-    assert "- relu: " + md_escape(reasons[0]) in markdown
+    assert "- mish: " + md_escape(reasons[0]) in markdown
     assert "- symbolic: " + md_escape(reasons[1]) in markdown
     html = (tmp_path / "results" / "report.html").read_text()
     assert "<code>symbolic</code>" in html and str(folder) not in html

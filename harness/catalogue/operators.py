@@ -266,6 +266,14 @@ class OperatorCatalogue:
     def limits(self) -> list[Limit]:
         return [limit for op in self.operators.values() for limit in op.limits()]
 
+    def documented(self) -> list[str]:
+        """The operators the document has an entry for (not only listed as absent)."""
+        return [
+            name
+            for name, op in self.operators.items()
+            if not any(limit.kind == "absent" for limit in op.limits())
+        ]
+
     def tolerances(self) -> dict[str, dict[str, dict[str, float]]]:
         """Operator -> dtype -> the tolerance fields it overrides (``CaseExecutor``'s)."""
         return {

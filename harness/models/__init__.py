@@ -21,6 +21,7 @@ from harness.models import (
     convolution,
     data_movement,
     elementwise,
+    fused,
     normalization,
     pooling,
     recurrent,
@@ -66,6 +67,7 @@ OPERATOR_SPECS: dict[str, OperatorSpec] = {
     **convolution.OPERATORS,
     **resize.OPERATORS,
     **normalization.OPERATORS,
+    **fused.OPERATORS,
 }
 
 OPERATORS: tuple[str, ...] = tuple(sorted(OPERATOR_SPECS))

@@ -32,6 +32,9 @@ class Activation:
     # Input range: wide enough that every piece of the curve (Clip's 6, HardSigmoid's
     # saturation at +-2.5) is reached.
     span: float = 4.0
+    # The layer the toolkit compiles the pattern to, where it is named after neither the ONNX
+    # operator nor the document's entry.
+    layer: str = ""
 
 
 def _plain(op: str, **attrs: Any) -> Pattern:
@@ -62,6 +65,25 @@ def _swish(src: str, dst: str, channels: int, rng: np.random.Generator) -> Nodes
     return nodes, {}
 
 
+def _gelu(src: str, dst: str, channels: int, rng: np.random.Generator) -> Nodes:
+    # The exact GELU as exported before opset 20: x * 0.5 * (1 + Erf(x / sqrt(2))).
+    names = [f"{dst}_{part}" for part in ("scaled", "erf", "plus1", "x")]
+    constants = {
+        f"{dst}_sqrt2": np.array(np.sqrt(2.0), np.float32),
+        f"{dst}_one": np.array(1.0, np.float32),
+        f"{dst}_half": np.array(0.5, np.float32),
+    }
+    sqrt2, one, half = constants
+    nodes = [
+        helper.make_node("Div", [src, sqrt2], [names[0]]),
+        helper.make_node("Erf", [names[0]], [names[1]]),
+        helper.make_node("Add", [names[1], one], [names[2]]),
+        helper.make_node("Mul", [src, names[2]], [names[3]]),
+        helper.make_node("Mul", [names[3], half], [dst]),
+    ]
+    return nodes, constants
+
+
 # Non-default attributes where the ONNX default would hide a wrong one (LeakyRelu's 0.01).
 ACTIVATIONS: dict[str, Activation] = {
     "Relu": Activation(_plain("Relu")),
@@ -76,6 +98,7 @@ ACTIVATIONS: dict[str, Activation] = {
     "Softplus": Activation(_plain("Softplus")),
     "Mish": Activation(_plain("Mish")),
     "Swish": Activation(_swish),
+    "Gelu": Activation(_gelu, layer="exGelu"),
 }
 
 # The document's entry names for the unary operators, by the activation each is.
@@ -93,6 +116,8 @@ UNARY = {
     # The toolkit's own activations, which it makes of the ONNX forms.
     "exSwish": "Swish",
     "exMish": "Mish",
+    # rknn-toolkit2 2.5.0 fuses the Erf form into one exGelu layer (rk3588, rk3576, rk3562).
+    "exGelu": "Gelu",
 }
 
 
@@ -106,8 +131,10 @@ def unary(name: str, entry: str) -> OperatorSpec:
         nodes, constants = activation.pattern("X", "Y", shape[1], rng)
         return Graph(nodes, {"X": x}, ["Y"], constants)
 
-    # The layer table names the layer after the ONNX operator (Swish for exSwish).
-    aliases = (name,) if name != entry else ()
+    # The layer table names the layer after the ONNX operator (Swish for exSwish) or after
+    # the fused pattern (exGelu).
+    layer = activation.layer or name
+    aliases = (layer,) if layer != entry else ()
     probing = Probing(shape_reader(), dim_setters(), layer_aliases=aliases)
     return OperatorSpec({"shape": [1, 4, 6, 8]}, build, probing)
 

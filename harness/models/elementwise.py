@@ -1,5 +1,5 @@
-"""Element-wise operators: Add, Sub, Div, Mul, Max, Min, AddRelu, MulRelu (binary, with
-broadcasting) and Pow."""
+"""Element-wise operators: Add, Sub, Div, Mul, Max, Min, AddRelu, MulRelu, Greater (binary,
+with broadcasting), Pow and Where."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from harness.models.builder import (
+    NCHW,
     Broadcast,
     Graph,
     OperatorSpec,
@@ -22,6 +23,7 @@ from harness.models.builder import (
     dim_setters,
     distinct,
     nchw,
+    shape_reader,
     uniform,
 )
 
@@ -176,7 +178,35 @@ def _read_sub(p: Mapping[str, Any]) -> dict[str, Any]:
 
 SUB_PROBING = replace(CONSTANT_B_PROBING, read=_read_sub)
 
+
+def _cast_to_float(spec: OperatorSpec) -> OperatorSpec:
+    """``spec``'s comparison with its bool result cast to float32, the output type the
+    harness compares; the case judges the comparison's own layer."""
+
+    def build(p: Params, rng: np.random.Generator) -> Graph:
+        graph = spec.build(p, rng)
+        graph.nodes[-1].output[0] = "compared"
+        graph.nodes.append(helper.make_node("Cast", ["compared"], ["C"], to=TensorProto.FLOAT))
+        return graph
+
+    return replace(spec, build=build)
+
+
+def _build_where(p: Params, rng: np.random.Generator) -> Graph:
+    shape = p.shape("shape")
+    # The bool condition is a constant (the harness feeds float inputs only), about half true.
+    condition = {"condition": rng.random(tuple(shape)) < 0.5}
+    node = helper.make_node("Where", ["condition", "X", "Y"], ["Z"])
+    inputs = dict(zip(("X", "Y"), distinct(rng, [shape, shape]), strict=True))
+    return Graph([node], inputs, ["Z"], condition)
+
+
 OPERATORS = {
+    "Where": OperatorSpec(
+        {"shape": [1, 8, 6, 8]},
+        _build_where,
+        Probing(shape_reader(), dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)),
+    ),
     "Add": _binary(("Add",), _signed, CONSTANT_B_PROBING),
     "Sub": _binary(("Sub",), _signed, SUB_PROBING, SUB_DEFAULTS),
     "Min": _binary(("Min",), _all_distinct),
@@ -184,6 +214,8 @@ OPERATORS = {
     "Div": _binary(("Div",), _nonzero_divisor, CONSTANT_B_PROBING),
     "Mul": _binary(("Mul",), _signed, CONSTANT_B_PROBING),
     "Max": _binary(("Max",), _all_distinct),
+    # Distinct operands: no ties for float16 rounding to decide.
+    "Greater": _cast_to_float(_binary(("Greater",), _all_distinct)),
     "MulRelu": _binary(("Mul", "Relu"), _signed, CONSTANT_B_PROBING),
     "Pow": OperatorSpec(
         {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"},
