@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from sshd import SshServer  # noqa: E402
 
 from harness.boards.inventory import load_board  # noqa: E402
+from harness.boards.settings import SshSettings  # noqa: E402
 from harness.boards.ssh import send_all  # noqa: E402
 from harness.vendors.rknn.runtimes import RUNTIMES  # noqa: E402
 
@@ -54,10 +55,12 @@ def main() -> int:
         server.start()
         try:
             board = load_board(server.board_file(Path(folder) / "boards"), RUNTIMES)
+            ssh = board.transport
+            assert isinstance(ssh, SshSettings)
             client = paramiko.SSHClient()
-            client.load_host_keys(str(board.known_hosts))
+            client.load_host_keys(str(ssh.known_hosts))
             client.connect(
-                board.host, port=board.port, username=board.user, key_filename=str(server.user_key)
+                ssh.host, port=ssh.port, username=ssh.user, key_filename=str(server.user_key)
             )
             transport = client.get_transport()
             assert transport is not None

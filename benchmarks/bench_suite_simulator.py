@@ -19,6 +19,7 @@ side, with how busy the machine's cores were, then the medians and the ratios co
 
     python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
+    python benchmarks/bench_suite_simulator.py --platform rk3588 # another platform's suite
 """
 
 from __future__ import annotations
@@ -37,20 +38,20 @@ from bench_board_suite import busy_jiffies
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import load_operators
 from harness.models import build_model
 from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, job_for
 from harness.scheduler import Scheduler
+from harness.vendors.rknn.catalogue.operators import operator_catalogue
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
 
 
-def select(ops: list[str] | None, tier: str) -> list[Case]:
-    cases = operator_cases(load_operators(), ops=ops).cases
+def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
+    cases = operator_cases(operator_catalogue(platform), ops=ops).cases
     if tier == "full":
         return cases
     return [case for case in cases if not slow_reason(case.id, DEFAULT_BUDGET_S)]
@@ -138,15 +139,17 @@ def main() -> None:
         "--tier", choices=("default", "full"), default="default", help="as pytest's --tier"
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of all four runs (3)")
+    parser.add_argument("--platform", default="rk3562", help="whose operator suite (rk3562)")
     parser.add_argument("--mode", choices=("floor", "harness"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sim", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    selection = ["--tier", args.tier, *(["--ops", *args.ops] if args.ops else [])]
+    selection = ["--tier", args.tier, "--platform", args.platform]
+    selection += ["--ops", *args.ops] if args.ops else []
     if args.mode == "floor":
         run_floor(args.dir)
         return
-    cases = select(args.ops, args.tier)
+    cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
         results = args.dir / f"results-{time.monotonic_ns()}"
         run_harness(cases, results, args.dir / args.sim, args.dir / "ref")
@@ -156,12 +159,14 @@ def main() -> None:
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
             rounds.append(one_round(cases, Path(tmp), selection))
-    report(cases, args.tier, rounds)
+    report(cases, args.tier, args.platform, rounds)
 
 
-def report(cases: list[Case], tier: str, rounds: list[dict[str, tuple[float, float]]]) -> None:
+def report(
+    cases: list[Case], tier: str, platform: str, rounds: list[dict[str, tuple[float, float]]]
+) -> None:
     n = len(cases)
-    print(f"{n} cases of the rk3562 operator suite on the rknn-toolkit2 simulator, {tier} tier")
+    print(f"{n} cases of the {platform} operator suite on the rknn-toolkit2 simulator, {tier} tier")
     ratios = (("cold", "floor"), ("new-sdk", "floor"), ("cold", "warm"))
     head = "".join(f"{name:>9} s {'busy':>5}" for name in RUNS)
     print(f"{'round':6}{head}" + "".join(f"{a + '/' + b:>15}" for a, b in ratios))
