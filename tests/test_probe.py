@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.models import PROBING
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
@@ -19,7 +20,7 @@ from harness.report.real_limits import boundary_changes, real_limits_markdown
 from harness.results.journal import JournalError
 from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_probes
 from harness.results.records import CaseRecord
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -293,3 +294,15 @@ def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
         "",
     )
     assert answer.observed() == ">= 8 (infra)" and answer.backend == "simulator"
+
+
+@pytest.mark.parametrize("platform", ["rk3588", "rv1106"])
+def test_every_platforms_operators_have_bounds_to_search(platform: str) -> None:
+    """The operator list's limits: products of two factors and finite ranges are searched,
+    an epsilon's "(0, ∞]" has no integer bound and is left out, no operator without a model."""
+    bounds, _ = numeric_bounds(operator_catalogue(platform))
+    ops = {bound.op.name for bound in bounds}
+    assert {"Transpose", "Convolution", "MaxPool"} <= ops
+    assert ops <= set(PROBING)
+    assert not [b for b in bounds if b.limit.subject == "epsilon"]
+    assert all(b.id.startswith(f"{platform}/") for b in bounds)

@@ -141,6 +141,8 @@ def _sides(
         edge = -(-cap // side) - 1  # the largest b with side * b < cap
         return [bound(UPPER, edge, 1, f"{b} at {a}={side}", f"{a}*{b} < {cap}")]
     assert limit.interval is not None
+    if math.isinf(limit.interval.hi):  # "(0, ∞]" (an epsilon): no integer bound to search
+        return []
     lo, hi = limit.interval.integer_bounds()
     subject = str(limit.rule.get("element", limit.subject))
     if limit.kind == "broadcast":
