@@ -230,3 +230,17 @@ def test_listed_operators_take_only_sections_entries_and_absent_ones() -> None:
         kinds = {limit.kind for limit in op.limits()}
         assert (kinds == {"absent"}) == (name in absent or name.startswith(tuple(absent)))
     assert all(name in found for name in PROBING if group.entry(name) is not None)
+
+
+def test_a_product_is_probed_exactly_at_its_cap() -> None:
+    """RK3588's Transpose h1*w1 < p (p=8192) under perm [0,3,1,2]: 8191 inside, 8192 outside;
+    seed 001's square caps keep their 127*129 and 128*128."""
+    cases = operator_cases(operator_catalogue("rk3588"), ops=["Transpose"]).cases
+    probing = {
+        c.value: c.documented
+        for c in cases
+        if c.limits == ("Transpose/attr/h1*w1<p@perm=[0,3,1,2]@type=T1/T2",)
+    }
+    assert probing == {"h1*w1=8191": "supported", "h1*w1=8192": "outside"}
+    seed = operator_cases(seed_catalogue(), ops=["Hardmax"]).cases
+    assert {"height*width=16383", "height*width=16384"} <= {c.value for c in seed}

@@ -334,8 +334,9 @@ def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> l
 
 
 def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]:
-    """Two factors just inside and at the cap (127*129 and 128*128 for < 16384), further
-    factors held at 1; a single factor at the cap's two sides."""
+    """Two factors whose product is just inside and at the cap, each pair the one nearest a
+    square (127*129 and 128*128 for < 16384; 1*8191 and 64*128 for < 8192), further factors
+    held at 1; a single factor at the cap's two sides."""
     rule = limit.rule
     cap = rule["less_than"] if "less_than" in rule else rule["at_most"] + 1
     factors: list[str] = list(rule["factors"])
@@ -344,12 +345,17 @@ def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Varia
     *held, a, b = factors
     for factor in held:
         base = with_subject(op, base, factor, 1)
-    side = math.isqrt(cap)
     found = []
-    for x, y in ((side - 1, side + 1), (side, -(-cap // side))):
+    for x, y in (_nearest_square_pair(cap - 1), _nearest_square_pair(cap)):
         p = with_subject(op, with_subject(op, base, a, x), b, y)
         found.append(Variant(f"{a}*{b}={x * y}", p))
     return found
+
+
+def _nearest_square_pair(n: int) -> tuple[int, int]:
+    """``(x, y)`` with ``x * y == n`` and ``x <= y`` as close as can be."""
+    x = next(d for d in range(math.isqrt(n), 0, -1) if n % d == 0)
+    return x, n // x
 
 
 _MODULUS = re.compile(r"(\w+(?:\*\w+)*)%(\d+)=0")
