@@ -19,7 +19,7 @@ from harness.catalogue.documents import Entry
 from harness.catalogue.formulas import FormulaError, evaluate, holds, names
 from harness.catalogue.limits import Limit
 from harness.catalogue.operators import ListedOperator, OperatorCatalogue, Source
-from harness.models import PROBING, subjects
+from harness.models import PROBING, subjects, with_subject
 from harness.vendors.rknn.catalogue.operators import (
     listed_operators,
     model_names,
@@ -244,3 +244,22 @@ def test_a_product_is_probed_exactly_at_its_cap() -> None:
     assert probing == {"h1*w1=8191": "supported", "h1*w1=8192": "outside"}
     seed = operator_cases(seed_catalogue(), ops=["Hardmax"]).cases
     assert {"height*width=16383", "height*width=16384"} <= {c.value for c in seed}
+
+
+def test_a_fused_entry_checks_its_fusion_and_leaves_the_bounds_to_its_base() -> None:
+    catalogue = operator_catalogue("rk3588")
+    fused, base = catalogue.operators["ConvolutionRelu"], catalogue.operators["Convolution"]
+    assert len(fused.adopted) == len(base.limits()) and not base.adopted
+    found = operator_cases(catalogue, ops=["ConvolutionRelu", "Convolution"])
+    fused_cases = [c for c in found.cases if c.op == "ConvolutionRelu"]
+    assert {c.value for c in fused_cases} == {"typical"}
+    assert {c.dtype for c in fused_cases} == {"int8", "float16"}
+    adopted = {u.limit.id: u.reason for u in found.unprobed if u.limit.op == "ConvolutionRelu"}
+    assert {limit.id for limit in fused.adopted} <= set(adopted)
+    probed_on_base = {limit for c in found.cases if c.op == "Convolution" for limit in c.limits}
+    assert "Convolution/weight/kernel_h" in probed_on_base
+    # The adopted limits still judge the fused model: past the base's kernel bound, outside.
+    bound = next(lim for lim in fused.adopted if lim.id.endswith("/weight/kernel_h"))
+    params = with_subject("ConvolutionRelu", {}, "kernel_h", 32)
+    limits = governing_limits(catalogue, fused)
+    assert bound.id in documented_status(fused, limits, "int8", subjects("ConvolutionRelu", params))

@@ -463,8 +463,9 @@ def operator_cases(
             result.unprobed.extend(Unprobed(limit, why) for limit in op.limits())
             continue
         proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
+        adopted = {limit.id for limit in op.adopted}
         for limit in op.limits():
-            found = _variants(op, limit, catalogue)
+            found = _variants(op, limit, catalogue) if limit.id not in adopted else _ADOPTED
             if isinstance(found, str):
                 result.unprobed.append(Unprobed(limit, found))
             else:
@@ -485,6 +486,10 @@ def operator_cases(
                 variant = Variant(what, params, bound)
                 _add_case(result, by_params, catalogue, op, dtype, probed, variant)
     return result
+
+
+# A fused entry's bounds are its base entry's: probed there, the entry's cases check the fusion.
+_ADOPTED = "stated by the entry this one fuses onto, and probed on that entry's operator"
 
 
 def _probed_dtypes(op: DocumentedOperator, limit: Limit) -> list[str]:

@@ -200,6 +200,11 @@ class Operator:
     def roles(self) -> tuple[Role, ...]:
         return self.inputs + self.outputs
 
+    @property
+    def adopted(self) -> tuple[Limit, ...]:
+        """Limits probed on another operator: none (a "same as" table's are copied in)."""
+        return ()
+
     def data_dtypes(self) -> tuple[str, ...]:
         """Documented dtypes of the main data tensor: first input, first type variable, Tensor."""
         return self.dtypes[self.inputs[0].types[0]].dtypes("Tensor")
@@ -217,6 +222,9 @@ class ListedOperator:
     name: str
     section: str
     stated: tuple[Limit, ...]
+    # A fused entry's limits stated by the entry it names ("说明及规格限制同Convolution"):
+    # they judge its cases, and are probed on that entry's operator.
+    adopted: tuple[Limit, ...] = ()
     tolerance: Mapping[str, Tolerance] = field(default_factory=dict)
 
     def data_dtypes(self) -> tuple[str, ...]:
@@ -224,14 +232,14 @@ class ListedOperator:
         list names no data tensor's variable reliably (Transpose's X is T1, yet T2 holds its
         float16)."""
         found: dict[str, None] = {}
-        for limit in self.stated:
+        for limit in self.limits():
             if limit.kind == "dtype":
                 kinds = limit.rule.get("kinds", {})
                 found |= {str(d): None for d in limit.values or () if kinds.get(d) == "Tensor"}
         return tuple(found)
 
     def limits(self) -> list[Limit]:
-        return list(self.stated)
+        return [*self.stated, *self.adopted]
 
 
 class DocumentedOperator(Protocol):
@@ -242,6 +250,9 @@ class DocumentedOperator(Protocol):
 
     @property
     def tolerance(self) -> Mapping[str, Tolerance]: ...
+
+    @property
+    def adopted(self) -> tuple[Limit, ...]: ...
 
     def data_dtypes(self) -> tuple[str, ...]: ...
 

@@ -7,7 +7,8 @@ operators it covers. A fused entry (``ConvolutionRelu``: "说明及规格限制�
 the limits of the entry it names plus its own; one heading with alternatives
 (``ConvolutionPRelu/LeakyRelu``) is one operator per alternative. An operator other groups
 document and this one does not is kept with its ``absent`` limit, so a model of it is still
-run, expecting the CPU or a refusal.
+run, expecting the CPU or a refusal. A fused entry's cases check the fusion: the limits it
+adopts judge them, and are probed on the entry it names (``ListedOperator.adopted``).
 
 Each SDK release is then judged against its own document (``operator_list.judged``).
 """
@@ -69,9 +70,9 @@ def listed_operators(group: Group) -> dict[str, DocumentedOperator]:
     for entry in group.entries:
         base = by_heading.get(entry.same_as or "")
         for name in model_names(entry):
-            stated = [_renamed(lim, base.name, name) for lim in base.limits] if base else []
-            stated += [_renamed(lim, entry.name, name) for lim in entry.limits]
-            found[name] = ListedOperator(name, entry.section, tuple(stated))
+            adopted = tuple(_renamed(lim, base.name, name) for lim in base.limits) if base else ()
+            stated = tuple(_renamed(lim, entry.name, name) for lim in entry.limits)
+            found[name] = ListedOperator(name, entry.section, stated, adopted)
     for absent in group.absent:
         for name in model_names(Entry(absent.op, "", 0, "", ())):
             found.setdefault(name, ListedOperator(name, "", (_renamed(absent, absent.op, name),)))
