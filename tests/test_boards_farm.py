@@ -155,7 +155,10 @@ def test_a_killed_harness_leaves_no_acquired_place(
     coordinator, _ = farm
     script = tmp_path / "hold.py"
     script.write_text(
-        "import sys, time\n"
+        "import signal, sys, time\n"
+        # Ctrl-C as at a terminal: a job started in the background of a non-interactive
+        # shell (as CI may start this one) inherits SIGINT ignored.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from harness.boards.farm import Lease\n"
         "from harness.boards.settings import FarmSettings\n"
         f"Lease(FarmSettings({coordinator.address!r}, {{'name': 'rk3562-a'}})).acquire()\n"
@@ -174,7 +177,7 @@ def test_a_killed_harness_leaves_no_acquired_place(
         assert coordinator.acquired() == ["rk3562-a"]
         killed = time.monotonic()
         os.killpg(holder.pid, how)  # the harness and its process group
-        holder.wait()
+        holder.wait(timeout=60)
         assert wait_until(lambda: coordinator.acquired() == [], 60)
         released = time.monotonic() - killed
         assert wait_until(lambda: coordinator.reservations().strip() == "", 30)
