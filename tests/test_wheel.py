@@ -108,7 +108,8 @@ def test_the_wheel_ships_the_board_files(wheel: Path) -> None:
     assert RUNNER in names
     assert "harness/vendors/rknn/data/sdk-recipes.yaml" in names  # hil sdk install reads it
     # The catalogue: the seeds' YAML and every version of the operator lists (hil docs).
-    assert "harness/catalogue/data/rknn2-2.5.0/rk3562-operators.yaml" in names
+    assert "harness/vendors/rknn/catalogue/data/rknn2-2.5.0/rk3562-operators.yaml" in names
+    assert "harness/catalogue/data/operators.schema.yaml" in names
     assert "harness/vendors/rknn/catalogue/data/rknn2-2.5.0/model-io.yaml" in names
     lists = ROOT / "harness/vendors/rknn/data/operator-list"
     shipped = sorted(p.relative_to(ROOT).as_posix() for p in lists.rglob("*.yaml"))
