@@ -438,7 +438,7 @@ def variant_case(
     """The case the generator makes of ``variant`` probing ``limit`` in ``dtype``: the same
     id, documented status, deciding limit and expectations."""
     result = CaseSet()
-    _add_case(result, {}, catalogue, op, dtype, limit, variant)
+    _add_case(result, {}, set(), catalogue, op, dtype, limit, variant)
     return result.cases[0]
 
 
@@ -454,6 +454,7 @@ def operator_cases(
     budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
     result = CaseSet()
     by_params: dict[tuple[str, str, str], int] = {}
+    ids: set[str] = set()  # the case ids so far, for _unique_id
     wanted = set(ops) if ops is not None else None
     for op in catalogue.operators.values():
         if wanted is not None and op.name not in wanted:
@@ -484,7 +485,7 @@ def operator_cases(
                 result.unprobed.append(Unprobed(probed, why))
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
-                _add_case(result, by_params, catalogue, op, dtype, probed, variant)
+                _add_case(result, by_params, ids, catalogue, op, dtype, probed, variant)
     return result
 
 
@@ -507,6 +508,7 @@ def _probed_dtypes(op: DocumentedOperator, limit: Limit) -> list[str]:
 def _add_case(
     result: CaseSet,
     by_params: dict[tuple[str, str, str], int],
+    ids: set[str],
     catalogue: OperatorCatalogue,
     op: DocumentedOperator,
     dtype: str,
@@ -524,7 +526,8 @@ def _add_case(
         if limit_id not in existing.limits:
             result.cases[index] = _with_limit(existing, limit_id, marked)
         return
-    case_id = _unique_id(result, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
+    case_id = _unique_id(ids, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
+    ids.add(case_id)
     found = subjects(op.name, params)
     broken = documented_status(op, limits, dtype, found)
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
@@ -557,10 +560,9 @@ def _add_case(
     )
 
 
-def _unique_id(result: CaseSet, case_id: str, limit: Limit | None) -> str:
+def _unique_id(taken: set[str], case_id: str, limit: Limit | None) -> str:
     """``case_id``, or when another model already has it (the same value probed under another
     condition: Transpose's h1=16 for each perm) the id with the condition appended."""
-    taken = {case.id for case in result.cases}
     if case_id not in taken:
         return case_id
     condition = ",".join(f"{k}={v}" for k, v in _condition_params(limit).items()) if limit else ""
