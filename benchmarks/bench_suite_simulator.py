@@ -6,11 +6,12 @@ Three runs over the same cases, each in a fresh process so import costs count al
   inputs, does RKNN() / config / load_onnx / build / init_runtime / inference / release;
 - cold: the harness as the pytest plugin drives it (the scheduler's growing batches; model
   generation, host references, simulator worker, comparison, verdict, journal, artifacts)
-  with empty simulator result and host reference caches;
+  with empty simulator result, host reference and comparison caches;
 - warm: the same again with the caches the cold run filled;
-- new-sdk: an empty simulator result cache but the host references cached, as on the first
-  run with a new SDK release (its results are keyed by the toolkit version; the references
-  depend only on the models and inputs).
+- new-sdk: an empty simulator result cache but the host references and comparisons cached,
+  as on the first run with a new SDK release (its results are keyed by the toolkit version;
+  the references depend only on the models and inputs, a comparison only on the arrays
+  compared, so a new release's unchanged outputs find theirs).
 
 The default leaves out the slow tier, as ``--tier default`` does (``--tier full`` keeps it).
 Each of ``--rounds`` rounds runs all four in fresh folders; it prints every round side by
@@ -38,6 +39,7 @@ from bench_board_suite import busy_jiffies
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
+from harness.judge.comparison_cache import ComparisonCache
 from harness.models import build_model
 from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
@@ -108,10 +110,15 @@ def run_floor(folder: Path, first: int) -> None:
                 os.close(saved_fd)
 
 
-def run_harness(cases: list[Case], results: Path, sim: Path, ref: Path) -> None:
-    references = ReferenceCache(ref)
+def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None:
+    references, comparisons = ReferenceCache(host / "ref"), ComparisonCache(host / "cmp")
     with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
-        executor = CaseExecutor(results, pool, references=references.references)
+        executor = CaseExecutor(
+            results,
+            pool,
+            references=references.references,
+            comparisons=comparisons.compare_references,
+        )
         scheduler = Scheduler(executor.execute_many)
         for index, case in enumerate(cases):
             scheduler.record(case, iter(cases[index + 1 :]))
@@ -172,7 +179,7 @@ def main() -> None:
     cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
         results = args.dir / f"results-{time.monotonic_ns()}"
-        run_harness(cases, results, args.dir / args.sim, args.dir / "ref")
+        run_harness(cases, results, args.dir / args.sim, args.dir)
         return
 
     rounds = []

@@ -32,7 +32,7 @@ from harness.catalogue.documents import Document
 from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
-from harness.judge.compare import Comparison, compare_references, tolerance_for
+from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
 from harness.judge.verdict import BAD_INPUT
 from harness.modelfiles.prepare import ModelFileError, array_file
@@ -166,7 +166,8 @@ class CaseExecutor:
     files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
     SDK release the target runs, which every record carries (part of its identity); ``perf``
     asks the target to time every case too (``--perf``); ``references`` computes a model's
-    host references (``ReferenceCache.references`` keeps them on disk).
+    host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
+    compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
     """
 
     def __init__(
@@ -183,6 +184,7 @@ class CaseExecutor:
         perf: PerfRequest | None = None,
         judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
         references: Callable[[BuiltModel], References] = host_references,
+        comparisons: Compare = compare_references,
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -198,6 +200,7 @@ class CaseExecutor:
         self.sdk = sdk
         self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
         self.references = references
+        self.comparisons = comparisons
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -312,7 +315,7 @@ class CaseExecutor:
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
-            comparison = compare_references(
+            comparison = self.comparisons(
                 observation.outputs,
                 references.outputs,
                 references.used,

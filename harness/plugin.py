@@ -30,6 +30,8 @@ from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
 from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder, CacheFolderError, claim
+from harness.judge import comparison_cache
+from harness.judge.compare import Compare, compare_references
 from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
@@ -148,6 +150,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"{reference_cache.CACHE.cap_env}, default 2G); 'off' disables it",
     )
     group.addoption(
+        "--hil-comparison-cache",
+        default=str(comparison_cache.CACHE.directory()),
+        help=f"comparison cache directory (env {comparison_cache.CACHE.dir_env}; size cap "
+        f"{comparison_cache.CACHE.cap_env}, default 2G); 'off' disables it",
+    )
+    group.addoption(
         "--hil-conversion-cache",
         default=str(CONVERSION_CACHE.directory()),
         help="converted models for boards, shared by every results directory "
@@ -221,6 +229,8 @@ def _check_options(config: pytest.Config) -> None:
         _check_cache(config, "hil_cache", SIMULATOR_CACHE)
     if config.getoption("hil_reference_cache") != "off":
         _check_cache(config, "hil_reference_cache", reference_cache.CACHE)
+    if config.getoption("hil_comparison_cache") != "off":
+        _check_cache(config, "hil_comparison_cache", comparison_cache.CACHE)
     if config.getoption("backend") != "sim":
         _check_cache(config, "hil_conversion_cache", CONVERSION_CACHE)
 
@@ -506,6 +516,11 @@ def hil_executors(
             cached = reference_cache.ReferenceCache(Path(option("hil_reference_cache")))
             stack.callback(cached.keep_to_cap)
             references = cached.references
+        comparisons: Compare = compare_references
+        if option("hil_comparison_cache") != "off":
+            compared = comparison_cache.ComparisonCache(Path(option("hil_comparison_cache")))
+            stack.callback(compared.keep_to_cap)
+            comparisons = compared.compare_references
 
         @functools.cache
         def simulator(sdk: str) -> Target:
@@ -541,6 +556,7 @@ def hil_executors(
                 perf=run.perf,
                 judged_against=vendor.judged_against,
                 references=references,
+                comparisons=comparisons,
             )
 
         yield executor

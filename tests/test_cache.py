@@ -140,7 +140,12 @@ def test_hil_cache_refuses_a_bad_size(
         main(["cache", "prune", "--max-size", "huge", "--conversions", str(tmp_path)])
     assert stopped.value.code == 2
     assert "not a size: 'huge'" in capsys.readouterr().err
-    for variable in ("HIL_CONVERSION_CACHE_MAX", "HIL_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"):
+    for variable in (
+        "HIL_CONVERSION_CACHE_MAX",
+        "HIL_CACHE_MAX",
+        "HIL_REFERENCE_CACHE_MAX",
+        "HIL_COMPARISON_CACHE_MAX",
+    ):
         with monkeypatch.context() as env:
             env.setenv(variable, "12X")
             code, _, err = cli(capsys, "cache", "info", "--conversions", str(tmp_path))
@@ -233,7 +238,7 @@ def test_cache_folders_follow_their_variables_set_after_import(
     """Each cache's default folder is its variable's when asked (a test or a tool that sets
     HIL_CACHE after importing the harness gets that folder), else ~/.cache/npu-hil/<folder>."""
     variables = {"conversions": "HIL_CONVERSION_CACHE", "sim": "HIL_CACHE"}
-    variables["references"] = "HIL_REFERENCE_CACHE"
+    variables |= {"references": "HIL_REFERENCE_CACHE", "comparisons": "HIL_COMPARISON_CACHE"}
     for name, variable in variables.items():
         monkeypatch.setenv(variable, str(tmp_path / name))
     code, out, _ = cli(capsys, "cache", "info", "--json")
@@ -249,5 +254,6 @@ def test_cache_folders_follow_their_variables_set_after_import(
     folders = {name: Path(found["directory"]) for name, found in json.loads(out).items()}
     cache_home = tmp_path / "home" / ".cache" / "npu-hil"
     assert folders == {"conversions": cache_home / "rknn", "sim": cache_home / "sim"} | {
-        "references": cache_home / "ref"
+        "references": cache_home / "ref",
+        "comparisons": cache_home / "cmp",
     }

@@ -63,7 +63,11 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
 
 @pytest.mark.parametrize(
     ("variable", "option"),
-    [("HIL_CACHE", "--hil-cache"), ("HIL_REFERENCE_CACHE", "--hil-reference-cache")],
+    [
+        ("HIL_CACHE", "--hil-cache"),
+        ("HIL_REFERENCE_CACHE", "--hil-reference-cache"),
+        ("HIL_COMPARISON_CACHE", "--hil-comparison-cache"),
+    ],
 )
 @pytest.mark.parametrize("kind", ["a link to a system folder", "a personal folder"])
 def test_a_cache_folder_not_the_caches_own_is_a_usage_error(
@@ -85,7 +89,13 @@ def test_a_cache_folder_not_the_caches_own_is_a_usage_error(
 
 
 @pytest.mark.parametrize(
-    "variable", ["HIL_CACHE_MAX", "HIL_CONVERSION_CACHE_MAX", "HIL_REFERENCE_CACHE_MAX"]
+    "variable",
+    [
+        "HIL_CACHE_MAX",
+        "HIL_CONVERSION_CACHE_MAX",
+        "HIL_REFERENCE_CACHE_MAX",
+        "HIL_COMPARISON_CACHE_MAX",
+    ],
 )
 def test_a_bad_cache_cap_is_a_usage_error(tmp_path: Path, variable: str) -> None:
     # --backend auto: the conversion cache is in use whenever a board may be

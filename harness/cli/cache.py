@@ -1,11 +1,13 @@
 """``hil cache info`` and ``hil cache prune``: the shared on-disk caches and their size caps.
 
-Three caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared
+Four caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared
 by every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``),
 ``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``), both keyed by model,
-toolkit calls and toolkit version, so entries of several SDKs sit side by side, and ``ref/``
+toolkit calls and toolkit version, so entries of several SDKs sit side by side, ``ref/``
 (host references; env ``HIL_REFERENCE_CACHE``, cap ``HIL_REFERENCE_CACHE_MAX``), keyed by
-model, inputs and the reference libraries' versions. A folder that is not a cache's (a
+model, inputs and the reference libraries' versions, and ``cmp/`` (comparisons of outputs with
+the references; env ``HIL_COMPARISON_CACHE``, cap ``HIL_COMPARISON_CACHE_MAX``), keyed by the
+arrays compared, the tolerance and numpy's version. A folder that is not a cache's (a
 symbolic link, or content the cache did not mark as its own) is refused with exit status 2
 and never pruned (``harness.diskcache``).
 """
@@ -28,19 +30,22 @@ from harness.diskcache import (
     refusal,
     usage,
 )
+from harness.judge import comparison_cache
 from harness.models import reference
 from harness.terminal import emit
 from harness.vendors import vendor_caches
 
 BAD_INPUT = 2
 # by their name, the option (--<key>) and the output's first column
-CACHES: dict[str, CacheFolder] = {c.key: c for c in (*vendor_caches(), reference.CACHE)}
+CACHES: dict[str, CacheFolder] = {
+    c.key: c for c in (*vendor_caches(), reference.CACHE, comparison_cache.CACHE)
+}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cache info`` and ``cache prune``; each sets ``handler`` (args -> exit code)."""
     cache = subparsers.add_parser(
-        "cache", help="the shared conversion, simulator and host reference caches"
+        "cache", help="the shared conversion, simulator, host reference and comparison caches"
     )
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     info = actions.add_parser("info", help="where the caches are, their entries and size")

@@ -21,7 +21,7 @@ same tolerance: references that differ beyond it leave the result undecided.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -115,6 +115,13 @@ def compare(
         f"max abs error {worst['max_abs']:.4g}, cosine {worst['cosine']:.6f}"
     )
     return Comparison(passed, worst, tol, detail)
+
+
+# compare_references, or what stands in for it (``ComparisonCache.compare_references``)
+Compare = Callable[
+    [Sequence[np.ndarray], Mapping[str, Sequence[np.ndarray]], str, Mapping[str, float], float],
+    Comparison,
+]
 
 
 def compare_references(

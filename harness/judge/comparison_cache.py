@@ -1,0 +1,101 @@
+"""Comparisons kept on disk, so that a rerun of unchanged cases does not compare again.
+
+``compare_references`` reads every element of the observed outputs and of each host reference
+several times in float64; on a warm run, with simulator results and references read from
+their caches, that was the largest cost left (about 9 s of a 46-s rk3562 main job). Its result
+depends only on those arrays, the reference deciding, the tolerance and the inputs' span, so
+an entry is keyed by all of them (``content_key``: hashing the arrays reads each once) and by
+``FORMAT`` and numpy's version. Entries follow ``harness.diskcache``'s rules (whole or absent,
+least recently used pruned to the cap).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.diskcache import (
+    CacheFolder,
+    claim,
+    content_key,
+    entry_path,
+    prune,
+    read_entry,
+    write_entry,
+)
+from harness.judge.compare import Comparison, CrossCheck, compare_references
+
+CACHE = CacheFolder(
+    "comparisons",
+    "cmp",
+    "HIL_COMPARISON_CACHE",
+    "HIL_COMPARISON_CACHE_MAX",
+    "comparisons of outputs with host references",
+)
+FORMAT = 1  # bump when the entry layout or what compare_references computes changes
+_ENTRY_FILE = "comparison.json"
+
+
+class ComparisonCache:
+    """``compare_references`` kept under ``directory``, capped at ``cap`` bytes (default
+    ``HIL_COMPARISON_CACHE_MAX``, else 2 GiB) by ``keep_to_cap``."""
+
+    def __init__(self, directory: Path, cap: int | None = None) -> None:
+        """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        self.directory = Path(directory)
+        claim(self.directory)
+        self.cap = CACHE.cap() if cap is None else cap
+
+    def compare_references(
+        self,
+        observed: Sequence[np.ndarray],
+        references: Mapping[str, Sequence[np.ndarray]],
+        used: str,
+        tolerance: Mapping[str, float],
+        input_span: float = 0.0,
+    ) -> Comparison:
+        """``compare_references(...)``, from the cache when an entry is there, else computed
+        and stored."""
+        header = {
+            "format": FORMAT,
+            "numpy": np.__version__,
+            "used": used,
+            "references": list(references),
+            "tolerance": dict(tolerance),
+            "input_span": input_span,
+        }
+        key = content_key(header, b"", [observed, *references.values()])
+        entry = entry_path(self.directory, key)
+        found = read_entry(entry, _read)
+        if found is not None:
+            return found
+        computed = compare_references(observed, references, used, tolerance, input_span)
+
+        def write(folder: Path) -> None:
+            (folder / _ENTRY_FILE).write_text(json.dumps(asdict(computed)))
+
+        write_entry(entry, write)
+        return computed
+
+    def keep_to_cap(self) -> None:
+        """Remove the least recently used entries until the folder fits the cap."""
+        prune(self.directory, self.cap)
+
+
+def _read(entry: Path) -> Comparison:
+    return _comparison(json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8")))
+
+
+def _comparison(data: dict[str, Any]) -> Comparison:
+    others = {
+        name: CrossCheck(
+            _comparison(other["observed"]), _comparison(other["agreement"]), other["worst"]
+        )
+        for name, other in data.pop("others").items()
+    }
+    return Comparison(**data, others=others)
