@@ -140,8 +140,8 @@ def content_key(
     """
     digest = hashlib.sha256()
 
-    def add(chunk: bytes) -> None:
-        digest.update(len(chunk).to_bytes(8, "little"))
+    def add(chunk: bytes | memoryview) -> None:
+        digest.update(memoryview(chunk).nbytes.to_bytes(8, "little"))
         digest.update(chunk)
 
     add(json.dumps(header, sort_keys=True).encode())
@@ -150,7 +150,7 @@ def content_key(
         add(str(len(arrays)).encode())
         for array in map(np.ascontiguousarray, arrays):
             add(f"{array.dtype.str}{array.shape}".encode())
-            add(array.tobytes())
+            add(array.reshape(-1).view(np.uint8).data)  # the bytes in place, not a copy
     return digest.hexdigest()
 
 

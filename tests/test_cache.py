@@ -17,6 +17,7 @@ from harness.diskcache import (
     RECENT_S,
     CacheFolderError,
     claim,
+    content_key,
     entries,
     mark_entry,
     parse_size,
@@ -257,3 +258,26 @@ def test_cache_folders_follow_their_variables_set_after_import(
         "references": cache_home / "ref",
         "comparisons": cache_home / "cmp",
     }
+
+
+def test_a_content_key_covers_each_arrays_bytes_dtype_and_shape() -> None:
+    """The arrays are hashed in place; a strided view keys as its contiguous copy, and empty
+    and 0-d arrays key like any other."""
+    grid = np.arange(12, dtype=np.float32).reshape(3, 4)
+    arrays = [grid, np.zeros((0, 3), np.float16), np.asarray(True)]
+
+    def key(*groups: list[np.ndarray]) -> str:
+        return content_key({"format": 1}, b"model", list(groups))
+
+    assert key(arrays) == key([a.copy() for a in arrays])
+    assert key([grid.T]) == key([np.ascontiguousarray(grid.T)])
+    variants = [
+        [grid.reshape(4, 3)],
+        [grid.astype(np.int32)],
+        [grid + np.float32(1e-6) * (np.arange(12).reshape(3, 4) == 5)],
+        [grid[:, :2], grid[:, 2:]],  # the same bytes in other arrays
+        [np.zeros((3, 0), np.float16)],
+    ]
+    keys = {key([grid]), *(key(v) for v in variants)}
+    assert len(keys) == 1 + len(variants)
+    assert key([grid], [grid]) != key([grid, grid])  # group boundaries count
