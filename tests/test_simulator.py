@@ -189,6 +189,23 @@ def test_a_worker_that_dies_the_same_way_twice_is_a_toolkit_crash(
     assert pool.pids() != before
 
 
+def test_after_a_death_the_pool_keeps_a_spare_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rerun and the case after it take a worker that imported the toolkit meanwhile."""
+    monkeypatch.setenv(FAULT_ENV, "exit:exit-me")
+    with SimulatorPool(workers=1, timeout_s=60) as fresh:
+        fresh.run(sub_request("before"))
+        assert len(fresh.pids()) == 1  # no death yet: no spare
+        crashed = fresh.run(sub_request("exit-me"))
+        (spare,) = fresh.pids()  # both runs' workers died; the spare started with the rerun's
+        after = fresh.run(sub_request("after"))
+        workers = fresh.pids()
+        assert spare in workers and len(workers) == 2  # one served "after", one is the spare
+        assert all(alive(pid) for pid in workers)
+    assert crashed.aborted == "exit code 3" and crashed.infra_error is None
+    assert after.infra_error is None and after.outputs is not None
+    assert not any(alive(pid) for pid in workers)  # close() stopped the spare too
+
+
 def test_a_worker_killed_once_is_rerun_and_twice_is_infrastructure_trouble(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

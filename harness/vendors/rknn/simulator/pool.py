@@ -9,6 +9,11 @@ the toolkit's crash, a failed stage (``Observation.aborted`` says how), cached l
 result; anything else (killed from outside, SIGKILL as the out-of-memory killer sends, a
 different death) is infrastructure trouble, and a rerun that completes gives the result.
 
+From a pool's first worker death on, it keeps one spare worker importing the toolkit ahead of
+need: cases that crash the compiler come in runs (one operator's documented values), and each
+crash costs two fresh workers, the rerun's and the next case's. A spare takes each at once,
+and its replacement imports while the rerun runs.
+
 Per job the pool makes a working folder, the worker writes the toolkit's log there, and
 the pool parses it into placement, rewrites and native layouts, so even a case that hung or
 crashed keeps the log it got to.
@@ -60,6 +65,10 @@ class _Worker(ToolkitProcess):
     def __init__(self, python: str) -> None:
         super().__init__("harness.vendors.rknn.simulator.worker", python)
         self.versions: dict[str, str] | None = None  # set by the worker's hello
+
+    def ready(self) -> bool:
+        """Whether the worker has said hello (or died trying): taking it will not wait."""
+        return self.versions is not None or self.replies.poll(0)
 
     def wait_ready(self) -> None:
         if self.versions is not None:
@@ -191,6 +200,7 @@ class SimulatorPool:
         self.toolkit_runs = 0  # jobs handed to a worker (cache hits are not)
         self.observes = SIMULATOR_OBSERVES
         self._idle: list[_Worker] = []
+        self._spares = 0  # idle workers kept beyond the cases' need: one after a death
         atexit.register(self.close)
         if threading.current_thread() is threading.main_thread():  # signal handlers live there
             _clean_up_on_sigterm()
@@ -263,19 +273,25 @@ class SimulatorPool:
         jobs: Sequence[Job],
         results: dict[int, Observation],
     ) -> None:
-        """Hand pending cases to idle workers, starting the workers this round needs together
-        so that their imports overlap."""
-        while len(self._idle) < min(self.workers - len(busy), len(pending)):
+        """Hand pending cases to idle workers, ready ones first, starting the workers this
+        round needs (and the spare) together so that their imports overlap."""
+        while len(self._idle) < min(self.workers - len(busy), len(pending)) + self._spares:
             self._idle.append(_Worker(self.python))
-        while pending and self._idle:
+        while pending and len(busy) < self.workers and self._idle:
             index = pending.popleft()
-            running = _Running(self._idle.pop(), index)
+            running = _Running(self._take_idle(), index)
             failure = running.start(jobs[index], self._limit(jobs[index]))
             if failure is None:
                 self.toolkit_runs += 1
                 busy[running.worker.replies] = running
             else:
                 results[index] = self._finish(running, {"infra_error": failure})
+
+    def _take_idle(self) -> _Worker:
+        """An idle worker, one that is ready if any is (the longest-started otherwise)."""
+        chosen = next((w for w in self._idle if w.ready()), self._idle[0])
+        self._idle.remove(chosen)
+        return chosen
 
     def _collect(
         self,
@@ -298,6 +314,7 @@ class SimulatorPool:
                 reply = running.worker.receive(0, "while running the case")
             except WorkerDied as exc:
                 running.worker.stop()
+                self._spares = 1
                 code = running.worker.process.wait()
                 death = Death.of(code, str(exc), running.workdir, LOG_FILE)
                 if running.index not in deaths:
@@ -355,7 +372,10 @@ class SimulatorPool:
     def close(self) -> None:
         """Stop every worker and keep the cache to its cap; safe to call more than once."""
         while self._idle:
-            self._idle.pop().stop()
+            worker = self._idle.pop()
+            if not worker.ready():  # a spare still importing: nothing to wait for
+                worker.kill()
+            worker.stop()
         atexit.unregister(self.close)
         if self.cache is not None:
             self.cache.keep_to_cap()
