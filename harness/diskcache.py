@@ -14,6 +14,11 @@ took the folder (``claim``: missing or empty folders only); each entry holds ``E
 written before the entry was renamed into place. A root that is a symbolic link, or that holds
 anything without the root marker (someone's own folders, or a cache of an npu-hil from before
 the markers), is refused; inside a root, folders without the entry marker are left alone.
+
+``DiskCache`` is what each cache builds on: its claimed folder, its cap, and entries read,
+computed and written under a key. It also prunes while a run writes, each time an eighth of
+the cap has been written, so a long run's cache stays near its cap instead of growing until
+the session ends.
 """
 
 from __future__ import annotations
@@ -82,6 +87,58 @@ class Usage:
     size: int
     oldest: float | None  # the least recent use
     newest: float | None
+
+
+class DiskCache:
+    """One cache's folder (claimed: ``claim``) and cap (default: ``folder``'s variable, else
+    ``DEFAULT_CAP``): entries read, computed and written by key, pruned to the cap."""
+
+    PRUNE_EVERY = 8  # prune when a run has written cap / PRUNE_EVERY bytes since the last
+
+    def __init__(self, directory: Path, folder: CacheFolder, cap: int | None = None) -> None:
+        """A folder that is not a cache's raises CacheFolderError."""
+        self.directory = Path(directory)
+        claim(self.directory)
+        self.cap = folder.cap() if cap is None else cap
+        self._written = 0  # bytes written since the last pruning
+
+    def entry(self, key: str) -> Path:
+        return entry_path(self.directory, key)
+
+    def get(self, key: str, read: Callable[[Path], T]) -> T | None:
+        """``read`` of the entry under ``key``, or None on a miss (``read_entry``)."""
+        return read_entry(self.entry(key), read)
+
+    def put(self, key: str, write: Callable[[Path], None]) -> None:
+        """Store an entry under ``key`` (``write_entry``); every cap / PRUNE_EVERY bytes
+        written, keep the cache to its cap."""
+        entry = self.entry(key)
+        write_entry(entry, write)
+        with contextlib.suppress(OSError):  # pruned by another process meanwhile
+            self._written += _size(entry)
+        if self._written * self.PRUNE_EVERY >= self.cap:
+            self.keep_to_cap()
+
+    def cached(
+        self,
+        key: str,
+        read: Callable[[Path], T],
+        compute: Callable[[], T],
+        write: Callable[[Path, T], None],
+    ) -> T:
+        """The entry under ``key`` read back, else ``compute()`` stored by ``write``."""
+        found = self.get(key, read)
+        if found is not None:
+            return found
+        value = compute()
+        self.put(key, lambda folder: write(folder, value))
+        return value
+
+    def keep_to_cap(self) -> None:
+        """Remove the least recently used entries until the folder fits the cap (none used
+        in the last ``RECENT_S`` seconds: another process may be reading it)."""
+        self._written = 0
+        prune(self.directory, self.cap)
 
 
 def cap_from_env(variable: str, default: int = DEFAULT_CAP) -> int:
@@ -226,11 +283,16 @@ def entries(directory: Path) -> list[Entry]:
                 continue
             try:
                 used = entry.stat().st_mtime
-                size = sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
+                size = _size(entry)
             except OSError:  # removed meanwhile
                 continue
             found.append(Entry(entry, used, size))
     return found
+
+
+def _size(entry: Path) -> int:
+    """Bytes in the files under ``entry``; OSError if it is removed meanwhile."""
+    return sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
 
 
 def usage(directory: Path) -> Usage:

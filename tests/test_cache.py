@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from harness.cli import main
 from harness.diskcache import (
     RECENT_S,
     CacheFolderError,
+    DiskCache,
     claim,
     content_key,
     entries,
@@ -28,6 +30,7 @@ from harness.models.reference import ReferenceCache
 from harness.targets.job import Job
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.simulator.cache import CACHE as SIM_FOLDER
 
 HOUR = 3600.0
 
@@ -93,15 +96,30 @@ def test_the_conversion_cache_keeps_its_cap_after_building(tmp_path: Path) -> No
     assert hit.cached and second.rknn_path.parent.stat().st_mtime >= long_ago + HOUR
 
 
-def test_the_simulator_cache_keeps_its_cap_when_its_pool_closes(tmp_path: Path) -> None:
+def test_the_simulator_cache_keeps_its_cap_while_its_pool_writes(tmp_path: Path) -> None:
     stale = entry(tmp_path, "aa01", 1000, RECENT_S + HOUR)  # from a run long ago
     cache = SimCache(tmp_path, cap=1)  # smaller than any entry
     with SimulatorPool(cache=cache) as pool:
         (observation,) = pool.run_many([job(3)])
-        assert stale.exists()  # pruned when the pool closes, not while it runs
+        assert not stale.exists()  # least recently used, beyond the cap: gone once written
+        assert [e.path.name for e in entries(tmp_path)] == [cache.key(job(3))]  # just used
     assert observation.outputs is not None, observation.infra_error
-    assert not stale.exists()  # least recently used, beyond the cap
-    assert [e.path.name for e in entries(tmp_path)] == [cache.key(job(3))]  # just used: kept
+
+
+def test_a_run_prunes_each_time_it_has_written_an_eighth_of_the_cap(tmp_path: Path) -> None:
+    stale = entry(tmp_path, "aa01", 20_000, RECENT_S + HOUR)  # twice the cap, long unused
+    cache = DiskCache(tmp_path, SIM_FOLDER, cap=10_000)
+
+    def write(size: int) -> Callable[[Path], None]:
+        return lambda folder: (folder / "data").write_bytes(b"x" * size)
+
+    cache.put("bb02", write(1000))  # 1,000 written: under an eighth of 10,000
+    assert stale.exists()
+    cache.put("cc03", write(300))  # 1,300 (and the entry markers): past an eighth
+    assert not stale.exists()
+    assert sorted(e.path.name for e in entries(tmp_path)) == ["bb02", "cc03"]
+    cache.put("dd04", write(1000))  # counted afresh from the pruning
+    assert cache.get("dd04", lambda folder: (folder / "data").stat().st_size) == 1000
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

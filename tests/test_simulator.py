@@ -300,11 +300,11 @@ def test_cache_refuses_board_results_and_skips_infra_errors(tmp_path: Path) -> N
     cache = SimCache(tmp_path)
     request = sub_request("not-cached")
     with pytest.raises(ValueError, match="only holds simulator results"):
-        cache.put(request, Observation(backend="rk3562-board-1", outputs=sample()))
-    cache.put(request, Observation(backend="simulator", infra_error="timed out after 1 s"))
-    assert cache.get(request) is None
-    cache.put(request, Observation(backend="simulator", failed_stage="build", error="no"))
-    hit = cache.get(request)
+        cache.store(request, Observation(backend="rk3562-board-1", outputs=sample()))
+    cache.store(request, Observation(backend="simulator", infra_error="timed out after 1 s"))
+    assert cache.observation(request) is None
+    cache.store(request, Observation(backend="simulator", failed_stage="build", error="no"))
+    hit = cache.observation(request)
     assert hit is not None and (hit.failed_stage, hit.error, hit.outputs) == ("build", "no", None)
 
 
@@ -489,12 +489,12 @@ CORRUPTIONS = {
 def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: str) -> None:
     cache = SimCache(tmp_path)
     request = sub_request("damaged")
-    cache.put(request, Observation(backend="simulator", outputs=sample(), log="ok"))
+    cache.store(request, Observation(backend="simulator", outputs=sample(), log="ok"))
     entry = tmp_path / cache.key(request)[:2] / cache.key(request)
     name, content = CORRUPTIONS[damage]
     (entry / name).write_bytes(content)
-    assert cache.get(request) is None
+    assert cache.observation(request) is None
     assert not entry.exists()  # so the next put stores a good one
-    cache.put(request, Observation(backend="simulator", outputs=sample(), log="again"))
-    hit = cache.get(request)
+    cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
+    hit = cache.observation(request)
     assert hit is not None and hit.log == "again"

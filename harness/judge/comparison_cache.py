@@ -19,15 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.diskcache import (
-    CacheFolder,
-    claim,
-    content_key,
-    entry_path,
-    prune,
-    read_entry,
-    write_entry,
-)
+from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.judge.compare import Comparison, CrossCheck, compare_references
 
 CACHE = CacheFolder(
@@ -41,15 +33,13 @@ FORMAT = 1  # bump when the entry layout or what compare_references computes cha
 _ENTRY_FILE = "comparison.json"
 
 
-class ComparisonCache:
+class ComparisonCache(DiskCache):
     """``compare_references`` kept under ``directory``, capped at ``cap`` bytes (default
-    ``HIL_COMPARISON_CACHE_MAX``, else 2 GiB) by ``keep_to_cap``."""
+    ``HIL_COMPARISON_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(self, directory: Path, cap: int | None = None) -> None:
         """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
-        self.directory = Path(directory)
-        claim(self.directory)
-        self.cap = CACHE.cap() if cap is None else cap
+        super().__init__(directory, CACHE, cap)
 
     def compare_references(
         self,
@@ -70,21 +60,16 @@ class ComparisonCache:
             "input_span": input_span,
         }
         key = content_key(header, b"", [observed, *references.values()])
-        entry = entry_path(self.directory, key)
-        found = read_entry(entry, _read)
-        if found is not None:
-            return found
-        computed = compare_references(observed, references, used, tolerance, input_span)
+        return self.cached(
+            key,
+            _read,
+            lambda: compare_references(observed, references, used, tolerance, input_span),
+            _write,
+        )
 
-        def write(folder: Path) -> None:
-            (folder / _ENTRY_FILE).write_text(json.dumps(asdict(computed)))
 
-        write_entry(entry, write)
-        return computed
-
-    def keep_to_cap(self) -> None:
-        """Remove the least recently used entries until the folder fits the cap."""
-        prune(self.directory, self.cap)
+def _write(folder: Path, computed: Comparison) -> None:
+    (folder / _ENTRY_FILE).write_text(json.dumps(asdict(computed)))
 
 
 def _read(entry: Path) -> Comparison:

@@ -31,15 +31,7 @@ import onnxruntime as ort
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.diskcache import (
-    CacheFolder,
-    claim,
-    content_key,
-    entry_path,
-    prune,
-    read_entry,
-    write_entry,
-)
+from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.models import BuiltModel
 
 SPEC = "onnx.reference"
@@ -159,15 +151,13 @@ FORMAT = 1  # bump when the entry layout or what host_references computes change
 _ENTRY_FILE = "references.json"
 
 
-class ReferenceCache:
+class ReferenceCache(DiskCache):
     """``host_references`` kept under ``directory`` (``harness.diskcache``), capped at ``cap``
-    bytes (default ``HIL_REFERENCE_CACHE_MAX``, else 2 GiB) by ``keep_to_cap``."""
+    bytes (default ``HIL_REFERENCE_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(self, directory: Path, cap: int | None = None) -> None:
         """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
-        self.directory = Path(directory)
-        claim(self.directory)
-        self.cap = CACHE.cap() if cap is None else cap
+        super().__init__(directory, CACHE, cap)
         self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
         self._versions["numpy"] = np.__version__
 
@@ -179,28 +169,19 @@ class ReferenceCache:
     def references(self, built: BuiltModel) -> References:
         """``host_references(built)``, from the cache when an entry is there, else computed
         and stored (outputs a model's source gives are never stored: ``built`` has them)."""
-        entry = entry_path(self.directory, self.key(built))
-        found = read_entry(entry, _read)
-        if found is not None:
-            return _with_test_data(built, found)
-        computed = host_references(built)
-        kept = {name: arrays for name, arrays in computed.outputs.items() if name != TEST_DATA}
+        stored = self.cached(self.key(built), _read, lambda: host_references(built), _write)
+        return _with_test_data(built, stored)
 
-        def write(folder: Path) -> None:
-            counts = {}
-            for j, (name, arrays) in enumerate(kept.items()):
-                counts[name] = len(arrays)
-                for i, array in enumerate(arrays):
-                    np.save(folder / f"{j}_{i}.npy", array)
-            data = {"outputs": counts, "unavailable": computed.unavailable}
-            (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
-        write_entry(entry, write)
-        return computed
-
-    def keep_to_cap(self) -> None:
-        """Remove the least recently used entries until the folder fits the cap."""
-        prune(self.directory, self.cap)
+def _write(folder: Path, computed: References) -> None:
+    counts: dict[str, int] = {}
+    kept = (item for item in computed.outputs.items() if item[0] != TEST_DATA)
+    for j, (name, arrays) in enumerate(kept):
+        counts[name] = len(arrays)
+        for i, array in enumerate(arrays):
+            np.save(folder / f"{j}_{i}.npy", array)
+    data = {"outputs": counts, "unavailable": computed.unavailable}
+    (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
 
 def _read(entry: Path) -> References:

@@ -44,10 +44,9 @@ from typing import Any
 
 from harness.diskcache import (
     CacheFolder,
-    claim,
+    DiskCache,
     content_key,
     mark_entry,
-    prune,
     remove,
     touch,
 )
@@ -98,7 +97,7 @@ def build_calls(job: Job) -> dict[str, dict[str, Any]]:
     return {name: calls[name] for name in ("RKNN", "config", "load_onnx", "build")}
 
 
-class ConversionCache:
+class ConversionCache(DiskCache):
     """Converts Jobs' ONNX models to .rknn under ``directory``, at most once per key, and
     keeps the folder under ``cap`` bytes (default ``HIL_CONVERSION_CACHE_MAX``, else 2 GiB)."""
 
@@ -115,12 +114,10 @@ class ConversionCache:
         install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
         part of every key, so each SDK's conversions are kept apart in the shared folder. A
         folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
-        self.directory = Path(directory)
-        claim(self.directory)
+        super().__init__(directory, CACHE, cap)
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
-        self.cap = CACHE.cap() if cap is None else cap
         self.toolkit = toolkit or toolkit_version()
 
     def key(self, job: Job) -> str:
@@ -145,7 +142,7 @@ class ConversionCache:
                 for key in missing:  # another worker may have built it while we waited
                     found[key] = self._load(key, locked=True)
                 found.update(self._build([k for k in missing if found[k] is None], by_key))
-            prune(self.directory, self.cap)
+            self.keep_to_cap()
         conversions = []
         for key in keys:
             conversion = found[key]
@@ -153,15 +150,12 @@ class ConversionCache:
             conversions.append(conversion)
         return conversions
 
-    def _entry(self, key: str) -> Path:
-        return self.directory / key[:2] / key
-
     def _load(self, key: str, *, locked: bool = False) -> Conversion | None:
         """The cached conversion, or None on a miss. A damaged entry (unreadable or wrong
         meta.json, missing build log) is a miss; a caller holding the key's lock (``locked``)
         removes it so that the rebuild can take its place. Without the lock it stays: it may
         be a good entry another worker published, and handed out, meanwhile."""
-        entry = self._entry(key)
+        entry = self.entry(key)
         if not entry.exists():
             return None
         try:
@@ -188,7 +182,7 @@ class ConversionCache:
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[None]:
-        path = self._entry(key).parent / f"{key}.lock"
+        path = self.entry(key).parent / f"{key}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
@@ -232,7 +226,7 @@ class ConversionCache:
 
     def _stage(self, key: str, job: Job) -> Path:
         """A staging folder with the model, the calibration data and the toolkit calls."""
-        parent = self._entry(key).parent
+        parent = self.entry(key).parent
         folder = Path(tempfile.mkdtemp(prefix=f".staging-{key[:12]}-", dir=parent))
         (folder / MODEL_FILE).write_bytes(job.model)
         if job.quantize and job.dataset:
@@ -273,8 +267,8 @@ class ConversionCache:
             elif path.name not in _KEEP:
                 path.unlink()
         mark_entry(folder)
-        if not self._entry(key).exists():
-            os.rename(folder, self._entry(key))
+        if not self.entry(key).exists():
+            os.rename(folder, self.entry(key))
         conversion = self._load(key)
         assert conversion is not None  # just renamed into place
         return replace(conversion, cached=False)

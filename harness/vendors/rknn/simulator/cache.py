@@ -17,15 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.diskcache import (
-    CacheFolder,
-    claim,
-    content_key,
-    entry_path,
-    prune,
-    read_entry,
-    write_entry,
-)
+from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
@@ -39,22 +31,15 @@ _DERIVED = ("observes", "placement", "rewrites", "tensors")
 _FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
 
 
-class SimCache:
-    """get/put Observations for Jobs under ``directory``, kept under ``cap`` bytes by
-    ``keep_to_cap`` (default ``HIL_CACHE_MAX``, else 2 GiB)."""
+class SimCache(DiskCache):
+    """get/put Observations for Jobs under ``directory``, kept under ``cap`` bytes (default
+    ``HIL_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
         """``toolkit``: the version the workers run (default: this interpreter's). A folder
         that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
-        self.directory = Path(directory)
-        claim(self.directory)
+        super().__init__(directory, CACHE, cap)
         self._toolkit = toolkit or toolkit_version()
-        self.cap = CACHE.cap() if cap is None else cap
-
-    def keep_to_cap(self) -> None:
-        """Remove the least recently used entries until the folder fits the cap (none used
-        in the last ten minutes: another process may be reading it)."""
-        prune(self.directory, self.cap)
 
     def key(self, job: Job) -> str:
         """sha256 over every input of the simulator run (hex)."""
@@ -62,13 +47,13 @@ class SimCache:
         samples = job.dataset if job.quantize and job.dataset else []
         return content_key(header, job.model, [job.inputs, *samples])
 
-    def get(self, job: Job) -> Observation | None:
+    def observation(self, job: Job) -> Observation | None:
         """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
         wrong fields or types, a bad array) is a miss and is removed, so the next run stores
         a good one instead of failing the case every time."""
-        return read_entry(entry_path(self.directory, self.key(job)), _read)
+        return self.get(self.key(job), _read)
 
-    def put(self, job: Job, observation: Observation) -> None:
+    def store(self, job: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
@@ -83,7 +68,7 @@ class SimCache:
             data["outputs"] = None if outputs is None else len(outputs)
             (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
-        write_entry(entry_path(self.directory, self.key(job)), write)
+        self.put(self.key(job), write)
 
 
 def _read(entry: Path) -> Observation:

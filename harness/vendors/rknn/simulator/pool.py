@@ -237,7 +237,7 @@ class SimulatorPool:
                 more = False
                 return
             taken.append(job)
-            hit = self.cache.get(job) if self.cache else None
+            hit = self.cache.observation(job) if self.cache else None
             if hit is None:
                 pending.append(len(taken) - 1)
             else:
@@ -362,7 +362,7 @@ class SimulatorPool:
             )
         )
         if self.cache and job is not None and observation.infra_error is None:
-            self.cache.put(job, observation)
+            self.cache.store(job, observation)
         return observation
 
     def pids(self) -> list[int]:
