@@ -118,6 +118,7 @@ def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None
             pool,
             references=references.references,
             comparisons=comparisons.compare_references,
+            keep_arrays=False,  # as the plugin's default, --keep-arrays findings
         )
         scheduler = Scheduler(executor.execute_many)
         for index, case in enumerate(cases):

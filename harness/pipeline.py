@@ -34,7 +34,7 @@ from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
 from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
-from harness.judge.verdict import BAD_INPUT
+from harness.judge.verdict import BAD_INPUT, HOLDING_VERDICTS
 from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.budget import ELEMENTS_ENV
@@ -168,6 +168,10 @@ class CaseExecutor:
     asks the target to time every case too (``--perf``); ``references`` computes a model's
     host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
     compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
+    Without ``keep_arrays``, a case whose verdict holds the document (``HOLDING_VERDICTS``)
+    keeps no arrays (inputs, references, outputs, calibration data: every ``.npy`` file) in
+    its folder, only its model, log and recipe: a full matrix's arrays are tens of gigabytes,
+    and such a case has nothing to hand to the vendor.
     """
 
     def __init__(
@@ -185,6 +189,7 @@ class CaseExecutor:
         judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
         references: Callable[[BuiltModel], References] = host_references,
         comparisons: Compare = compare_references,
+        keep_arrays: bool = True,
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -201,6 +206,7 @@ class CaseExecutor:
         self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
         self.references = references
         self.comparisons = comparisons
+        self.keep_arrays = keep_arrays
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -323,6 +329,8 @@ class CaseExecutor:
                 _span(built.inputs),
             )
         verdict = self.judge(case, observation, comparison)
+        if not self.keep_arrays and verdict.verdict in HOLDING_VERDICTS:
+            _drop_arrays(folder)
         return CaseRecord(
             **self._case_fields(case),
             backend=observation.backend,
@@ -487,6 +495,15 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
     folder.mkdir(parents=True, exist_ok=True)
     for index, (name, array) in enumerate(zip(names, arrays, strict=False)):
         np.save(folder / array_file(index, name), np.asarray(array))
+
+
+def _drop_arrays(folder: Path) -> None:
+    """Remove the ``.npy`` files under ``folder``, and the folders they leave empty."""
+    for array in folder.rglob("*.npy"):
+        array.unlink()
+    for child in sorted(folder.rglob("*"), reverse=True):  # the deepest first
+        if child.is_dir() and not child.is_symlink() and not any(child.iterdir()):
+            child.rmdir()
 
 
 def _clear(folder: Path) -> None:

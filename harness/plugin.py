@@ -118,6 +118,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "on the simulator (sim)",
     )
     group.addoption(
+        "--keep-arrays",
+        choices=("findings", "all"),
+        default="findings",
+        help="which case folders keep their arrays (inputs, references, outputs): every "
+        "case but the confirmed and limit-confirmed ones (findings), or every case (all)",
+    )
+    group.addoption(
         "--hil-timeout",
         type=float,
         default=600.0,
@@ -557,6 +564,7 @@ def hil_executors(
                 judged_against=vendor.judged_against,
                 references=references,
                 comparisons=comparisons,
+                keep_arrays=option("keep_arrays") == "all",
             )
 
         yield executor

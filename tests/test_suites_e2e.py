@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.report.bundle import BundleError, make_bundle
 from harness.results.journal import read_records
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
@@ -64,7 +65,13 @@ def test_documented_vs_observed_end_to_end(tmp_path):
     for record in records.values():
         assert record.backend == "simulator"
         assert record.versions["rknn_toolkit2"] == "2.5.0"
-        assert (tmp_path / "results" / record.artifacts / "model.onnx").is_file()
+        folder = tmp_path / "results" / record.artifacts
+        assert {"model.onnx", "build.log", "reproduce.py"} <= {p.name for p in folder.iterdir()}
+        arrays = sorted(p.relative_to(folder).parts[0] for p in folder.rglob("*.npy"))
+        if record.verdict == "doc-drift":  # a finding: its arrays are kept for a bundle
+            assert set(arrays) == {"inputs", "observed", "reference", "reference-ort"}
+        else:  # the document holds: model, log and recipe only (--keep-arrays findings)
+            assert arrays == []
     assert "npu-hil verdicts" in run.stdout
     assert "DocDriftWarning" in run.stdout
     properties = {
@@ -89,6 +96,17 @@ def test_a_bound_that_cannot_be_probed_alone_names_the_limit_deciding_it(tmp_pat
         "[decided by MaxPool/attr/kernel_shape/kernel_h; not isolable: needs kernel_h=8]"
     )
     assert "decided by MaxPool/attr/kernel_shape/kernel_h" in run.stdout
+
+
+def test_keep_arrays_all_keeps_a_confirmed_cases_arrays_for_its_bundle(tmp_path):
+    assert run_suite(tmp_path, [POW_2]).returncode == 0
+    with pytest.raises(BundleError, match="keeps none unless the run had --keep-arrays all"):
+        make_bundle(tmp_path / "results", POW_2)
+    assert run_suite(tmp_path, [POW_2], "--keep-arrays", "all").returncode == 0
+    bundle = make_bundle(tmp_path / "results", POW_2)
+    (record,) = read_records(tmp_path / "results")
+    kept = sorted(p.name for p in (tmp_path / "results" / record.artifacts / "inputs").iterdir())
+    assert kept and sorted(p.name for p in (bundle / "inputs").iterdir()) == kept
 
 
 def test_strict_docs_fails_on_drift(tmp_path):

@@ -59,6 +59,7 @@ VERDICTS = (
 )
 BAD_INPUT = "bad-input"
 FAILING_VERDICTS = ("violation", "wrong-result")
+HOLDING_VERDICTS = ("confirmed", "limit-confirmed")  # the document holds: nothing to hand on
 # Most severe first: a case's verdict is the first of these a deciding check has.
 SEVERITY = (
     "bad-input",
