@@ -206,6 +206,18 @@ def test_after_a_death_the_pool_keeps_a_spare_worker(monkeypatch: pytest.MonkeyP
     assert not any(alive(pid) for pid in workers)  # close() stopped the spare too
 
 
+def test_an_idle_worker_killed_between_cases_is_replaced_not_blamed_on_the_next() -> None:
+    with SimulatorPool(workers=1, timeout_s=60) as fresh:
+        fresh.run(sub_request("first"))
+        (idle,) = fresh.pids()
+        os.kill(idle, signal.SIGKILL)  # as the out-of-memory killer would
+        while alive(idle):
+            time.sleep(0.05)
+        after = fresh.run(sub_request("after-kill"))
+        assert idle not in fresh.pids()
+    assert after.infra_error is None and after.outputs is not None
+
+
 def test_a_worker_killed_once_is_rerun_and_twice_is_infrastructure_trouble(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -274,7 +274,11 @@ class SimulatorPool:
         results: dict[int, Observation],
     ) -> None:
         """Hand pending cases to idle workers, ready ones first, starting the workers this
-        round needs (and the spare) together so that their imports overlap."""
+        round needs (and the spare) together so that their imports overlap. An idle worker
+        that died meanwhile (the out-of-memory killer's choice, say) is replaced first."""
+        for dead in [worker for worker in self._idle if worker.process.poll() is not None]:
+            self._idle.remove(dead)
+            dead.stop()
         while len(self._idle) < min(self.workers - len(busy), len(pending)) + self._spares:
             self._idle.append(_Worker(self.python))
         while pending and len(busy) < self.workers and self._idle:
