@@ -40,6 +40,7 @@ from bench_board_suite import busy_jiffies
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.comparison_cache import ComparisonCache
+from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import build_model
 from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
@@ -118,7 +119,7 @@ def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None
             pool,
             references=references.references,
             comparisons=comparisons.compare_references,
-            keep_arrays=False,  # as the plugin's default, --keep-arrays findings
+            drop_arrays_for=ARRAYS_DROPPED_FOR["findings"],  # the plugin's default
         )
         scheduler = Scheduler(executor.execute_many)
         for index, case in enumerate(cases):

@@ -15,7 +15,7 @@ import shutil
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -34,7 +34,7 @@ from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
 from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
-from harness.judge.verdict import BAD_INPUT, HOLDING_VERDICTS
+from harness.judge.verdict import BAD_INPUT
 from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.budget import ELEMENTS_ENV
@@ -168,10 +168,10 @@ class CaseExecutor:
     asks the target to time every case too (``--perf``); ``references`` computes a model's
     host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
     compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
-    Without ``keep_arrays``, a case whose verdict holds the document (``HOLDING_VERDICTS``)
-    keeps no arrays (inputs, references, outputs, calibration data: every ``.npy`` file) in
-    its folder, only its model, log and recipe: a full matrix's arrays are tens of gigabytes,
-    and such a case has nothing to hand to the vendor.
+    A case whose verdict is in ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the
+    plugin's ``--keep-arrays``) keeps no arrays (inputs, references, outputs, calibration
+    data: every ``.npy`` file) in its folder, only its model, log and recipe: a full matrix's
+    arrays are tens of gigabytes, mostly of cases with nothing to hand to the vendor.
     """
 
     def __init__(
@@ -189,7 +189,7 @@ class CaseExecutor:
         judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
         references: Callable[[BuiltModel], References] = host_references,
         comparisons: Compare = compare_references,
-        keep_arrays: bool = True,
+        drop_arrays_for: Collection[str] = (),
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -206,7 +206,7 @@ class CaseExecutor:
         self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
         self.references = references
         self.comparisons = comparisons
-        self.keep_arrays = keep_arrays
+        self.drop_arrays_for = drop_arrays_for
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -329,7 +329,7 @@ class CaseExecutor:
                 _span(built.inputs),
             )
         verdict = self.judge(case, observation, comparison)
-        if not self.keep_arrays and verdict.verdict in HOLDING_VERDICTS:
+        if verdict.verdict in self.drop_arrays_for:
             _drop_arrays(folder)
         return CaseRecord(
             **self._case_fields(case),

@@ -32,7 +32,7 @@ from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.judge import comparison_cache
 from harness.judge.compare import Compare, compare_references
-from harness.judge.verdict import BAD_INPUT, FAILING_VERDICTS, VERDICTS
+from harness.judge.verdict import ARRAYS_DROPPED_FOR, BAD_INPUT, FAILING_VERDICTS, VERDICTS
 from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.models import reference as reference_cache
@@ -119,10 +119,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--keep-arrays",
-        choices=("findings", "all"),
+        choices=tuple(ARRAYS_DROPPED_FOR),
         default="findings",
         help="which case folders keep their arrays (inputs, references, outputs): every "
-        "case but the confirmed and limit-confirmed ones (findings), or every case (all)",
+        "case but the confirmed and limit-confirmed ones (findings), only failures and "
+        "errors (failures: not doc-drift or doc-inconsistent either), or every case (all)",
     )
     group.addoption(
         "--hil-timeout",
@@ -564,7 +565,7 @@ def hil_executors(
                 judged_against=vendor.judged_against,
                 references=references,
                 comparisons=comparisons,
-                keep_arrays=option("keep_arrays") == "all",
+                drop_arrays_for=ARRAYS_DROPPED_FOR[option("keep_arrays")],
             )
 
         yield executor

@@ -100,7 +100,7 @@ def test_a_bound_that_cannot_be_probed_alone_names_the_limit_deciding_it(tmp_pat
 
 def test_keep_arrays_all_keeps_a_confirmed_cases_arrays_for_its_bundle(tmp_path):
     assert run_suite(tmp_path, [POW_2]).returncode == 0
-    with pytest.raises(BundleError, match="keeps none unless the run had --keep-arrays all"):
+    with pytest.raises(BundleError, match="kept none for a confirmed case; run the case again"):
         make_bundle(tmp_path / "results", POW_2)
     assert run_suite(tmp_path, [POW_2], "--keep-arrays", "all").returncode == 0
     bundle = make_bundle(tmp_path / "results", POW_2)
@@ -116,11 +116,14 @@ def test_strict_docs_fails_on_drift(tmp_path):
 
 
 def test_violation_fails_and_leaves_a_bundle(tmp_path):
-    run = run_suite(tmp_path, [POW_INT8_EXPONENT])
+    run = run_suite(tmp_path, [POW_INT8_EXPONENT, EXPAND_8193], "--keep-arrays", "failures")
     assert run.returncode == 1
-    assert verdicts(tmp_path) == {POW_INT8_EXPONENT: "violation"}
+    assert verdicts(tmp_path) == {POW_INT8_EXPONENT: "violation", EXPAND_8193: "doc-drift"}
     bundles = list((tmp_path / "results" / "bundles").glob("*.tar.gz"))
     assert len(bundles) == 1
+    folders = {r.id: tmp_path / "results" / r.artifacts for r in read_records(tmp_path / "results")}
+    assert list(folders[POW_INT8_EXPONENT].glob("inputs/*.npy"))  # a failure keeps its arrays
+    assert not list(folders[EXPAND_8193].rglob("*.npy"))  # --keep-arrays failures: not drift
 
 
 def test_resume_skips_finished_cases(tmp_path):

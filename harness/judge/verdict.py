@@ -59,7 +59,14 @@ VERDICTS = (
 )
 BAD_INPUT = "bad-input"
 FAILING_VERDICTS = ("violation", "wrong-result")
-HOLDING_VERDICTS = ("confirmed", "limit-confirmed")  # the document holds: nothing to hand on
+# --keep-arrays: the verdicts whose case folders keep no arrays, by choice. "findings" drops
+# them where the document holds; "failures" also for the document's own findings (doc-drift
+# cases are the largest: outside a limit).
+ARRAYS_DROPPED_FOR = {
+    "findings": ("confirmed", "limit-confirmed"),
+    "failures": ("confirmed", "limit-confirmed", "doc-drift", "doc-inconsistent"),
+    "all": (),
+}
 # Most severe first: a case's verdict is the first of these a deciding check has.
 SEVERITY = (
     "bad-input",

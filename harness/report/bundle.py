@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.judge.verdict import FAILING_VERDICTS, HOLDING_VERDICTS
+from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
@@ -159,10 +159,10 @@ def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
         raise BundleError(
             f"{where}: {case} lacks {', '.join(missing)} (as regular files, not links)"
         )
-    if record.verdict in HOLDING_VERDICTS and not any(case.rglob("*.npy")):
+    if not any(case.rglob("*.npy")):  # every case has inputs: the run left them out
         raise BundleError(
-            f"{case}: no arrays: a {record.verdict} case keeps none unless the run had "
-            "--keep-arrays all; run the case again with it to bundle it"
+            f"{case}: no arrays: the run's --keep-arrays kept none for a {record.verdict} "
+            "case; run the case again with --keep-arrays all to bundle it"
         )
     return case
 
