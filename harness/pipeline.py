@@ -168,10 +168,11 @@ class CaseExecutor:
     asks the target to time every case too (``--perf``); ``references`` computes a model's
     host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
     compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
-    A case whose verdict is in ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the
-    plugin's ``--keep-arrays``) keeps no arrays (inputs, references, outputs, calibration
-    data: every ``.npy`` file) in its folder, only its model, log and recipe: a full matrix's
-    arrays are tens of gigabytes, mostly of cases with nothing to hand to the vendor.
+    A case folder gets the model and recipe when the case is prepared, the build log when
+    it is judged, and its arrays (inputs, references, outputs, calibration data: every
+    ``.npy`` file) once the verdict is known, unless that is in ``drop_arrays_for``
+    (``verdict.ARRAYS_DROPPED_FOR``, the plugin's ``--keep-arrays``): a full matrix's arrays
+    are tens of gigabytes, mostly of cases with nothing to hand to the vendor.
     """
 
     def __init__(
@@ -271,7 +272,7 @@ class CaseExecutor:
                 except Exception as exc:
                     if not item.case.from_user:
                         raise
-                    record = self._not_judged(item, exc)
+                    record = self._not_judged(item, exc, observation)
                 yield record
         finally:
             observations.close()
@@ -304,9 +305,10 @@ class CaseExecutor:
             job.perf = self.perf
             folder = self.results_dir / case_folder(case.id, self.sdk)
             _clear(folder)
-            _write_inputs(folder, built, references, self.recipe(job))
+            recipe = self.recipe(job)
+            _write_files(folder, built, recipe)
         prepare_s = time.monotonic() - clock
-        return _Prepared(case, built, references, job, folder, started, prepare_s, found)
+        return _Prepared(case, built, references, job, folder, recipe, started, prepare_s, found)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
         with caught_warnings() as found:
@@ -317,7 +319,7 @@ class CaseExecutor:
     def _judged(self, item: _Prepared, observation: Observation) -> CaseRecord:
         clock = time.monotonic()
         case, built, references, folder = item.case, item.built, item.references, item.folder
-        _write_observation(folder, built.output_names, observation)
+        (folder / "build.log").write_text(redact(observation.log))
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
@@ -329,8 +331,8 @@ class CaseExecutor:
                 _span(built.inputs),
             )
         verdict = self.judge(case, observation, comparison)
-        if verdict.verdict in self.drop_arrays_for:
-            _drop_arrays(folder)
+        if verdict.verdict not in self.drop_arrays_for:
+            _write_arrays(item, observation)
         return CaseRecord(
             **self._case_fields(case),
             backend=observation.backend,
@@ -378,8 +380,11 @@ class CaseExecutor:
         # synced at once: it may be journaled outside a batch (``hil run``'s refused models)
         return self._journaled(self._bare_record(case, verdict, detail, "host"), sync=True)
 
-    def _not_judged(self, item: _Prepared, exc: Exception) -> CaseRecord:
-        """The record of a user's case that ran but whose outputs the harness could not judge."""
+    def _not_judged(self, item: _Prepared, exc: Exception, observation: Observation) -> CaseRecord:
+        """The record of a user's case that ran but whose outputs the harness could not judge;
+        its folder gets the arrays, to see what could not be judged, where it can be written."""
+        with contextlib.suppress(OSError):
+            _write_arrays(item, observation)
         detail = f"the harness could not judge the outputs: {_described(exc)}"
         record = self._bare_record(item.case, "infra-error", detail, "host")
         record.artifacts = item.folder.relative_to(self.results_dir).as_posix()
@@ -424,8 +429,9 @@ class _Prepared:
     references: References
     job: Job
     folder: Path
+    recipe: Mapping[str, bytes]  # the vendor's files that reproduce the job, by name
     started: datetime
-    prepare_s: float  # building the model and references, writing the inputs
+    prepare_s: float  # building the model and references, writing the model and recipe
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
     target_s: float = 0.0  # from when the target could start on it to its observation
 
@@ -497,15 +503,6 @@ def _save_arrays(folder: Path, names: Sequence[str], arrays: Sequence[np.ndarray
         np.save(folder / array_file(index, name), np.asarray(array))
 
 
-def _drop_arrays(folder: Path) -> None:
-    """Remove the ``.npy`` files under ``folder``, and the folders they leave empty."""
-    for array in folder.rglob("*.npy"):
-        array.unlink()
-    for child in sorted(folder.rglob("*"), reverse=True):  # the deepest first
-        if child.is_dir() and not child.is_symlink() and not any(child.iterdir()):
-            child.rmdir()
-
-
 def _clear(folder: Path) -> None:
     """Remove what an earlier run of the case left, so a run that stops early (no outputs, no
     recipe) leaves no files in the folder (or in its repro bundle) that it did not write."""
@@ -515,24 +512,32 @@ def _clear(folder: Path) -> None:
         folder.unlink()
 
 
-def _write_inputs(
-    folder: Path, built: BuiltModel, references: References, recipe: Mapping[str, bytes]
-) -> None:
-    """The model, its inputs, ``reference/`` (the outputs a comparison is decided against,
-    what the vendor's repro script compares with) and ``reference-ort/`` (onnxruntime's, where
-    it ran), and the recipe's files."""
+def _write_files(folder: Path, built: BuiltModel, recipe: Mapping[str, bytes]) -> None:
+    """What every case folder holds: the model and the recipe's files but its arrays."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
+    _write_recipe(folder, {name: data for name, data in recipe.items() if not _is_array(name)})
+
+
+def _write_arrays(item: _Prepared, observation: Observation) -> None:
+    """The arrays a bundle and its ``reproduce.py`` need: ``inputs/``, ``reference/`` (the
+    outputs a comparison is decided against), ``reference-ort/`` (onnxruntime's, where it
+    ran), ``observed/`` and the recipe's arrays (calibration data)."""
+    built, references, folder = item.built, item.references, item.folder
     _save_arrays(folder / "inputs", built.input_names, built.inputs)
     _save_arrays(folder / "reference", built.output_names, references.outputs[references.used])
     if ORT in references.outputs:
         _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
-    for name, data in recipe.items():
+    if observation.outputs is not None:
+        _save_arrays(folder / "observed", built.output_names, observation.outputs)
+    _write_recipe(folder, {name: data for name, data in item.recipe.items() if _is_array(name)})
+
+
+def _is_array(name: str) -> bool:
+    return name.endswith(".npy")
+
+
+def _write_recipe(folder: Path, files: Mapping[str, bytes]) -> None:
+    for name, data in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
-
-
-def _write_observation(folder: Path, output_names: list[str], observation: Observation) -> None:
-    if observation.outputs is not None:
-        _save_arrays(folder / "observed", output_names, observation.outputs)
-    (folder / "build.log").write_text(redact(observation.log))
