@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.judge.verdict import FAILING_VERDICTS
+from harness.judge.verdict import ARRAYS_DROPPED_FOR, FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
@@ -52,6 +52,7 @@ from harness.text import SECRET_NAME, redact
 BUNDLES_DIR = "bundles"
 REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
 COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT)
+DROPPABLE = {verdict for dropped in ARRAYS_DROPPED_FOR.values() for verdict in dropped}
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
@@ -159,7 +160,7 @@ def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
         raise BundleError(
             f"{where}: {case} lacks {', '.join(missing)} (as regular files, not links)"
         )
-    if not any(case.rglob("*.npy")):  # every case has inputs: the run left them out
+    if record.verdict in DROPPABLE and not any(case.rglob("*.npy")):
         raise BundleError(
             f"{case}: no arrays: the run's --keep-arrays kept none for a {record.verdict} "
             "case; run the case again with --keep-arrays all to bundle it"
