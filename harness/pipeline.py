@@ -306,9 +306,10 @@ class CaseExecutor:
             folder = self.results_dir / case_folder(case.id, self.sdk)
             _clear(folder)
             recipe = self.recipe(job)
-            _write_files(folder, built, recipe)
+            arrays = {name: data for name, data in recipe.items() if name.endswith(".npy")}
+            _write_files(folder, built, {n: d for n, d in recipe.items() if n not in arrays})
         prepare_s = time.monotonic() - clock
-        return _Prepared(case, built, references, job, folder, recipe, started, prepare_s, found)
+        return _Prepared(case, built, references, job, folder, arrays, started, prepare_s, found)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
         with caught_warnings() as found:
@@ -429,7 +430,7 @@ class _Prepared:
     references: References
     job: Job
     folder: Path
-    recipe: Mapping[str, bytes]  # the vendor's files that reproduce the job, by name
+    recipe_arrays: Mapping[str, bytes]  # the recipe's .npy files (calibration), by name
     started: datetime
     prepare_s: float  # building the model and references, writing the model and recipe
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
@@ -513,10 +514,10 @@ def _clear(folder: Path) -> None:
 
 
 def _write_files(folder: Path, built: BuiltModel, recipe: Mapping[str, bytes]) -> None:
-    """What every case folder holds: the model and the recipe's files but its arrays."""
+    """What every case folder holds: the model and the recipe's files other than arrays."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
-    _write_recipe(folder, {name: data for name, data in recipe.items() if not _is_array(name)})
+    _write_recipe(folder, recipe)
 
 
 def _write_arrays(item: _Prepared, observation: Observation) -> None:
@@ -530,11 +531,7 @@ def _write_arrays(item: _Prepared, observation: Observation) -> None:
         _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
     if observation.outputs is not None:
         _save_arrays(folder / "observed", built.output_names, observation.outputs)
-    _write_recipe(folder, {name: data for name, data in item.recipe.items() if _is_array(name)})
-
-
-def _is_array(name: str) -> bool:
-    return name.endswith(".npy")
+    _write_recipe(folder, item.recipe_arrays)
 
 
 def _write_recipe(folder: Path, files: Mapping[str, bytes]) -> None:
