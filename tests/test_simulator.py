@@ -69,6 +69,11 @@ def pool() -> Iterator[SimulatorPool]:
             yield shared
 
 
+def serving(worker: int) -> list[int]:
+    """The process ids of a worker's serving child (``worker.py``)."""
+    return [child.pid for child in psutil.Process(worker).children()]
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
@@ -169,7 +174,8 @@ def test_wrong_input_shape_fails_at_runtime(pool: SimulatorPool) -> None:
 def test_a_worker_that_dies_the_same_way_twice_is_a_toolkit_crash(
     pool: SimulatorPool, case_id: str, how: str
 ) -> None:
-    before = pool.pids()
+    (worker,) = pool.pids()
+    before = serving(worker)
     obs = pool.run(sub_request(case_id))
     assert (obs.failed_stage, obs.aborted, obs.infra_error, obs.outputs) == (
         "build",
@@ -183,38 +189,46 @@ def test_a_worker_that_dies_the_same_way_twice_is_a_toolkit_crash(
     )
     if case_id == "segv-me":  # faulthandler wrote into the case's own log
         assert "Fatal Python error: Segmentation fault" in obs.log
-    assert not any(alive(pid) for pid in before)
+    assert not any(alive(pid) for pid in before)  # both runs' serving children died
     after = pool.run(sub_request("after-crash"))
     assert after.infra_error is None and after.outputs is not None
-    assert pool.pids() != before
+    assert pool.pids() == [worker]  # the worker forked fresh children: no second import
+    assert serving(worker) and set(serving(worker)).isdisjoint(before)
 
 
-def test_after_a_death_the_pool_keeps_a_spare_worker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rerun and the case after it take a worker that imported the toolkit meanwhile."""
+def test_after_a_crash_the_same_worker_serves_without_importing_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The crash, its rerun and the next case: one worker, each case in a fresh child."""
     monkeypatch.setenv(FAULT_ENV, "exit:exit-me")
     with SimulatorPool(workers=1, timeout_s=60) as fresh:
         fresh.run(sub_request("before"))
-        assert len(fresh.pids()) == 1  # no death yet: no spare
+        (worker,) = fresh.pids()
+        (first_child,) = serving(worker)
         crashed = fresh.run(sub_request("exit-me"))
-        (spare,) = fresh.pids()  # both runs' workers died; the spare started with the rerun's
         after = fresh.run(sub_request("after"))
-        workers = fresh.pids()
-        assert spare in workers and len(workers) == 2  # one served "after", one is the spare
-        assert all(alive(pid) for pid in workers)
+        assert fresh.pids() == [worker]
+        (child,) = serving(worker)
+        assert child != first_child and not alive(first_child)
     assert crashed.aborted == "exit code 3" and crashed.infra_error is None
     assert after.infra_error is None and after.outputs is not None
-    assert not any(alive(pid) for pid in workers)  # close() stopped the spare too
+    assert not alive(worker) and not alive(child)  # close() stopped both
 
 
-def test_an_idle_worker_killed_between_cases_is_replaced_not_blamed_on_the_next() -> None:
+@pytest.mark.parametrize("killed", ["worker", "serving child"])
+def test_an_idle_worker_killed_between_cases_is_replaced_not_blamed_on_the_next(
+    killed: str,
+) -> None:
+    """The out-of-memory killer picks the biggest process: the worker or its serving child."""
     with SimulatorPool(workers=1, timeout_s=60) as fresh:
         fresh.run(sub_request("first"))
-        (idle,) = fresh.pids()
-        os.kill(idle, signal.SIGKILL)  # as the out-of-memory killer would
-        while alive(idle):
+        (worker,) = fresh.pids()
+        (child,) = serving(worker)
+        os.kill(worker if killed == "worker" else child, signal.SIGKILL)
+        while alive(worker) or alive(child):  # either takes the other down
             time.sleep(0.05)
         after = fresh.run(sub_request("after-kill"))
-        assert idle not in fresh.pids()
+        assert worker not in fresh.pids()
     assert after.infra_error is None and after.outputs is not None
 
 
@@ -361,22 +375,24 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
     assert parent.stdout is not None
     worker = int(parent.stdout.readline())
+    (child,) = serving(worker)
     try:
         deadline = time.monotonic() + 30
-        while "npu-hil-sim-" not in os.readlink(f"/proc/{worker}/cwd"):  # in the hung case
+        while "npu-hil-sim-" not in os.readlink(f"/proc/{child}/cwd"):  # in the hung case
             assert time.monotonic() < deadline, "the worker never started the hanging case"
             time.sleep(0.05)
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 10
-        while alive(worker) and time.monotonic() < deadline:
+        while (alive(worker) or alive(child)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not alive(worker)
+        assert not alive(worker) and not alive(child)
     finally:  # leave nothing behind when the test fails
         parent.kill()
         parent.wait()
-        if alive(worker):
-            os.kill(worker, signal.SIGKILL)
+        for pid in (worker, child):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"

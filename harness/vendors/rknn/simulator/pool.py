@@ -9,10 +9,10 @@ the toolkit's crash, a failed stage (``Observation.aborted`` says how), cached l
 result; anything else (killed from outside, SIGKILL as the out-of-memory killer sends, a
 different death) is infrastructure trouble, and a rerun that completes gives the result.
 
-From a pool's first worker death on, it keeps one spare worker importing the toolkit ahead of
-need: cases that crash the compiler come in runs (one operator's documented values), and each
-crash costs two fresh workers, the rerun's and the next case's. A spare takes each at once,
-and its replacement imports while the rerun runs.
+A worker serves its jobs in a forked child (``worker.py``): a case that takes that child down
+costs a fork, not a fresh worker's import. Cases that crash the compiler come in runs (one
+operator's documented values), each run twice; a fresh worker per death would import the
+toolkit twice per such case.
 
 Per job the pool makes a working folder, the worker writes the toolkit's log there, and
 the pool parses it into placement, rewrites and native layouts, so even a case that hung or
@@ -90,7 +90,11 @@ class _Worker(ToolkitProcess):
 
     def exit_status(self, doing: str) -> str:
         """E.g. "worker killed by signal SIGSEGV while running the case", plus its stderr."""
-        code = self.process.wait()
+        return self.status(self.process.wait(), doing)
+
+    def status(self, code: int, doing: str) -> str:
+        """How a process that ended with exit ``code`` (negative: the signal) died ``doing``,
+        plus the worker's stderr: the worker's own end, or that of its serving child."""
         if code < 0:
             status = f"worker killed by signal {signal.Signals(-code).name} {doing}"
         else:
@@ -200,7 +204,6 @@ class SimulatorPool:
         self.toolkit_runs = 0  # jobs handed to a worker (cache hits are not)
         self.observes = SIMULATOR_OBSERVES
         self._idle: list[_Worker] = []
-        self._spares = 0  # idle workers kept beyond the cases' need: one after a death
         atexit.register(self.close)
         if threading.current_thread() is threading.main_thread():  # signal handlers live there
             _clean_up_on_sigterm()
@@ -274,12 +277,12 @@ class SimulatorPool:
         results: dict[int, Observation],
     ) -> None:
         """Hand pending cases to idle workers, ready ones first, starting the workers this
-        round needs (and the spare) together so that their imports overlap. An idle worker
-        that died meanwhile (the out-of-memory killer's choice, say) is replaced first."""
+        round needs together so that their imports overlap. An idle worker that died
+        meanwhile (the out-of-memory killer's choice, say) is replaced first."""
         for dead in [worker for worker in self._idle if worker.process.poll() is not None]:
             self._idle.remove(dead)
             dead.stop()
-        while len(self._idle) < min(self.workers - len(busy), len(pending)) + self._spares:
+        while len(self._idle) < min(self.workers - len(busy), len(pending)):
             self._idle.append(_Worker(self.python))
         while pending and len(busy) < self.workers and self._idle:
             index = pending.popleft()
@@ -307,28 +310,34 @@ class SimulatorPool:
     ) -> None:
         """Wait for the first reply or deadline among the busy workers; finish those jobs.
 
-        A case whose worker died goes back to the front of ``pending`` once (its death kept
-        in ``deaths``); after a second death ``after_two_deaths`` tells a crash from trouble."""
+        A case whose worker (or its serving child: a ``died`` reply) died goes back to the
+        front of ``pending`` once (its death kept in ``deaths``); after a second death
+        ``after_two_deaths`` tells a crash from trouble."""
         if not busy:
             return
         soonest = min(running.deadline for running in busy.values())
         for conn in wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
             running = busy.pop(conn)  # type: ignore[call-overload]
+            doing = "while running the case"
             try:
-                reply = running.worker.receive(0, "while running the case")
+                reply = running.worker.receive(0, doing)
             except WorkerDied as exc:
                 running.worker.stop()
-                self._spares = 1
-                code = running.worker.process.wait()
-                death = Death.of(code, str(exc), running.workdir, LOG_FILE)
-                if running.index not in deaths:
-                    deaths[running.index] = death
-                    running.remove_folder()
-                    pending.appendleft(running.index)
-                    continue
-                reply = after_two_deaths(deaths.pop(running.index), death)
+                code, status = running.worker.process.wait(), str(exc)
             else:
-                self._idle.append(running.worker)
+                self._idle.append(running.worker)  # a "died" worker forked a fresh child
+                if "died" not in reply:
+                    results[running.index] = self._finish(running, reply, jobs[running.index])
+                    continue
+                code = reply["died"]
+                status = running.worker.status(code, doing)
+            death = Death.of(code, status, running.workdir, LOG_FILE)
+            if running.index not in deaths:
+                deaths[running.index] = death
+                running.remove_folder()
+                pending.appendleft(running.index)
+                continue
+            reply = after_two_deaths(deaths.pop(running.index), death)
             results[running.index] = self._finish(running, reply, jobs[running.index])
         for conn, running in list(busy.items()):
             if time.monotonic() >= running.deadline:
@@ -377,7 +386,7 @@ class SimulatorPool:
         """Stop every worker and keep the cache to its cap; safe to call more than once."""
         while self._idle:
             worker = self._idle.pop()
-            if not worker.ready():  # a spare still importing: nothing to wait for
+            if not worker.ready():  # still importing the toolkit: nothing to wait for
                 worker.kill()
             worker.stop()
         atexit.unregister(self.close)

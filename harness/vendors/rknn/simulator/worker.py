@@ -7,11 +7,18 @@ stdout) and its Python messages through logging (stderr), so for each job file d
 and 2 are pointed at ``workdir/toolkit.log``. Measured: the compiler flushes its own lines, so
 both sources land in the file in the order they were printed. The parent reads and parses that
 file, also after a crash or a hang.
+
+The jobs are served by a forked child of the worker, which holds the imported toolkit. When
+the toolkit takes that child down inside a case (its compiler aborts or segfaults on some
+documented values), the worker replies ``{"died": exit code}`` for the case and forks a fresh
+child in milliseconds, where a fresh worker would import the toolkit again for seconds. A
+child that dies between cases takes the worker down the same way, as if it had died itself.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import mmap
 import os
 import platform
 import signal
@@ -22,6 +29,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +45,7 @@ from harness.vendors.rknn.toolkit import (
     toolkit_version,
     write_dataset,
 )
-from harness.vendors.rknn.toolkit_process import libc, parent_pipes
+from harness.vendors.rknn.toolkit_process import die_with_parent, libc, parent_pipes
 
 # Test-only fault hook, for faults the real toolkit cannot be made to show on demand: a comma
 # list of "<kind>:<case_id>" makes the worker, inside that case's build call, exit with code 3
@@ -68,19 +76,52 @@ def main() -> None:
         replies.send({"startup_error": traceback.format_exc()})
         return
     replies.send(hello)
+    in_case = mmap.mmap(-1, 1)  # shared with the serving child: 1 while it runs a case
+    worker = os.getpid()
+    while True:
+        child = os.fork()
+        if child == 0:
+            die_with_parent(worker)
+            _serve_jobs(RKNN, requests, replies, in_case)
+            os._exit(0)
+        code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        if code == 0:  # the pool closed the request pipe
+            return
+        if not in_case[0]:
+            _end_as(code)
+        in_case[0] = 0
+        replies.send({"died": code})
+
+
+def _serve_jobs(
+    rknn_class: Callable[..., Any], requests: Connection, replies: Connection, in_case: mmap.mmap
+) -> None:
+    """The serving child: run jobs until the pool closes the request pipe."""
     while True:
         try:
             job, workdir = requests.recv()
         except EOFError:  # the pool closed the pipe or died
             return
+        in_case[0] = 1
         try:
-            reply = serve(RKNN, job, Path(workdir))
+            reply = serve(rknn_class, job, Path(workdir))
         except Exception:
             reply = {"infra_error": f"worker error outside the toolkit:\n{traceback.format_exc()}"}
         finally:  # the pool deletes the folder; do not sit in it
             os.chdir("/")
             tempfile.tempdir = None
+        # Cleared before the reply: a death while sending it ends the worker, and the pool
+        # reads the cut reply as the worker's death, never a "died" as the next case's reply.
+        in_case[0] = 0
         replies.send(reply)
+
+
+def _end_as(code: int) -> None:
+    """End this process as the serving child ended: by its signal, else its exit code."""
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code > 0 else 1)
 
 
 def serve(rknn_class: Callable[..., Any], job: Job, workdir: Path) -> dict[str, Any]:
