@@ -98,8 +98,11 @@ def redact(text: str) -> str:
 
 def redacted(data: Any, keep: Collection[str] = ()) -> Any:
     """JSON-like ``data`` with every string (keys included) redacted, except the values of
-    the keys in ``keep``, at any depth: identifiers, which are never rewritten."""
-    return _redacted(data, secret_values(), keep)
+    the keys in ``keep``, at any depth: identifiers, which are never rewritten. ``data``
+    itself when this process knows no secret (records are redacted twice on their way to the
+    journal, and the walk was most of what journaling one cost)."""
+    values = secret_values()
+    return _redacted(data, values, keep) if values else data
 
 
 def _redact(text: str, values: list[str]) -> str:
