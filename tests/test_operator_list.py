@@ -90,6 +90,21 @@ def test_entry_counts_are_the_headings(path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_one_platforms_group_is_read_from_its_own_file_alone(version: str) -> None:
+    catalogue.load.cache_clear()
+    catalogue._group.cache_clear()
+    mine = catalogue.group(version, "RV1106")
+    assert catalogue._group.cache_info().currsize == 1  # one of the seven files parsed
+    assert "rv1106" in mine.targets
+    targets = [t for one in catalogue.load(version).groups for t in one.targets]
+    assert len(set(targets)) == len(targets) > 1  # each platform in one group
+    for platform in targets:
+        assert catalogue.group(version, platform) is catalogue.load(version).group(platform)
+    with pytest.raises(LookupError, match="no section for platform 'rk9999'; known: rk3566"):
+        catalogue.group(version, "rk9999")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_at_least_nine_in_ten_limits_are_structured_per_platform(version: str) -> None:
     for group in catalogue.load(version).groups:
         counts = stats(group)

@@ -28,7 +28,7 @@ from harness.catalogue.operators import (
     Source,
     load_operators,
 )
-from harness.vendors.rknn.operator_list.catalogue import TITLE, load, versions
+from harness.vendors.rknn.operator_list.catalogue import TITLE, group, versions
 
 SEED_PATH = Path(__file__).parent / "data" / "rknn2-2.5.0" / "rk3562-operators.yaml"
 
@@ -84,9 +84,9 @@ def operator_catalogue(platform: str, version: str | None = None) -> OperatorCat
     """The operators probed on ``platform``: the operator list ``version`` (default: the
     newest), with seed 001's tables in place of its entries on the seed's platform."""
     version = version or cases_version()
-    group = load(version).group(platform)
-    operators = listed_operators(group)
-    listed = f"{TITLE} {version} § {group.section} ({group.name})"
+    section = group(version, platform)
+    operators = listed_operators(section)
+    listed = f"{TITLE} {version} § {section.section} ({section.name})"
     seed = seed_catalogue()
     if platform == seed.platform and version == cases_version():
         operators = {**operators, **seed.operators}

@@ -62,6 +62,7 @@ def _entry(raw: dict[str, Any], version: str, path: Path) -> Entry:
     )
 
 
+@functools.cache
 def _group(path: Path) -> Group:
     raw = load_yaml(path)
     version = raw["version"]
@@ -86,16 +87,17 @@ def _group(path: Path) -> Group:
     )
 
 
-def _model_io(path: Path, version: str) -> tuple[Group, ...]:
+@functools.cache
+def model_io(version: str) -> tuple[Group, ...]:
+    """Chapter 5 of operator list ``version``, one group per platform group."""
+    path = _folder(version) / "model-io.yaml"
     raw = load_yaml(path)
     groups = []
-    for group in raw["groups"]:
-        source = f"{TITLE} {version} § {group['section']}"
-        limits = tuple(_limit(lim, "", source, path) for lim in group["limits"])
-        table = Entry(group["group"], str(group["section"]), limits[0].page or 0, "", limits)
-        groups.append(
-            Group(str(group["section"]), group["group"], tuple(group["targets"]), (table,))
-        )
+    for one in raw["groups"]:
+        source = f"{TITLE} {version} § {one['section']}"
+        limits = tuple(_limit(lim, "", source, path) for lim in one["limits"])
+        table = Entry(one["group"], str(one["section"]), limits[0].page or 0, "", limits)
+        groups.append(Group(str(one["section"]), one["group"], tuple(one["targets"]), (table,)))
     return tuple(groups)
 
 
@@ -107,17 +109,37 @@ def _cpu(path: Path) -> Group:
 
 @functools.cache
 def load(version: str) -> Document:
-    folder = DATA_DIR / version
-    if not folder.is_dir():
-        raise LookupError(f"no operator list {version!r}; known: {', '.join(versions())}")
-    groups = tuple(_group(p) for p in sorted(folder.glob("3.*.yaml"), key=_section_order))
+    groups = tuple(_group(path) for path in _group_files(version))
     return Document(
         title=TITLE,
         version=version,
         groups=groups,
-        cpu=_cpu(folder / "cpu.yaml"),
-        model_io=_model_io(folder / "model-io.yaml", version),
+        cpu=_cpu(_folder(version) / "cpu.yaml"),
+        model_io=model_io(version),
     )
+
+
+def group(version: str, platform: str) -> Group:
+    """``load(version).group(platform)``, reading only that group's file where its name
+    lists the platform among the group's targets (``3.3-rk3562.yaml``, as the extractor
+    names them): a run on one platform parses one of chapter 3's seven files."""
+    wanted = platform.lower()
+    for path in _group_files(version):
+        if wanted in path.stem.split("-")[1:] and wanted in _group(path).targets:
+            return _group(path)
+    return load(version).group(platform)  # or its LookupError, naming the known platforms
+
+
+def _folder(version: str) -> Path:
+    folder = DATA_DIR / version
+    if not folder.is_dir():
+        raise LookupError(f"no operator list {version!r}; known: {', '.join(versions())}")
+    return folder
+
+
+def _group_files(version: str) -> list[Path]:
+    """Chapter 3's files, one per platform group, in section order."""
+    return sorted(_folder(version).glob("3.*.yaml"), key=_section_order)
 
 
 def _section_order(path: Path) -> tuple[int, ...]:

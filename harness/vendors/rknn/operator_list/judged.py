@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterable
 
 from harness.cases.case import Case
-from harness.catalogue.documents import Document, Group, reading
+from harness.catalogue.documents import Group, reading
 from harness.catalogue.limits import Limit
 from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
-from harness.vendors.rknn.operator_list.catalogue import TITLE, load, versions
+from harness.vendors.rknn.operator_list.catalogue import TITLE, group, model_io, versions
 
 MODEL_IO_SEED = "003"  # the model-I/O seed's number, as its file name starts
 
@@ -89,11 +89,11 @@ def same_reading(seed: Limit, other: Limit) -> bool:
     return _numbers(seed) == _numbers(other)
 
 
-def _model_io_note(doc: Document) -> str:
-    differ = [lim.id for group in doc.model_io for lim in group.limits() if lim.inconsistent]
+def _model_io_note(version: str) -> str:
+    differ = [lim.id for one in model_io(version) for lim in one.limits() if lim.inconsistent]
     said = "agree with seed 003" if not differ else f"differ from seed 003 on {', '.join(differ)}"
     return (
-        f"{doc.version} § 5: its input tables are images (no text), its output tables {said}; "
+        f"{version} § 5: its input tables are images (no text), its output tables {said}; "
         "judged against seed 003"
     )
 
@@ -118,21 +118,21 @@ def _judged(
     if seed_file.startswith(MODEL_IO_SEED):
         if sdk == seed_sdk or version is None:
             return (("judged_against", own),)
-        return (("judged_against", own), ("fallback", _model_io_note(load(version))))
+        return (("judged_against", own), ("fallback", _model_io_note(version)))
     if sdk == seed_sdk and platform == seed_platform and op in seed_ops:
         return (("judged_against", own),)
     if version is None:
         return (("judged_against", own), ("fallback", f"no operator list at or before {sdk}"))
     out = _release_note(version, sdk)
     try:
-        group = load(version).group(platform)
+        section = group(version, platform)
     except LookupError:
         return (("judged_against", own), ("fallback", f"{version} has no {platform} section"))
-    entry = group.entry(op)
+    entry = section.entry(op)
     seed_limit = seed_limits.get(limit_id)
-    other = counterpart(seed_limit, group) if entry is not None and seed_limit else None
+    other = counterpart(seed_limit, section) if entry is not None and seed_limit else None
     if entry is None or other is None:
-        return (*out, *_no_counterpart(own, version, group.section, entry is None))
+        return (*out, *_no_counterpart(own, version, section.section, entry is None))
     return (*out, *_compared(own, seed_limit, other, version, entry.section))
 
 
@@ -151,13 +151,13 @@ def _judged_listed(
         where = f"{own} § {mine.source.split(' § ')[-1]}, p. {mine.page}" if mine else own
         return (*out, ("judged_against", where))
     try:
-        group = load(version).group(platform)
+        section = group(version, platform)
     except LookupError:
         return (("judged_against", own), ("fallback", f"{version} has no {platform} section"))
     theirs = _listed_limits(platform, version, op)
     other = theirs.get(limit_id)
     if not theirs or other is None:
-        return (*out, *_no_counterpart(own, version, group.section, not theirs))
+        return (*out, *_no_counterpart(own, version, section.section, not theirs))
     return (*out, *_compared(own, mine, other, version, other.source.split(" § ")[-1]))
 
 
