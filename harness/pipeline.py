@@ -42,7 +42,7 @@ from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_folder, without_secrets
-from harness.targets.job import Job
+from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
 from harness.targets.timing import PerfRequest, timing_record
@@ -134,14 +134,15 @@ def host_versions() -> dict[str, str]:
 
 def calibration_dataset(
     case: Case, built: BuiltModel, specs: Mapping[str, OperatorSpec]
-) -> list[list[np.ndarray]]:
+) -> Sequence[Sequence[np.ndarray]]:
     if built.calibration is not None:  # the model's source gives its own set
         return built.calibration
-    extra = [
-        draw_inputs(case.op, case.params, case.seed + k, specs)
-        for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)
-    ]
-    return [built.inputs, *extra]
+    return DrawnCalibration(
+        built.inputs,
+        lambda seed: draw_inputs(case.op, case.params, seed, specs),
+        [case.seed + k for k in range(1, CALIBRATION_EXTRA_SAMPLES + 1)],
+        {"drawn_like_inputs": case.op, "params": dict(case.params)},
+    )
 
 
 def job_for(
@@ -306,10 +307,12 @@ class CaseExecutor:
             folder = self.results_dir / case_folder(case.id, self.sdk)
             _clear(folder)
             recipe = self.recipe(job)
-            arrays = {name: data for name, data in recipe.items() if name.endswith(".npy")}
-            _write_files(folder, built, {n: d for n, d in recipe.items() if n not in arrays})
+            arrays = [name for name in recipe if name.endswith(".npy")]
+            _write_files(folder, built, {n: recipe[n] for n in recipe if n not in arrays})
         prepare_s = time.monotonic() - clock
-        return _Prepared(case, built, references, job, folder, arrays, started, prepare_s, found)
+        return _Prepared(
+            case, built, references, job, folder, recipe, arrays, started, prepare_s, found
+        )
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
         with caught_warnings() as found:
@@ -430,7 +433,8 @@ class _Prepared:
     references: References
     job: Job
     folder: Path
-    recipe_arrays: Mapping[str, bytes]  # the recipe's .npy files (calibration), by name
+    recipe: Mapping[str, bytes]  # its files (a vendor's may make each when it is read)
+    recipe_arrays: list[str]  # the names of its .npy files (calibration), written with arrays
     started: datetime
     prepare_s: float  # building the model and references, writing the model and recipe
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
@@ -531,7 +535,7 @@ def _write_arrays(item: _Prepared, observation: Observation) -> None:
         _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
     if observation.outputs is not None:
         _save_arrays(folder / "observed", built.output_names, observation.outputs)
-    _write_recipe(folder, item.recipe_arrays)
+    _write_recipe(folder, {name: item.recipe[name] for name in item.recipe_arrays})
 
 
 def _write_recipe(folder: Path, files: Mapping[str, bytes]) -> None:

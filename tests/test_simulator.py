@@ -6,7 +6,9 @@ NPU_HIL_SIM_FAULT hook, besides a real toolkit crash (a one-input Max).
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -23,11 +25,11 @@ import psutil
 import pytest
 from onnx import TensorProto, helper
 
-from harness.targets.job import Job
+from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
-from harness.vendors.rknn.toolkit import LOG_FILE, toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit import LOG_FILE, recipe, toolkit_calls, write_dataset
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 
@@ -122,6 +124,21 @@ def test_dataset_file_lists_each_samples_arrays_on_one_line(tmp_path: Path) -> N
         assert len(paths) == 2
         for path, array in zip(paths, arrays, strict=True):
             np.testing.assert_array_equal(np.load(tmp_path / path), array)
+
+
+def test_a_recipe_lists_drawn_calibration_files_and_draws_them_only_when_read() -> None:
+    """A case folder that keeps no arrays never pays for drawing its calibration samples."""
+    inputs, draws = sample(2), []
+    calibration = drawn_calibration(inputs, [7, 8], draws)
+    files = recipe(Job(SUB, inputs, "rk3562", quantize=True, dataset=calibration))
+    names = [f"dataset/sample{s}_input{i}.npy" for s in range(3) for i in range(2)]
+    assert set(names) | {"dataset.txt", "toolkit.json", "reproduce.py"} == set(files)
+    assert files["dataset.txt"].decode().splitlines()[2] == " ".join(names[4:])
+    assert draws == [] and not calibration.drawn
+    first = np.load(io.BytesIO(files["dataset/sample0_input1.npy"]))
+    assert np.array_equal(first, inputs[1]) and draws == []  # the inputs themselves
+    last = np.load(io.BytesIO(files["dataset/sample2_input1.npy"]))
+    assert draws == [7, 8] and np.array_equal(last, calibration[2][1])
 
 
 def test_toolkit_calls_describe_the_configuration() -> None:
@@ -353,6 +370,52 @@ def test_cache_key_covers_every_setting(tmp_path: Path) -> None:
     assert cache.key(Job(SUB, [a.copy(), b.copy()], "rk3562", case_id="other")) == (cache.key(base))
 
 
+def drawn_calibration(inputs: list[np.ndarray], seeds: list[int], draws: list[int]) -> Any:
+    """Calibration samples drawn from ``seeds`` when read, each draw noted in ``draws``."""
+
+    def draw(seed: int) -> list[np.ndarray]:
+        draws.append(seed)
+        rng = np.random.default_rng(seed)
+        return [rng.random(array.shape, dtype=np.float32) for array in inputs]
+
+    return DrawnCalibration(inputs, draw, seeds, {"drawn_like_inputs": "Sub"})
+
+
+def test_drawn_calibration_is_keyed_by_its_recipe_and_drawn_only_for_the_toolkit(
+    tmp_path: Path,
+) -> None:
+    """A warm run finds an int8 result by the samples' recipe without drawing them."""
+    inputs = sample(2)
+    draws: list[int] = []
+    cold = drawn_calibration(inputs, [1, 2, 3], draws)
+    job = Job(SUB, inputs, "rk3562", quantize=True, dataset=cold, case_id="int8")
+    with SimulatorPool(cache=SimCache(tmp_path)) as first:
+        fresh = first.run(job)
+    assert draws == [1, 2, 3] and first.toolkit_runs == 1  # the worker got the arrays
+    warm = drawn_calibration(inputs, [1, 2, 3], draws := [])
+    with SimulatorPool(cache=SimCache(tmp_path)) as second:
+        hit = second.run(Job(SUB, inputs, "rk3562", quantize=True, dataset=warm))
+        assert second.toolkit_runs == 0
+    assert draws == [] and not warm.drawn
+    assert fresh.outputs is not None and hit.outputs is not None
+    assert np.array_equal(hit.outputs[0], fresh.outputs[0])
+    cache = SimCache(tmp_path)
+    other_seeds = Job(
+        SUB, inputs, "rk3562", quantize=True, dataset=drawn_calibration(inputs, [1, 2, 4], [])
+    )
+    changed = [inputs[0] + 1, inputs[1]]
+    other_inputs = Job(
+        SUB, changed, "rk3562", quantize=True, dataset=drawn_calibration(changed, [1, 2, 3], [])
+    )
+    given = Job(SUB, inputs, "rk3562", quantize=True, dataset=cold.samples())
+    assert len({cache.key(j) for j in (job, other_seeds, other_inputs, given)}) == 4
+    assert draws == []  # keys never draw
+    received = pickle.loads(pickle.dumps(warm))  # what a worker gets: the drawn arrays
+    assert type(received) is list and len(received) == 4 and draws == [1, 2, 3]
+    for got, drawn in zip(received, warm.samples(), strict=True):
+        assert all(np.array_equal(x, y) for x, y in zip(got, drawn, strict=True))
+
+
 def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
     """The parent is SIGKILLed (no atexit, no close) while its worker hangs in a case: the
     kernel's parent-death signal must take the worker down too."""
@@ -361,7 +424,7 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
         f"""
         import numpy as np
         from pathlib import Path
-        from harness.targets.job import Job
+        from harness.targets.job import DrawnCalibration, Job
         from harness.vendors.rknn.simulator import SimulatorPool
         model = Path({str(tmp_path / "model.onnx")!r}).read_bytes()
         pool = SimulatorPool(timeout_s=600)

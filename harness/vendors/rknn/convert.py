@@ -50,7 +50,7 @@ from harness.diskcache import (
     remove,
     touch,
 )
-from harness.targets.job import Job
+from harness.targets.job import Job, calibration_key
 from harness.vendors.rknn.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit import (
     MODEL_FILE,
@@ -121,9 +121,11 @@ class ConversionCache(DiskCache):
         self.toolkit = toolkit or toolkit_version()
 
     def key(self, job: Job) -> str:
-        """sha256 (hex) of model, toolkit calls, calibration data and toolkit version."""
+        """sha256 (hex) of model, toolkit calls, calibration data (drawn samples by their
+        recipe: ``job.calibration_key``) and toolkit version."""
+        calibration, samples = calibration_key(job)
         header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(job)}
-        samples = job.dataset if job.quantize and job.dataset else []
+        header["calibration"] = calibration
         return content_key(header, job.model, samples)
 
     def convert(self, job: Job) -> Conversion:

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def toolkit_calls(job: Job) -> dict[str, dict[str, Any]]:
     }
 
 
-def write_dataset(dataset: list[list[np.ndarray]], folder: Path) -> Path:
+def write_dataset(dataset: Sequence[Sequence[np.ndarray]], folder: Path) -> Path:
     """Write the calibration samples as .npy files plus the list file the toolkit reads
     (``dataset_files``); the list file's path."""
     for name, data in dataset_files(dataset).items():
@@ -63,23 +64,44 @@ def write_dataset(dataset: list[list[np.ndarray]], folder: Path) -> Path:
     return folder / DATASET_FILE
 
 
-def dataset_files(dataset: list[list[np.ndarray]]) -> dict[str, bytes]:
+def dataset_files(dataset: Sequence[Sequence[np.ndarray]]) -> Files:
     """The calibration files by relative path: one .npy file per sample and input, and the
     list file, whose paths are relative to its folder, one line per sample, the sample's
-    arrays (one per model input) separated by a space."""
-    files: dict[str, bytes] = {}
+    arrays (one per model input) separated by a space. An .npy file's bytes are made when it
+    is read (``Files``): the list needs only the counts, and a case folder that keeps no
+    arrays never reads them."""
+    files: dict[str, Callable[[], bytes]] = {}
     lines = []
-    for s, sample in enumerate(dataset):
-        names = []
-        for i, array in enumerate(sample):
-            name = f"{DATASET_DIR}/sample{s}_input{i}.npy"
-            buffer = io.BytesIO()
-            np.save(buffer, np.asarray(array))
-            files[name] = buffer.getvalue()
-            names.append(name)
+    for s in range(len(dataset)):
+        names = [f"{DATASET_DIR}/sample{s}_input{i}.npy" for i in range(len(dataset[0]))]
+        for i, name in enumerate(names):
+            files[name] = functools.partial(_npy, dataset, s, i)
         lines.append(" ".join(names))
-    files[DATASET_FILE] = ("\n".join(lines) + "\n").encode()
-    return dict(sorted(files.items()))
+    listing = ("\n".join(lines) + "\n").encode()
+    files[DATASET_FILE] = lambda: listing
+    return Files(files)
+
+
+class Files(Mapping[str, bytes]):
+    """Files by name, in name order, each made when it is read."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], bytes]]) -> None:
+        self.makers = dict(sorted(makers.items()))
+
+    def __getitem__(self, name: str) -> bytes:
+        return self.makers[name]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.makers)
+
+    def __len__(self) -> int:
+        return len(self.makers)
+
+
+def _npy(dataset: Sequence[Sequence[np.ndarray]], sample: int, index: int) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(dataset[sample][index]))
+    return buffer.getvalue()
 
 
 def harness_env() -> dict[str, str]:
@@ -117,7 +139,7 @@ def toolkit_version() -> str:
         return "not installed"
 
 
-def recipe(job: Job) -> dict[str, bytes]:
+def recipe(job: Job) -> Files:
     """The files that reproduce ``job`` with rknn-toolkit2 alone, by name in the case folder.
 
     ``toolkit.json`` (target, config, quantization, dataset, inference arguments), the
@@ -132,9 +154,9 @@ def recipe(job: Job) -> dict[str, bytes]:
         "dataset": calls["build"]["dataset"],
         "inference": calls["inference"],
     }
-    files = {"toolkit.json": (json.dumps(toolkit, indent=2) + "\n").encode()}
-    if job.dataset:
-        files |= dataset_files(job.dataset)
-    template = resources.files("harness.vendors.rknn").joinpath("repro_template.py")
-    files[REPRO_SCRIPT] = template.read_bytes()
-    return files
+    settings = (json.dumps(toolkit, indent=2) + "\n").encode()
+    script = resources.files("harness.vendors.rknn").joinpath("repro_template.py").read_bytes()
+    calibration = dataset_files(job.dataset) if job.dataset else Files({})
+    return Files(
+        {"toolkit.json": lambda: settings, REPRO_SCRIPT: lambda: script, **calibration.makers}
+    )

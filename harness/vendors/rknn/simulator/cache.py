@@ -1,12 +1,12 @@
 """A disk cache of simulator Observations, shareable by parallel pytest-xdist processes.
 
 The key covers everything that decides a simulator result: the model bytes, the inputs and
-calibration arrays (bytes, shapes, dtypes), the exact toolkit calls (target, config,
-quantization) and the toolkit version. An entry is a folder ``<key>/`` holding
-``observation.json`` and ``output<i>.npy``; it is written under a temporary name and renamed
-into place, so a reader sees a whole entry or none; an entry damaged later is a miss and is
-removed. Only simulator results are accepted, and never infrastructure errors: a crash or a
-hang says nothing about the model.
+calibration arrays (bytes, shapes, dtypes; samples the harness draws, by how it draws them),
+the exact toolkit calls (target, config, quantization) and the toolkit version. An entry is
+a folder ``<key>/`` holding ``observation.json`` and ``output<i>.npy``; it is written under a
+temporary name and renamed into place, so a reader sees a whole entry or none; an entry
+damaged later is a miss and is removed. Only simulator results are accepted, and never
+infrastructure errors: a crash or a hang says nothing about the model.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
-from harness.targets.job import Job
+from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
 
@@ -42,9 +42,11 @@ class SimCache(DiskCache):
         self._toolkit = toolkit or toolkit_version()
 
     def key(self, job: Job) -> str:
-        """sha256 over every input of the simulator run (hex)."""
+        """sha256 over every input of the simulator run (hex); drawn calibration samples by
+        their recipe (``job.calibration_key``)."""
+        calibration, samples = calibration_key(job)
         header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(job)}
-        samples = job.dataset if job.quantize and job.dataset else []
+        header["calibration"] = calibration
         return content_key(header, job.model, [job.inputs, *samples])
 
     def observation(self, job: Job) -> Observation | None:
