@@ -334,7 +334,7 @@ class CaseExecutor:
                 tolerance,
                 _span(built.inputs),
             )
-        verdict = self.judge(case, observation, comparison)
+        verdict = self.judge(case, observation, comparison, built.nodes)
         if verdict.verdict not in self.drop_arrays_for:
             _write_arrays(item, observation)
         return CaseRecord(

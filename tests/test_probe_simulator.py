@@ -69,3 +69,24 @@ def test_probe_without_a_board_file_is_bad_input(
         main(["probe", "-k", "MaxPool", "--results", str(tmp_path / "r"), "--boards", str(boards)])
     assert stopped.value.code == 2
     assert f"--boards {boards}: no board file for platform rk3562" in capsys.readouterr().err
+
+
+def test_a_product_of_three_factors_is_searched_along_each_where_the_npu_really_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # RV1106 documents Hardmax's channel*height*width <= 8192; held at 20 x 20, the third
+    # factor is searched from 20 (8000, documented inside) down to where the NPU takes it
+    results = tmp_path / "probe"
+    argv = ["probe", "--platform", "rv1106", "-k", "Hardmax and int8 and width"]
+    assert main([*argv, "--results", str(results), "--hil-cache", str(tmp_path / "cache")]) == 0
+    (probe,) = read_probes(results)
+    assert probe.id == "rv1106/Hardmax/input/channel*height*width<=8192/int8/upper/width"
+    assert probe.edge == 20 and probe.steps[0].value == 20
+    records = {record.id: record for record in read_records(results)}
+    for step in probe.steps:
+        shape = records[step.case].params["shape"]
+        assert shape[1:] == [20, 20, step.value]  # channel and height held, width searched
+    # the documented edge (8000 elements) is not where the NPU stops: a bound far inside
+    assert probe.last_good is not None and probe.first_bad is not None
+    assert probe.first_bad == probe.last_good + 1 and probe.first_bad <= 20
+    assert "channel*height*width<=8192" in capsys.readouterr().out

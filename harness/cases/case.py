@@ -44,6 +44,9 @@ class Case:
     seed: int
     source: dict[str, str]
     layer_types: tuple[str, ...]
+    # Compiler passes that add layers to every build of the operator (its ordinary lowering):
+    # no sign of a rewrite at a documented edge.
+    routine_rewrites: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()  # every limit whose probe produced these parameters
     outside_because: tuple[str, ...] = ()  # limit ids the parameters break
     expects: tuple[Expect, ...] = ()  # one per documented property the case is judged on

@@ -29,6 +29,8 @@ account for every documented limit.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
 import re
@@ -39,9 +41,16 @@ from typing import Any, NamedTuple
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.catalogue.formulas import applies, holds
 from harness.catalogue.limits import Limit
-from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
-from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
-from harness.models import PROBING, Broadcast, subjects, with_subject
+from harness.catalogue.operators import CpuRule, DocumentedOperator, OperatorCatalogue
+from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
+from harness.models import (
+    PROBING,
+    ROUTINE_REWRITES,
+    Broadcast,
+    build_model,
+    subjects,
+    with_subject,
+)
 from harness.models.budget import SizeBudget, size_budget
 
 DTYPES = ("int8", "float16")
@@ -276,10 +285,12 @@ def _variants(
             return _probes(name, base, key, sorted({above, step, 2 * step, step - 1, step + 1}))
         if kind in ("values", "enum"):
             assert limit.values is not None
-            values = (*limit.values, *declared.outside_values.get(key, ()))
-            if len(values) == 1 and key in declared.fixed:
-                return f"the model builder always sets {key}={values[0]}; nothing to vary"
-            return _probes(name, base, key, values)
+            if len(limit.values) == 1 and key in declared.fixed:
+                return f"the model builder always sets {key}={limit.values[0]}; nothing to vary"
+            outside = (*declared.outside_values.get(key, ()), *set_neighbours(key, limit.values))
+            return _probes(name, base, key, limit.values) + _expressible_probes(
+                name, base, key, [v for v in dict.fromkeys(outside) if v not in limit.values]
+            )
         # A value documented as unsupported (Transpose perm=[0,1,3,2] on RK3566) is probed
         # as that value; an attribute, switched on, if the model has it.
         if kind == "unsupported" and base:
@@ -333,23 +344,98 @@ def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> l
     return [Variant(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
 
 
+RANK = 4  # the operator models' tensors: the axes a set of axes is completed with
+
+
+def set_neighbours(key: str, values: Sequence[Any]) -> list[int]:
+    """Integers just outside a documented set of integers: the first of each gap inside it
+    (3 for ``{1, 2, 4, 8}``), one past its largest and, down to 1, one below its smallest; for
+    a set of flags (within 0 and 1) the other flag; for a set of axes every other axis of a
+    rank-4 tensor (a negative axis names a positive one, so none is proposed)."""
+    ints = sorted({v for v in values if isinstance(v, int) and not isinstance(v, bool)})
+    if not ints or len(ints) != len(values):
+        return []
+    if "axis" in key or "axes" in key:
+        return [axis for axis in range(RANK) if axis not in ints]
+    if set(ints) <= {0, 1}:
+        return [flag for flag in (0, 1) if flag not in ints]
+    gaps = [a + 1 for a, b in itertools.pairwise(ints) if b > a + 1]
+    below = [ints[0] - 1] if ints[0] > 1 else []
+    return [*gaps, ints[-1] + 1, *below]
+
+
+def _expressible_probes(
+    op: str, base: dict[str, Any], key: str, values: Iterable[Any]
+) -> list[Variant]:
+    """``_probes`` of the ``values`` a valid ONNX model of ``op`` can take (a proposed value
+    outside a documented set may be no valid attribute at all: a stride of 0)."""
+    found = []
+    for value in values:
+        try:
+            params = with_subject(op, base, key, value)
+        except (KeyError, ValueError):
+            continue
+        if _builds(op, json.dumps(params, sort_keys=True)):
+            found.append(Variant(f"{key}={value}", params))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _builds(op: str, params_json: str) -> bool:
+    """Whether ``op``'s model with these parameters passes ONNX's checker and shape inference."""
+    try:
+        build_model(op, json.loads(params_json), seed=0)
+    except Exception:  # any refusal by the builder or ONNX means "cannot be had"
+        return False
+    return True
+
+
 def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]:
     """Two factors whose product is just inside and at the cap, each pair the one nearest a
     square (127*129 and 128*128 for < 16384; 1*8191 and 64*128 for < 8192), further factors
-    held at 1; a single factor at the cap's two sides."""
+    held at 1; a single factor at the cap's two sides. A product of three or more factors is
+    probed with all of them balanced as well: just inside the cap, just past it, and at a half
+    and a quarter of it, where a bound the NPU really has far inside the documented one shows
+    (the held-at-1 pair alone never moves the other factors)."""
     rule = limit.rule
     cap = rule["less_than"] if "less_than" in rule else rule["at_most"] + 1
     factors: list[str] = list(rule["factors"])
     if len(factors) == 1:
         return _probes(op, base, factors[0], [cap - 1, cap])
     *held, a, b = factors
+    pinned = base
     for factor in held:
-        base = with_subject(op, base, factor, 1)
+        pinned = with_subject(op, pinned, factor, 1)
     found = []
     for x, y in (_nearest_square_pair(cap - 1), _nearest_square_pair(cap)):
-        p = with_subject(op, with_subject(op, base, a, x), b, y)
+        p = with_subject(op, with_subject(op, pinned, a, x), b, y)
         found.append(Variant(f"{a}*{b}={x * y}", p))
+    if held:
+        targets = ((cap - 1, False), (cap, True), (cap // 2, False), (cap // 4, False))
+        for target, at_least in targets:
+            sizes = balanced_factors(target, len(factors), at_least)
+            p = base
+            for factor, size in zip(factors, sizes, strict=True):
+                p = with_subject(op, p, factor, size)
+            what = f"{'*'.join(factors)}={'*'.join(map(str, sizes))}"
+            found.append(Variant(what, p))
     return found
+
+
+def balanced_factors(n: int, k: int, at_least: bool) -> tuple[int, ...]:
+    """``k`` factors within one of each other whose product is the largest at most ``n`` (or,
+    ``at_least``, the smallest at least ``n``): 20*20*20 for at most 8191, 21*20*20 for at
+    least 8192."""
+    side = max(1, round(n ** (1 / k)))
+    while side > 1 and side**k > n:
+        side -= 1
+    sizes = [side] * k
+    for i in range(k):  # raise factors one by one while the product stays at most n
+        if math.prod(sizes) * (sizes[i] + 1) // sizes[i] <= n:
+            sizes[i] += 1
+    while at_least and math.prod(sizes) < n:  # then the smallest up until it reaches n
+        sizes[sizes.index(min(sizes))] += 1
+    return tuple(sorted(sizes, reverse=True))
 
 
 def _nearest_square_pair(n: int) -> tuple[int, int]:
@@ -406,10 +492,26 @@ def _adopted_broadcast_variants(
 # -- single variants, for a search along one bound (``harness.probe``) ----------------------
 
 
-def bound_variant(op: DocumentedOperator, limit: Limit, value: int) -> Variant:
+def product_cap(limit: Limit) -> int:
+    """The smallest product a ``product`` limit leaves outside (``< 16384``, ``<= 8192``)."""
+    rule = limit.rule
+    return int(rule["less_than"] if "less_than" in rule else rule["at_most"] + 1)
+
+
+def held_factors(limit: Limit, along: str) -> dict[str, int]:
+    """The other factors of a product searched ``along`` one of them: of two, the first at
+    the square root of the cap; of more, each at the balanced share of the cap (c*h*w < 8192
+    along w: c = h = 20)."""
+    factors, cap = list(limit.rule["factors"]), product_cap(limit)
+    others = [f for f in factors if f != along]
+    side = math.isqrt(cap) if len(factors) == 2 else max(1, round(cap ** (1 / len(factors))))
+    return dict.fromkeys(others, side)
+
+
+def bound_variant(op: DocumentedOperator, limit: Limit, value: int, along: str = "") -> Variant:
     """The model probing a numeric ``limit`` (range, broadcast, product) at ``value``: the
-    parameters the generator's cases of ``limit`` vary, set to ``value``; a product's second
-    factor, the first held at the square root of the cap.
+    parameters the generator's cases of ``limit`` vary, set to ``value``; a product's factor
+    ``along`` (default the last), the others held (``held_factors``).
 
     Raises KeyError when no model parameter expresses the limit's subject, ValueError for a
     kind with no single numeric subject.
@@ -421,10 +523,14 @@ def bound_variant(op: DocumentedOperator, limit: Limit, value: int) -> Variant:
     if limit.kind == "broadcast" and declared.broadcast:
         return _broadcast_variants(declared.broadcast, limit, [value])[0]
     if limit.kind == "product":
-        a, b = limit.rule["factors"]
-        side = math.isqrt(limit.rule["less_than"])
-        params = with_subject(op.name, with_subject(op.name, base, a, side), b, value)
-        return Variant(f"{a}*{b}={side}*{value}", params)
+        factors = list(limit.rule["factors"])
+        along = along or factors[-1]
+        sizes = {**held_factors(limit, along), along: value}
+        params = base
+        for factor in factors:
+            params = with_subject(op.name, params, factor, sizes[factor])
+        what = f"{'*'.join(factors)}={'*'.join(str(sizes[f]) for f in factors)}"
+        return Variant(what, params)
     raise ValueError(f"{limit.id}: a {limit.kind} limit has no single numeric bound to search")
 
 
@@ -524,7 +630,7 @@ def _add_case(
         index = by_params[key]
         existing = result.cases[index]
         if limit_id not in existing.limits:
-            result.cases[index] = _with_limit(existing, limit_id, marked)
+            result.cases[index] = _with_limit(existing, limit_id, marked, catalogue.cpu_rule)
         return
     case_id = _unique_id(ids, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
     ids.add(case_id)
@@ -551,9 +657,12 @@ def _add_case(
             seed=case_seed(case_id),
             source={"seed": seed_file, "section": section, "text": source_limit.text},
             layer_types=(op.name, *PROBING[op.name].layer_aliases),
+            routine_rewrites=ROUTINE_REWRITES.get(op.name, ()),
             limits=(limit_id,),
             outside_because=broken,
-            expects=_expects((limit_id,), broken, dtype, marked, deciding, not_isolable),
+            expects=_expects(
+                (limit_id,), broken, dtype, marked, deciding, not_isolable, catalogue.cpu_rule
+            ),
             deciding_limit=deciding,
             not_isolable=not_isolable,
         )
@@ -573,10 +682,18 @@ def _unique_id(taken: set[str], case_id: str, limit: Limit | None) -> str:
     return candidate
 
 
-def _with_limit(case: Case, limit_id: str, marked: Mapping[str, str]) -> Case:
+def _with_limit(
+    case: Case, limit_id: str, marked: Mapping[str, str], cpu_rule: CpuRule | None
+) -> Case:
     limits = (*case.limits, limit_id)
     expects = _expects(
-        limits, case.outside_because, case.dtype, marked, case.deciding_limit, case.not_isolable
+        limits,
+        case.outside_because,
+        case.dtype,
+        marked,
+        case.deciding_limit,
+        case.not_isolable,
+        cpu_rule,
     )
     return replace(case, limits=limits, expects=expects)
 
@@ -588,11 +705,13 @@ def _expects(
     marked: Mapping[str, str],
     deciding: str,
     not_isolable: str,
+    cpu_rule: CpuRule | None,
 ) -> tuple[Expect, ...]:
     """Where the op runs (the NPU when documented supported; an outside case names the limit
-    deciding it), in the precision asked (int8 cases), and that its output is right; each
-    naming the limits of ``marked`` (limit id -> why the document contradicts itself) the case
-    probes or breaks."""
+    deciding it), in the precision asked (int8 cases), that nothing lands on a CPU the
+    platform's rule says cannot run it, and that its output is right; each naming the limits
+    of ``marked`` (limit id -> why the document contradicts itself) the case probes or
+    breaks."""
     why = f"; not isolable: {not_isolable}" if not_isolable else ""
     where = (
         f"CPU fallback or rejected (outside: {', '.join(broken)}; decided by {deciding}{why})"
@@ -606,5 +725,8 @@ def _expects(
     if dtype == "int8":
         asked = "the layers under test run in int8, as the build asks"
         expects.append(Expect(PRECISION, limits, asked, "int8", inconsistent))
+    if cpu_rule is not None:
+        runs = tuple(op.lower() for op in cpu_rule.operators)
+        expects.append(Expect(CPU_RULE, limits, f"{cpu_rule.text} ({cpu_rule.source})", runs))
     result = "the output matches the host reference"
     return (*expects, Expect(RESULT, limits, result, inconsistent=inconsistent))

@@ -268,11 +268,22 @@ class Source:
 
 
 @dataclass(frozen=True)
+class CpuRule:
+    """A platform-wide rule: the only operators the platform's CPU runs (none at all, on
+    RK2118), so a layer the compiler places on its CPU outside them cannot run there."""
+
+    operators: tuple[str, ...]
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
 class OperatorCatalogue:
     sdk: str
     platform: str
     source: Source
     operators: Mapping[str, DocumentedOperator]
+    cpu_rule: CpuRule | None = None  # None: the document limits nothing the CPU runs
 
     def limits(self) -> list[Limit]:
         return [limit for op in self.operators.values() for limit in op.limits()]

@@ -7,3 +7,5 @@ layout, placement and precision properties without knowing any case source.
 RESULT = "result"  # the output matches the host reference
 PLACEMENT = "placement"  # where the layers under test ran (NPU, CPU fallback, rejected)
 PRECISION = "precision"  # the precision the layers under test ran in (e.g. int8 as asked)
+# that every layer placed on the CPU is one the platform's CPU runs (a platform-wide rule)
+CPU_RULE = "platform CPU operators"

@@ -31,6 +31,7 @@ class Seen:
     comparison: Comparison | None
     failure: str | None  # the model was rejected: a failed stage or what the vendor reads as one
     infra: str | None  # trouble that says nothing about the model
+    nodes: tuple[str, ...] = ()  # the operator types of the model as built (BuiltModel.nodes)
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,18 @@ class Judge:
     rejected: Rejection = rejection
 
     def __call__(
-        self, case: Case, observation: Observation, comparison: Comparison | None
+        self,
+        case: Case,
+        observation: Observation,
+        comparison: Comparison | None,
+        nodes: tuple[str, ...] = (),
     ) -> Verdict:
-        """The case's verdict, with one check per expectation."""
+        """The case's verdict, with one check per expectation; ``nodes``: the model's operator
+        types as built, against which the compiled layers show a rewrite."""
         if not case.expects:
             raise ValueError(f"{case.id} carries no expectations to judge")
         failure, infra = self.rejected(observation)
-        seen = Seen(case, observation, comparison, failure, infra)
+        seen = Seen(case, observation, comparison, failure, infra, nodes)
         checks = [self._check(expect, seen) for expect in case.expects]
         return verdict_of(checks, infra, observation.backend)
 

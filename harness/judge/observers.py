@@ -1,5 +1,5 @@
-"""The observers every target can serve: the result against the host reference, placement
-and precision.
+"""The observers every target can serve: the result against the host reference, placement,
+precision and the platform's rule of what its CPU runs.
 
 Placement and precision are read from ``Observation.placement``, one entry per compiled layer
 (its ``"target"`` and ``"dtype"``, e.g. NPU and INT8); layers the vendor marks ``"io": True``
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.cases.case import Expect
-from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
+from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
 from harness.judge.checks import Observer, Outcome, Seen
 from harness.judge.verdict import PLACEMENT_PHASE, RESULT_PHASE, UNOBSERVED
 
@@ -77,7 +77,11 @@ def _result(expect: Expect, seen: Seen) -> Outcome:
 
 
 def _placement(expect: Expect, seen: Seen) -> Outcome:
-    """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported)."""
+    """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported).
+
+    An op outside a limit that runs on the NPU as more layers than its model has nodes met
+    the limit by a rewrite (split, decomposed, wrapped in Slice or Transpose): the limit holds
+    for the layer, so that is ``limit-rewritten``, not doc drift."""
     supported = bool(expect.value)
     if seen.failure:
         return by_documentation(supported), seen.failure
@@ -86,7 +90,50 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
         return by_documentation(supported), f"CPU fallback: {how}"
     if supported:
         return "confirmed", how
+    observation = seen.observation
+    rewrite = rewrite_of(
+        seen.nodes, observation.placement, observation.rewrites, seen.case.routine_rewrites
+    )
+    if rewrite:
+        return "limit-rewritten", f"limit met by a rewrite: {rewrite}"
     return "doc-drift", f"limit not enforced: {how}"
+
+
+def rewrite_of(
+    nodes: Sequence[str],
+    layers: Sequence[dict[str, Any]],
+    rewrites: Sequence[str],
+    routine: Sequence[str] = (),
+) -> str:
+    """The compiler's rewrite of a model at an edge: the layers before and after and the
+    passes the build log names (``convert_large_dilation_conv_to_normal_conv``); "" unless
+    the model compiled to more layers than it has nodes through a pass that is not part of
+    the operator's ``routine`` lowering (a layer the compiler adds in front of every model,
+    with no pass named, is no rewrite)."""
+    compute = [str(layer.get("op", "")) for layer in layers if not layer.get("io")]
+    passes = list(dict.fromkeys(line.split(":")[0].strip() for line in rewrites))
+    if not nodes or len(compute) <= len(nodes) or not set(passes) - set(routine):
+        return ""
+    return f"model {' + '.join(nodes)} compiled as {' + '.join(compute)} ({', '.join(passes)})"
+
+
+def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
+    """Every layer on the CPU among the operators the platform's CPU runs (``expect.value``,
+    lower-case; empty: the platform runs none); ``expect.documented`` is the rule's text."""
+    if seen.failure:
+        return "confirmed", "no layer ran (the model was rejected)"
+    on_cpu = [
+        str(layer.get("op", ""))
+        for layer in seen.observation.placement
+        if not layer.get("io") and str(layer.get("target", "")).upper() == "CPU"
+    ]
+    if not on_cpu:
+        return "confirmed", "no layer on the CPU"
+    cannot = sorted({op for op in on_cpu if op.lower() not in expect.value})
+    if cannot:
+        where = seen.case.platform
+        return "unrunnable", f"{', '.join(cannot)} on the CPU, which {where} cannot run"
+    return "confirmed", f"{', '.join(sorted(set(on_cpu)))} on the CPU, which it runs"
 
 
 def _precision(expect: Expect, seen: Seen) -> Outcome:
@@ -115,4 +162,5 @@ GENERIC_OBSERVERS = {
     RESULT: Observer(_result, "the target returns no outputs to compare", RESULT_PHASE),
     PLACEMENT: Observer(_placement, "the target reports no layer placement", PLACEMENT_PHASE),
     PRECISION: Observer(_precision, "the target reports no per-layer data types", PLACEMENT_PHASE),
+    CPU_RULE: Observer(_cpu_rule, "the target reports no layer placement", PLACEMENT_PHASE),
 }

@@ -31,14 +31,18 @@ For an operator case (placement, result and, for int8, precision checks) this gi
 |            | precision ran (any output; a mismatch is a note)   |                  |
 | outside    | op under test on CPU, or int8 asked and another    | limit-confirmed  |
 |            | precision ran (any output; a mismatch is a note)   |                  |
+| outside    | a layer on a CPU that the platform's rules say     | unrunnable       |
+|            | cannot run it (RK2118 runs no CPU operator at all) |                  |
 | any        | on NPU as asked, output does not match reference   | wrong-result     |
 | any        | on NPU as asked, the two host references disagree  | reference-       |
 |            | with each other (not an SDK failure)               | disagreement     |
 | supported  | on NPU as asked and correct                        | confirmed        |
-| outside    | on NPU as asked and correct                        | doc-drift        |
+| outside    | on NPU and correct, the op split or decomposed     | limit-rewritten  |
+|            | into other layers (the limit holds for the layer)  |                  |
+| outside    | on NPU as asked and correct, one layer as built    | doc-drift        |
 | any        | one of the above but confirmed, limit-confirmed,   | doc-inconsistent |
-|            | doc-drift or violation, resting on a limit the     |                  |
-|            | document contradicts                               |                  |
+|            | limit-rewritten, doc-drift or violation, resting   |                  |
+|            | on a limit the document contradicts                |                  |
 """
 
 from __future__ import annotations
@@ -49,22 +53,30 @@ from typing import Any
 VERDICTS = (
     "confirmed",  # documented supported; on the NPU and correct
     "limit-confirmed",  # documented outside a limit; CPU or precision fallback, or rejected
+    "limit-rewritten",  # documented outside a limit; on the NPU as other layers (a rewrite)
     "doc-drift",  # documented outside a limit, or a documented layout value not followed
     "doc-inconsistent",  # the documented status rests on a limit the document contradicts
     "violation",  # documented supported; CPU or precision fallback, build or runtime error
+    "unrunnable",  # a layer placed on a CPU the platform's rules say cannot run it
     "wrong-result",  # ran on the NPU as asked; output does not match the reference
     "reference-disagreement",  # the two host references disagree: the result is undecided
     "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
     "bad-input",  # a user's model or inputs cannot be prepared: never an SDK verdict
 )
 BAD_INPUT = "bad-input"
-FAILING_VERDICTS = ("violation", "wrong-result")
+FAILING_VERDICTS = ("violation", "unrunnable", "wrong-result")
 # --keep-arrays: the verdicts whose case folders keep no arrays, by choice. "findings" drops
 # them where the document holds; "failures" also for the document's own findings (doc-drift
 # cases are the largest: outside a limit).
 ARRAYS_DROPPED_FOR = {
-    "findings": ("confirmed", "limit-confirmed"),
-    "failures": ("confirmed", "limit-confirmed", "doc-drift", "doc-inconsistent"),
+    "findings": ("confirmed", "limit-confirmed", "limit-rewritten"),
+    "failures": (
+        "confirmed",
+        "limit-confirmed",
+        "limit-rewritten",
+        "doc-drift",
+        "doc-inconsistent",
+    ),
     "all": (),
 }
 # Most severe first: a case's verdict is the first of these a deciding check has.
@@ -74,8 +86,10 @@ SEVERITY = (
     "wrong-result",
     "reference-disagreement",
     "violation",
+    "unrunnable",
     "doc-drift",
     "doc-inconsistent",
+    "limit-rewritten",
     "limit-confirmed",
     "confirmed",
 )
@@ -86,11 +100,11 @@ PLACEMENT_PHASE = "placement"
 RESULT_PHASE = "result"
 LAYOUT_PHASE = "layout"
 # What a placement-phase check reports when the layers under test did not run as asked.
-FALLBACK = ("violation", "limit-confirmed")
+FALLBACK = ("violation", "unrunnable", "limit-confirmed")
 # What a result check reports when the numbers are wrong or cannot be decided.
 NUMERIC_FAILURES = ("wrong-result", "reference-disagreement")
 # Statuses that say what the document is worth; the others stand whatever it says.
-DOCUMENTED_STATUSES = ("confirmed", "limit-confirmed", "doc-drift", "violation")
+DOCUMENTED_STATUSES = ("confirmed", "limit-confirmed", "limit-rewritten", "doc-drift", "violation")
 
 
 @dataclass(frozen=True)

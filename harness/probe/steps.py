@@ -4,7 +4,10 @@ and a step's record read back as behaviour.
 A ``Bound`` is one side of one numeric limit in one dtype: a range's or a broadcasting form's
 upper bound (its lower bound too when values below it can be built), or a product cap along
 its second factor (the first held at the square root of the cap, so Hardmax's
-``height*width < 16384`` becomes ``width <= 127`` at ``height = 128``). A step at a value is
+``height*width < 16384`` becomes ``width <= 127`` at ``height = 128``); a product of three or
+four factors is searched along each of them, the others held at their balanced share of the
+cap (``channel*height*width <= 8192`` along width at channel = height = 20), so a bound the
+NPU has far inside the documented one is found. A step at a value is
 exactly the case the operator generator would make of that value (``variant_case``): same id
 scheme, documented status, expectations, model and artifacts, so every step is reproducible
 and bundles like any case.
@@ -24,6 +27,8 @@ from harness.cases.operators import (
     DTYPES,
     bound_variant,
     element_count,
+    held_factors,
+    product_cap,
     variant_case,
 )
 from harness.catalogue.limits import Limit
@@ -51,10 +56,12 @@ class Bound:
     subject: str  # what the value sets, e.g. "kernel_h" or "[b,c,1,w]:h"
     documented: str  # the documented interval or cap, as the document gives it
     smallest: int = 1  # the smallest value a model takes (0 for a pad, 1 for a dimension)
+    along: str = ""  # the factor a product of three or more is searched along
 
     @property
     def id(self) -> str:
-        return f"{self.catalogue.platform}/{self.limit.id}/{self.dtype}/{self.side}"
+        along = f"/{self.along}" if self.along else ""
+        return f"{self.catalogue.platform}/{self.limit.id}/{self.dtype}/{self.side}{along}"
 
     @property
     def direction(self) -> int:
@@ -62,7 +69,7 @@ class Bound:
 
     def case(self, value: int) -> Case:
         """The step at ``value``: a normal case of the limit."""
-        variant = bound_variant(self.op, self.limit, value)
+        variant = bound_variant(self.op, self.limit, value, self.along)
         return variant_case(self.catalogue, self.op, self.limit, self.dtype, variant)
 
     def skip(self, value: int, max_elements: int | None = None) -> str | None:
@@ -133,13 +140,34 @@ def _sides(
         return Bound(catalogue, op, limit, dtype, side, edge, floor, subject, documented, smallest)
 
     if limit.kind == "product":
-        if len(limit.rule["factors"]) != 2 or "less_than" not in limit.rule:
-            return []  # searched along one factor, the other at the cap's square root
-        a, b = limit.rule["factors"]
-        cap = limit.rule["less_than"]
-        side = math.isqrt(cap)
-        edge = -(-cap // side) - 1  # the largest b with side * b < cap
-        return [bound(UPPER, edge, 1, f"{b} at {a}={side}", f"{a}*{b} < {cap}")]
+        factors = list(limit.rule["factors"])
+        if len(factors) < 2 or limit.rule.get("when"):
+            return []  # one factor is a range; a product that holds only when... is not varied
+        cap = product_cap(limit)
+        most = limit.rule.get("at_most")
+        stated = f"{'*'.join(factors)} " + (f"<= {most}" if most is not None else f"< {cap}")
+        # two factors: along the second; more: along each, the others at their share
+        found = []
+        for along in factors[-1:] if len(factors) == 2 else factors:
+            held = held_factors(limit, along)
+            edge = -(-cap // math.prod(held.values())) - 1  # the largest value still inside
+            at = ", ".join(f"{f}={v}" for f, v in held.items())
+            name = along if len(factors) > 2 else ""
+            found.append(
+                Bound(
+                    catalogue,
+                    op,
+                    limit,
+                    dtype,
+                    UPPER,
+                    edge,
+                    1,
+                    f"{along} at {at}",
+                    stated,
+                    along=name,
+                )
+            )
+        return found
     assert limit.interval is not None
     if math.isinf(limit.interval.hi):  # "(0, ∞]" (an epsilon): no integer bound to search
         return []

@@ -67,9 +67,11 @@ table.map a { text-decoration: none; color: inherit; display: block; }
 .bad { color: #a4161a; font-weight: 600; }
 .v-confirmed { background: #d4edda; }
 .v-limit-confirmed { background: #d1ecf1; }
+.v-limit-rewritten { background: #cfe2f3; }
 .v-doc-drift { background: #fff3cd; }
 .v-doc-inconsistent { background: #e9ecef; }
 .v-violation { background: #f8d7da; }
+.v-unrunnable { background: #f5c6cb; }
 .v-wrong-result { background: #f1b0b7; }
 .v-reference-disagreement { background: #e8daef; }
 .v-infra-error { background: #d6d8db; }

@@ -51,9 +51,11 @@ CHANGED = "changed"  # CaseRecord.known["status"] of a known issue that behaves 
 SHORT = {
     "confirmed": "C",
     "limit-confirmed": "L",
+    "limit-rewritten": "S",  # split or otherwise rewritten
     "doc-drift": "D",
     "doc-inconsistent": "I",
     "violation": "V",
+    "unrunnable": "U",
     "wrong-result": "W",
     "reference-disagreement": "R",
     "infra-error": "E",

@@ -10,7 +10,7 @@ runtime's tensor attributes (``w_stride``, ``size_with_stride``, native formats)
 
 from __future__ import annotations
 
-from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
+from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
 
 INPUT_STRIDE = "input buffer stride"
 W_STRIDE = "w_stride attribute"
@@ -27,6 +27,7 @@ BUILD_LOG = frozenset(
     {
         PLACEMENT,
         PRECISION,
+        CPU_RULE,
         WIDTH_LIMIT,
         INPUT_STRIDE,
         NC1HWC2_SIZE,

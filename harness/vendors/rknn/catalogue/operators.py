@@ -28,7 +28,7 @@ from harness.catalogue.operators import (
     Source,
     load_operators,
 )
-from harness.vendors.rknn.operator_list.catalogue import TITLE, group, versions
+from harness.vendors.rknn.operator_list.catalogue import TITLE, cpu_rule, group, versions
 
 SEED_PATH = Path(__file__).parent / "data" / "rknn2-2.5.0" / "rk3562-operators.yaml"
 
@@ -96,4 +96,5 @@ def operator_catalogue(platform: str, version: str | None = None) -> OperatorCat
         platform=platform,
         source=Source(file=f"{TITLE} {version}", title=TITLE, document=listed, pages=""),
         operators=operators,
+        cpu_rule=cpu_rule(version, platform),
     )

@@ -15,6 +15,7 @@ from typing import Any
 from harness.catalogue.documents import Document, Entry, Group
 from harness.catalogue.limits import Limit
 from harness.catalogue.loader import CatalogueError, load_yaml
+from harness.catalogue.operators import CpuRule
 from harness.vendors.rknn.operator_list.reading import interval
 
 DATA_DIR = Path(__file__).parents[1] / "data" / "operator-list"
@@ -154,3 +155,13 @@ def versions() -> list[str]:
 
 def documents() -> dict[str, Document]:
     return {version: load(version) for version in versions()}
+
+
+def cpu_rule(version: str, platform: str) -> CpuRule | None:
+    """Chapter 4.1's rule of the operators ``platform``'s CPU runs ("RK2118 不支持所有 CPU
+    算子": none), or None where the chapter limits nothing for it."""
+    for note in load_yaml(_folder(version) / "cpu.yaml").get("notes", ()):
+        if platform.lower() in note["targets"] and note["kind"] == "values":
+            source = f"{TITLE} {version} § 4.1"
+            return CpuRule(tuple(note["values"]), note["text"], source)
+    return None

@@ -1,0 +1,181 @@
+"""Every kind of documented rule gets cases and a judgement of its own: values just outside a
+documented set, products probed with balanced factors, the platform's rule of what its CPU
+runs, and a limit the compiler meets by rewriting the operator."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.cases.operators import balanced_factors, operator_cases, set_neighbours
+from harness.catalogue.properties import CPU_RULE
+from harness.judge.compare import compare, tolerance_for
+from harness.judge.observers import rewrite_of
+from harness.models import subjects
+from harness.pipeline import GENERIC_JUDGE
+from harness.targets.observation import Observation
+from harness.vendors import VENDORS
+from harness.vendors.rknn.buildlog import parse_build_log
+from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
+
+LOGS = Path(__file__).parent / "data" / "buildlogs"
+RKNN = VENDORS[0]
+OUT = [np.arange(6, dtype=np.float32)]
+MATCH = compare(OUT, OUT, tolerance_for("float16"))
+
+
+def cases_of(platform: str, op: str) -> dict:
+    return {case.id: case for case in operator_cases(RKNN.operators(platform), ops=[op]).cases}
+
+
+def logged(name: str) -> Observation:
+    """An observation as the simulator pool makes it from a recorded rknn-toolkit2 build log."""
+    parsed = parse_build_log((LOGS / f"{name}.log").read_text())
+    return Observation(
+        backend="simulator",
+        outputs=OUT,
+        placement=parsed.layers,
+        rewrites=parsed.rewrites,
+        observes=SIMULATOR_OBSERVES,
+    )
+
+
+# -- value sets ------------------------------------------------------------------------------
+
+
+def test_a_set_of_integers_is_probed_in_its_gaps_and_past_its_ends():
+    assert set_neighbours("strides", (1, 2, 4, 8)) == [3, 5, 9]
+    assert set_neighbours("kernel", (2, 3)) == [4, 1]
+    assert set_neighbours("axis", (1, 3)) == [0, 2]  # every other axis of a rank-4 tensor
+    assert set_neighbours("count_include_pad", (1,)) == [0]  # a flag: the other flag
+    assert set_neighbours("mode", ("nearest", "linear")) == []  # no order to step along
+
+
+def test_rk3588_conv_transpose_has_cases_off_its_stride_set_judged_outside_it():
+    cases = cases_of("rk3588", "ConvTranspose")
+    for dtype in ("int8", "float16"):
+        for stride in (3, 5, 9):
+            case = cases[f"rk3588/ConvTranspose/{dtype}/strides={stride}"]
+            assert case.documented == "outside"
+            assert case.deciding_limit == "ConvTranspose/attr/strides"
+            assert case.params["strides"] == [stride, stride]
+        assert cases[f"rk3588/ConvTranspose/{dtype}/strides=4"].documented == "supported"
+
+
+def test_a_value_onnx_cannot_express_gets_no_case():
+    # Split's axes 0..3 are all documented: nothing is left off the set to propose, and no
+    # negative axis (it names a positive one)
+    assert set_neighbours("axis", (0, 1, 2, 3)) == []
+    ids = cases_of("rk3588", "Split")
+    assert not [i for i in ids if "axis=-1" in i or "axis=4" in i]
+
+
+# -- products --------------------------------------------------------------------------------
+
+
+@given(st.integers(1, 10**7), st.integers(2, 4), st.booleans())
+def test_balanced_factors_are_within_one_of_each_other_and_nearest_the_target(n, k, at_least):
+    sizes = balanced_factors(n, k, at_least)
+    product = math.prod(sizes)
+    assert len(sizes) == k and min(sizes) >= 1
+    assert max(sizes) - min(sizes) <= 1
+    if at_least:
+        assert product >= n
+        smaller = sorted(sizes)
+        smaller[-1] -= 1
+        assert math.prod(smaller) < n or smaller[-1] == 0
+    else:
+        assert product <= n
+        # the smallest factor cannot grow without passing n (the others could only unbalance)
+        assert product // sizes[-1] * (sizes[-1] + 1) > n
+
+
+def test_rv1106_hardmax_is_probed_between_its_typical_case_and_its_cap():
+    cases = cases_of("rv1106", "Hardmax")
+    typical = subjects("Hardmax", cases["rv1106/Hardmax/int8/typical"].params)
+    balanced = {
+        case.value: case
+        for case in cases.values()
+        if case.dtype == "int8" and case.value.startswith("channel*height*width=")
+    }
+    products = {
+        math.prod(int(x) for x in v.split("=")[1].split("*")): c for v, c in balanced.items()
+    }
+    inside = sorted(p for p, c in products.items() if c.documented == "supported")
+    typical_size = typical["channel"] * typical["height"] * typical["width"]
+    assert inside and inside[0] > typical_size and inside[-1] <= 8192
+    assert [p for p, c in products.items() if c.documented == "outside"] == [8400]
+    assert len(inside) == 3  # a quarter, a half and just inside the cap
+
+
+# -- rewrites --------------------------------------------------------------------------------
+
+
+def _outside(platform: str, op: str, value: str):
+    return cases_of(platform, op)[f"{platform}/{op}/float16/{value}"]
+
+
+def test_a_limit_the_compiler_meets_by_decomposing_the_operator_is_limit_rewritten():
+    case = _outside("rk3588", "Convolution", "dilations_h=32")
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH, ("Conv",))
+    assert verdict.verdict == "limit-rewritten"
+    assert "model Conv compiled as Conv + Slice + Conv" in verdict.detail
+    assert "convert_large_dilation_conv_to_normal_conv" in verdict.detail
+    # the same build judged without the model's nodes cannot tell, so it stays doc drift
+    assert GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH).verdict == "doc-drift"
+
+
+def test_a_layer_the_compiler_puts_in_front_of_every_model_is_no_rewrite():
+    # MaxPool at height 8193 compiles as Conv + MaxPool, like its typical model, no pass named
+    case = _outside("rk3588", "MaxPool", "height=8193")
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_maxpool_h8193"), MATCH, ("MaxPool",))
+    assert verdict.verdict == "doc-drift"
+
+
+def test_an_operators_routine_lowering_is_no_rewrite():
+    observation = logged("rk3588_fp16_div_typical")  # Conv + Expand + Div on every build
+    routine = _outside("rk3588", "Div", "typical").routine_rewrites
+    assert rewrite_of(("Div",), observation.placement, observation.rewrites, routine) == ""
+    assert rewrite_of(("Div",), observation.placement, observation.rewrites).endswith(
+        "(convert_div_to_expand_div)"
+    )
+
+
+# -- the platform's CPU ---------------------------------------------------------------------
+
+
+def test_a_cpu_layer_on_rk2118_which_runs_no_cpu_operator_is_unrunnable():
+    case = cases_of("rk2118", "Min")["rk2118/Min/float16/typical"]
+    (rule,) = [expect for expect in case.expects if expect.prop == CPU_RULE]
+    assert rule.value == () and "RK2118 不支持所有 CPU 算子" in rule.documented
+    verdict = GENERIC_JUDGE(case, logged("rk2118_fp16_min_typical"), MATCH, ("Min",))
+    assert verdict.verdict == "unrunnable"
+    assert verdict.detail.startswith("platform CPU operators: Min on the CPU, which rk2118")
+    # on a platform whose CPU runs Min the same placement is a CPU fallback as before
+    without = replace(case, expects=tuple(e for e in case.expects if e.prop != CPU_RULE))
+    assert GENERIC_JUDGE(without, logged("rk2118_fp16_min_typical"), MATCH).verdict != "unrunnable"
+
+
+def test_the_cpu_operators_rv1106_lists_may_run_on_its_cpu():
+    case = cases_of("rv1106", "Min")["rv1106/Min/float16/typical"]
+    (rule,) = [expect for expect in case.expects if expect.prop == CPU_RULE]
+    assert "softmax" in rule.value and "min" not in rule.value
+    observation = logged("rk2118_fp16_min_typical")
+    softmax = [
+        {**layer, "op": "Softmax"} if layer.get("op") == "Min" else layer
+        for layer in observation.placement
+    ]
+    verdict = GENERIC_JUDGE(case, replace(observation, placement=softmax), MATCH, ("Min",))
+    assert {c["prop"]: c["status"] for c in verdict.checks}[CPU_RULE] == "confirmed"
+
+
+@pytest.mark.parametrize("platform", ["rk3588", "rk3562", "rk3576"])
+def test_platforms_without_a_cpu_rule_expect_none(platform):
+    cases = cases_of(platform, "Min")
+    assert all(e.prop != CPU_RULE for case in cases.values() for e in case.expects)
