@@ -179,3 +179,37 @@ def test_the_cpu_operators_rv1106_lists_may_run_on_its_cpu():
 def test_platforms_without_a_cpu_rule_expect_none(platform):
     cases = cases_of(platform, "Min")
     assert all(e.prop != CPU_RULE for case in cases.values() for e in case.expects)
+
+
+# -- operand forms and axes ------------------------------------------------------------------
+
+
+def test_every_binary_operator_gets_a_constant_operand_and_each_broadcast_form_in_each_dtype():
+    cases = cases_of("rk3588", "Min")
+    for dtype in ("int8", "float16"):
+        constant = cases[f"rk3588/Min/{dtype}/B=constant"]
+        assert constant.params["b_constant"] == 1
+        shapes = [
+            cases[f"rk3588/Min/{dtype}/B={form}"].params["b_shape"]
+            for form in ("[1,8,4,6]", "[1,8,1,1]", "[1,1,1,1]")
+        ]
+        assert shapes == [[1, 8, 4, 6], [1, 8, 1, 1], [1, 1, 1, 1]]
+
+
+def test_a_form_another_limit_already_probes_is_one_case_not_two():
+    # Div documents its constant divisor (T2: float constTensor): the generator's case of
+    # that dtype limit and the constant-operand form are the same model
+    cases = cases_of("rk3588", "Div")
+    constant = [c for c in cases.values() if c.dtype == "float16" and c.params.get("b_constant")]
+    assert len(constant) == 1
+
+
+@pytest.mark.parametrize("op", ["Concat", "Gather", "Split", "Softmax", "Hardmax"])
+def test_an_operator_with_an_axis_is_probed_on_every_axis_of_its_rank_4_input(op):
+    cases = cases_of("rk3588", op)
+    axes = {
+        subjects(op, case.params)["axis"]
+        for case in cases.values()
+        if case.dtype == "float16" and (case.value == "typical" or case.value.startswith("axis="))
+    }
+    assert axes == {0, 1, 2, 3}

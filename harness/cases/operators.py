@@ -577,6 +577,7 @@ def operator_cases(
                 result.unprobed.append(Unprobed(limit, found))
             else:
                 proposals.extend((limit, variant) for variant in found)
+        proposals.extend((None, variant) for variant in operand_forms(op.name))
         for probed, (what, params, bound) in proposals:
             over = budget.over_elements("model", element_count(op.name, params))
             if over is not None:
@@ -593,6 +594,30 @@ def operator_cases(
                 variant = Variant(what, params, bound)
                 _add_case(result, by_params, ids, catalogue, op, dtype, probed, variant)
     return result
+
+
+def operand_forms(op: str) -> list[Variant]:
+    """The typical model in the forms users' models take that no limit varies, each judged
+    against every limit like any case: a binary operator's B as a constant (the toolkit
+    rewrites a constant divisor into a Mul), of A's full shape, per channel and of one
+    element; an operator with an axis on every other axis of its rank-4 input."""
+    declared, typical = PROBING[op], subjects(op, {})
+    proposed: dict[str, dict[str, Any]] = {}
+    if declared.broadcast is not None and "constant_B" in declared.setters:
+        out = [typical[letter] for letter in "bchw"]
+        proposed["B=constant"] = with_subject(op, {}, "constant_B", "float")
+        for source in (out, [out[0], out[1], 1, 1], [1, 1, 1, 1]):
+            form = "[" + ",".join(map(str, source)) + "]"
+            proposed[f"B={form}"] = declared.broadcast.params(source, out)
+    if isinstance(typical.get("axis"), int) and "axis" not in declared.fixed:
+        for axis in range(RANK):
+            if axis != typical["axis"]:
+                proposed[f"axis={axis}"] = with_subject(op, {}, "axis", axis)
+    return [
+        Variant(what, params)
+        for what, params in proposed.items()
+        if _builds(op, json.dumps(params, sort_keys=True))
+    ]
 
 
 # A fused entry's bounds are its base entry's: probed there, the entry's cases check the fusion.
