@@ -13,8 +13,11 @@ for the widest model-I/O probes (``spec_unavailable``). The comparison then rest
 that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 
-Both are recomputed from nothing but the model bytes and the inputs, and onnx.reference's
-pooling runs in pure Python (tens of milliseconds per small MaxPool), so ``ReferenceCache``
+onnx.reference runs with vectorised MaxPool and AveragePool kernels
+(``harness.models.pooling_reference``): its own pool in pure Python (tens of milliseconds per
+small MaxPool, seconds for a wide one) and misreads a one-sided MaxPool pad.
+
+Both are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
 keeps them on disk, keyed by model, inputs and the reference libraries' versions.
 """
 
@@ -33,6 +36,7 @@ from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.models import BuiltModel
+from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
 ORT = "onnxruntime"
@@ -114,7 +118,7 @@ def host_references(built: BuiltModel) -> References:
         unavailable[SPEC] = skipped
     else:
         try:
-            evaluator = ReferenceEvaluator(built.onnx_bytes)
+            evaluator = ReferenceEvaluator(built.onnx_bytes, new_ops=POOLING_KERNELS)
             outputs[SPEC] = [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
         except Exception as exc:  # a model it cannot run: an index out of range, say
             unavailable[SPEC] = f"failed: {type(exc).__name__}: {exc}"
@@ -160,6 +164,7 @@ class ReferenceCache(DiskCache):
         super().__init__(directory, CACHE, cap)
         self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
         self._versions["numpy"] = np.__version__
+        self._versions["pooling kernels"] = KERNELS_VERSION
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs and the reference libraries' versions (hex)."""
