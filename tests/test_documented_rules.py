@@ -213,3 +213,25 @@ def test_an_operator_with_an_axis_is_probed_on_every_axis_of_its_rank_4_input(op
         if case.dtype == "float16" and (case.value == "typical" or case.value.startswith("axis="))
     }
     assert axes == {0, 1, 2, 3}
+
+
+# -- formulas over several quantities --------------------------------------------------------
+
+
+def test_a_formula_over_several_quantities_is_probed_on_both_sides_of_its_boundary():
+    # RK3588 ConvTranspose: "不支持 kernel_h * dilations_h - dilations_h - pads_top < 0"
+    cases = cases_of("rk3588", "ConvTranspose")
+    limit = "ConvTranspose/attr/kernel_h*dilations_h-dilations_h-pads_top<0"
+    inside = cases["rk3588/ConvTranspose/float16/pads_top=1"]  # 2*1 - 1 - 1 = 0: supported
+    outside = cases["rk3588/ConvTranspose/float16/pads_top=2"]  # 2*1 - 1 - 2 < 0
+    assert limit in inside.limits and inside.documented == "supported"
+    assert limit in outside.outside_because and outside.deciding_limit == limit
+
+
+def test_a_formula_whose_other_side_no_single_change_reaches_is_listed_with_the_reason():
+    unprobed = operator_cases(RKNN.operators("rk3588"), ops=["ConvTranspose"]).unprobed
+    reasons = {u.limit.id: u.reason for u in unprobed}
+    # output_h follows height, stride and pads: the comparison holds for every model
+    assert reasons["ConvTranspose/attr/stride_h*(height-1)-pads_top+1<output_h"].startswith(
+        "no single quantity a valid model can change"
+    )

@@ -34,7 +34,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -448,15 +448,74 @@ _MODULUS = re.compile(r"(\w+(?:\*\w+)*)%(\d+)=0")
 
 
 def _formula_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant] | str:
-    """``h1*w1%8=0``: the first name at the modulus and one above, the others at 1."""
+    """``h1*w1%8=0``: the first name at the modulus and one above, the others at 1; any other
+    formula on both sides of it (``_formula_sides``)."""
     match = _MODULUS.fullmatch(limit.rule["expression"].replace(" ", ""))
     if match is None:
-        return "a formula over several quantities: every case is checked against it"
+        return _formula_sides(op, limit, base)
     first, *others = match.group(1).split("*")
     for other in others:
         base = with_subject(op, base, other, 1)
     step = int(match.group(2))
     return _probes(op, base, first, [step, step + 1])
+
+
+_FORMULA_REACH = 1 << 16  # how far a quantity is moved looking for the formula's other side
+
+
+def _formula_sides(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant] | str:
+    """A formula over several quantities (``stride_h*(height-1)-pads_top+1<output_h``) probed
+    on both sides of its boundary: for each quantity, moved alone up (or down) from the
+    typical model, the first value on the formula's other side and the last one before it
+    (found by doubling, then halving the step), where a valid model takes both."""
+    rule = limit.rule
+    typical = subjects(op, base)
+    side = holds(rule, typical)
+    found: list[Variant] = []
+    for name in rule.get("names", ()):
+        start = typical.get(name)
+        if not isinstance(start, int) or isinstance(start, bool):
+            continue
+
+        def flips(value: int, name: str = name) -> bool | None:
+            try:
+                params = with_subject(op, base, name, value)
+            except (KeyError, ValueError):
+                return None
+            return holds(rule, subjects(op, params)) != side  # derived sizes follow
+
+        edge = _first_flip(start, flips)
+        if edge is None:
+            continue
+        for value in (edge, edge - 1 if edge > start else edge + 1):
+            params = with_subject(op, base, name, value)
+            if value != start and _builds(op, json.dumps(params, sort_keys=True)):
+                found.append(Variant(f"{name}={value}", params))
+    if not found:
+        return "no single quantity a valid model can change puts it on the formula's other side"
+    return found
+
+
+def _first_flip(start: int, flips: Callable[[int], bool | None]) -> int | None:
+    """The value nearest ``start`` (up first, then down to 0) at which ``flips`` turns true,
+    assuming it stays true beyond; None when it does not within reach."""
+    for direction in (1, -1):
+        near, step = start, 1
+        while 0 <= start + direction * step <= _FORMULA_REACH:
+            far = start + direction * step
+            flipped = flips(far)
+            if flipped is None:
+                break
+            if flipped:
+                while abs(far - near) > 1:  # halve the gap: near stays on its side, far flips
+                    middle = (near + far) // 2
+                    if flips(middle):
+                        far = middle
+                    else:
+                        near = middle
+                return far
+            near, step = far, step * 2
+    return None
 
 
 def _broadcast_variants(
