@@ -74,6 +74,28 @@ STALE_ENTRY = {
 # -- known issues
 
 
+def test_a_folder_of_known_issues_files_is_read_as_one_list_named_by_file(tmp_path: Path) -> None:
+    folder = tmp_path / "known"
+    folder.mkdir()
+    known_file(folder, [POW_0_ENTRY], "rk3562.yaml")
+    known_file(folder, [STALE_ENTRY], "rk3588.yaml")
+    (folder / "README.txt").write_text("not a known-issues file")
+    known = load_known_issues(folder)
+    assert known.path == str(folder)
+    assert [(entry.file, entry.reference) for entry in known.entries] == [
+        ("rk3562.yaml", "RKNN-123"),
+        ("rk3588.yaml", "X-1"),
+    ]
+    assert known.entries[1].label().startswith("rk3588.yaml: known_issues[0] (X-1:")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(KnownIssuesError, match="a folder with no known-issues"):
+        load_known_issues(empty)
+    broken = known_file(folder, [{"cases": []}], "zz.yaml")
+    with pytest.raises(KnownIssuesError, match=str(broken)):
+        load_known_issues(folder)
+
+
 @needs_toolkit
 def test_known_issue_as_expected_passes_and_its_removal_fails(tmp_path: Path) -> None:
     known = known_file(tmp_path, [POW_0_ENTRY, STALE_ENTRY])

@@ -110,6 +110,7 @@ class Entry:
     reference: str
     note: str
     versions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    file: str = ""  # the file of a folder of known-issues files it comes from
 
     def matches(self, record: CaseRecord) -> bool:
         return any(glob_match(glob, record.id) for glob in self.cases) and all(
@@ -118,7 +119,8 @@ class Entry:
         )
 
     def label(self) -> str:
-        return f"known_issues[{self.index}] ({self.reference}: {', '.join(self.cases)})"
+        where = f"{self.file}: " if self.file else ""
+        return f"{where}known_issues[{self.index}] ({self.reference}: {', '.join(self.cases)})"
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,20 @@ def _schema() -> dict[str, Any]:
 
 
 def load_known_issues(path: str | os.PathLike[str]) -> KnownIssues:
-    """Read and validate a known-issues file; raises KnownIssuesError naming file and field."""
+    """Read and validate a known-issues file, or every ``*.yaml`` file of a folder (a vendor's
+    one file per platform group); raises KnownIssuesError naming file and field."""
+    if Path(path).is_dir():
+        files = sorted(Path(path).glob("*.yaml"))
+        if not files:
+            raise KnownIssuesError(f"{path}: a folder with no known-issues (*.yaml) file")
+        entries = tuple(
+            replace(entry, file=file.name) for file in files for entry in _load_file(file).entries
+        )
+        return KnownIssues(str(path), entries)
+    return _load_file(Path(path))
+
+
+def _load_file(path: Path) -> KnownIssues:
     try:
         text = _read(Path(path))
     except OSError as exc:

@@ -74,7 +74,7 @@ VENDOR = Vendor(
     board_target=board_target,
     simulator_cache=SIM_CACHE,
     conversion_cache=CONVERSION_CACHE,
-    known_issues=Path(__file__).with_name("data") / "known-issues" / "rk3562-simulator.yaml",
+    known_issues=Path(__file__).with_name("data") / "known-issues",  # one file per group
     commands={
         "hil": [sdk_cli.register],
         "boards": [c_runner_cli.register],
