@@ -275,7 +275,36 @@ def test_hil_probe_rejects_a_bad_selection() -> None:
         [sys.executable, "-c", code, "probe", "-k", "NoSuchOp", "--list"],
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
-    assert done.returncode == 2 and "no numeric bound matches" in done.stderr
+    assert done.returncode == 2 and "matches no documented limit" in done.stderr
+
+
+def test_a_selection_of_limits_no_search_can_walk_lists_each_with_its_reason() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = "import sys; from harness.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["probe", "--platform", "rk3588", "-k", "ConvTranspose and strides", "--list"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr  # not bad input: a value set is no numeric bound
+    assert done.stdout.splitlines() == [
+        f"rk3588/ConvTranspose/attr/{limit}\tnot searched: a value set: its cases probe every "
+        "member and the values just outside it"
+        for limit in ("strides", "strides#2")
+    ]
+
+
+def test_a_product_of_three_factors_is_a_bound_along_each_factor() -> None:
+    catalogue = operator_catalogue("rv1106")
+    bounds, skipped = numeric_bounds(catalogue, ops=["Hardmax"], dtypes=("int8",))
+    assert not skipped
+    product = "rv1106/Hardmax/input/channel*height*width<=8192/int8/upper"
+    assert sorted(b.id for b in bounds) == [
+        f"{product}/{f}" for f in ("channel", "height", "width")
+    ]
+    for bound in bounds:
+        assert bound.edge == 20  # 20*20*20 = 8000 <= 8192 < 20*20*21
+        assert bound.case(bound.edge).documented == "supported"
+        assert bound.case(bound.edge + 1).documented == "outside"
 
 
 def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:

@@ -28,7 +28,7 @@ from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
-from harness.probe.steps import Bound, Skipped, numeric_bounds
+from harness.probe.steps import Bound, Skipped, numeric_bounds, unsearchable
 from harness.report.bundle import BundleError, make_bundle
 from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
@@ -132,13 +132,18 @@ def run_probe(args: argparse.Namespace) -> int:
     except SelectionError as exc:
         parser.error(str(exc))
     skipped = [item for item in skipped if item.bound.id in chosen]
-    if not bounds and not skipped:
-        parser.error(f"-k {clipped(args.selection)!r}: no numeric bound matches")
+    others = select(unsearchable(catalogue), args.selection) if args.selection else []
+    if not bounds and not skipped and not others:
+        parser.error(f"-k {clipped(args.selection)!r}: matches no documented limit")
+    for other in others:  # what the selection names that no search can walk, and why
+        emit(f"{other.id}\tnot searched: {other.reason}\n")
     if args.list:
         for bound in bounds:
             emit(f"{bound.id}\tedge {bound.edge}\t{bound.subject} in {bound.documented}\n")
         for item in skipped:
             emit(f"{item.bound.id}\tskipped: {item.reason}\n")
+        return 0
+    if not bounds and not skipped:
         return 0
     try:
         args.results.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ same model, e.g. GRU's ``batch_size`` restated per tensor) run once, through
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Protocol, TypeVar
 
 import _pytest.mark.expression as pytest_expression
 from _pytest.mark.expression import Expression
@@ -30,7 +31,15 @@ class SelectionError(ValueError):
     """A ``-k`` expression that does not parse."""
 
 
-def select(bounds: Iterable[Bound], expression: str | None) -> list[Bound]:
+class _Named(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Selected = TypeVar("Selected", bound=_Named)
+
+
+def select(bounds: Iterable[Selected], expression: str | None) -> list[Selected]:
     """The bounds whose names match a pytest-style ``-k`` expression ("Expand or MaxPool",
     "kernel and not int8"): a word matches when it begins (any case) one of the ``/``-parts of
     the bound's id (platform, limit id, dtype, side), so "MaxPool" is not GlobalMaxPool and
@@ -45,7 +54,7 @@ def select(bounds: Iterable[Bound], expression: str | None) -> list[Bound]:
     except RecursionError:  # pytest's parser descends once per parenthesis or "not"
         raise SelectionError(f"-k {shown}: nested too deeply") from None
 
-    def matches(bound: Bound) -> bool:
+    def matches(bound: Selected) -> bool:
         parts = bound.id.lower().split("/")
 
         def has(word: str, /, **kwargs: str | int | bool | None) -> bool:

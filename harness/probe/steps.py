@@ -182,6 +182,47 @@ def _sides(
     return found
 
 
+@dataclass(frozen=True)
+class Unsearchable:
+    """A documented limit with no numeric bound a search can walk, with the reason."""
+
+    id: str  # platform/limit id, what ``-k`` selects on
+    reason: str
+
+
+_NO_BOUND = {
+    "values": "a value set: its cases probe every member and the values just outside it",
+    "enum": "a value set: its cases probe every member and the values just outside it",
+    "fixed": "a fixed value: nothing to search",
+    "multiple-of": "a multiple-of rule: its cases probe the multiples around it",
+    "formula": "a formula over several quantities: its cases probe both sides of it",
+    "dtype": "a data type rule: every case runs in one of the dtypes",
+    "rank": "a rank: the models are built at the documented rank",
+    "quantization": "a quantization scheme, not a number",
+    "unsupported": "a documented unsupported value, probed by its own case",
+    "absent": "an operator the section does not document: its typical case probes it",
+    "free-text": "kept as the document's words only",
+    "multi-core": "a multi-core rule: the cases run on one core",
+    "no-limit": "the document states no limit",
+}
+
+
+def unsearchable(catalogue: OperatorCatalogue) -> list[Unsearchable]:
+    """The catalogue's limits that ``numeric_bounds`` cannot walk, each with the reason."""
+    found = []
+    for op in catalogue.operators.values():
+        for limit in op.limits():
+            if limit.kind in NUMERIC_KINDS and (
+                limit.kind != "product" or not limit.rule.get("when")
+            ):
+                continue
+            reason = _NO_BOUND.get(limit.kind, f"a {limit.kind} limit has no numeric bound")
+            if limit.kind == "product":
+                reason = f"a product that applies only when {limit.rule['when']}"
+            found.append(Unsearchable(f"{catalogue.platform}/{limit.id}", reason))
+    return found
+
+
 # -- a step's record as behaviour -----------------------------------------------------------
 
 INSIDE = "NPU, correct"  # how a value documented inside behaves
