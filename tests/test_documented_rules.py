@@ -235,3 +235,15 @@ def test_a_formula_whose_other_side_no_single_change_reaches_is_listed_with_the_
     assert reasons["ConvTranspose/attr/stride_h*(height-1)-pads_top+1<output_h"].startswith(
         "no single quantity a valid model can change"
     )
+
+
+def test_a_limit_with_a_precondition_is_probed_with_it_on_and_off():
+    # "width : 当dilated_kernel_h > 1 时, width < 16383": the typical 3x3 kernel meets it; a
+    # kernel one high turns it off, and the same widths are then documented supported
+    cases = cases_of("rk3588", "Convolution")
+    limit = "Convolution/input_tensor/width<16383"
+    on = cases["rk3588/Convolution/float16/width=16383"]
+    off = cases["rk3588/Convolution/float16/width=16383@kernel_h=1"]
+    assert on.deciding_limit == limit and on.documented == "outside"
+    assert off.params["kernel"][0] == 1 and limit not in off.outside_because
+    assert cases["rk3588/Convolution/float16/width=16382"].documented == "supported"

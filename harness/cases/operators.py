@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
 from harness.catalogue.formulas import applies, holds
+from harness.catalogue.formulas import names as formula_names
 from harness.catalogue.limits import Limit
 from harness.catalogue.operators import CpuRule, DocumentedOperator, OperatorCatalogue
 from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
@@ -270,13 +271,60 @@ def _condition_params(limit: Limit) -> dict[str, Any]:
 def _variants(
     op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
 ) -> list[Variant] | str:
-    """Parameter variants probing ``limit``, or the reason it cannot be probed."""
+    """Parameter variants probing ``limit``, or the reason it cannot be probed; a limit with a
+    precondition (``width < 16383`` when ``dilated_kernel_h > 1``) is probed where the
+    typical model meets it, and each variant again with the precondition off."""
+    when = limit.rule.get("when")
+    if when and not applies(limit.rule, subjects(op.name, _condition_params(limit))):
+        return f"applies only when {when}, which the typical model does not meet"
+    found = _limit_variants(op, limit, catalogue)
+    if when and not isinstance(found, str):
+        found += _precondition_off(op.name, limit, found)
+    return found
+
+
+def _precondition_off(op: str, limit: Limit, variants: list[Variant]) -> list[Variant]:
+    """Each of ``variants`` with the one quantity of the limit's precondition changed that
+    turns it off nearest the typical model (its other branch: the limit no longer applies)."""
+    rule, base = limit.rule, _condition_params(limit)
+    typical = subjects(op, base)
+    named = sorted(formula_names(rule["when"]))
+    # the precondition's own quantities first; a derived one (dilated_kernel_h) is set
+    # through the quantities it comes from
+    for name in [*named, *sorted(set(typical) - set(named))]:
+        start = typical.get(name)
+        if not isinstance(start, int) or isinstance(start, bool):
+            continue
+
+        def off(value: int, name: str = name) -> bool | None:
+            try:
+                return not applies(rule, subjects(op, with_subject(op, base, name, value)))
+            except (KeyError, ValueError, ArithmeticError):  # no such model (a group of 0)
+                return None
+
+        value = _first_flip(start, off)
+        if value is None:
+            continue
+        found = []
+        for variant in variants:
+            try:
+                params = with_subject(op, variant.params, name, value)
+            except (KeyError, ValueError):
+                continue
+            if _builds(op, json.dumps(params, sort_keys=True)):
+                found.append(Variant(f"{variant.what}@{name}={value}", params, variant.bound))
+        if found:  # else no valid model has that value (a dilation of 0): the next quantity
+            return found
+    return []
+
+
+def _limit_variants(
+    op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
+) -> list[Variant] | str:
     name, key = op.name, _key(limit)
     kind = limit.kind
     declared = PROBING[name]
     base = _condition_params(limit)
-    if limit.rule.get("when"):
-        return f"applies only when {limit.rule['when']}, which the model does not vary"
     try:
         if kind == "range":
             return _range_variants(op, limit, base, governing_limits(catalogue, op))
@@ -480,9 +528,9 @@ def _formula_sides(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]
         def flips(value: int, name: str = name) -> bool | None:
             try:
                 params = with_subject(op, base, name, value)
-            except (KeyError, ValueError):
+                return holds(rule, subjects(op, params)) != side  # derived sizes follow
+            except (KeyError, ValueError, ArithmeticError):  # no such model (a group of 0)
                 return None
-            return holds(rule, subjects(op, params)) != side  # derived sizes follow
 
         edge = _first_flip(start, flips)
         if edge is None:
