@@ -1,0 +1,38 @@
+"""Harness faults found by checking failing verdicts by hand, each with the case it was seen
+on: the cases stay, the judgement is fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.cases.operators import operator_cases
+from harness.models import build_model
+from harness.pipeline import SMALL_INPUTS, input_span, job_for
+from harness.vendors import VENDORS
+
+RKNN = VENDORS[0]
+
+
+def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
+    # rk3566 Expand int8 [b,c,1,1] at h=1 has two input values: in steps of their own range
+    # the simulator's 0.0044 error (within a step of the range the toolkit quantizes with)
+    # was more than the 4 steps allowed, and a wrong result
+    cases = operator_cases(RKNN.operators("rk3566"), ops=["Expand"]).cases
+    case = next(c for c in cases if c.id == "rk3566/Expand/int8/[b, c, 1, 1]:h=1")
+    built = build_model(case.op, case.params, case.seed)
+    job = job_for(case, built)
+    own = float(np.ptp(np.concatenate([a.ravel() for a in built.inputs])))
+    calibrated = float(np.ptp(np.concatenate([a.ravel() for s in job.dataset for a in s])))
+    observed_error = 0.0044  # the record's max abs error
+    assert 4 * own / 255 < observed_error < 4 * calibrated / 255
+    assert input_span(job, built.inputs) == calibrated
+    # float16 builds, and inputs large enough to span their range, keep their own range
+    fp16 = next(c for c in cases if c.id == "rk3566/Expand/float16/[b, c, 1, 1]:h=1")
+    fp16_built = build_model(fp16.op, fp16.params, fp16.seed)
+    fp16_own = float(np.ptp(np.concatenate([a.ravel() for a in fp16_built.inputs])))
+    assert input_span(job_for(fp16, fp16_built), fp16_built.inputs) == fp16_own
+    large = next(c for c in cases if c.dtype == "int8" and c.value == "typical")
+    large_built = build_model(large.op, large.params, large.seed)
+    assert sum(a.size for a in large_built.inputs) <= SMALL_INPUTS or input_span(
+        job_for(large, large_built), large_built.inputs
+    ) == float(np.ptp(np.concatenate([a.ravel() for a in large_built.inputs])))
