@@ -92,7 +92,21 @@ def documented_status(
     dtype_subjects = PROBING[op.name].dtype_subjects
     found = {**found, TYPE: _type_variables(limits, dtype)}
     broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
+    broken += _undocumented_constant(limits, found)
     return tuple(broken)
+
+
+def _undocumented_constant(limits: Iterable[Limit], found: Mapping[str, Any]) -> list[str]:
+    """A constant operand (``constant_B``) where the dtype limits list Tensor kinds only (Max:
+    ``T1: int8(Tensor), float16(Tensor)``): it breaks the first of them."""
+    typed = [limit for limit in limits if limit.kind == "dtype" and limit.rule.get("kinds")]
+    kinds = [str(kind) for limit in typed for kind in limit.rule["kinds"].values()]
+    if not found.get(CONSTANT_OPERAND) or not typed or any("const" in kind for kind in kinds):
+        return []
+    return [typed[0].id]
+
+
+CONSTANT_OPERAND = "constant_B"  # the subject a model reads a constant operand as
 
 
 TYPE = "type"  # the condition key naming type variables
@@ -710,9 +724,9 @@ def operand_forms(op: str) -> list[Variant]:
     element; an operator with an axis on every other axis of its rank-4 input."""
     declared, typical = PROBING[op], subjects(op, {})
     proposed: dict[str, dict[str, Any]] = {}
-    if declared.broadcast is not None and "constant_B" in declared.setters:
+    if declared.broadcast is not None and CONSTANT_OPERAND in declared.setters:
         out = [typical[letter] for letter in "bchw"]
-        proposed["B=constant"] = with_subject(op, {}, "constant_B", "float")
+        proposed["B=constant"] = with_subject(op, {}, CONSTANT_OPERAND, "float")
         for source in (out, [out[0], out[1], 1, 1], [1, 1, 1, 1]):
             form = "[" + ",".join(map(str, source)) + "]"
             proposed[f"B={form}"] = declared.broadcast.params(source, out)
@@ -761,13 +775,16 @@ def _add_case(
     if key in by_params:
         index = by_params[key]
         existing = result.cases[index]
-        if limit_id not in existing.limits:
+        # a form no limit proposes (limit None) adds nothing to a case a limit probes
+        if limit is not None and limit_id not in existing.limits:
             result.cases[index] = _with_limit(existing, limit_id, marked, catalogue.cpu_rule)
         return
     case_id = _unique_id(ids, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
     ids.add(case_id)
     found = subjects(op.name, params)
     broken = documented_status(op, limits, dtype, found)
+    if limit is None and broken and limit_id not in broken:  # a form outside another limit
+        limit_id = broken[0]  # (a constant operand no dtype lists) probes that limit
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
     stated = op.limits()
     source_limit = limit or next((lim for lim in stated if lim.kind == "dtype"), None)
