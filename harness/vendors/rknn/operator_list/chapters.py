@@ -59,6 +59,8 @@ def cpu(lines: list[Line], version: str) -> dict[str, Any]:
                     constraint.append(line)
             elif field == "规格约束":
                 constraint.append(line)
+            elif field == "描述":  # a description wrapped onto the next line
+                description += f"\n{line.text.strip()}"
             elif field == "说明":
                 remarks[-1] += line.text.strip()
         limits = []
