@@ -381,6 +381,8 @@ def test_an_entry_that_only_says_unsupported_is_an_unsupported_operator(
 def test_pows_exponent_set_is_filed_under_the_subject_its_model_reads(version: str) -> None:
     read = subjects("Pow", OPERATOR_SPECS["Pow"].defaults)
     for group in catalogue.load(version).groups:
+        # only a set is the tensor's values: "axis=1, 无限制" under a shape stays the shape's
+        assert {lim.op for lim in group.limits() if lim.subject == "values"} <= {"Pow"}
         pow_ = group.entry("Pow")
         if pow_ is None:
             continue
@@ -612,3 +614,16 @@ def test_a_rule_left_in_the_description_is_unaccounted() -> None:
     )
     found = _entry_unaccounted(lost, section.body)
     assert any("channel ∈ (0, 8192]" in line for line in found)
+
+
+def test_convtransposes_group_rule_is_read_over_the_channels_its_model_reads() -> None:
+    entry = catalogue.load(VERSIONS[-1]).group("rk3588").entry("ConvTranspose")
+    assert entry is not None
+    (group,) = [lim for lim in entry.limits if "当且仅当" in lim.text]
+    read = subjects("ConvTranspose", OPERATOR_SPECS["ConvTranspose"].defaults)
+    assert set(group.rule["names"]) <= set(read)
+    depthwise = {"group": 4, "input_channel": 4, "output_channel": 4}
+    assert holds(group.rule, {"group": 1, "input_channel": 4, "output_channel": 8})
+    assert holds(group.rule, depthwise)
+    assert not holds(group.rule, {**depthwise, "group": 2})
+    assert not holds(group.rule, {**depthwise, "input_channel": 8})

@@ -181,8 +181,7 @@ def documents() -> dict[str, Document]:
 def cpu_rule(version: str, platform: str) -> CpuRule | None:
     """Chapter 4.1's rule of the operators ``platform``'s CPU runs ("RK2118 不支持所有 CPU
     算子": none), or None where the chapter limits nothing for it."""
-    for note in load_yaml(_folder(version) / "cpu.yaml").get("notes", ()):
-        if platform.lower() in note["targets"] and note["kind"] == "values":
-            source = f"{TITLE} {version} § 4.1"
-            return CpuRule(tuple(note["values"]), note["text"], source)
+    for rule in cpu_rules(version):
+        if platform.lower() in rule.rule["targets"]:
+            return CpuRule(tuple(str(v) for v in rule.values or ()), rule.text, rule.source)
     return None

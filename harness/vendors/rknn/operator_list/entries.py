@@ -152,7 +152,10 @@ class _Reader:
             text, context.subject
         )
         if said is not None:
-            if context.subject == "shape" and said.get("subject") == "shape":
+            if context.subject == "shape" == said.get("subject") and said["kind"] in (
+                "values",
+                "fixed",
+            ):
                 # A set under a tensor's shape without a dimension's name is what the tensor
                 # holds: the values of a constant input (Pow's exponent Y).
                 said["subject"] = "values"

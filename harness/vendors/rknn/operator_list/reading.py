@@ -489,6 +489,11 @@ def statement(text: str, subject: str) -> Reading | None:
     return None
 
 
+# The document's names for a convolution's channel counts, as its shapes name them.
+_CHANNEL_NAMES = {"num_input": "input_channel", "num_output": "output_channel"}
+_CHANNELS = re.compile(r"\b(?:num_input|num_output)\b")
+
+
 def _special(head: str, body: str, subject: str) -> Reading | None:
     """Wordings a single attribute or feature uses."""
     # ConvTranspose: "group : 仅支持 1, 当且仅当 num_input=num_output 时支持 num_output"
@@ -497,7 +502,9 @@ def _special(head: str, body: str, subject: str) -> Reading | None:
     )
     if iff:
         expression = f"{subject} = {iff['v']} or ({subject} = {iff['alt']} and {iff['when']})"
-        return formula(expression, {})
+        found = formula(_CHANNELS.sub(lambda m: _CHANNEL_NAMES[m[0]], expression), {})
+        found["rule"]["document_names"] = {v: k for k, v in _CHANNEL_NAMES.items()}
+        return found
     # PRelu: "仅支持单个标量或 C 维度系数"
     per = re.fullmatch(r"仅支持单个标量或\s*(?P<dim>[A-Z])\s*维度系数", body)
     if per:
