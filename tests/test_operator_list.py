@@ -372,6 +372,7 @@ def test_an_entry_that_only_says_unsupported_is_an_unsupported_operator(
         ("absent", {"unsupported": True})
     ]
     assert entry.limits[0].text.startswith("不支持")
+    assert entry.limits[0].id == f"{op}/op/unsupported"  # not an operator without an entry
     assert "not supported" in documents.reading(entry.limits[0])
     listed = listed_operators(group)[op]
     assert [lim.kind for lim in listed.limits()] == ["absent"]  # its cases expect no NPU

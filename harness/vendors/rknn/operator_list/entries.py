@@ -359,7 +359,7 @@ def read_entry(entry: Entry, targets: Mapping[str, str]) -> dict[str, Any]:
         reader.limits.append(
             {
                 "role": "op",
-                "subject": "",
+                "subject": "unsupported",  # its id: AveragePool/op/unsupported
                 "kind": "absent",
                 "rule": {"unsupported": True},
                 "text": unsupported[0]["text"].strip(),
