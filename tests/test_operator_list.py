@@ -17,7 +17,7 @@ from harness.catalogue.documents import diff, stats
 from harness.catalogue.formulas import holds
 from harness.catalogue.loader import CatalogueError, load_yaml
 from harness.models import OPERATOR_SPECS, subjects
-from harness.vendors.rknn.catalogue.operators import listed_operators
+from harness.vendors.rknn.catalogue.operators import listed_operators, seed_catalogue
 from harness.vendors.rknn.operator_list import catalogue, chapters, reading
 from harness.vendors.rknn.operator_list import document as text_document
 from harness.vendors.rknn.operator_list.__main__ import main
@@ -28,6 +28,7 @@ from harness.vendors.rknn.operator_list.extract import (
     load_overrides,
     version_of,
 )
+from harness.vendors.rknn.operator_list.judged import counterpart, same_reading
 
 TEXTS = sorted(catalogue.TEXT_DIR.glob("V*.txt"))
 VERSIONS = [version_of(p.read_text(encoding="utf-8")) for p in TEXTS]
@@ -628,3 +629,15 @@ def test_convtransposes_group_rule_is_read_over_the_channels_its_model_reads() -
     assert holds(group.rule, depthwise)
     assert not holds(group.rule, {**depthwise, "group": 2})
     assert not holds(group.rule, {**depthwise, "input_channel": 8})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_seed_limits_once_unmatched_have_their_counterpart(version: str) -> None:
+    # Pow's exponent set (once subject "shape") and Hardmax's axes (once a note).
+    seed = seed_catalogue()
+    group = catalogue.group(version, "rk3562")
+    for op, limit_id in (("Pow", "Pow/Y/values"), ("Hardmax", "Hardmax/attr/axis")):
+        (limit,) = [lim for lim in seed.operators[op].limits() if lim.id == limit_id]
+        found = counterpart(limit, group)
+        assert found is not None and found.id == limit_id
+        assert same_reading(limit, found)
