@@ -641,3 +641,19 @@ def test_seed_limits_once_unmatched_have_their_counterpart(version: str) -> None
         found = counterpart(limit, group)
         assert found is not None and found.id == limit_id
         assert same_reading(limit, found)
+
+
+def test_flash_attention_is_a_feature_with_what_it_supports() -> None:
+    entry = catalogue.load(VERSIONS[-1]).group("rk3562").entry("exSDPAttention")
+    assert entry is not None
+    features = {
+        (lim.subject, lim.values, tuple(lim.condition.items()))
+        for lim in entry.limits
+        if lim.kind == "feature"
+    }
+    assert features == {
+        ("FlashAttentionV2", ("supported",), ()),
+        ("dtype", ("float16",), (("FlashAttentionV2", ("on",)),)),
+    }
+    mask = next(lim for lim in entry.limits if lim.id == "exSDPAttention/mask/broadcast")
+    assert mask.rule["when_feature_on"] == {"FA": ["[b,c,1,1]", "[1,c,1,1]", "[1,c,h,w]"]}

@@ -190,6 +190,8 @@ def reading(limit: Limit) -> str:
                 parts.append(f"constraints as {rule['same_as']}")
             if limit.values:
                 parts.append(f"shapes {values}")
+            for feature, shapes in rule.get("when_feature_on", {}).items():
+                parts.append(f"with {feature} on only {', '.join(shapes)}")
             said = "broadcast: " + ", ".join(parts)
         case "free-text":
             said = f"free text: {rule.get('reason', '')}"

@@ -26,7 +26,8 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
   constTensor, Scalar) and the roles using it in ``rule``.
 - ``quantization``: the quantization schemes (``values``) a tensor role supports.
 - ``broadcast-support``: a role broadcasts along arbitrary dimensions, under the constraints
-  of ``rule["same_as"]``.
+  of ``rule["same_as"]``; ``rule["when_feature_on"]``: the only shapes left while an optional
+  feature is on (exSDPAttention's mask with FlashAttentionV2, "FA").
 - ``broadcast``: a broadcasting form ``rule["from"] -> rule["to"]`` with ``subject`` in
   ``interval``.
 - ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.

@@ -203,6 +203,15 @@ class _Reader:
                 rule: dict[str, Any] = {"arbitrary_dims": arbitrary}
                 if same_as:
                     rule["same_as"] = same_as["op"]
+                # exSDPAttention's mask: "开启 FA 支持后, 只支持 [b,c,1,1], [1,c,1,1] 和 [1,c,h,w]
+                # 三种规格": the shapes left when FlashAttentionV2 is on
+                feature = re.search(
+                    r"开启\s*(?P<f>\w+)\s*支持后\s*,\s*只支持(?P<shapes>.+?)[两三四五]种规格",
+                    joined,
+                )
+                if feature:
+                    shapes = re.findall(r"\[[^\]]*\]", feature["shapes"])
+                    rule["when_feature_on"] = {feature["f"]: shapes}
                 found = {"kind": "broadcast-support", "subject": "broadcast", "rule": rule}
             elif forms := re.findall(r"OP\(A\([^()]*\),\s*B\((?P<b>[^()]*)\)\)", joined):
                 # "OP(A(N,C,H,W),B(C,1,1))": the shapes B may take against A(N,C,H,W)
