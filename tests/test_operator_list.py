@@ -492,7 +492,8 @@ def test_resizes_integer_scales_are_values_on_the_scales_its_model_reads() -> No
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_at_most_one_in_a_hundred_rules_is_free_text_each_with_its_reason(version: str) -> None:
-    for group in catalogue.load(version).groups:
+    doc = catalogue.load(version)
+    for group in [*doc.groups, doc.cpu]:
         counts = stats(group)
         assert counts.free_text <= 0.01 * counts.limits, (group.name, counts)
         for limit in group.limits():
@@ -657,3 +658,13 @@ def test_flash_attention_is_a_feature_with_what_it_supports() -> None:
     }
     mask = next(lim for lim in entry.limits if lim.id == "exSDPAttention/mask/broadcast")
     assert mask.rule["when_feature_on"] == {"FA": ["[b,c,1,1]", "[1,c,1,1]", "[1,c,h,w]"]}
+
+
+def test_a_cpu_constraint_of_several_clauses_is_one_limit_each() -> None:
+    tile = catalogue.load(VERSIONS[-1]).cpu.entry("Tile")
+    assert tile is not None
+    assert [(lim.kind, lim.subject, lim.values) for lim in tile.limits] == [
+        ("values", "batchsize", (1,)),
+        ("unsupported", "broadcasting", None),
+    ]
+    assert all(lim.text == "batchsize 仅支持 1, 不支持 broadcasting" for lim in tile.limits)

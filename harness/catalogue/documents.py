@@ -161,6 +161,8 @@ def reading(limit: Limit) -> str:
             said = f"{subject}: " + ", ".join(f"{d}({k})" for d, k in rule.get("kinds", {}).items())
         case "fixed":
             said = f"{subject} = {values} (fixed)"
+        case "rank" if "at_most" in rule:
+            said = f"rank at most {rule['at_most']}"
         case "rank":
             said = f"rank {values}" + (f" {rule['dims']}" if "dims" in rule else "")
         case "multiple-of":
