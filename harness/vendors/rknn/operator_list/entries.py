@@ -175,7 +175,7 @@ class _Reader:
             return [{"kind": "rank", "subject": "rank", "values": [int(rank["n"])]}]
         if re.fullmatch(r"[\w\s*+\-/%()<>=.]+", text) and re.search(r"[<>=]", text):
             return [reading.formula(text, context.constants)]
-        return reading.in_words(text, context.constants)
+        return None
 
     def role_feature(self, item: Item, text: str, context: _Context) -> None:
         """A role's quantization schemes or broadcasting, written as one line or a list."""
@@ -361,9 +361,9 @@ def read_entry(entry: Entry, targets: Mapping[str, str]) -> dict[str, Any]:
             else:
                 reader.read(item, _Context("op", ""), block)
     described = entry.description
-    unsupported = [m for line in described if (m := _UNSUPPORTED.match(line.text))]
-    if unsupported and not entry.blocks and not entry.same_as:
-        line = next(x for x in described if _UNSUPPORTED.match(x.text))
+    said = [(line, m) for line in described if (m := _UNSUPPORTED.match(line.text))]
+    if said and not entry.blocks and not entry.same_as:
+        line, unsupported = said[0]
         described = [x for x in described if x is not line]
         reader.limits.append(
             {
@@ -371,7 +371,7 @@ def read_entry(entry: Entry, targets: Mapping[str, str]) -> dict[str, Any]:
                 "subject": "unsupported",  # its id: AveragePool/op/unsupported
                 "kind": "absent",
                 "rule": {"unsupported": True},
-                "text": unsupported[0]["text"].strip(),
+                "text": unsupported["text"].strip(),
                 "page": line.page,
             }
         )

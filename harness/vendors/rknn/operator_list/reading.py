@@ -15,6 +15,12 @@ source, which the caller adds. The wording the document uses for each kind:
 - ``T1: int8(Tensor), float16(Tensor)``: a type variable's data types (``dtype``).
 - ``[b, c, 1, w]->[b, c, h, w], h ∈ [1, 8192]``: a broadcast form (``broadcast``).
 - ``多核联合: 支持`` and its variants: ``multi-core``.
+- ``做 softmax 的轴: 1,3``: the operator's axes (``values`` on ``axis``); ``支持 add 和 mul
+  可选``: an attribute's options (``enum``); ``目前仅支持宽高方向的整数倍缩放, 且缩放倍数为
+  2‑8 的整数倍``: Resize's integer scales (``values`` on ``scale_h`` and ``scale_w``).
+- Comparisons in words, joined by 且: ``height ∗ width 等于 1 或大于 8`` is the formula
+  ``height * width = 1 or height * width > 8``; ``(h1=w1=1, n1%4=0) or (…)`` joins the
+  rules inside each alternative with "and".
 """
 
 from __future__ import annotations
