@@ -668,3 +668,15 @@ def test_a_cpu_constraint_of_several_clauses_is_one_limit_each() -> None:
         ("unsupported", "broadcasting", None),
     ]
     assert all(lim.text == "batchsize 仅支持 1, 不支持 broadcasting" for lim in tile.limits)
+
+
+def test_an_unsatisfiable_alternative_is_marked_inconsistent() -> None:
+    transpose = catalogue.load(VERSIONS[-1]).group("rk3566").entry("Transpose")
+    assert transpose is not None
+    marked = [
+        lim for lim in transpose.limits if lim.kind == "formula" and "(n1=h1=1, h1%4=0)" in lim.text
+    ]
+    assert len(marked) == 2 and all(lim.kind == "formula" and lim.inconsistent for lim in marked)
+    rule = marked[0].rule
+    assert holds(rule, {"h1": 1, "w1": 1, "n1": 4})
+    assert not any(holds(rule, {"h1": h1, "w1": 3, "n1": 1}) for h1 in (1, 4, 8))
