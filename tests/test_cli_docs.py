@@ -122,3 +122,55 @@ def test_show_lists_the_cpu_chapter_entry_too(capsys: pytest.CaptureFixture[str]
         f"Cast: RKNN Compiler Support Operator List V2.3.2 § {entry.section} (CPU)"
     )
     assert "| SRC 支持: float32/bool/int8/float16/int32/int64" in out
+
+
+def test_show_softmax_gives_the_axis_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = hil(capsys, "show", "Softmax", "--platform", "rk3588")
+    assert code == 0
+    block = out.split("  Softmax/attr/axis")[1].split("\n  Softmax/")[0]
+    assert "reading: axis ∈ {1, 3}" in block
+    assert "| 做 softmax 的轴: 1,3，即 channel 和 width 方向" in block
+
+
+def test_show_gives_the_whole_entry(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = hil(capsys, "show", "GRU", "--platform", "rk3588")
+    assert code == 0
+    entry = catalogue.load("V2.3.2").group("rk3588").entry("GRU")
+    assert entry is not None and entry.notes and entry.headings
+    chapter3 = out.split("\n\n")[0]
+    for line in entry.description.splitlines():
+        assert f"  {line}" in chapter3
+    shown = {line.strip() for line in chapter3.splitlines()}
+    for text in [*(lim.text for lim in entry.limits), *entry.notes, *entry.headings]:
+        for line in text.splitlines():
+            assert f"| {line.strip()}" in shown, line
+
+
+def test_show_marks_an_unsupported_entry_and_the_platforms_cpu_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = hil(capsys, "show", "AveragePool", "--platform", "rk2118")
+    assert code == 0
+    chapter3, cpu = out.split("\n\n")[:2]
+    assert "§ 3.6." in chapter3 and "UNSUPPORTED on RK2118: 不支持" in chapter3
+    assert "reading: not supported" in chapter3
+    for block in (chapter3, cpu):
+        assert "platform-wide rule (§ 4.1; rk2118): no CPU operator runs there" in block
+        assert "| RK2118 不支持所有 CPU 算子" in block
+    _, elsewhere, _ = hil(capsys, "show", "AveragePool", "--platform", "rk3588")
+    assert "UNSUPPORTED" not in elsewhere and "platform-wide" not in elsewhere
+
+
+def test_show_says_whether_a_listed_cpu_operator_runs_on_rv1106(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rules = {
+        op: [
+            line
+            for line in hil(capsys, "show", op, "--platform", "rv1106")[1].splitlines()
+            if line.startswith("  platform-wide rule")
+        ]
+        for op in ("Softmax", "Transpose")
+    }
+    assert rules["Softmax"][0].endswith("Softmax is among the CPU operators it lists")
+    assert rules["Transpose"][0].endswith("Transpose is not among the CPU operators it lists")

@@ -6,14 +6,20 @@ extractor, so a parser that drops or invents a section fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
+from harness.catalogue import documents, formulas
 from harness.catalogue.documents import diff, stats
-from harness.catalogue.loader import CatalogueError
+from harness.catalogue.formulas import holds
+from harness.catalogue.loader import CatalogueError, load_yaml
+from harness.models import OPERATOR_SPECS, subjects
+from harness.vendors.rknn.catalogue.operators import listed_operators, seed_catalogue
 from harness.vendors.rknn.operator_list import catalogue, chapters, reading
+from harness.vendors.rknn.operator_list import document as text_document
 from harness.vendors.rknn.operator_list.__main__ import main
 from harness.vendors.rknn.operator_list.extract import (
     apply_overrides,
@@ -22,6 +28,7 @@ from harness.vendors.rknn.operator_list.extract import (
     load_overrides,
     version_of,
 )
+from harness.vendors.rknn.operator_list.judged import counterpart, same_reading
 
 TEXTS = sorted(catalogue.TEXT_DIR.glob("V*.txt"))
 VERSIONS = [version_of(p.read_text(encoding="utf-8")) for p in TEXTS]
@@ -318,3 +325,358 @@ def test_broadcast_forms_listed_as_op_lines_are_read_with_their_text() -> None:
     assert found.kind == "broadcast-support"
     assert found.values == ("[N,C,H,W]", "[C,1,1]", "[scalar]")
     assert "OP(A(N,C,H,W),B(C,1,1))，即 C 维度做 broadcasting" in found.text
+
+
+# --- what the extractor used to lose (issue 33) -------------------------------------------
+
+
+def _section(*body: str) -> text_document.Section:
+    lines = [text_document.Line(i + 1, 1, text) for i, text in enumerate(body)]
+    return text_document.Section("3.1.1", "Op", 1, 0, lines)
+
+
+@pytest.mark.parametrize("heading", ["输入列表 *", "  • 输入列表"])
+def test_a_block_heading_with_a_stray_mark_still_opens_the_block(heading: str) -> None:
+    found = text_document.entry(_section("描述", heading, "  • input : T1", "      – c ∈ (0, 8]"))
+    assert [line.text for line in found.description] == ["描述"]
+    assert list(found.blocks) == ["输入列表"]
+
+
+def test_rk3566_global_average_pool_keeps_its_input_ranges() -> None:
+    # V2.3.2 heads RK3566's input list "输入列表 *"; RK3588's has no asterisk.
+    doc = catalogue.load("V2.3.2")
+    found = {}
+    for platform in ("rk3566", "rk3588"):
+        entry = doc.group(platform).entry("GlobalAveragePool")
+        assert entry is not None and "输入列表" not in entry.description
+        found[platform] = {(lim.subject, str(lim.interval)) for lim in entry.limits}
+    assert ("channel", "(0, 8192]") in found["rk3566"]
+    assert found["rk3566"] == found["rk3588"]
+
+
+def test_a_role_typed_with_a_stray_asterisk_is_that_role() -> None:
+    where = catalogue.load(VERSIONS[-1]).group("rk3588").entry("Where")
+    assert where is not None
+    assert "x_tensor" in {lim.role for lim in where.limits}
+    assert "input" not in {lim.role for lim in where.limits}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("op", ["AveragePool", "GlobalAveragePool"])
+def test_an_entry_that_only_says_unsupported_is_an_unsupported_operator(
+    version: str, op: str
+) -> None:
+    group = catalogue.load(version).group("rk2118")
+    entry = group.entry(op)
+    assert entry is not None and "不支持" not in entry.description
+    assert [(lim.kind, dict(lim.rule)) for lim in entry.limits] == [
+        ("absent", {"unsupported": True})
+    ]
+    assert entry.limits[0].text.startswith("不支持")
+    assert entry.limits[0].id == f"{op}/op/unsupported"  # not an operator without an entry
+    assert "not supported" in documents.reading(entry.limits[0])
+    listed = listed_operators(group)[op]
+    assert [lim.kind for lim in listed.limits()] == ["absent"]  # its cases expect no NPU
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pows_exponent_set_is_filed_under_the_subject_its_model_reads(version: str) -> None:
+    read = subjects("Pow", OPERATOR_SPECS["Pow"].defaults)
+    for group in catalogue.load(version).groups:
+        # only a set is the tensor's values: "axis=1, 无限制" under a shape stays the shape's
+        assert {lim.op for lim in group.limits() if lim.subject == "values"} <= {"Pow"}
+        pow_ = group.entry("Pow")
+        if pow_ is None:
+            continue
+        sets = [lim for lim in pow_.limits if lim.kind in ("values", "fixed")]
+        assert sets and all(lim.subject == "values" for lim in sets), group.name
+        assert all(lim.subject in read for lim in sets)
+        assert {0.5, -0.5} <= set(sets[0].values or ()), group.name
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_fused_entry_worded_otherwise_names_the_entry_it_follows(version: str) -> None:
+    # RK3566 MulRelu: "其余说明同 Mul" instead of "说明及规格限制同Mul".
+    group = catalogue.load(version).group("rk3566")
+    entry = group.entry("MulRelu")
+    assert entry is not None and entry.same_as == "Mul"
+    mul = group.entry("Mul")
+    assert mul is not None and mul.limits
+    adopted = listed_operators(group)["MulRelu"].adopted
+    assert [lim.id.split("/", 1)[1] for lim in adopted] == [
+        lim.id.split("/", 1)[1] for lim in mul.limits
+    ]
+
+
+# --- rules kept in notes and words become limits (issue 33) -------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_softmax_familys_axes_are_a_values_limit_on_the_axis_the_models_read(
+    version: str,
+) -> None:
+    doc = catalogue.load(version)
+    axes = {}
+    for op in ("Softmax", "Hardmax"):
+        entry = doc.group("rk3588").entry(op)
+        assert entry is not None
+        found = [lim for lim in entry.limits if lim.subject == "axis" and lim.kind == "values"]
+        assert len(found) == 1 and "的轴" in found[0].text, op
+        assert not any("的轴" in note for note in entry.notes)
+        assert "axis" in subjects(op, OPERATOR_SPECS[op].defaults)
+        axes[op] = found[0].values
+    assert axes == {"Softmax": (1, 3), "Hardmax": (1, 3, -1)}
+
+
+def test_a_condition_in_words_is_a_formula_the_judge_evaluates() -> None:
+    hardmax = catalogue.load(VERSIONS[-1]).group("rv1106").entry("Hardmax")
+    assert hardmax is not None
+    rules = {
+        lim.rule["expression"]: lim
+        for lim in hardmax.limits
+        if lim.kind in ("formula", "product") and lim.condition.get("axis") == (1,)
+    }
+    either = rules["height * width = 1 or height * width > 8"]
+    assert "等于 1 或大于 8" in either.text
+    assert [holds(either.rule, {"height": h, "width": 1}) for h in (1, 2, 8, 9)] == [
+        True,
+        False,
+        False,
+        True,
+    ]
+    assert rules["height * width < 16384"].kind == "product"
+
+
+def test_alternatives_of_conjunctions_are_one_formula() -> None:
+    found = reading.formula("(h1=w1=1, n1%4=0) or (n1=h1=1, h1%4=0)", {})
+    assert found["kind"] == "formula"
+    rule = found["rule"]
+    assert holds(rule, {"h1": 1, "w1": 1, "n1": 8})
+    assert not holds(rule, {"h1": 1, "w1": 2, "n1": 8})
+    assert holds(rule, {"n1": 1, "h1": 1, "w1": 5}) is False  # h1 % 4 != 0
+
+
+def test_formulas_evaluate_and_and_or_over_integers() -> None:
+    assert formulas.evaluate("a = 1 or a > 8", {"a": 9}) is True
+    assert formulas.evaluate("a = 1 and b = 1", {"a": 1, "b": 2}) is False
+    assert formulas.evaluate("0 <= a <= b", {"a": 3, "b": 2}) is False
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "expected"),
+    [
+        ("支持 add 和 mul 可选, 表示 C 是做加法还是乘法", "c_type", ["add", "mul"]),
+        (
+            "支持 layer、rms 和 mean_var 三种 Normalization 模式可选",
+            "mode",
+            ["layer", "rms", "mean_var"],
+        ),
+        ("仅支持单个标量或 C 维度系数", "slope", ["scalar", "[C]"]),
+        ("width : 目前支持 width = 1。", "width", [1]),
+    ],
+)
+def test_sets_in_other_wordings(text: str, subject: str, expected: list[object]) -> None:
+    found = reading.statement(text, subject)
+    assert found is not None
+    assert (found["subject"], found["values"]) == (subject, expected)
+
+
+def test_resizes_integer_scales_are_values_on_the_scales_its_model_reads() -> None:
+    resize = catalogue.load(VERSIONS[-1]).group("rk3566").entry("Resize")
+    assert resize is not None
+    scales = {lim.subject: lim for lim in resize.limits if lim.subject.startswith("scale_")}
+    assert sorted(scales) == ["scale_h", "scale_w"]
+    assert scales["scale_h"].values == (2, 3, 4, 5, 6, 7, 8)
+    assert set(scales) <= set(subjects("Resize", OPERATOR_SPECS["Resize"].defaults))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_at_most_one_in_a_hundred_rules_is_free_text_each_with_its_reason(version: str) -> None:
+    doc = catalogue.load(version)
+    for group in [*doc.groups, doc.cpu]:
+        counts = stats(group)
+        assert counts.free_text <= 0.01 * counts.limits, (group.name, counts)
+        for limit in group.limits():
+            if limit.kind == "free-text":
+                assert limit.rule["reason"] != "no structured reading of this wording", limit.id
+
+
+# --- every line accounted for (issue 33) --------------------------------------------------
+
+# Words that make a line a rule: a line with one of them must be (part of) a limit, never
+# only note or heading. Independent of the extractor's own readings. A description restates
+# the ONNX operator ("所有向量除 axis 指定的方向外大小必须相同", "f(x) = x for x >= 0"): there
+# only the words the NPU's limits use count.
+_LIMIT_WORDS = r"∈|仅支持|只支持|不支持|限定|无限制|\d\s*对齐|倍数|的轴\s*[:：]"
+_RULE_WORDS = re.compile(rf"{_LIMIT_WORDS}|[<>≤≥]|必须|要求")
+_DESCRIPTION_RULE_WORDS = re.compile(_LIMIT_WORDS)
+_BULLET_MARK = re.compile(r"^\s*(?:[•–*·‑]\s*)?(?:\*\*)?")
+
+
+def _plain(line: str) -> str:
+    return _BULLET_MARK.sub("", line).strip().strip("*").strip()
+
+
+def _entry_unaccounted(entry: documents.Entry, body: list[text_document.Line]) -> list[str]:
+    said = {_plain(x) for lim in entry.limits for x in lim.text.splitlines()}
+    described = {_plain(x) for x in entry.description.splitlines()}
+    kept = {_plain(x) for x in (*entry.notes, *entry.headings) for x in x.splitlines()}
+    out = []
+    for line in body:
+        plain = _plain(line.text)
+        if not plain or text_document.BLOCK.match(line.text) or plain in said:
+            continue
+        if plain in kept and not _RULE_WORDS.search(plain):
+            continue
+        if plain in described and not _DESCRIPTION_RULE_WORDS.search(plain):
+            continue
+        out.append(f"§ {entry.section} {entry.name} l. {line.number}: {plain}")
+    return out
+
+
+def _cpu_unaccounted(entry: documents.Entry, body: list[text_document.Line]) -> list[str]:
+    said = "".join(x for lim in entry.limits for x in lim.text.split())
+    kept = "".join((entry.description + "".join(entry.notes)).split())
+    out = []
+    for line in body:
+        plain = "".join(re.sub(r"^–\s*(描述|规格约束|说明)\s*:?", "", line.text.strip()).split())
+        rule = _DESCRIPTION_RULE_WORDS.search(plain)
+        if plain and plain not in said and (plain not in kept or rule):
+            out.append(f"§ {entry.section} {entry.name} l. {line.number}: {plain}")
+    return out
+
+
+def _unaccounted(text: str) -> list[str]:
+    """The chapter-3 and chapter-4 entry lines that are in no limit, or that state a rule
+    yet are only description, note or heading; chapter 4.1's in none of its notes."""
+    doc = catalogue.load(version_of(text))
+    lines = text_document.pages(text)
+    out = []
+    for group in doc.groups:
+        by_section = {one.section: one for one in group.entries}
+        for section in text_document.sections(lines, f"{group.section}."):
+            out += _entry_unaccounted(by_section[section.number], section.body)
+    notes = "".join("".join(note.text.split()) for note in doc.notes)
+    cpu = {one.section: one for one in doc.cpu.entries}  # some operators twice (Sin: 4.55, 4.89)
+    for section in text_document.sections(lines, "4."):
+        entry = cpu.get(section.number)
+        if entry is not None:
+            out += _cpu_unaccounted(entry, section.body)
+            continue
+        for line in section.body:  # 4.1: which targets have which CPU operators
+            plain = "".join(_plain(line.text).split())
+            if plain and plain not in notes:
+                out.append(f"§ {section.number} l. {line.number}: {plain}")
+    return out
+
+
+def _model_io_unaccounted(text: str) -> list[str]:
+    """Chapter 5's lines in no limit and no note, other than the tables' column headings."""
+    version = version_of(text)
+    said = "".join(
+        "".join(lim.text.split()) for one in catalogue.model_io(version) for lim in one.limits()
+    )
+    raw = load_yaml(catalogue.DATA_DIR / version / "model-io.yaml")
+    said += "".join(
+        "".join(n["text"].split()) for k in ("input_notes", "output_notes") for n in raw[k]
+    )
+    lines = text_document.pages(text)
+    out = []
+    for prefix in ("5.", "5.1.", "5.2."):
+        for section in text_document.sections(lines, prefix):
+            for line in section.body:
+                plain = "".join(re.sub(r"^\s*\d+\.\s+", "", line.text).split())
+                if plain and plain not in said and not re.search(r"Layout|齐要求", plain):
+                    out.append(f"§ {section.number} l. {line.number}: {plain}")
+    return out
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=[p.stem for p in TEXTS])
+def test_every_line_of_every_entry_is_accounted_for(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert _unaccounted(text) == []
+    assert _model_io_unaccounted(text) == []
+
+
+def test_a_rule_left_in_the_description_is_unaccounted() -> None:
+    # RK3566 GlobalAveragePool as read while "输入列表 *" was not seen as a block heading:
+    # the input list in the description, its ranges in no limit.
+    text = TEXTS[-1].read_text(encoding="utf-8")
+    section = next(
+        s
+        for s in text_document.sections(text_document.pages(text), "3.1.")
+        if s.title == "GlobalAveragePool"
+    )
+    entry = catalogue.load(version_of(text)).group("rk3566").entry("GlobalAveragePool")
+    assert entry is not None and _entry_unaccounted(entry, section.body) == []
+    inputs = [lim for lim in entry.limits if lim.role == "input"]
+    lost = dataclasses.replace(
+        entry,
+        description="\n".join([entry.description, *(lim.text for lim in inputs)]),
+        limits=tuple(lim for lim in entry.limits if lim.role != "input"),
+    )
+    found = _entry_unaccounted(lost, section.body)
+    assert any("channel ∈ (0, 8192]" in line for line in found)
+
+
+def test_convtransposes_group_rule_is_read_over_the_channels_its_model_reads() -> None:
+    entry = catalogue.load(VERSIONS[-1]).group("rk3588").entry("ConvTranspose")
+    assert entry is not None
+    (group,) = [lim for lim in entry.limits if "当且仅当" in lim.text]
+    read = subjects("ConvTranspose", OPERATOR_SPECS["ConvTranspose"].defaults)
+    assert set(group.rule["names"]) <= set(read)
+    depthwise = {"group": 4, "input_channel": 4, "output_channel": 4}
+    assert holds(group.rule, {"group": 1, "input_channel": 4, "output_channel": 8})
+    assert holds(group.rule, depthwise)
+    assert not holds(group.rule, {**depthwise, "group": 2})
+    assert not holds(group.rule, {**depthwise, "input_channel": 8})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_seed_limits_once_unmatched_have_their_counterpart(version: str) -> None:
+    # Pow's exponent set (once subject "shape") and Hardmax's axes (once a note).
+    seed = seed_catalogue()
+    group = catalogue.group(version, "rk3562")
+    for op, limit_id in (("Pow", "Pow/Y/values"), ("Hardmax", "Hardmax/attr/axis")):
+        (limit,) = [lim for lim in seed.operators[op].limits() if lim.id == limit_id]
+        found = counterpart(limit, group)
+        assert found is not None and found.id == limit_id
+        assert same_reading(limit, found)
+
+
+def test_flash_attention_is_a_feature_with_what_it_supports() -> None:
+    entry = catalogue.load(VERSIONS[-1]).group("rk3562").entry("exSDPAttention")
+    assert entry is not None
+    features = {
+        (lim.subject, lim.values, tuple(lim.condition.items()))
+        for lim in entry.limits
+        if lim.kind == "feature"
+    }
+    assert features == {
+        ("FlashAttentionV2", ("supported",), ()),
+        ("dtype", ("float16",), (("FlashAttentionV2", ("on",)),)),
+    }
+    mask = next(lim for lim in entry.limits if lim.id == "exSDPAttention/mask/broadcast")
+    assert mask.rule["when_feature_on"] == {"FA": ["[b,c,1,1]", "[1,c,1,1]", "[1,c,h,w]"]}
+
+
+def test_a_cpu_constraint_of_several_clauses_is_one_limit_each() -> None:
+    tile = catalogue.load(VERSIONS[-1]).cpu.entry("Tile")
+    assert tile is not None
+    assert [(lim.kind, lim.subject, lim.values) for lim in tile.limits] == [
+        ("values", "batchsize", (1,)),
+        ("unsupported", "broadcasting", None),
+    ]
+    assert all(lim.text == "batchsize 仅支持 1, 不支持 broadcasting" for lim in tile.limits)
+
+
+def test_an_unsatisfiable_alternative_is_marked_inconsistent() -> None:
+    transpose = catalogue.load(VERSIONS[-1]).group("rk3566").entry("Transpose")
+    assert transpose is not None
+    marked = [
+        lim for lim in transpose.limits if lim.kind == "formula" and "(n1=h1=1, h1%4=0)" in lim.text
+    ]
+    assert len(marked) == 2 and all(lim.kind == "formula" and lim.inconsistent for lim in marked)
+    rule = marked[0].rule
+    assert holds(rule, {"h1": 1, "w1": 1, "n1": 4})
+    assert not any(holds(rule, {"h1": h1, "w1": 3, "n1": 1}) for h1 in (1, 4, 8))

@@ -26,6 +26,7 @@ class Entry:
     same_as: str | None = None  # "说明及规格限制同Convolution": limits are that entry's
     notes: tuple[str, ...] = ()  # lines that state no limit (what an attribute means)
     inconsistent: str | None = None
+    headings: tuple[str, ...] = ()  # lines that head others: roles, attributes ("X : T1")
 
     def names(self) -> tuple[str, ...]:
         """The heading and each of its ``/`` alternatives (``Clip/ReLU6``: Clip, ReLU6)."""
@@ -154,12 +155,14 @@ def reading(limit: Limit) -> str:
             said = f"{subject} ∈ {limit.interval}"
             if limit.kind == "broadcast":
                 said = f"{rule.get('from')}->{rule.get('to')}: {said}"
-        case "values" | "enum" | "layout" | "quantization" | "multi-core":
+        case "values" | "enum" | "layout" | "quantization" | "multi-core" | "feature":
             said = f"{subject} ∈ {{{values}}}"
         case "dtype":
             said = f"{subject}: " + ", ".join(f"{d}({k})" for d, k in rule.get("kinds", {}).items())
         case "fixed":
             said = f"{subject} = {values} (fixed)"
+        case "rank" if "at_most" in rule:
+            said = f"rank at most {rule['at_most']}"
         case "rank":
             said = f"rank {values}" + (f" {rule['dims']}" if "dims" in rule else "")
         case "multiple-of":
@@ -179,6 +182,8 @@ def reading(limit: Limit) -> str:
         case "no-limit":
             hint = rule.get("recommended_multiple_of")
             said = f"{subject}: no limit" + (f" (multiples of {hint} recommended)" if hint else "")
+        case "absent" if rule.get("unsupported"):
+            said = "not supported: the entry says the operator is not supported here"
         case "absent":
             said = f"no entry (documented in {values})"
         case "broadcast-support":
@@ -187,6 +192,8 @@ def reading(limit: Limit) -> str:
                 parts.append(f"constraints as {rule['same_as']}")
             if limit.values:
                 parts.append(f"shapes {values}")
+            for feature, shapes in rule.get("when_feature_on", {}).items():
+                parts.append(f"with {feature} on only {', '.join(shapes)}")
             said = "broadcast: " + ", ".join(parts)
         case "free-text":
             said = f"free text: {rule.get('reason', '')}"

@@ -5,7 +5,7 @@ A ``formula`` or ``product`` limit read from an operator list keeps its comparis
 (``rule["constants"]``: ``{"p": 8192}``), possibly a precondition (``rule["when"]``:
 ``dilated_kernel_h > 1``) and ``rule["unsupported_when"]`` when the document lists the
 comparison as what is not supported. Expressions are evaluated over integers with a closed
-grammar (names, integers, + - * / % and comparisons), never by ``eval``.
+grammar (names, integers, + - * / %, comparisons, ``and`` and ``or``), never by ``eval``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ def parse(expression: str) -> ast.Expression:
     except SyntaxError:
         raise FormulaError(f"not a formula: {expression!r}") from None
     for node in ast.walk(tree):
-        allowed = (ast.Expression, ast.Compare, ast.BinOp, ast.UnaryOp, ast.USub, ast.Name)
+        allowed = (
+            *(ast.Expression, ast.Compare, ast.BinOp, ast.UnaryOp, ast.USub, ast.Name),
+            *(ast.BoolOp, ast.And, ast.Or),
+        )
         kinds = (*allowed, ast.Load, *_BINARY, *_COMPARE)
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
             continue
@@ -73,6 +76,9 @@ def _value(node: ast.expr, values: Mapping[str, Any]) -> Any:
         return values[node.id]
     if isinstance(node, ast.UnaryOp):
         return -_value(node.operand, values)
+    if isinstance(node, ast.BoolOp):  # "and"/"or" of comparisons, as Python evaluates them
+        parts = (_value(value, values) for value in node.values)
+        return all(parts) if isinstance(node.op, ast.And) else any(parts)
     if isinstance(node, ast.BinOp):
         return _BINARY[type(node.op)](_value(node.left, values), _value(node.right, values))
     assert isinstance(node, ast.Compare)

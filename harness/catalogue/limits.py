@@ -15,7 +15,8 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
 - ``multiple-of``: above ``rule["when_greater_than"]`` only multiples of
   ``rule["multiple_of"]`` are supported.
 - ``values``: ``subject`` takes only one of ``values`` (a dimension, an attribute, or the
-  values of a constant input such as Pow's exponent, subject ``values``).
+  values of a constant input such as Pow's exponent, subject ``values``; an operator's
+  ``axis``; ``axes[i]``, each element of a list attribute).
 - ``fixed``: a feature "currently limited to" the single value in ``values``; ``rule`` holds
   the nominal values or range it overrides.
 - ``unsupported``: the attribute's feature is documented as not supported (ceil_mode).
@@ -25,11 +26,15 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
   constTensor, Scalar) and the roles using it in ``rule``.
 - ``quantization``: the quantization schemes (``values``) a tensor role supports.
 - ``broadcast-support``: a role broadcasts along arbitrary dimensions, under the constraints
-  of ``rule["same_as"]``.
+  of ``rule["same_as"]``; ``rule["when_feature_on"]``: the only shapes left while an optional
+  feature is on (exSDPAttention's mask with FlashAttentionV2, "FA").
 - ``broadcast``: a broadcasting form ``rule["from"] -> rule["to"]`` with ``subject`` in
   ``interval``.
 - ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.
 - ``multi-core``: the documented multi-core status (``values``), when the document states one.
+- ``feature``: an optional feature of the operator (exSDPAttention's FlashAttentionV2,
+  ``values``: ``supported``) or, under ``condition`` that it is on, what it supports (subject
+  ``dtype``: its data types).
 
 Operator lists (whole vendor documents, ``harness.catalogue.documents``) add:
 
@@ -39,7 +44,9 @@ Operator lists (whole vendor documents, ``harness.catalogue.documents``) add:
   ``rule["unsupported_when"]`` marks a comparison the document says is not supported.
 - ``enum``: an attribute's named options (``values``).
 - ``no-limit``: the document says there is none (无限制).
-- ``absent``: the operator has no entry for this platform group, though others have one.
+- ``absent``: the operator has no entry for this platform group, though others have one;
+  or (``rule["unsupported"]``) its entry says only that it is not supported there (RK2118
+  AveragePool: "不支持"). Either way its models are expected on the CPU or refused.
 - ``free-text``: kept as the document's words only, ``rule["reason"]`` says why.
 
 Model I/O tables: ``input`` and ``output`` (an alignment table row), ``condition`` (a width
@@ -73,6 +80,7 @@ LimitKind = Literal[
     "broadcast",
     "layout",
     "multi-core",
+    "feature",
     # operator lists
     "formula",
     "enum",

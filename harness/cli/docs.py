@@ -1,7 +1,10 @@
 """``hil docs``: the vendor's operator documents as the catalogue reads them.
 
-    hil docs show OP [--platform P] [--version V]   an operator's limits: section, page,
-                                                    verbatim text and structured reading
+    hil docs show OP [--platform P] [--version V]   an operator's whole entry: section, page,
+                                                    description, notes, each limit's verbatim
+                                                    text and structured reading, and the
+                                                    platform-wide rules (chapter 4.1) that
+                                                    apply
     hil docs diff V1 V2 [--platform P]              limits added, removed and changed
     hil docs stats                                  entries, structured and free-text limits
 
@@ -100,12 +103,14 @@ def _show(args: argparse.Namespace) -> int:
     def body(out: list[str]) -> int:
         doc = _version(_documents(args.platform), args.version)
         found = False
-        for group in [*_groups(doc, args.platform), doc.cpu]:
+        groups = _groups(doc, args.platform)
+        for group in [*groups, doc.cpu]:
             entry = group.entry(args.op)
             if entry is None:
                 continue
             found = True
-            out.extend(_entry_lines(doc, group, entry))
+            targets = group.targets or tuple(t for g in groups for t in g.targets)
+            out.extend(_entry_lines(doc, group, entry, targets))
         if not found:
             where = f" for {args.platform}" if args.platform else ""
             raise _BadInput(f"{doc.version} documents no operator {args.op!r}{where}")
@@ -114,21 +119,53 @@ def _show(args: argparse.Namespace) -> int:
     return _run("show", body)
 
 
-def _entry_lines(doc: Document, group: Group, entry: Entry) -> list[str]:
+def _entry_lines(doc: Document, group: Group, entry: Entry, targets: tuple[str, ...]) -> list[str]:
+    """The whole entry: heading, description, what it fuses and adopts, the unsupported
+    marker, the platform-wide rules for ``targets``, each limit, the notes and the headings
+    (the lines that state no rule of their own)."""
     out = [
         f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name}), p. {entry.page}"
     ]
-    if entry.description:
-        out.append(f"  {entry.description.splitlines()[0]}")
+    out += [f"  {line}" for line in entry.description.splitlines() if line.strip()]
+    unsupported = [lim for lim in entry.limits if lim.kind == "absent"]
+    if unsupported:
+        out.append(f"  UNSUPPORTED on {group.name}: {unsupported[0].text}")
     if entry.fuses:
         out.append(f"  fuses: {' + '.join(entry.fuses)}")
     if entry.same_as:
         out.append(f"  limits: same as {entry.same_as} (§ {_section_of(group, entry.same_as)})")
     if entry.inconsistent:
         out.append(f"  INCONSISTENT: {entry.inconsistent}")
+    out += _platform_rules(doc, entry, targets)
     for limit in entry.limits:
         out.extend(_limit_lines(limit))
+    if entry.notes:
+        out.append("  notes (no rule):")
+        out += [f"    | {line}" for note in entry.notes for line in note.splitlines()]
+    if entry.headings:
+        out.append("  headings (no rule of their own):")
+        out += [f"    | {line}" for line in entry.headings]
     return [*out, ""]
+
+
+def _platform_rules(doc: Document, entry: Entry, targets: tuple[str, ...]) -> list[str]:
+    """Chapter 4.1's CPU rules for the ``targets`` they name: none at all, or a list."""
+    out = []
+    for rule in doc.notes:
+        named = [t for t in rule.rule.get("targets", ()) if t in targets]
+        if not named:
+            continue
+        cpu = [str(v) for v in rule.values or ()]
+        if not cpu:
+            said = "no CPU operator runs there: a layer the NPU does not take cannot run"
+        elif entry.name in cpu:
+            said = f"{entry.name} is among the CPU operators it lists"
+        else:
+            said = f"{entry.name} is not among the CPU operators it lists"
+        where = rule.source.rsplit("§ ", 1)[-1]
+        out.append(f"  platform-wide rule (§ {where}; {', '.join(named)}): {said}")
+        out.append(f"    | {rule.text}")
+    return out
 
 
 def _section_of(group: Group, name: str) -> str:

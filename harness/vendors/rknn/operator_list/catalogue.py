@@ -60,6 +60,7 @@ def _entry(raw: dict[str, Any], version: str, path: Path) -> Entry:
         same_as=raw.get("same_as") or raw.get("roles_same_as"),
         notes=tuple(raw.get("notes", ())),
         inconsistent=raw.get("inconsistent"),
+        headings=tuple(raw.get("headings", ())),
     )
 
 
@@ -108,6 +109,25 @@ def _cpu(path: Path) -> Group:
     return Group("4", "CPU", (), entries)
 
 
+def cpu_rules(version: str) -> tuple[Limit, ...]:
+    """Chapter 4.1: which targets run which CPU operators ("RK2118 不支持所有 CPU 算子": none),
+    one ``values`` limit each, its targets in ``rule["targets"]``."""
+    raw = load_yaml(_folder(version) / "cpu.yaml")
+    return tuple(
+        Limit(
+            id=f"cpu/op/operators@targets={'/'.join(note['targets'])}",
+            kind="values",
+            text=note["text"],
+            source=f"{TITLE} {version} § 4.1",
+            role="op",
+            subject="cpu-operators",
+            values=tuple(note["values"]),
+            rule={"targets": list(note["targets"])},
+        )
+        for note in raw.get("notes", ())
+    )
+
+
 @functools.cache
 def load(version: str) -> Document:
     groups = tuple(_group(path) for path in _group_files(version))
@@ -117,6 +137,7 @@ def load(version: str) -> Document:
         groups=groups,
         cpu=_cpu(_folder(version) / "cpu.yaml"),
         model_io=model_io(version),
+        notes=cpu_rules(version),
     )
 
 
@@ -160,8 +181,7 @@ def documents() -> dict[str, Document]:
 def cpu_rule(version: str, platform: str) -> CpuRule | None:
     """Chapter 4.1's rule of the operators ``platform``'s CPU runs ("RK2118 不支持所有 CPU
     算子": none), or None where the chapter limits nothing for it."""
-    for note in load_yaml(_folder(version) / "cpu.yaml").get("notes", ()):
-        if platform.lower() in note["targets"] and note["kind"] == "values":
-            source = f"{TITLE} {version} § 4.1"
-            return CpuRule(tuple(note["values"]), note["text"], source)
+    for rule in cpu_rules(version):
+        if platform.lower() in rule.rule["targets"]:
+            return CpuRule(tuple(str(v) for v in rule.values or ()), rule.text, rule.source)
     return None

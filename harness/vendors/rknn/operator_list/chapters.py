@@ -38,6 +38,44 @@ def _read(text: str, subject: str) -> dict[str, Any]:
     return reading.free("no structured reading of this wording")
 
 
+# The clauses of a CPU operator's constraint line ("batchsize 仅支持 1, 不支持 broadcasting").
+_CLAUSES: list[tuple[re.Pattern[str], Any]] = [
+    (  # "batchsize 仅支持 1"
+        re.compile(r"(?P<subject>[a-z_]+)\s*仅支持\s*(?P<value>-?\d+)"),
+        lambda m: {"kind": "values", "subject": m["subject"], "values": [int(m["value"])]},
+    ),
+    (  # "仅支持 Avg Pool Mode"
+        re.compile(r"仅支持\s*(?P<value>\w+(?: \w+)*?)\s+Mode"),
+        lambda m: {"kind": "values", "subject": "mode", "values": [m["value"]]},
+    ),
+    (  # "仅支持 bool/int8/float 类型转换"
+        re.compile(r"仅支持\s*(?P<values>[\w/]+)\s*类型转换"),
+        lambda m: {"kind": "values", "subject": "dtype", "values": m["values"].split("/")},
+    ),
+    (  # "不支持 broadcasting"
+        re.compile(r"不支持\s*(?P<subject>[a-z_]+)"),
+        lambda m: {"kind": "unsupported", "subject": m["subject"]},
+    ),
+    (  # "无限制 (支持四维 x 四维、四维 x 三维计算)": no limit, the forms it names kept
+        re.compile(r"无限制\s*\((?P<forms>[^)]+)\)"),
+        lambda m: {"kind": "no-limit", "rule": {"supports": m["forms"]}},
+    ),
+]
+
+
+def _clauses(text: str) -> list[dict[str, Any]] | None:
+    """Each comma-separated clause as one reading, or None unless every clause reads."""
+    found = []
+    for clause in re.split(r"\s*,\s*(?![^()]*\))", reading.normalise(text)):
+        match = next(
+            (read(m) for pattern, read in _CLAUSES if (m := pattern.fullmatch(clause))), None
+        )
+        if match is None:
+            return None
+        found.append(match)
+    return found
+
+
 def cpu(lines: list[Line], version: str) -> dict[str, Any]:
     entries = []
     notes = []
@@ -59,15 +97,17 @@ def cpu(lines: list[Line], version: str) -> dict[str, Any]:
                     constraint.append(line)
             elif field == "规格约束":
                 constraint.append(line)
+            elif field == "描述":  # a description wrapped onto the next line
+                description += f"\n{line.text.strip()}"
             elif field == "说明":
                 remarks[-1] += line.text.strip()
         limits = []
         for line in constraint:
             text = _FIELD.sub(r"\g<value>", line.text.strip())
             subject = text.split(":")[0].strip() if ":" in text else ""
-            limits.append(
-                _limit(f"{section.title}/op/{subject or 'spec'}", _read(text, subject), line, text)
-            )
+            for one in _clauses(text) or [_read(text, subject)]:
+                named = one.get("subject") or subject or "spec"
+                limits.append(_limit(f"{section.title}/op/{named}", one, line, text))
         entries.append(
             {
                 "name": section.title,

@@ -157,9 +157,14 @@ def _classify(raw: str) -> tuple[int | None, str]:
     return None, raw.strip()
 
 
+# A block heading, also with a stray level-1 bullet before it (``• 输入列表``) or an
+# asterisk after it (``输入列表 *``), leftovers of the PDF's markup that must not turn the
+# block into description. A fused entry names the entry whose limits it states
+# (``说明及规格限制同Convolution``, ``其余说明同 Mul``).
 BLOCK = re.compile(
-    r"^\s*(?P<block>输入列表|输出列表|数据类型约束|属性列表|广播约束|其他支持|支持说明)\s*$"
-    r"|^说明及规格限制同\s*(?P<same_as>\S+)\s*$"
+    r"^\s*(?:•\s+)?(?P<block>输入列表|输出列表|数据类型约束|属性列表|广播约束|其他支持|支持说明)"
+    r"(?:\s+\*)?\s*$"
+    r"|^(?:说明及规格限制同|其余说明同)\s*(?P<same_as>\S+)\s*$"
 )
 
 

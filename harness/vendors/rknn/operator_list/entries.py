@@ -15,9 +15,10 @@ from typing import Any
 from harness.vendors.rknn.operator_list import reading
 from harness.vendors.rknn.operator_list.document import Entry, Item
 
+# A role and its type variables (``x_tensor : *T2``: a stray asterisk before the type).
 _ROLE = re.compile(
     r"^(?P<name>[A-Za-z_]\w*)\s*(?P<opt1>\(optional\))?\s*:\s*"
-    r"(?P<types>T\w*(?:\s*,\s*T\w*)*)\s*(?P<opt2>\(optional\))?\s*$"
+    r"\*?(?P<types>T\w*(?:\s*,\s*T\w*)*)\s*(?P<opt2>\(optional\))?\s*$"
 )
 _SAME_ROLES = re.compile(r"^同\s*(?P<op>\w+)$")
 _ATTRIBUTE = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*(?P<extern>\(extern\))?\s*(?P<rest>.*)$")
@@ -28,6 +29,20 @@ _TYPED_RULES = re.compile(r"^(?P<vars>T\d*(?:\s*,\s*T\d*)*)\s*:\s*(?P<rules>.*[<
 _OPTION = re.compile(r"^(?P<key>\(?\w+\)?\w*)\s*:\s*(?P<desc>.+)$")
 _SUBJECT_TO_TAIL = re.compile(r"[,;]?\s*且?受限于\s*(?P<op>\w+)\s*的规格限制\s*$")
 _FUSED = re.compile(r"^(?P<a>\w+)\s*与\s*(?P<b>[\w/]+)\s*(?:及\s*(?P<c>\w+)\s*)?融合计算")
+# An entry whose whole body is one bullet saying the operator is not supported (RK2118
+# AveragePool: "• 不支持 (工具端转换成卷积实现)", exSoftmaxMask: "• 尚不支持").
+_UNSUPPORTED = re.compile(r"^\s*•\s*(?P<text>(?:尚|暂)?不支持.*)$")
+# A feature of the operator that may be switched on (exSDPAttention's FlashAttentionV2); the
+# lines under it hold when it is.
+_FEATURE = re.compile(r"^(?P<name>[A-Za-z]\w*)(?:\(\w+\))?\s*:\s*支持$")
+# Free-text rules, each with why it is not structured.
+_UNSTRUCTURED = {
+    "要求填写": "a requirement on how the model is written (its extern layout and size "
+    "attributes filled in), not a quantity a case can vary",
+    "版本 >=": "a requirement on the RKNPU driver or runtime release, not on the model",
+    "subc": "a condition over single list elements (starts[1], ends[1], steps[1]) and a "
+    "quantity the document does not define (subc)",
+}
 
 
 @dataclass
@@ -61,6 +76,9 @@ class _Reader:
         if text in ("量化支持", "广播支持") or text.startswith(("量化支持:", "广播支持 ")):
             self.role_feature(item, text, context)
             return
+        if text == "广播约束" and context.role not in ("op", "attr", "dtype", "broadcast"):
+            self.broadcast_constraint(item, context)
+            return
         typed = _TYPED_RULES.match(text) if block == "属性列表" else None
         if typed:
             self.typed_rules(item, typed, context)
@@ -79,6 +97,9 @@ class _Reader:
             return
         self.leaf(item, text, context, block)
         inner = replace(context, subject="shape") if reading.shape(text) else context
+        feature = _FEATURE.match(text) if block == "其他支持" else None
+        if feature:
+            inner = replace(context, condition={**context.condition, feature["name"]: ["on"]})
         options = self.enum(item, context)
         for child in item.children:
             if child not in options:
@@ -88,7 +109,8 @@ class _Reader:
         found = self.reading_of(text, context, block)
         if found is None:
             if reading.is_limit(text):
-                found = [reading.free("no structured reading of this wording")]
+                why = next((r for k, r in _UNSTRUCTURED.items() if k in text), None)
+                found = [reading.free(why or "no structured reading of this wording")]
             else:
                 if not item.children:
                     self.notes.append(item.verbatim)
@@ -117,11 +139,37 @@ class _Reader:
         found = reading.ranges(text, None)
         if found is not None:
             return _value_condition(found, context.subject)
+        if any(k in text for k in _UNSTRUCTURED):
+            return None
+        if "且" in text or "等于" in text:
+            words = reading.in_words(text, context.constants)
+            if words is not None:
+                return words
+        scaled = reading.scales(text)
+        if scaled is not None:
+            return scaled
         said = reading.conditional(text, context.subject) or reading.statement(
             text, context.subject
         )
         if said is not None:
+            if context.subject == "shape" == said.get("subject") and said["kind"] in (
+                "values",
+                "fixed",
+            ):
+                # A set under a tensor's shape without a dimension's name is what the tensor
+                # holds: the values of a constant input (Pow's exponent Y).
+                said["subject"] = "values"
             return [said]
+        feature = _FEATURE.match(text)
+        if feature and block == "其他支持":
+            return [
+                {
+                    "role": "op",
+                    "subject": feature["name"],
+                    "kind": "feature",
+                    "values": ["supported"],
+                }
+            ]
         rank = re.search(r"秩 rank = (?P<n>\d+)", text)
         if rank:
             return [{"kind": "rank", "subject": "rank", "values": [int(rank["n"])]}]
@@ -155,6 +203,15 @@ class _Reader:
                 rule: dict[str, Any] = {"arbitrary_dims": arbitrary}
                 if same_as:
                     rule["same_as"] = same_as["op"]
+                # exSDPAttention's mask: "开启 FA 支持后, 只支持 [b,c,1,1], [1,c,1,1] 和 [1,c,h,w]
+                # 三种规格": the shapes left when FlashAttentionV2 is on
+                feature = re.search(
+                    r"开启\s*(?P<f>\w+)\s*支持后\s*,\s*只支持(?P<shapes>.+?)[两三四五]种规格",
+                    joined,
+                )
+                if feature:
+                    shapes = re.findall(r"\[[^\]]*\]", feature["shapes"])
+                    rule["when_feature_on"] = {feature["f"]: shapes}
                 found = {"kind": "broadcast-support", "subject": "broadcast", "rule": rule}
             elif forms := re.findall(r"OP\(A\([^()]*\),\s*B\((?P<b>[^()]*)\)\)", joined):
                 # "OP(A(N,C,H,W),B(C,1,1))": the shapes B may take against A(N,C,H,W)
@@ -181,6 +238,28 @@ class _Reader:
             else:
                 found = {"subject": "broadcast", **reading.free("broadcasting described in words")}
         self.add(verbatim, [found], context)
+
+    def broadcast_constraint(self, item: Item, context: _Context) -> None:
+        """``– 广播约束`` / ``* 广播约束同Expand算子`` under a role (Where): the constraints of
+        the role's broadcasting, added to what its ``广播支持`` says."""
+        joined = " ".join(reading.normalise(c.text) for c in list(item.walk())[1:])
+        same_as = re.fullmatch(r"广播约束同\s*(?P<op>\w+)\s*算子", joined)
+        if same_as is None:
+            found = {"subject": "broadcast", **reading.free("broadcast constraint in words")}
+            self.add(_Item(item), [found], context)
+            return
+        stated = [
+            lim
+            for lim in self.limits
+            if lim["role"] == context.role and lim["kind"] == "broadcast-support"
+        ]
+        if not stated:
+            rule = {"arbitrary_dims": False, "same_as": same_as["op"]}
+            found = {"kind": "broadcast-support", "subject": "broadcast", "rule": rule}
+            self.add(_Item(item), [found], context)
+            return
+        stated[-1]["rule"]["same_as"] = same_as["op"]
+        stated[-1]["text"] += "\n" + _Item(item).verbatim
 
     def typed_rules(self, item: Item, match: re.Match[str], context: _Context) -> None:
         """``T1: h1%16=0, h1*w1<16*p``: one formula per rule, per type variable."""
@@ -281,7 +360,22 @@ def read_entry(entry: Entry, targets: Mapping[str, str]) -> dict[str, Any]:
                 reader.read(item, _Context("broadcast", ""), block)
             else:
                 reader.read(item, _Context("op", ""), block)
-    description = "\n".join(line.text.strip() for line in entry.description)
+    described = entry.description
+    said = [(line, m) for line in described if (m := _UNSUPPORTED.match(line.text))]
+    if said and not entry.blocks and not entry.same_as:
+        line, unsupported = said[0]
+        described = [x for x in described if x is not line]
+        reader.limits.append(
+            {
+                "role": "op",
+                "subject": "unsupported",  # its id: AveragePool/op/unsupported
+                "kind": "absent",
+                "rule": {"unsupported": True},
+                "text": unsupported["text"].strip(),
+                "page": line.page,
+            }
+        )
+    description = "\n".join(line.text.strip() for line in described)
     out: dict[str, Any] = {
         "name": name,
         "section": entry.section.number,
@@ -299,8 +393,28 @@ def read_entry(entry: Entry, targets: Mapping[str, str]) -> dict[str, Any]:
         out["roles"] = roles
     if reader.notes:
         out["notes"] = reader.notes
+    headings = _headings(entry, reader)
+    if headings:
+        out["headings"] = headings
     out["limits"] = reader.limits
     return out
+
+
+def _headings(entry: Entry, reader: _Reader) -> list[str]:
+    """The lines of the entry's blocks that are in no limit and no note: the headings of
+    roles (``X : T1``), attributes (``axis: int64``) and of the rules under them
+    (``设置 pad 时注意:``), and named constants no rule uses. They state no rule of their own;
+    ``tests/test_operator_list.py`` checks that against the document's wording."""
+    said = {line for one in reader.limits for line in one["text"].splitlines()}
+    said |= {line for note in reader.notes for line in note.splitlines()}
+    lines = [
+        line.text.strip()
+        for items in entry.blocks.values()
+        for item in items
+        for one in item.walk()
+        for line in one.lines
+    ]
+    return [line for line in lines if line not in said]
 
 
 def _option_key(item: Item) -> str:

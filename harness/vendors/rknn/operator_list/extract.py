@@ -182,7 +182,7 @@ def _override_entry(one: dict[str, Any], override: dict[str, Any]) -> set[tuple[
     for limit in one["limits"]:
         if text in limit["text"] and limit.get("subject") == override.get("subject"):
             found = reading.formula(override["read_as"], reading.constants(limit["text"]))
-            limit.update(found)
+            limit.update({**found, "subject": found.get("subject") or limit.get("subject")})
             limit["inconsistent"] = override["reason"]
             places.add((one["section"], limit["page"]))
     return places

@@ -15,6 +15,12 @@ source, which the caller adds. The wording the document uses for each kind:
 - ``T1: int8(Tensor), float16(Tensor)``: a type variable's data types (``dtype``).
 - ``[b, c, 1, w]->[b, c, h, w], h ∈ [1, 8192]``: a broadcast form (``broadcast``).
 - ``多核联合: 支持`` and its variants: ``multi-core``.
+- ``做 softmax 的轴: 1,3``: the operator's axes (``values`` on ``axis``); ``支持 add 和 mul
+  可选``: an attribute's options (``enum``); ``目前仅支持宽高方向的整数倍缩放, 且缩放倍数为
+  2‑8 的整数倍``: Resize's integer scales (``values`` on ``scale_h`` and ``scale_w``).
+- Comparisons in words, joined by 且: ``height ∗ width 等于 1 或大于 8`` is the formula
+  ``height * width = 1 or height * width > 8``; ``(h1=w1=1, n1%4=0) or (…)`` joins the
+  rules inside each alternative with "and".
 """
 
 from __future__ import annotations
@@ -126,7 +132,14 @@ class _Names(ast.NodeVisitor):
             if not isinstance(node.op, self.ALLOWED):
                 raise ValueError("not +, -, *, / or %")
         elif not isinstance(
-            node, ast.Expression | ast.Compare | ast.cmpop | ast.operator | ast.expr_context
+            node,
+            ast.Expression
+            | ast.Compare
+            | ast.cmpop
+            | ast.operator
+            | ast.expr_context
+            | ast.BoolOp
+            | ast.boolop,
         ):
             raise ValueError(f"not arithmetic: {type(node).__name__}")
         super().generic_visit(node)
@@ -136,9 +149,24 @@ def _python(expression: str) -> str:
     return re.sub(r"(?<![<>=!])=(?!=)", "==", expression)
 
 
+def _alternatives(text: str) -> str:
+    """``(h1=w1=1, n1%4=0) or (n1=h1=1, h1%4=0)``: the commas inside each alternative are
+    "and"."""
+    if not re.search(r"\)\s*or\s*\(", text):
+        return text
+    return re.sub(r"\(([^()]*)\)", lambda m: "(" + m[1].replace(",", " and ") + ")", text)
+
+
+def _single(body: ast.expr) -> bool:
+    """A comparison (``0 <= a <= b`` too), or "and"s and "or"s of comparisons."""
+    if isinstance(body, ast.BoolOp):
+        return all(_single(value) for value in body.values)
+    return isinstance(body, ast.Compare)
+
+
 def formula(expression: str, known: Mapping[str, int]) -> Reading:
     """A comparison over named quantities: a product below a constant, or a formula."""
-    text = normalise(expression).rstrip(";.。")
+    text = _alternatives(normalise(expression).rstrip(";.。"))
     if not _COMPARE.search(text):
         return free(f"no comparison in {text!r} (a typo in the document?)")
     try:
@@ -148,14 +176,14 @@ def formula(expression: str, known: Mapping[str, int]) -> Reading:
     except (SyntaxError, ValueError) as error:
         return free(f"not an arithmetic comparison: {text!r} ({error})")
     body = tree.body
-    if not isinstance(body, ast.Compare) or len(body.ops) != 1:
+    if not _single(body):
         return free(f"not a single comparison: {text!r}")
     names = sorted(set(visitor.names) - set(known))
     used = {k: v for k, v in known.items() if k in visitor.names}
     rule: dict[str, Any] = {"expression": text, "names": names}
     if used:
         rule["constants"] = used
-    product = _product(body, known)
+    product = _product(body, known) if isinstance(body, ast.Compare) else None
     if product is not None:
         factors, bound, closed = product
         rule.update({"factors": factors, "less_than" if not closed else "at_most": bound})
@@ -340,17 +368,80 @@ def conditional(text: str, subject: str) -> Reading | None:
     return {"kind": "formula", "subject": match["name"] or found["subject"], "rule": rule}
 
 
+def in_words(text: str, known: Mapping[str, int]) -> list[Reading] | None:
+    """Comparisons written in words, joined by 且 ("and"): ``height ∗ width < 16384 且
+    height ∗ width 等于 1 或大于 8`` is two formulas (the second ``height*width = 1 or
+    height*width > 8``); ``None`` unless every part reads as one."""
+    plain = normalise(text).rstrip(";.。")
+    parts = [p for p in re.split(r"\s*,?\s*且\s*", plain) if p]
+    found = []
+    for part in parts:
+        either = re.fullmatch(r"(?P<lhs>.+?)\s*等于\s*(?P<a>\w+)\s*或\s*大于\s*(?P<b>\w+)", part)
+        if either:
+            part = f"{either['lhs']} = {either['a']} or {either['lhs']} > {either['b']}"
+        one = formula(part, known)
+        if one["kind"] == "free-text":
+            return None
+        found.append(one)
+    return found if len(found) > 1 or "等于" in plain else None
+
+
+def axes(head: str, body: str) -> Reading | None:
+    """``做 softmax 的轴: 1,3，即 channel 和 width 方向`` (axis 3 written ``3/‑1`` where -1
+    is allowed too) and ``做 hardmax 的轴: axis ∈ {−1, 1, 3} 即 …``: the axes an operator
+    works along (a ``values`` limit on its ``axis``)."""
+    if not re.fullmatch(r"做\s*\w+\s*的轴", head.strip()):
+        return None
+    values = _value_list(re.sub(r"^axis\s*∈\s*", "", body))
+    return {"kind": "values", "subject": "axis", "values": values} if values else None
+
+
+def scales(text: str) -> list[Reading] | None:
+    """``目前仅支持宽高方向的整数倍缩放, 且缩放倍数为 2‑8 的整数倍, 如果是 (1, c, 1, 1) 则支持
+    放大到 (1, c, h, w)`` (Resize): integer scales 2 to 8 along height and width, the
+    exception kept in the rule."""
+    match = re.fullmatch(
+        r"目前仅支持宽高方向的整数倍缩放\s*,\s*且缩放倍数为\s*(?P<lo>\d+)\s*-\s*(?P<hi>\d+)\s*的整数倍"
+        r"(?:\s*,\s*如果是\s*(?P<src>\([^)]*\))\s*则支持放大到\s*(?P<dst>\([^)]*\)))?",
+        normalise(text),
+    )
+    if not match:
+        return None
+    values = list(range(int(match["lo"]), int(match["hi"]) + 1))
+    rule: dict[str, Any] = {"integer": True}
+    if match["src"]:
+        rule["except_enlarging"] = {"from": match["src"], "to": match["dst"]}
+    return [
+        {"kind": "values", "subject": f"scale_{axis}", "values": values, "rule": rule}
+        for axis in ("h", "w")
+    ]
+
+
+def _attribute_name(word: str, subject: str) -> str:
+    """The document's ``hiddensize`` and ``projsize`` for the attributes hidden_size and
+    proj_size."""
+    if word.replace("_", "") == subject.replace("_", ""):
+        return subject
+    return re.sub(r"(?<=[a-z])size$", "_size", word)
+
+
 def statement(text: str, subject: str) -> Reading | None:
     """The wording of sets, fixed values, unsupported features and absent limits."""
-    plain = normalise(text)
+    plain = re.sub(r"^注\s*,\s*", "", normalise(text))  # "注, 不支持 kernel_h=1 且 kernel_w=1"
     head, _, tail = plain.rpartition(":")
     body = tail.strip() if head and not _COMPARE.search(head) else plain
     if head and re.fullmatch(r"[A-Za-z_][A-Za-z_ ]*", head.strip()):  # "num directions: 1 or 2"
         subject = head.strip().replace(" ", "_")
+    along = axes(head, body) if head else None
+    if along is not None:
+        return along
+    said = _special(head, body, subject)
+    if said is not None:
+        return said
     if re.fullmatch(r"(目前|当前)?(暂不支持|不支持)(设置)?", body):
         return {"kind": "unsupported", "subject": subject}
     if body.startswith("不支持 ") and _COMPARE.search(body):
-        found = formula(body.removeprefix("不支持 "), {})
+        found = formula(re.sub(r"\s*且\s*", " and ", body.removeprefix("不支持 ")), {})
         if found["kind"] == "free-text":
             return found
         return {
@@ -387,6 +478,11 @@ def statement(text: str, subject: str) -> Reading | None:
         values = _value_list(only["values"])
         if values is not None:
             return {"kind": "values", "subject": subject, "values": values}
+    optional = re.fullmatch(
+        r"支持\s*(?P<values>[\w, ]+?)\s*(?:[两三四五六]种\s*\w*\s*模式)?\s*可选(?:,.*)?", body
+    )
+    if optional and _value_list(optional["values"]):  # an attribute's named options
+        return {"kind": "enum", "subject": subject, "values": _value_list(optional["values"])}
     ways = re.fullmatch(r"支持\S*方式\s+(?P<values>.+)", body)
     if ways:
         return {"kind": "values", "subject": subject, "values": _value_list(ways["values"])}
@@ -396,6 +492,57 @@ def statement(text: str, subject: str) -> Reading | None:
     listed = head.endswith("支持") and _value_list(body) is not None
     if listed or head.endswith("支持模式") or (head and re.fullmatch(r"-?\d+(,\s*-?\d+)*", body)):
         return {"kind": "values", "subject": subject, "values": _value_list(body)}
+    return None
+
+
+# The document's names for a convolution's channel counts, as its shapes name them.
+_CHANNEL_NAMES = {"num_input": "input_channel", "num_output": "output_channel"}
+_CHANNELS = re.compile(r"\b(?:num_input|num_output)\b")
+
+
+def _special(head: str, body: str, subject: str) -> Reading | None:
+    """Wordings a single attribute or feature uses."""
+    # ConvTranspose: "group : 仅支持 1, 当且仅当 num_input=num_output 时支持 num_output"
+    iff = re.fullmatch(
+        r"仅支持\s*(?P<v>\d+)\s*,\s*当且仅当\s*(?P<when>[^时]+?)\s*时支持\s*(?P<alt>\w+)", body
+    )
+    if iff:
+        expression = f"{subject} = {iff['v']} or ({subject} = {iff['alt']} and {iff['when']})"
+        found = formula(_CHANNELS.sub(lambda m: _CHANNEL_NAMES[m[0]], expression), {})
+        found["rule"]["document_names"] = {v: k for k, v in _CHANNEL_NAMES.items()}
+        return found
+    # PRelu: "仅支持单个标量或 C 维度系数"
+    per = re.fullmatch(r"仅支持单个标量或\s*(?P<dim>[A-Z])\s*维度系数", body)
+    if per:
+        # the slope's forms; no model varies them
+        return {"kind": "enum", "subject": subject, "values": ["scalar", f"[{per['dim']}]"]}
+    # Slice: "选取切分的轴: 支持任意 0~3 轴，支持同时多轴选择"
+    any_axis = re.fullmatch(
+        r"支持任意\s*(?P<a>\d+)\s*~\s*(?P<b>\d+)\s*轴(?P<many>,\s*支持同时多轴选择)?", body
+    )
+    if any_axis:
+        # Every axis of a rank-4 tensor, alone or together: no limit on the list.
+        axes = list(range(int(any_axis["a"]), int(any_axis["b"]) + 1))
+        return {
+            "kind": "no-limit",
+            "subject": subject,
+            "rule": {"any_of": axes, "several_at_once": bool(any_axis["many"])},
+        }
+    # LSTM: "projection 时的 proj_size，projsize ∈ [0, hiddensize]"
+    up_to = re.search(r"(?P<name>[a-z_]+)\s*∈\s*\[(?P<lo>-?\d+)\s*,\s*(?P<hi>[a-z_]+)\]$", body)
+    if up_to and subject:
+        name = _attribute_name(up_to["name"], subject)
+        expression = f"{up_to['lo']} <= {name} <= {_attribute_name(up_to['hi'], subject)}"
+        return formula(expression, {})
+    # exSDPAttention, under FlashAttentionV2: "支持数据类型: float16"
+    if head == "支持数据类型" and _value_list(body):
+        return {"kind": "feature", "subject": "dtype", "values": _value_list(body)}
+    # exConvStreaming: "width : 目前支持 width = 1。"
+    one = re.fullmatch(
+        r"(?:目前|当前)?(?:仅|只)?支持\s*(?P<name>\w+)\s*=\s*(?P<v>-?\d+)\s*。?", body
+    )
+    if one:
+        return {"kind": "values", "subject": one["name"], "values": [int(one["v"])]}
     return None
 
 
