@@ -2,7 +2,8 @@
 # The jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
 # them reuses the environment instead of reinstalling it:
 #   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
-#                                ruff format, mypy, lint-imports, then the tests (SDK 2.3.2, for
+#                                ruff format, mypy, lint-imports, the documentation site
+#                                (mkdocs build --strict into site/), then the tests (SDK 2.3.2, for
 #                                the matrix tests, comes with the environment: tox.ini's
 #                                extra_setup_commands)
 #   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest (paths narrow it; default tests/)
@@ -35,8 +36,9 @@ shift || true
 case "$job" in
     checks)
         # sshd and chromium first (installed as root, else named)
+        # the documentation site: strict, so a broken link or a page left out of the nav fails
         bash tools/provision.sh && ruff check . && ruff format --check . && mypy && lint-imports \
-            && pytest "$@"  # testpaths: tests/
+            && NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet && pytest "$@"  # tests/
         ;;
     suites)
         results=${HIL_RESULTS:-results}
