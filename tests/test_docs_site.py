@@ -32,7 +32,8 @@ def _reference() -> str:
 
 def _commands(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, list[str]]]:
     """(command, its option strings) for ``parser`` and every subcommand below it."""
-    found = [(name, [o for a in parser._actions for o in a.option_strings])]
+    shown = [a for a in parser._actions if a.help != argparse.SUPPRESS]  # not old spellings
+    found = [(name, [o for a in shown for o in a.option_strings])]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub, subparser in action.choices.items():

@@ -125,7 +125,12 @@ def test_changed_known_issue_warns_and_fails_under_strict_known(tmp_path: Path) 
         ({**POW_0_ENTRY, "cases": "rk3562/*"}, ["known_issues[1].cases", "'rk3562/*'"]),
         ({k: v for k, v in POW_0_ENTRY.items() if k != "reference"}, ["reference", "[1]"]),
         ({**POW_0_ENTRY, "versions": {"rknn_toolkit2": "2.5.0"}}, ["rknn_toolkit2", "'2.5.0'"]),
-        ({**POW_0_ENTRY, "ticket": "T-1"}, ["known_issues[1]", "'ticket'"]),
+        ({**POW_0_ENTRY, "ticket": "T-1"}, ["known_issues[1]", "unknown field 'ticket'"]),
+        (
+            {**{k: v for k, v in POW_0_ENTRY.items() if k != "note"}, "nte": ""},
+            ["missing field(s) note in 'known_issues[1]'", "'nte' is not a field"],
+        ),
+        ({**POW_0_ENTRY, "verdict": "violatoin"}, ["did you mean violation?"]),
     ],
 )
 def test_invalid_known_issues_file_names_file_entry_field_and_value(

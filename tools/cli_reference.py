@@ -94,7 +94,7 @@ def _pytest_options() -> str:
 
 
 def _plain(text: str) -> str:
-    from harness.cli.names import plain
+    from harness.names import plain
 
     return plain(text)
 

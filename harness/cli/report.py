@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from harness.names import sdk_version
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
 from harness.report.diff import (
@@ -62,8 +63,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     diff.add_argument(
         "new", nargs="?", help="results directory of the later run (default: OLD; DIR,DIR,...)"
     )
-    diff.add_argument("--old-sdk", help="compare only OLD's records of this SDK release")
-    diff.add_argument("--new-sdk", help="compare only NEW's records of this SDK release")
+    diff.add_argument(
+        "--old-sdk", type=sdk_version, help="compare only OLD's records of this SDK release"
+    )
+    diff.add_argument(
+        "--new-sdk", type=sdk_version, help="compare only NEW's records of this SDK release"
+    )
     diff.add_argument(
         "--metric-threshold",
         type=_threshold,
@@ -79,7 +84,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     repro.add_argument("results", help="results directory")
     repro.add_argument("case_id", help="the case id, as in the journal")
     repro.add_argument(
-        "--sdk", default=None, help="the SDK release, when the case ran on several in RESULTS"
+        "--sdk",
+        type=sdk_version,
+        default=None,
+        help="the SDK release, when the case ran on several in RESULTS",
     )
     repro.set_defaults(handler=run_repro)
 
