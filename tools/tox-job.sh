@@ -4,8 +4,8 @@
 #   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
 #                                ruff format, mypy, lint-imports, the documentation site
 #                                (mkdocs build --strict into site/), then the tests (SDK 2.3.2, for
-#                                the matrix tests, comes with the environment: tox.ini's
-#                                extra_setup_commands)
+#                                the matrix tests, is installed by them on first use:
+#                                tests/conftest.py)
 #   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest (paths narrow it; default tests/)
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
 #                                the report, written even when cases fail; the shipped known
