@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 _LITERAL = re.compile(r"``([^`]+)``")
+_LONGEST = 100  # characters of a word worth comparing with known names
 _VERSION = re.compile(r"[vV]?(\d+(?:\.\d+)*)")
 
 
@@ -22,7 +23,10 @@ def plain(text: str) -> str:
 
 
 def closest(word: str, known: Iterable[str]) -> str | None:
-    """The known name closest to ``word`` (case-insensitive), if any is close."""
+    """The known name closest to ``word`` (case-insensitive), if any is close; a word far
+    longer than any name is close to none (and is not compared, which would take long)."""
+    if len(word) > _LONGEST:
+        return None
     lowered = {choice.lower(): choice for choice in known}
     close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[close[0]] if close else None

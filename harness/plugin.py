@@ -194,7 +194,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_farm_options(group: pytest.OptionGroup) -> None:
-    """labgrid places as the run's boards (README "Board farms"); ``--lg-coordinator`` is
+    """labgrid places as the run's boards (docs/boards.md, "Board farms"); ``--lg-coordinator`` is
     labgrid's own pytest option (its plugin comes with the ``farm`` extra), else LG_COORDINATOR."""
     group.addoption("--lg-place", default=None, metavar="NAME", help="run on this labgrid place")
     group.addoption(
@@ -682,9 +682,9 @@ def hil_record(
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
-    """Pass, fail or warn according to the verdict table (README, "Verdicts"); a verdict
+    """Pass, fail or warn according to the verdict table (docs/report.md, "Verdicts"); a verdict
     that would fail is an expected failure (xfail) when it is a known issue behaving as
-    recorded or the baseline failed the same way (README, "Nightly")."""
+    recorded or the baseline failed the same way (docs/nightly.md)."""
     # Model and file names, toolkit, board and known-issues text may carry terminal escapes.
     where = printable(f"[{record.backend}] {record.limit} at {record.value} ({record.documented})")
     detail = printable(record.detail)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
+# The jobs of the one tox environment `hil` (docs/getting-started.md), so that switching between
 # them reuses the environment instead of reinstalling it:
 #   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
 #                                ruff format, mypy, lint-imports, the documentation site
@@ -10,7 +10,7 @@
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
 #                                the report, written even when cases fail; the shipped known
 #                                issues keep the job green while the SDK behaves as recorded
-#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; README, "Nightly")
+#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; docs/nightly.md)
 #   tox -- sdk-matrix [PYTEST ARGS]  the suites on every rknn-toolkit2 release with a recipe
 #                                (installs the missing SDK environments first: hil sdk install
 #                                all, ~40 s each from the index) into $HIL_RESULTS (default

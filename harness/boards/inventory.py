@@ -36,7 +36,7 @@ from harness.boards.settings import (
 )
 from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 from harness.names import suggestion
-from harness.text import declare_secret_variable, printable
+from harness.text import clipped, declare_secret_variable, printable
 
 _NOT_SHOWN = "<not shown>"
 _AUTH_HELP = (
@@ -222,7 +222,9 @@ def _keys_in_words(error: jsonschema.exceptions.ValidationError) -> str:
         return f"missing key {', '.join(missing)}"
     known = list(cast("Mapping[str, Any]", error.schema).get("properties", {}))
     unknown = [key for key in found if key not in known]
-    return "; ".join(f"unknown key {key}{suggestion(str(key), known)}" for key in unknown)
+    return "; ".join(
+        f"unknown key {clipped(str(key), 80)}{suggestion(str(key), known)}" for key in unknown[:3]
+    )
 
 
 def _value_in_words(error: jsonschema.exceptions.ValidationError, where: str) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError, load_inventory
-from harness.terminal import emit
+from harness.terminal import columns, emit
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes, vendor_commands
 
@@ -113,11 +113,7 @@ def _check(args: argparse.Namespace) -> int:
 def _table(reports: list[dict[str, Any]]) -> str:
     rows = [[title for _, title in _COLUMNS]]
     rows += [[_cell(report.get(key, "")) for key, _ in _COLUMNS] for report in reports]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    lines = columns(rows)
     hosts = {f"{k} {v}" for r in reports for k, v in r.get("host_versions", {}).items()}
     notes = [f"host: {', '.join(sorted(hosts))}"] if hosts else []
     notes += [f"{r['board']}: {p}" for r in reports for p in r["problems"]]

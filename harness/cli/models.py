@@ -49,7 +49,7 @@ from harness.results.journal import (
 from harness.results.records import CaseRecord
 from harness.targets.selection import platform_boards
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
-from harness.terminal import emit
+from harness.terminal import columns, emit
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
@@ -405,14 +405,17 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers:
-        lines.append(f"  {'layer':28} {'op':16} {'target':6} dtype")
-        for layer in layers:
-            # printable before cutting: a name cut inside an escape sequence keeps the rest
-            name = printable(str(layer.get("name") or layer.get("full_name", "")))
-            op = printable(str(layer.get("op")))
-            lines.append(
-                f"  {name[:28]:28} {op[:16]:16} {layer.get('target')!s:6} {layer.get('dtype', '')}"
+        rows = [("layer", "op", "target", "dtype")]
+        rows += [
+            (
+                printable(str(layer.get("name") or layer.get("full_name", ""))),
+                printable(str(layer.get("op"))),
+                printable(str(layer.get("target"))),
+                printable(str(layer.get("dtype", ""))),
             )
+            for layer in layers
+        ]
+        lines += [f"  {line}" for line in columns(rows)]
     if record.artifacts:
         lines.append(f"  case folder: {record.artifacts}")
     emit("".join(f"{line}\n" for line in lines))

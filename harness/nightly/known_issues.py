@@ -251,7 +251,7 @@ def starting_file(records: list[CaseRecord], failing: tuple[str, ...], sdk: set[
             entry["versions"] = versions
         entries.append(entry)
     header = (
-        '# Known issues (npu-hil --known-issues; README, "Nightly"), written by\n'
+        "# Known issues (npu-hil --known-issues; docs/nightly.md), written by\n"
         "# `hil known-issues init` from a run's failures: give each entry its reference.\n"
     )
     body = yaml.safe_dump({"known_issues": entries}, sort_keys=False, allow_unicode=True, width=100)

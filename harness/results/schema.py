@@ -257,7 +257,7 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
         missing = [name for name in error.validator_value if name not in error.instance]
         inside = f" in {field!r}" if field else ""
         strays = [key for key in error.instance if key not in error.schema.get("properties", {})]
-        near = [f"{key!r}" for key in strays if closest(str(key), missing)]
+        near = [_bounded(key) for key in strays if closest(str(key), missing)][:3]
         typo = f" ({', '.join(near)} is not a field: a misspelling?)" if near else ""
         return f"missing field(s) {', '.join(missing)}{inside}{typo}"
     named = f"field {field!r}" if field else "the file"
@@ -269,12 +269,18 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
         known = list(error.schema.get("properties", {}))
         unknown = [key for key in error.instance if key not in known]
         if unknown and known:  # a mapping of free names has no "unknown" key
-            hints = [f"{key!r}{suggestion(str(key), known)}" for key in unknown]
+            hints = [f"{_bounded(key)}{suggestion(str(key), known)}" for key in unknown[:3]]
             return f"{named}: unknown field {', '.join(hints)} (known: {', '.join(known)})"
     if error.validator in ("minItems", "minLength", "minProperties") and not error.instance:
         return f"{named} must not be empty"
     message = error.message if len(error.message) <= _SHOWN else error.message[:_SHOWN] + "..."
     return f"field {field!r}: {message}"
+
+
+def _bounded(value: object) -> str:
+    """A value quoted for a message, at most ``_SHOWN`` characters of it."""
+    shown = _REPR.repr(value)
+    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
 
 
 _ARTICLES = {
