@@ -211,7 +211,7 @@ def test_inventory_refuses_duplicate_names(tmp_path: Path) -> None:
 
 
 def test_inventory_of_a_missing_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(BoardFileError, match="does not exist"):
+    with pytest.raises(BoardFileError, match="no such board file or folder"):
         load_inventory(tmp_path / "nope", RUNTIMES)
 
 

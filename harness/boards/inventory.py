@@ -271,7 +271,7 @@ def load_inventory(directory: Path, runtimes: Runtimes) -> list[Board]:
     if directory.is_file():
         return [load_board(directory, runtimes)]
     if not directory.is_dir():
-        raise BoardFileError(directory, "", str(directory), "board directory does not exist")
+        raise BoardFileError(directory, "", str(directory), "no such board file or folder")
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     boards: dict[str, Board] = {}
     for path in files:
