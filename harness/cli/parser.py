@@ -52,7 +52,8 @@ class HilParser(argparse.ArgumentParser):
         return parsed
 
     def _unrecognized(self, extras: list[str]) -> str:
-        options = [o for action in self._actions for o in action.option_strings]
+        shown = [action for action in self._actions if action.help != argparse.SUPPRESS]
+        options = [o for action in shown for o in action.option_strings]  # not old spellings
         hints = [
             suggestion(extra.partition("=")[0], options) for extra in extras if extra[:1] == "-"
         ]
