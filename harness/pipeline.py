@@ -110,6 +110,9 @@ class Vendor:
     known_issues: Path | None
     # Its own subcommands by group: "hil" (``hil sdk``), "boards", "layout" (``hil layout X``)
     commands: Mapping[str, Sequence[Registrar]]
+    # ONNX operator type -> the entries its documents name it by, where the names differ
+    # (Conv -> Convolution): what ``hil docs show Conv`` shows
+    operator_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def target(
         self, board: Board | None, timeout_s: float, cache: str

@@ -37,6 +37,7 @@ from harness.modelfiles.prepare import ModelFileError
 from harness.models import OPERATOR_SPECS
 from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
+from harness.names import sdk_version
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
@@ -60,6 +61,7 @@ from harness.vendors import (
     CONVERSION_CACHE,
     DEFAULT_PLATFORM,
     SIMULATOR_CACHE,
+    platform_named,
     vendor_for,
 )
 
@@ -90,7 +92,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--platform",
         default=None,
         metavar="P[,P...]|all",
-        help=f"target platforms (default {DEFAULT_PLATFORM}); 'all': every one of the vendor",
+        help=f"target platforms, in any case (default {DEFAULT_PLATFORM}); 'all': every one of "
+        "the vendor",
     )
     group.addoption(
         "--backend",
@@ -104,7 +107,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--resume", action="store_true", help="skip cases already finished in --results"
     )
-    group.addoption("--boards", default="boards", help="folder of board files (default ./boards)")
+    group.addoption(
+        "--boards",
+        default="boards",
+        metavar="PATH",
+        help="a folder of board files, or one board file (default ./boards)",
+    )
     group.addoption(
         "--require-board",
         action="store_true",
@@ -142,8 +150,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--sdk",
         default=None,
         metavar="VERSION[,VERSION...]|all",
-        help="run every case on each of these toolkit releases (hil sdk install VERSION; "
-        "'all': every installed one); default: this environment's",
+        help="run every case on each of these toolkit releases (2.3.2 or V2.3.2; hil sdk "
+        "install VERSION; 'all': every installed one); default: this environment's",
     )
     group.addoption(
         "--hil-cache",
@@ -186,7 +194,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_farm_options(group: pytest.OptionGroup) -> None:
-    """labgrid places as the run's boards (README "Board farms"); ``--lg-coordinator`` is
+    """labgrid places as the run's boards (docs/boards.md, "Board farms"); ``--lg-coordinator`` is
     labgrid's own pytest option (its plugin comes with the ``farm`` extra), else LG_COORDINATOR."""
     group.addoption("--lg-place", default=None, metavar="NAME", help="run on this labgrid place")
     group.addoption(
@@ -284,8 +292,16 @@ _DIRECTORY = pytest.StashKey[DirectoryCases]()
 
 
 def _platform(config: pytest.Config) -> str:
-    """``--platform`` as given: one platform, several (``rk3588,rv1106``) or ``all``."""
-    return str(config.getoption("platform") or DEFAULT_PLATFORM)
+    """``--platform`` as the vendor spells it: one platform, several (``rk3588,rv1106``; in
+    any case) or ``all``; an unknown name is a usage error naming the closest."""
+    spec = str(config.getoption("platform") or DEFAULT_PLATFORM)
+    names = [name.strip() for name in spec.split(",")]
+    try:
+        if len(names) == 1:
+            return platform_named(names[0], allow_all=True)
+        return ",".join(platform_named(name) for name in names)
+    except LookupError as exc:
+        raise pytest.UsageError(f"--platform: {exc}") from None
 
 
 def _platforms(config: pytest.Config) -> list[str]:
@@ -313,7 +329,9 @@ def _sdks(config: pytest.Config) -> list[str]:
     """The SDK releases every case runs on (``--sdk``), oldest first."""
     if _SDKS not in config.stash:
         try:
-            config.stash[_SDKS] = _vendor(config).sdks(config.getoption("sdk"))
+            spec = config.getoption("sdk")  # releases as the SDK spells them: V2.3.2 is 2.3.2
+            spec = spec and ",".join(map(sdk_version, spec.split(",")))
+            config.stash[_SDKS] = _vendor(config).sdks(spec)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[_SDKS]
@@ -664,9 +682,9 @@ def hil_record(
 
 
 def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
-    """Pass, fail or warn according to the verdict table (README, "Verdicts"); a verdict
+    """Pass, fail or warn according to the verdict table (docs/report.md, "Verdicts"); a verdict
     that would fail is an expected failure (xfail) when it is a known issue behaving as
-    recorded or the baseline failed the same way (README, "Nightly")."""
+    recorded or the baseline failed the same way (docs/nightly.md)."""
     # Model and file names, toolkit, board and known-issues text may carry terminal escapes.
     where = printable(f"[{record.backend}] {record.limit} at {record.value} ({record.documented})")
     detail = printable(record.detail)

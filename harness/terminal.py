@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.text import printable
@@ -23,6 +23,20 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
     # adds its parsers to a command group, each setting ``handler`` (args -> exit code)
     Registrar = Callable[[Subparsers], None]
+
+
+def columns(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
+    """``rows`` (the header first) as aligned plain-text lines, two spaces apart, every column
+    as wide as its widest cell so that no name is cut; ``right``: the columns aligned right
+    (numbers). The commands' one table layout (docs/contributing.md says why not a library)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
 
 
 def emit(text: str, *, err: bool = False) -> None:

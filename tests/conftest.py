@@ -1,4 +1,5 @@
-"""Shared fixtures: real OpenSSH servers on 127.0.0.1 standing in for boards (see sshd.py)."""
+"""Shared fixtures: real OpenSSH servers on 127.0.0.1 standing in for boards (see sshd.py),
+and a second rknn-toolkit2 release for the SDK-matrix tests, installed on first use."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from sshd import SshServer, write_sysroot
 
 from harness.boards.inventory import Board, load_board
+from harness.vendors.rknn import sdk
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RUNTIMES
 
@@ -48,3 +50,32 @@ def loopback_board(sshd: SshServer, tmp_path: Path) -> Board:
 def board_cache(tmp_path_factory: pytest.TempPathFactory) -> ConversionCache:
     """One ONNX -> .rknn cache for the whole test session: each tiny model is built once."""
     return ConversionCache(tmp_path_factory.mktemp("rknn-cache"))
+
+
+SECOND_SDK = "2.3.2"  # the release the SDK-matrix tests compare with this environment's
+
+
+@pytest.fixture(scope="session")
+def second_sdk(request: pytest.FixtureRequest) -> sdk.Sdk:
+    """rknn-toolkit2 2.3.2 in its own environment (``hil sdk install 2.3.2``): installed here
+    the first time a test needs it (about 40 s from the package index; kept under the SDK
+    folder, ``~/.cache/npu-hil/sdk``), so that a plain ``tox`` does not carry it. A machine
+    without the index prepares it beforehand: ``HIL_PREPARE_SDKS=2.3.2 tox --notest``."""
+    found = {release.version: release for release in sdk.installed()}
+    if SECOND_SDK in found:
+        return found[SECOND_SDK]
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"npu-hil tests: {line}")
+
+    say(f"installing rknn-toolkit2 {SECOND_SDK} for the SDK-matrix tests (once)")
+    try:
+        return sdk.install(SECOND_SDK, say=say)
+    except sdk.SdkError as error:
+        pytest.fail(
+            f"the SDK-matrix tests need rknn-toolkit2 {SECOND_SDK} and it did not install: "
+            f"{error}; on a machine without the package index, HIL_PREPARE_SDKS={SECOND_SDK} "
+            "tox --notest prepares it beforehand"
+        )

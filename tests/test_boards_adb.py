@@ -75,9 +75,9 @@ def test_an_adb_board_file_loads_its_settings(adb_board: Board, adb_server: AdbS
     [
         ({"host": "10.0.0.5"}, "host", "names one transport"),  # adb and SSH keys both
         ({"ssh": {"host": "h", "user": "u", "auth": {"agent": True}}}, "adb", "one transport"),
-        ({"adb": {"serial": "a b"}}, "adb.serial", "does not match"),
-        ({"adb": {"serial": "x", "server_port": 0}}, "adb.server_port", "minimum"),
-        ({"adb": {"serial": "x", "speed": 3}}, "adb", "'speed' was unexpected"),
+        ({"adb": {"serial": "a b"}}, "adb.serial", "adb.serial is the serial adb devices lists"),
+        ({"adb": {"serial": "x", "server_port": 0}}, "adb.server_port", "from 1 to 65535"),
+        ({"adb": {"serial": "x", "speed": 3}}, "adb", "adb: unknown key speed"),
     ],
 )
 def test_bad_adb_board_files_name_file_and_key(

@@ -73,11 +73,9 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
 
 
 def test_converting_with_the_boards_release_runs_the_converter_of_that_sdk(
-    loopback_board: Board, tmp_path: Path
+    loopback_board: Board, tmp_path: Path, second_sdk: sdk.Sdk
 ) -> None:
-    if "2.3.2" not in {found.version for found in sdk.installed()}:
-        pytest.skip("needs rknn-toolkit2 2.3.2: hil sdk install 2.3.2")
-    with board_target(loopback_board, tmp_path / "cache", 120.0, "2.3.2") as backend:
+    with board_target(loopback_board, tmp_path / "cache", 120.0, second_sdk.version) as backend:
         (observation,) = backend.run_batch([relu_case("relu")])
     assert observation.infra_error is None, observation.infra_error
     assert observation.versions["rknn_toolkit2"] == "2.3.2"  # the converter ran under 2.3.2

@@ -187,3 +187,17 @@ def test_check_command_empty_folder_exits_2(
         hil_boards(["check", "--boards", str(tmp_path)])
     assert info.value.code == 2
     assert "no board files" in capsys.readouterr().err
+
+
+def test_check_command_takes_board_files_and_folders(
+    two_boards: tuple[Path, SshServer, SshServer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hil boards check FILE``, as ``hil run --boards FILE`` takes a board; a file and the
+    folder holding it check that board once."""
+    folder, _, _ = two_boards
+    assert hil_boards(["check", str(folder / "board-a.yaml")]) == 0
+    out, err = capsys.readouterr()
+    assert "checking board-a (" in err and "board-b" not in err + out
+    assert hil_boards(["check", str(folder / "board-b.yaml"), str(folder)]) == 0
+    out, _ = capsys.readouterr()
+    assert [line.split()[0] for line in out.splitlines()[1:3]] == ["board-b", "board-a"]

@@ -50,10 +50,10 @@ def boards_folder(farm: Farm, servers: list[SshServer], tmp_path: Path, **labgri
 @pytest.mark.parametrize(
     ("labgrid", "extra", "key", "says"),
     [
-        ({"place": "a", "tags": {"soc": "rk3562"}}, {}, "labgrid", "fails oneOf"),
-        ({"wait": 3}, {}, "labgrid", "fails oneOf"),
+        ({"place": "a", "tags": {"soc": "rk3562"}}, {}, "labgrid", "either a place or tags"),
+        ({"wait": 3}, {}, "labgrid", "either a place or tags"),
         ({"place": "a"}, {"host": "10.0.0.5"}, "host", "comes from the labgrid place"),
-        ({"tags": {"SoC": "x"}}, {}, "labgrid.tags", "does not match"),
+        ({"tags": {"SoC": "x"}}, {}, "labgrid.tags", "maps lower-case tag names to words"),
     ],
 )
 def test_bad_labgrid_sections_name_the_key(

@@ -115,13 +115,25 @@ def test_two_auth_methods_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "key", "value", "says"),
     [
-        ({"platform": "rk9999"}, "platform", "rk9999", "is not one of"),
-        ({"runtime": "tflite"}, "runtime", "tflite", "is not one of"),
-        ({"port": 70000}, "port", 70000, "maximum"),
-        ({"workdir": "relative/dir"}, "workdir", "relative/dir", "does not match"),
-        ({"workdir": "/"}, "workdir", "/", "does not match"),
-        ({"colour": "blue"}, "", None, "'colour' was unexpected"),
-        ({"soc": "RK3588"}, "soc", "RK3588", "does not match"),
+        ({"platform": "rk9999"}, "platform", "rk9999", "platform must be one of rk3562, "),
+        ({"platform": "RK3588"}, "platform", "RK3588", "; did you mean rk3588?"),
+        ({"runtime": "tflite"}, "runtime", "tflite", "runtime must be one of "),
+        ({"port": 70000}, "port", 70000, "port is a whole number from 1 to 65535"),
+        (
+            {"workdir": "relative/dir"},
+            "workdir",
+            "relative/dir",
+            "workdir must be an absolute path on the board",
+        ),
+        ({"workdir": "/"}, "workdir", "/", "and not / itself"),
+        ({"colour": "blue"}, "", None, "unknown key colour"),
+        ({"knwon_hosts": "k"}, "", None, "unknown key knwon_hosts; did you mean known_hosts?"),
+        (
+            {"soc": "RK3588"},
+            "soc",
+            "RK3588",
+            "soc is lower-case rk/rv and four digits, e.g. rk3588",
+        ),
         ({"core_mask": 1}, "core_mask", 1, "quote the core mask"),
         ({"core_mask": "2", "platform": "rk3576", "soc": "rk3576"}, "core_mask", "2", "no such"),
         ({"core_mask": "0"}, "core_mask", "0", None),  # rk3588 has core 0: accepted
@@ -165,13 +177,15 @@ def test_bad_values_name_file_key_and_value(
     if value is not None:
         assert error.value == value
     assert says in str(error)
+    # in words: never a regular expression, a schema keyword or a stand-in for the file
+    assert not any(word in str(error) for word in ("^", "does not match", "<root>", "oneOf"))
 
 
 def test_missing_required_key_is_named(tmp_path: Path) -> None:
     doc = board_doc()
     del doc["workdir"]
     error = refused(write(tmp_path, doc))
-    assert "'workdir' is a required property" in str(error)
+    assert str(error) == f"{error.file}: missing key workdir"
 
 
 def test_not_yaml_is_refused_with_the_position(tmp_path: Path) -> None:
@@ -197,7 +211,7 @@ def test_inventory_refuses_duplicate_names(tmp_path: Path) -> None:
 
 
 def test_inventory_of_a_missing_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(BoardFileError, match="does not exist"):
+    with pytest.raises(BoardFileError, match="no such board file or folder"):
         load_inventory(tmp_path / "nope", RUNTIMES)
 
 

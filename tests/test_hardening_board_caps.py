@@ -134,15 +134,15 @@ def test_progress_frames_do_not_extend_a_case(sshd: SshServer, tmp_path: Path) -
 
 
 def test_hil_run_on_a_chatty_board_ends_within_its_timeout(sshd: SshServer, tmp_path: Path) -> None:
-    """The issue's reproduction: ``hil run --timeout 5`` on a board that says "started"
+    """The issue's reproduction: ``hil run --hil-timeout 5`` on a board that says "started"
     every half second ran on for good."""
     board_file = hostile_board(sshd, tmp_path, "chatty")
     model = tmp_path / "relu.onnx"
     model.write_bytes(onnx_model())
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     hil = "import sys; from harness.cli import main; sys.exit(main(sys.argv[1:]))"
-    command = [sys.executable, "-c", hil, "run", str(model), "--board", str(board_file)]
-    command += ["--timeout", "5", "--results", str(tmp_path / "results"), "--cache", "off"]
+    command = [sys.executable, "-c", hil, "run", str(model), "--boards", str(board_file)]
+    command += ["--hil-timeout", "5", "--results", str(tmp_path / "results"), "--hil-cache", "off"]
     run = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 3, run.stdout + run.stderr  # infrastructure trouble
     assert "infra-error" in run.stdout and "frame out of turn" in run.stdout, run.stdout

@@ -47,7 +47,7 @@ def test_hil_run_into_a_closed_pipe_still_journals_and_reports(tmp_path: Path) -
     (tmp_path / "relu.onnx").write_bytes(onnx_model("Relu"))
     results = tmp_path / "results"
     code, err = hil_into_closed_pipe(
-        tmp_path, "run", "relu.onnx", "--results", str(results), "--cache", "off"
+        tmp_path, "run", "relu.onnx", "--results", str(results), "--hil-cache", "off"
     )
     assert "Traceback" not in err and "Broken pipe" not in err, err
     (record,) = read_records(results)

@@ -49,7 +49,7 @@ def test_hil_run_layers_and_reduce_print_model_names_without_escapes(
 ) -> None:
     path = tmp_path / f"{ESC}five.onnx"  # the model file's name becomes the case's
     onnx.save(hostile_model(), path)
-    results, cache = tmp_path / "results", ["--cache", str(tmp_path / "cache")]
+    results, cache = tmp_path / "results", ["--hil-cache", str(tmp_path / "cache")]
     assert main(["run", str(path), "--layers", "--results", str(results), *cache]) == 1
     out, err = capsys.readouterr()
     assert_clean(out + err)

@@ -53,7 +53,7 @@ def _relu(shape: list[int | str]) -> onnx.ModelProto:
 
 
 def _hil_run(tmp_path: Path, model: Path, *args: str) -> int:
-    results = ["--results", str(tmp_path / "results"), "--cache", str(tmp_path / "cache")]
+    results = ["--results", str(tmp_path / "results"), "--hil-cache", str(tmp_path / "cache")]
     return main(["run", str(model), *results, *args])
 
 
@@ -345,7 +345,7 @@ def test_a_constant_holding_less_data_than_its_dims_is_bad_input_not_a_crash(
     results = tmp_path / "results"
     hil = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())"]
     done = subprocess.run(
-        [*hil, "run", str(path), "--results", str(results), "--cache", "off"],
+        [*hil, "run", str(path), "--results", str(results), "--hil-cache", "off"],
         capture_output=True,
         text=True,
         timeout=300,

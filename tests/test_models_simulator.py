@@ -53,12 +53,9 @@ def test_typical_model_compiles_to_its_declared_layer_and_matches(
     _compiles_to_one_layer_and_matches(pool, op, target, layer)
 
 
-def test_attention_compiles_to_one_sdpa_layer_under_toolkit_2_3_2() -> None:
+def test_attention_compiles_to_one_sdpa_layer_under_toolkit_2_3_2(second_sdk: sdk.Sdk) -> None:
     """2.5.0's rule for it fails the build under numpy 2; 2.3.2 (numpy 1.26) fuses it."""
-    found = {release.version: release for release in sdk.installed()}
-    if "2.3.2" not in found:
-        pytest.skip("needs rknn-toolkit2 2.3.2: hil sdk install 2.3.2")
-    with SimulatorPool(workers=1, timeout_s=120, python=found["2.3.2"].python) as older:
+    with SimulatorPool(workers=1, timeout_s=120, python=second_sdk.python) as older:
         for target in ("rk3588", "rk3562"):
             _compiles_to_one_layer_and_matches(older, "exSDPAttention", target, "exSDPAttention")
 

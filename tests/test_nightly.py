@@ -147,7 +147,12 @@ def test_changed_known_issue_warns_and_fails_under_strict_known(tmp_path: Path) 
         ({**POW_0_ENTRY, "cases": "rk3562/*"}, ["known_issues[1].cases", "'rk3562/*'"]),
         ({k: v for k, v in POW_0_ENTRY.items() if k != "reference"}, ["reference", "[1]"]),
         ({**POW_0_ENTRY, "versions": {"rknn_toolkit2": "2.5.0"}}, ["rknn_toolkit2", "'2.5.0'"]),
-        ({**POW_0_ENTRY, "ticket": "T-1"}, ["known_issues[1]", "'ticket'"]),
+        ({**POW_0_ENTRY, "ticket": "T-1"}, ["known_issues[1]", "unknown field 'ticket'"]),
+        (
+            {**{k: v for k, v in POW_0_ENTRY.items() if k != "note"}, "nte": ""},
+            ["missing field(s) note in 'known_issues[1]'", "'nte' is not a field"],
+        ),
+        ({**POW_0_ENTRY, "verdict": "violatoin"}, ["did you mean violation?"]),
     ],
 )
 def test_invalid_known_issues_file_names_file_entry_field_and_value(
@@ -414,3 +419,42 @@ def test_the_main_jobs_selection_collects_every_suite_with_the_model_folder_suit
     assert "test_models.py::test_model[NOTSET]" in run.stdout
     assert "test_documented_limit[rk3562/GRU/float16/seq_length=8192]" not in run.stdout
     assert "2 deselected" in run.stdout  # the slow tier, said in the summary
+
+
+RAN = [(POW_0, "violation"), (POW_2, "confirmed")]
+
+
+def test_an_entry_is_stale_only_when_its_cases_could_have_matched(tmp_path: Path) -> None:
+    """Stale: a case it names ran and it matched none (here: pinned to another SDK), or it
+    names no case of the collection at all. An entry naming only cases that ``-k`` left out
+    is not stale, only counted."""
+    entries = [
+        {**POW_0_ENTRY, "cases": [POW_0], "versions": {"rknn_toolkit2": ["2.3.2"]}},
+        {**POW_0_ENTRY, "cases": ["rk3562/Expand/*"]},
+        STALE_ENTRY,
+        {**POW_0_ENTRY, "cases": [POW_2]},  # matches: not stale
+    ]
+    known = load_known_issues(known_file(tmp_path, entries))
+    ran = [_record(case, verdict, rknn_toolkit2="2.5.0") for case, verdict in RAN]
+    left_out = {"rk3562/Expand/float16/[b,c,1,w]:h=8193"}
+    assert [e.index for e in known.stale(ran, left_out)] == [0, 2]
+    assert known.not_selected(ran, left_out) == 1
+    assert [e.index for e in known.stale(ran)] == [0, 1, 2]  # nothing left out: all three
+
+
+@needs_toolkit
+def test_a_k_selection_calls_no_entry_of_the_shipped_file_stale(tmp_path: Path) -> None:
+    """The README's first example: ``-m float16 -k Pow`` picks 15 cases out of the suite, and
+    the shipped entries for the cases it left out are counted, not listed as stale."""
+    command = [sys.executable, "-m", "pytest", "suites", "-p", "no:cacheprovider", "-q"]
+    command += ["-m", "float16", "-k", "Pow", "--backend", "sim"]
+    command += ["--results", str(tmp_path / "results"), "--known-issues", "vendor"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    shown = SHIPPED.relative_to(ROOT)
+    assert f"{shown}: 2 as expected, 0 changed, 0 stale entries, " in output
+    assert " for cases not selected" in output
+    assert "stale (matched no case" not in output

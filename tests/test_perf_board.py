@@ -153,7 +153,7 @@ def test_hil_run_perf_times_a_model_on_a_board_and_says_the_simulator_cannot(
 ) -> None:
     model = tmp_path / "relu.onnx"
     model.write_bytes(onnx_model("Relu"))
-    results = ["--results", str(tmp_path / "sim"), "--cache", "off"]
+    results = ["--results", str(tmp_path / "sim"), "--hil-cache", "off"]
     assert main(["run", str(model), *results, "--perf", "--perf-runs", "5"]) == 0
     said = capsys.readouterr().out
     assert "timing: no timing: no timing on the simulator" in said
@@ -161,7 +161,7 @@ def test_hil_run_perf_times_a_model_on_a_board_and_says_the_simulator_cannot(
     assert set(record.perf) == {"unavailable"}
 
     board, _ = board_with_sysfs(sshd, tmp_path)
-    on_board = ["--board", str(board.source), "--results", str(tmp_path / "board")]
+    on_board = ["--boards", str(board.source), "--results", str(tmp_path / "board")]
     command = ["run", str(model), *on_board, "--perf", "--perf-runs", "5", "--layers-perf"]
     assert main(command) == 0
     said = capsys.readouterr().out

@@ -19,7 +19,7 @@ from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import baseline_changes
 from harness.report.markdown import md_escape
-from harness.report.matrix import SHORT, WORST_FIRST
+from harness.report.matrix import SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -508,8 +508,12 @@ def test_the_overview_gives_cases_and_the_worst_verdict_per_operator_and_platfor
         row = next(r for r in table[2:] if r[0] == md_escape(record.op))
         key = (record.op, record.platform, record.backend)
         same = [r for r in records if (r.op, r.platform, r.backend) == key]
-        worst = next(v for v in WORST_FIRST if any(r.verdict == v for r in same))
-        assert row[1 + columns.index(md_escape(where))] == f"{len(same)}{SHORT[worst]}"
+        chip = " ".join(
+            f"{sum(r.verdict == v for r in same)}{letter}"
+            for v, letter in SHORT.items()
+            if any(r.verdict == v for r in same)
+        )
+        assert row[1 + columns.index(md_escape(where))] == chip
     assert markdown.index("## Failing cases") < markdown.index("## Operators × platforms")
     assert markdown.index("## Operators × platforms") < markdown.index("## Documented limits")
     parser = _parse_html(results / "report.html")
@@ -518,3 +522,34 @@ def test_the_overview_gives_cases_and_the_worst_verdict_per_operator_and_platfor
     linked = re.findall(r'href="#([^"]+)"', overview.split("</table>")[0])
     assert len(linked) == len({(r.op, r.platform, r.backend) for r in records})
     assert set(linked) <= anchors  # each cell opens cases that exist
+
+
+def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_path: Path) -> None:
+    """A green run's known violations: ``2C 1V (1 known)``, coloured as confirmed; a second,
+    unknown violation colours it again."""
+    known = {"reference": "RK-1", "note": "", "status": "as-expected", "expected": "violation"}
+    pows = [make_record(f"pow-{n}", op="Pow", limit="pow.exponent") for n in range(2)]
+    pows.append(make_record("pow-0-cpu", "violation", op="Pow", limit="pow.exponent", known=known))
+    folder = _write_run(tmp_path / "green", pows)
+    hil(["report", str(folder)])
+    table = _markdown_table(
+        (folder / "report.md").read_text(encoding="utf-8"), "## Operators × platforms"
+    )
+    assert table[2][1] == "2C 1V (1 known)"
+    assert (
+        'class="v-confirmed" title="confirmed"><a href="#'
+        in (folder / "report.html")
+        .read_text(encoding="utf-8")
+        .split('id="overview"')[1]
+        .split("</table>")[0]
+    )
+
+    pows.append(make_record("pow-9", "violation", op="Pow", limit="pow.exponent"))
+    folder = _write_run(tmp_path / "red", pows)
+    hil(["report", str(folder)])
+    table = _markdown_table(
+        (folder / "report.md").read_text(encoding="utf-8"), "## Operators × platforms"
+    )
+    assert table[2][1] == "2C 2V (1 known)"
+    overview = (folder / "report.html").read_text(encoding="utf-8").split('id="overview"')[1]
+    assert 'class="v-violation"' in overview.split("</table>")[0]

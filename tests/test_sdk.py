@@ -435,16 +435,10 @@ def test_hil_diff_compares_two_sdks_of_one_directory(
 # -- a run on two SDKs ----------------------------------------------------------------------------
 
 
-def _other_sdk() -> str:
-    """An installed SDK environment other than this interpreter's toolkit (hil sdk install)."""
-    others = [found.version for found in sdk.installed() if found.version != "2.5.0"]
-    if not others:
-        pytest.skip("needs a second SDK: hil sdk install 2.3.2")
-    return others[-1]
-
-
-def test_a_run_on_two_sdks_writes_both_and_resume_skips_per_sdk(tmp_path: Path) -> None:
-    other = _other_sdk()
+def test_a_run_on_two_sdks_writes_both_and_resume_skips_per_sdk(
+    tmp_path: Path, second_sdk: sdk.Sdk
+) -> None:
+    other = second_sdk.version  # installed on first use (tests/conftest.py)
     case = "rk3562/Pow/float16/values=4"
     node = f"suites/test_operators.py::test_documented_limit[{case}-sdk{{}}]"
     root = Path(__file__).resolve().parents[1]

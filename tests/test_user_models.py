@@ -196,7 +196,7 @@ def _hil(tmp_path: Path, command: str, *args: str, model: onnx.ModelProto | None
     tmp_path/results with a private simulator cache."""
     path = tmp_path / "five.onnx"
     onnx.save(model or five_node_model(), path)
-    cache = ["--cache", str(tmp_path / "cache"), "--results", str(tmp_path / "results")]
+    cache = ["--hil-cache", str(tmp_path / "cache"), "--results", str(tmp_path / "results")]
     return main([command, str(path), "--platform", "rk3562", *cache, *args])
 
 
@@ -255,7 +255,7 @@ def test_hil_run_layers_names_the_first_bad_layer_and_reduce_takes_the_case(
     assert (results / "report.md").is_file()
     cache = str(tmp_path / "cache")
     run_json = (results / "run.json").read_text()
-    assert main(["reduce", str(results), "rk3562/model/five/float16", "--cache", cache]) == 1
+    assert main(["reduce", str(results), "rk3562/model/five/float16", "--hil-cache", cache]) == 1
     out = capsys.readouterr().out
     assert "smallest failing model: 1 nodes" in out
     assert (results / "run.json").read_text() == run_json  # the run being reduced keeps its own
@@ -285,7 +285,7 @@ def test_initializers_listed_among_the_graph_inputs_are_not_inputs_to_feed(
     assert x.min() >= -0.5 and x.max() <= 0.5
     cache = str(tmp_path / "cache")
     capsys.readouterr()
-    assert main(["reduce", str(results), record.id, "--cache", cache]) == 1
+    assert main(["reduce", str(results), record.id, "--hil-cache", cache]) == 1
     assert "smallest failing model: 1 nodes" in capsys.readouterr().out
 
 
@@ -364,7 +364,7 @@ def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsy
     from sshd import write_sysroot
 
     board = sshd.board_file(tmp_path / "boards", sysroot=str(write_sysroot(tmp_path / "sys")))
-    assert _hil(tmp_path, "run", "--board", str(board)) == 1
+    assert _hil(tmp_path, "run", "--boards", str(board)) == 1
     out = capsys.readouterr().out
     assert "rk3562/model/five/float16: wrong-result [loopback]" in out
     (record,) = read_records(tmp_path / "results")
@@ -373,7 +373,7 @@ def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsy
 
 def test_a_board_of_another_platform_is_bad_input(sshd, tmp_path: Path, capsys) -> None:
     board = sshd.board_file(tmp_path / "boards")
-    assert _hil(tmp_path, "run", "--board", str(board), "--platform", "rk3588") == 2
+    assert _hil(tmp_path, "run", "--boards", str(board), "--platform", "rk3588") == 2
     assert "a rk3562 board, not rk3588" in capsys.readouterr().err
 
 
@@ -384,7 +384,7 @@ def test_a_cpu_fallback_between_two_branches_reduces_to_the_pow_alone(
     path = tmp_path / "branches.onnx"
     onnx.save(branching_pow_model(), path)
     results = tmp_path / "results"
-    cache = ["--cache", str(tmp_path / "cache"), "--results", str(results)]
+    cache = ["--hil-cache", str(tmp_path / "cache"), "--results", str(results)]
     assert main(["reduce", str(path), *cache]) == 1
     out = capsys.readouterr().out
     assert "placement: CPU fallback: whole network: Pow on CPU" in out

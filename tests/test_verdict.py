@@ -248,13 +248,14 @@ def test_a_layout_drift_does_not_override_a_fallback():
     assert verdict_of(checks, None, "simulator").verdict == "limit-confirmed"
 
 
-# -- the verdict table the README shows ---------------------------------------------------------
+# -- the verdict table the documentation shows --------------------------------------------------
 
 
-def readme_verdicts() -> dict[str, set[str]]:
-    """Verdict -> the pytest outcomes of its rows in the README's verdict table."""
-    text = (ROOT / "README.md").read_text()
-    table = text.split("### Verdicts", 1)[1].split("\n\n")[2]
+def documented_verdicts() -> dict[str, set[str]]:
+    """Verdict -> the pytest outcomes of its rows in the verdict table of docs/report.md."""
+    text = (ROOT / "docs" / "report.md").read_text()
+    section = text.split("\n## Verdicts\n", 1)[1].split("\n## ", 1)[0]
+    table = next(part for part in section.split("\n\n") if part.startswith("| documented |"))
     rows: dict[str, set[str]] = {}
     for line in table.splitlines()[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
@@ -263,8 +264,8 @@ def readme_verdicts() -> dict[str, set[str]]:
     return rows
 
 
-def test_readme_lists_every_verdict_with_its_pytest_outcome():
-    rows = readme_verdicts()
+def test_the_docs_list_every_verdict_with_its_pytest_outcome():
+    rows = documented_verdicts()
     assert set(VERDICTS) == set(rows)  # every verdict that can occur, and no other
     for verdict, outcomes in rows.items():
         failing = {o for o in outcomes if o.startswith("fail")}

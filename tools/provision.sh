@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the tests need besides Python (README, "Set-up"): sshd, because the SSH tests start
+# What the tests need besides Python (docs/getting-started.md): sshd, because the SSH tests start
 # their own OpenSSH servers on 127.0.0.1, and Chromium, because the report's browser test
 # renders report.html headless. The checks job (tools/tox-job.sh) runs this first.
 #

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The jobs of the one tox environment `hil` (README, "Set-up"), so that switching between
+# The jobs of the one tox environment `hil` (docs/getting-started.md), so that switching between
 # them reuses the environment instead of reinstalling it:
 #   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
-#                                ruff format, mypy, lint-imports, then the tests (SDK 2.3.2, for
-#                                the matrix tests, comes with the environment: tox.ini's
-#                                extra_setup_commands)
+#                                ruff format, mypy, lint-imports, the documentation site
+#                                (mkdocs build --strict into site/), then the tests (SDK 2.3.2, for
+#                                the matrix tests, is installed by them on first use:
+#                                tests/conftest.py)
 #   tox -- checks [PYTEST ARGS]  the same, with arguments for pytest (paths narrow it; default tests/)
 #   tox -- suites [PYTEST ARGS]  the constraint suites into $HIL_RESULTS (default results), then
 #                                the report, written even when cases fail; the shipped known
 #                                issues keep the job green while the SDK behaves as recorded
-#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; README, "Nightly")
+#                                (HIL_KNOWN_ISSUES=off: judge every case afresh; docs/nightly.md)
 #   tox -- sdk-matrix [PYTEST ARGS]  the suites on every rknn-toolkit2 release with a recipe
 #                                (installs the missing SDK environments first: hil sdk install
 #                                all, ~40 s each from the index) into $HIL_RESULTS (default
@@ -35,8 +36,9 @@ shift || true
 case "$job" in
     checks)
         # sshd and chromium first (installed as root, else named)
+        # the documentation site: strict, so a broken link or a page left out of the nav fails
         bash tools/provision.sh && ruff check . && ruff format --check . && mypy && lint-imports \
-            && pytest "$@"  # testpaths: tests/
+            && NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet && pytest "$@"  # tests/
         ;;
     suites)
         results=${HIL_RESULTS:-results}

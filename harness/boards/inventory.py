@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import jsonschema
 
@@ -35,7 +35,8 @@ from harness.boards.settings import (
     farm_settings,
 )
 from harness.catalogue.loader import CatalogueError, key_path, load_yaml
-from harness.text import declare_secret_variable, printable
+from harness.names import suggestion
+from harness.text import clipped, declare_secret_variable, printable
 
 _NOT_SHOWN = "<not shown>"
 _AUTH_HELP = (
@@ -47,6 +48,32 @@ _TRANSPORT_HELP = (
     "level) or adb: {serial, server_host, server_port}"
 )
 _AUTH_PATH = re.compile(r"^(ssh\.)?auth(\.|\[|$)")
+# What a key's value must be, in words, for errors (never the schema's regular expression);
+# by key path, the SSH keys without their optional "ssh." section
+_EXPECTED = {
+    "name": "name is letters, digits, '.', '_' and '-', starting with a letter or a digit",
+    "soc": "soc is lower-case rk/rv and four digits, e.g. rk3588",
+    "workdir": "workdir must be an absolute path on the board, e.g. /home/hil/npu-hil, "
+    "and not / itself",
+    "sysroot": "sysroot must be an absolute path on the board",
+    "python": "python is the board's Python, e.g. python3 or /usr/bin/python3",
+    "tags": "tags is a list of words, e.g. [nightly]",
+    "host": "host is a host name or an address, without spaces",
+    "port": "port is a whole number from 1 to 65535",
+    "user": "user is a login name: letters, digits, '.', '_' and '-'",
+    "known_hosts": "known_hosts is the path of a known_hosts file",
+    "labgrid": "labgrid names either a place or tags, not both: {place: NAME} or "
+    "{tags: {soc: rk3588}}",
+    "labgrid.coordinator": "labgrid.coordinator is the coordinator's HOST:PORT, without spaces",
+    "labgrid.place": "labgrid.place is a place name: letters, digits, '.', '_' and '-'",
+    "labgrid.tags": "labgrid.tags maps lower-case tag names to words of letters, digits, "
+    "'.', '_' and '-', e.g. {soc: rk3588}",
+    "labgrid.wait": "labgrid.wait is the seconds to wait for a free place: above 0, at most "
+    "86400 (a day)",
+    "adb.serial": "adb.serial is the serial adb devices lists, or HOST:PORT for adb over TCP",
+    "adb.server_host": "adb.server_host is a host name or an address, without spaces",
+    "adb.server_port": "adb.server_port is a whole number from 1 to 65535",
+}
 
 # Without platform and runtime, whose values the runtime registry gives (``_schema``). The SSH
 # keys may stand at the top level (the board files of before the adb transport).
@@ -71,11 +98,20 @@ SCHEMA: dict[str, Any] = {
 
 class BoardFileError(CatalogueError):
     """A board file (or inventory directory) that cannot be used: file, key path and, when it
-    may be shown, value; printable on a terminal whatever the file's names hold."""
+    may be shown, value; printable on a terminal whatever the file's names hold. A message
+    that names its key itself ("soc is ...") is not prefixed with it again."""
 
     def __init__(self, file: Path | str, key_path: str, value: object, message: str) -> None:
         super().__init__(file, key_path, value, message)
-        self.args = (printable(str(self.args[0])),)
+        named = not key_path or message.startswith((f"{key_path} ", f"{_bare(key_path)} "))
+        shown = "" if value is None or value == _NOT_SHOWN else f" (value: {value!r})"
+        text = f"{file}: {'' if named else f'{key_path}: '}{message}{shown}"
+        self.args = (printable(text),)
+
+
+def _bare(key_path: str) -> str:
+    """The key path without the optional ``ssh.`` section of the SSH keys."""
+    return key_path.removeprefix("ssh.")
 
 
 @dataclass(frozen=True)
@@ -168,18 +204,44 @@ def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
         assert error is not None  # errors is non-empty
         where = key_path(error.absolute_path)
         if error.validator in ("additionalProperties", "required"):
-            # jsonschema's message names the keys only; the mapping's values stay hidden.
-            raise BoardFileError(path, where, _NOT_SHOWN, error.message)
+            # named in words; the mapping's values stay hidden
+            raise BoardFileError(path, where, _NOT_SHOWN, _keys_in_words(error))
         if _AUTH_PATH.match(where):
-            raise BoardFileError(path, where, _NOT_SHOWN, f"{_AUTH_HELP} ({error.validator})")
+            raise BoardFileError(path, where, _NOT_SHOWN, _AUTH_HELP)
         if not where:
             raise BoardFileError(path, where, _NOT_SHOWN, "a board file is a mapping of keys")
-        if not _scalar(error.instance):
-            expected = f"{error.validator} {error.validator_value!r}"
-            raise BoardFileError(
-                path, where, _NOT_SHOWN, f"a {type(error.instance).__name__} fails {expected}"
-            )
-        raise BoardFileError(path, where, error.instance, error.message)
+        shown = error.instance if _scalar(error.instance) else _NOT_SHOWN
+        raise BoardFileError(path, where, shown, _value_in_words(error, where))
+
+
+def _keys_in_words(error: jsonschema.exceptions.ValidationError) -> str:
+    """An unknown key (with the closest known one) or a missing key, in words."""
+    found = cast("dict[str, Any]", error.instance)  # these validators check mappings only
+    if error.validator == "required":
+        missing = [key for key in cast("list[str]", error.validator_value) if key not in found]
+        return f"missing key {', '.join(missing)}"
+    known = list(cast("Mapping[str, Any]", error.schema).get("properties", {}))
+    unknown = [key for key in found if key not in known]
+    return "; ".join(
+        f"unknown key {clipped(str(key), 80)}{suggestion(str(key), known)}" for key in unknown[:3]
+    )
+
+
+def _value_in_words(error: jsonschema.exceptions.ValidationError, where: str) -> str:
+    """What the key's value must be: the words of ``_EXPECTED``, the allowed values of an
+    enum, else jsonschema's own sentence (a type, a length; never a pattern)."""
+    if error.validator == "enum":
+        choices = [str(choice) for choice in cast("list[object]", error.validator_value)]
+        hint = suggestion(str(error.instance), choices)
+        return f"{where} must be one of {', '.join(choices)}{hint}"
+    parts = _bare(where).split(".")
+    for end in range(len(parts), 0, -1):  # labgrid.tags.soc: the words of labgrid.tags
+        words = _EXPECTED.get(".".join(parts[:end]))
+        if words:
+            return words
+    if error.validator == "pattern" or not _scalar(error.instance):
+        return f"{where} does not have the form a board file needs"
+    return error.message  # a type or a length, in jsonschema's words
 
 
 def _scalar(value: object) -> bool:
@@ -198,15 +260,18 @@ def _schema(runtimes: Runtimes) -> dict[str, Any]:
 
 
 def load_inventory(directory: Path, runtimes: Runtimes) -> list[Board]:
-    """Every ``*.yaml``/``*.yml`` board file directly in ``directory``, sorted by name.
+    """Every ``*.yaml``/``*.yml`` board file directly in ``directory``, sorted by name; a
+    board file given for ``directory`` is an inventory of that one board.
 
     Sub-folders (``examples/``, ``runner/``) are not read, so the shipped examples never
     become part of an inventory by accident. Board names must be unique; ``runtimes`` are
     those the files may name.
     """
     directory = Path(directory)
+    if directory.is_file():
+        return [load_board(directory, runtimes)]
     if not directory.is_dir():
-        raise BoardFileError(directory, "", str(directory), "board directory does not exist")
+        raise BoardFileError(directory, "", str(directory), "no such board file or folder")
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     boards: dict[str, Board] = {}
     for path in files:

@@ -77,7 +77,8 @@ class CatalogueError(ValueError):
         self.key_path = key_path
         self.value = value
         self.message = message
-        super().__init__(f"{self.file}: {key_path or '<root>'}: {message} (value: {value!r})")
+        where = f"{key_path}: " if key_path else ""  # the whole file: no key to name
+        super().__init__(f"{self.file}: {where}{message} (value: {value!r})")
 
 
 def key_path(parts: Iterable[object]) -> str:

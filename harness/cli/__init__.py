@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from harness import __version__
 from harness.cli import boards as boards_cli
@@ -22,11 +22,12 @@ from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
 from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
+from harness.cli.parser import HilParser
 from harness.terminal import quiet_stdout
 from harness.vendors import vendor_commands
 
 if TYPE_CHECKING:
-    from harness.terminal import Registrar
+    from harness.terminal import Registrar, Subparsers
 
 REGISTRARS: list[Registrar] = [
     layout_cli.register,
@@ -41,11 +42,20 @@ REGISTRARS: list[Registrar] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hil", description="npu-hil: documented NPU constraints checked on boards"
+    parser = HilParser(
+        prog="hil",
+        description="npu-hil: the limits NPU vendors document, checked on the vendor's "
+        "simulator and on boards. The main job is the constraint suites, run by pytest: "
+        "tox -- suites (or pytest suites --platform P); they write a results directory "
+        "with report.html. These commands read and compare results (report, diff, repro), "
+        "run your own models (run, reduce), search for real limits (probe), and look after "
+        "boards, caches, documents and SDK releases.",
+        epilog="hil COMMAND --help describes a command; the documentation is in docs/.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = cast(
+        "Subparsers", parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    )
     for register in [*REGISTRARS, *vendor_commands("hil")]:
         register(subparsers)
     return parser

@@ -1,4 +1,5 @@
-"""``hil boards check``: reach every board of the inventory and report what it really is.
+"""``hil boards check [PATH ...]``: reach every board of the inventory (board files, folders
+of them; default ``./boards``) and report what it really is.
 
 Exit status: 0 when every board is reachable, is the SoC its file says and runs versions that
 work with the host's toolkit, 1 when any board is unreachable, mismatched or incompatible (its
@@ -14,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
-from harness.boards.inventory import BoardFileError, load_inventory
-from harness.terminal import emit
+from harness.boards.inventory import Board, BoardFileError, load_inventory
+from harness.terminal import columns, emit
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes, vendor_commands
 
@@ -46,11 +47,19 @@ def register(subparsers: Subparsers) -> None:
     summary = "connect to each board and report SoC, NPU driver, runtime and Python versions"
     parser = commands.add_parser("check", help=summary, description=summary)
     parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="board files, or folders of them (default: ./boards; a folder's sub-folders, "
+        "such as examples/, are skipped)",
+    )
+    parser.add_argument(
         "--boards",
         type=Path,
-        default=DEFAULT_BOARDS,
-        metavar="DIR",
-        help="folder of board files (default: ./boards; sub-folders such as examples/ are skipped)",
+        action="append",
+        metavar="PATH",
+        help="a board file or folder, as the suites' --boards takes it (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
@@ -82,12 +91,15 @@ def _timeout(text: str) -> float:
 
 
 def _check(args: argparse.Namespace) -> int:
-    try:
-        boards = load_inventory(args.boards, all_runtimes())
-    except BoardFileError as exc:
-        args.parser.error(str(exc))
-    if not boards:
-        args.parser.error(f"{args.boards}: no board files (*.yaml) in this folder")
+    boards: list[Board] = []
+    for path in [*args.paths, *(args.boards or [])] or [DEFAULT_BOARDS]:
+        try:
+            found = load_inventory(path, all_runtimes())
+        except BoardFileError as exc:
+            args.parser.error(str(exc))
+        if not found:
+            args.parser.error(f"{path}: no board files (*.yaml) in this folder")
+        boards += [board for board in found if board.source not in {b.source for b in boards}]
     reports = []
     for board in boards:
         emit(f"checking {board.name} ({board.address}) ... ", err=True)
@@ -101,11 +113,7 @@ def _check(args: argparse.Namespace) -> int:
 def _table(reports: list[dict[str, Any]]) -> str:
     rows = [[title for _, title in _COLUMNS]]
     rows += [[_cell(report.get(key, "")) for key, _ in _COLUMNS] for report in reports]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    lines = columns(rows)
     hosts = {f"{k} {v}" for r in reports for k, v in r.get("host_versions", {}).items()}
     notes = [f"host: {', '.join(sorted(hosts))}"] if hosts else []
     notes += [f"{r['board']}: {p}" for r in reports for p in r["problems"]]

@@ -8,8 +8,9 @@
     hil docs diff V1 V2 [--platform P]              limits added, removed and changed
     hil docs stats                                  entries, structured and free-text limits
 
-``--platform`` takes any target of a platform group (rk3566 and rk3568 both name 3.1),
-``--version`` the document version as printed (V2.3.2; default the newest). Exit status: 0,
+``--platform`` takes any target of a platform group (rk3566 and rk3568 both name 3.1; in any
+case), ``--version`` the document version (V2.3.2 or 2.3.2; default the newest), OP the
+document's name or the ONNX type (Conv shows Convolution). Exit status: 0,
 or for ``diff`` 0 when the versions do not differ and 1 when they do; 2 on bad input
 (an unknown platform, version or operator).
 """
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from harness.catalogue.documents import Document, Entry, Group, diff, reading, stats
 from harness.catalogue.limits import Limit
+from harness.cli.names import document_version, operator_names, platform_type
 from harness.terminal import emit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 
@@ -43,14 +45,22 @@ def register(subparsers: Subparsers) -> None:
     )
     commands = parser.add_subparsers(dest="docs_command", metavar="COMMAND", required=True)
     show = commands.add_parser("show", help="an operator's documented limits")
-    show.add_argument("op", help="operator as headed in the document (case-insensitive)")
-    show.add_argument("--platform", help="any target of a platform group (default: every group)")
-    show.add_argument("--version", help="document version as printed, e.g. V2.3.2")
+    show.add_argument(
+        "op", help="operator as headed in the document, or its ONNX type (case-insensitive)"
+    )
+    show.add_argument(
+        "--platform", type=platform_type(), help="any target of a platform group (default: every)"
+    )
+    show.add_argument(
+        "--version", type=document_version, help="document version, e.g. V2.3.2 or 2.3.2"
+    )
     show.set_defaults(handler=_show)
     changes = commands.add_parser("diff", help="limits that changed between two versions")
-    changes.add_argument("old", help="document version, e.g. V2.2.0")
-    changes.add_argument("new", help="document version, e.g. V2.3.2")
-    changes.add_argument("--platform", help="any target of a platform group (default: every)")
+    changes.add_argument("old", type=document_version, help="document version, e.g. V2.2.0")
+    changes.add_argument("new", type=document_version, help="document version, e.g. V2.3.2")
+    changes.add_argument(
+        "--platform", type=platform_type(), help="any target of a platform group (default: every)"
+    )
     changes.set_defaults(handler=_diff)
     counts = commands.add_parser("stats", help="entries and structured limits per group")
     counts.set_defaults(handler=_stats)
@@ -61,6 +71,10 @@ def _documents(platform: str | None) -> Mapping[str, Document]:
         return vendor_for(platform or ALL_PLATFORMS).documents()
     except LookupError as error:
         raise _BadInput(str(error)) from None
+
+
+def _onnx_names(platform: str | None) -> Mapping[str, tuple[str, ...]]:
+    return vendor_for(platform or ALL_PLATFORMS).operator_names
 
 
 def _version(docs: Mapping[str, Document], version: str | None) -> Document:
@@ -102,15 +116,21 @@ def _limit_lines(limit: Limit) -> list[str]:
 def _show(args: argparse.Namespace) -> int:
     def body(out: list[str]) -> int:
         doc = _version(_documents(args.platform), args.version)
+        groups = [*_groups(doc, args.platform), doc.cpu]
+        documented = [name for group in groups for e in group.entries for name in e.names()]
+        try:
+            names = operator_names(args.op, documented, _onnx_names(args.platform))
+        except LookupError as error:
+            what, hint = error.args
+            where = f" for {args.platform}" if args.platform else ""
+            raise _BadInput(f"{doc.version} documents {what}{where}{hint}") from None
         found = False
-        groups = _groups(doc, args.platform)
-        for group in [*groups, doc.cpu]:
-            entry = group.entry(args.op)
-            if entry is None:
-                continue
-            found = True
-            targets = group.targets or tuple(t for g in groups for t in g.targets)
-            out.extend(_entry_lines(doc, group, entry, targets))
+        platform_groups = groups[:-1]  # the chapter-3 groups; the CPU chapter is last
+        for group in groups:
+            for entry in filter(None, map(group.entry, names)):
+                found = True
+                targets = group.targets or tuple(t for g in platform_groups for t in g.targets)
+                out.extend(_entry_lines(doc, group, entry, targets))
         if not found:
             where = f" for {args.platform}" if args.platform else ""
             raise _BadInput(f"{doc.version} documents no operator {args.op!r}{where}")

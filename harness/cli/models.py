@@ -1,8 +1,9 @@
 """``hil run`` and ``hil reduce``: a user's ONNX model on the NPU against the host references.
 
 ``hil run MODEL.onnx --platform P`` runs the model as one case (on the simulator, or with
-``--board FILE`` on that board) into a results directory laid out like the suites' (journal,
-case folder, report, a repro bundle when it fails) and prints the verdict and the layer table;
+``--boards PATH`` on that board file or the platform's first board in that folder) into a
+results directory laid out like the suites' (journal, case folder, report, a repro bundle when
+it fails) and prints the verdict and the layer table;
 ``--layers`` adds the per-layer comparison. ``hil reduce MODEL.onnx ...`` (or
 ``hil reduce RESULTS CASE`` for a case already run) shrinks a failing model to the smallest
 one that still fails the same way and bundles it.
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.cases.user_models import refused_case
+from harness.cli.names import platform_type
+from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.modelfiles.graph import graph_inputs
@@ -44,8 +47,9 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.targets.selection import platform_boards
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
-from harness.terminal import emit
+from harness.terminal import columns, emit
 from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
@@ -86,10 +90,18 @@ def register(subparsers: Subparsers) -> None:
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--platform",
+        type=platform_type(),
         default=DEFAULT_PLATFORM,
-        help=f"target platform (default {DEFAULT_PLATFORM})",
+        help=f"target platform, in any case (default {DEFAULT_PLATFORM})",
     )
-    parser.add_argument("--board", type=Path, metavar="FILE", help="run on this board file")
+    parser.add_argument(
+        "--boards",
+        type=Path,
+        metavar="PATH",
+        help="run on a board: this board file, or the platform's first board in this folder "
+        "(default: the simulator)",
+    )
+    deprecated_alias(parser, "--board", "--boards")
     parser.add_argument("--results", type=Path, help="results directory (default results)")
     parser.add_argument("--name", help="case name (default: the model file's stem)")
     parser.add_argument("--inputs", type=Path, metavar="DIR", help="folder of NAME.npy inputs")
@@ -115,14 +127,16 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         "folder of them); without it, float16",
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds one run may take (600)"
+        "--hil-timeout", type=float, default=600.0, help="seconds one run may take (600)"
     )
+    deprecated_alias(parser, "--timeout", "--hil-timeout")
     parser.add_argument(
-        "--cache",
+        "--hil-cache",
         default=str(SIMULATOR_CACHE.directory()),
         help=f"simulator result cache folder, or 'off' (default {SIMULATOR_CACHE.dir_env}, "
         f"else ~/.cache/npu-hil/{SIMULATOR_CACHE.folder})",
     )
+    deprecated_alias(parser, "--cache", "--hil-cache")
 
 
 def _perf_options(parser: argparse.ArgumentParser) -> None:
@@ -170,7 +184,7 @@ def run_model(args: argparse.Namespace) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
-    with vendor.target(board, args.timeout, args.cache) as backend:
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         runner = ModelRunner(
             results, backend, args.platform, dtype, vendor.judge, vendor.recipe, perf
         )
@@ -202,7 +216,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
-    with vendor.target(board, args.timeout, args.cache) as backend:
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
         if original is None:
             original = runner.run(prepared)
@@ -258,7 +272,7 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
     dtype = "int8" if args.quantize else "float16"
     name = args.name or args.model.stem
     case = refused_case(name, str(args.model), args.platform, dtype)
-    with bad.vendor.target(None, args.timeout, "off") as backend:  # never started
+    with bad.vendor.target(None, args.hil_timeout, "off") as backend:  # never started
         record = ModelRunner(bad.results, backend, args.platform, dtype).refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
     _finish(bad.results)
@@ -294,11 +308,11 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
-    problem = timeout_problem(args.timeout)
+    problem = timeout_problem(args.hil_timeout)
     if problem is not None:
-        raise _BadInput(f"--timeout {args.timeout:g}: {problem}")
-    if args.cache != "off" and (problem := refusal(Path(args.cache))) is not None:
-        raise _BadInput(f"--cache: {problem}")
+        raise _BadInput(f"--hil-timeout {args.hil_timeout:g}: {problem}")
+    if args.hil_cache != "off" and (problem := refusal(Path(args.hil_cache))) is not None:
+        raise _BadInput(f"--hil-cache: {problem}")
     try:
         size_budget()
     except ValueError as exc:  # it names the variable and the value
@@ -347,15 +361,22 @@ def _bounds(text: str) -> tuple[float, float]:
 
 
 def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
-    if args.board is None:
+    if args.boards is None:
         return None
     try:
-        board = load_board(args.board, vendor.runtimes)
+        if args.boards.is_dir():
+            boards = platform_boards(args.boards, args.platform, vendor.runtimes)
+        else:
+            boards = [load_board(args.boards, vendor.runtimes)]
     except BoardFileError as exc:
         raise _BadInput(str(exc)) from None
-    if board.platform != args.platform:
-        raise _BadInput(f"--board {args.board}: a {board.platform} board, not {args.platform}")
-    return board
+    if not boards:
+        raise _BadInput(f"--boards {args.boards}: no board file for platform {args.platform}")
+    if boards[0].platform != args.platform:
+        raise _BadInput(
+            f"--boards {args.boards}: a {boards[0].platform} board, not {args.platform}"
+        )
+    return boards[0]
 
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
@@ -373,7 +394,7 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": args.platform,
-        "backend": "board" if args.board else "sim",
+        "backend": "board" if args.boards else "sim",
         "command": f"hil {args.command}",
         "versions": {**host_versions(), **vendor.versions()},
     }
@@ -384,14 +405,17 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers:
-        lines.append(f"  {'layer':28} {'op':16} {'target':6} dtype")
-        for layer in layers:
-            # printable before cutting: a name cut inside an escape sequence keeps the rest
-            name = printable(str(layer.get("name") or layer.get("full_name", "")))
-            op = printable(str(layer.get("op")))
-            lines.append(
-                f"  {name[:28]:28} {op[:16]:16} {layer.get('target')!s:6} {layer.get('dtype', '')}"
+        rows = [("layer", "op", "target", "dtype")]
+        rows += [
+            (
+                printable(str(layer.get("name") or layer.get("full_name", ""))),
+                printable(str(layer.get("op"))),
+                printable(str(layer.get("target"))),
+                printable(str(layer.get("dtype", ""))),
             )
+            for layer in layers
+        ]
+        lines += [f"  {line}" for line in columns(rows)]
     if record.artifacts:
         lines.append(f"  case folder: {record.artifacts}")
     emit("".join(f"{line}\n" for line in lines))

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
 from harness.catalogue.operators import OperatorCatalogue
+from harness.cli.names import platform_type
+from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
@@ -51,8 +53,9 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("probe", help=summary, description=__doc__)
     parser.add_argument(
         "--platform",
+        type=platform_type(),
         default=DEFAULT_PLATFORM,
-        help=f"target platform (default {DEFAULT_PLATFORM})",
+        help=f"target platform, in any case (default {DEFAULT_PLATFORM})",
     )
     parser.add_argument(
         "-k",
@@ -77,8 +80,9 @@ def register(subparsers: Subparsers) -> None:
         "--dtype", choices=DTYPES, action="append", help="only these dtypes (repeatable)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds one step may take (600)"
+        "--hil-timeout", type=float, default=600.0, help="seconds one step may take (600)"
     )
+    deprecated_alias(parser, "--timeout", "--hil-timeout")
     parser.add_argument(
         "--hil-cache",
         default=str(SIMULATOR_CACHE.directory()),
@@ -88,9 +92,9 @@ def register(subparsers: Subparsers) -> None:
         "--boards",
         type=Path,
         default=None,
-        metavar="DIR",
-        help="folder of board files: run on the platform's first board there (default: the "
-        "simulator)",
+        metavar="PATH",
+        help="a board file, or a folder of them: run on the platform's first board there "
+        "(default: the simulator)",
     )
     parser.add_argument("--list", action="store_true", help="list the selected bounds and exit")
     parser.set_defaults(handler=run_probe, parser=parser)
@@ -108,9 +112,9 @@ def _positive(text: str) -> int:
 
 def run_probe(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    problem = timeout_problem(args.timeout)
+    problem = timeout_problem(args.hil_timeout)
     if problem is not None:
-        parser.error(f"--timeout {args.timeout:g}: {problem}")
+        parser.error(f"--hil-timeout {args.hil_timeout:g}: {problem}")
     try:
         vendor = vendor_for(args.platform)
     except LookupError as exc:
@@ -189,7 +193,7 @@ def _run(
         append_probe(results, record)
         emit(f"{record.id}: {record.observed()} after {len(record.steps)} steps\n")
 
-    with vendor.target(board, args.timeout, args.hil_cache) as backend:
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         models = {**OPERATOR_SPECS, **vendor.models}
         executor = CaseExecutor(
             results, backend, catalogue.tolerances(), models, vendor.judge, vendor.recipe

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from harness.names import sdk_version
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
 from harness.report.diff import (
@@ -62,8 +63,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     diff.add_argument(
         "new", nargs="?", help="results directory of the later run (default: OLD; DIR,DIR,...)"
     )
-    diff.add_argument("--old-sdk", help="compare only OLD's records of this SDK release")
-    diff.add_argument("--new-sdk", help="compare only NEW's records of this SDK release")
+    diff.add_argument(
+        "--old-sdk", type=sdk_version, help="compare only OLD's records of this SDK release"
+    )
+    diff.add_argument(
+        "--new-sdk", type=sdk_version, help="compare only NEW's records of this SDK release"
+    )
     diff.add_argument(
         "--metric-threshold",
         type=_threshold,
@@ -79,7 +84,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     repro.add_argument("results", help="results directory")
     repro.add_argument("case_id", help="the case id, as in the journal")
     repro.add_argument(
-        "--sdk", default=None, help="the SDK release, when the case ran on several in RESULTS"
+        "--sdk",
+        type=sdk_version,
+        default=None,
+        help="the SDK release, when the case ran on several in RESULTS",
     )
     repro.set_defaults(handler=run_repro)
 
@@ -98,14 +106,14 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         paths = write_reports(args.results, layer_aliases(), output=args.output)
     except (JournalError, OSError, ValueError) as exc:
-        return _bad_input(exc)
+        return _bad_input(args, exc)
     emit("".join(f"{path}\n" for path in paths))
     return 0
 
 
 def run_diff(args: argparse.Namespace) -> int:
     if args.new is None and (args.old_sdk is None or args.new_sdk is None):
-        return _bad_input(ValueError("one results directory: give --old-sdk and --new-sdk"))
+        return _bad_input(args, ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:  # one directory (no ``new``): read once, compared SDK against SDK
         old_records, old_probes = _run(args.old)
         new_records, new_probes = (old_records, old_probes) if args.new is None else _run(args.new)
@@ -114,7 +122,7 @@ def run_diff(args: argparse.Namespace) -> int:
         moved = boundary_changes(old_probes, new_probes)
         latency = Threshold(args.perf_k, args.perf_percent)
     except (JournalError, OSError, ValueError) as exc:
-        return _bad_input(exc)
+        return _bad_input(args, exc)
     aliases = layer_aliases()
     changes = diff_records(old, new, args.metric_threshold, aliases=aliases, latency=latency)
     summary = summarize(changes, old, new, aliases=aliases)
@@ -157,11 +165,12 @@ def run_repro(args: argparse.Namespace) -> int:
     try:
         folder = make_bundle(args.results, args.case_id, args.sdk)
     except (JournalError, BundleError, OSError) as exc:
-        return _bad_input(exc)
+        return _bad_input(args, exc)
     emit(f"{folder}\n{tarball_path(folder)}\n")
     return 0
 
 
-def _bad_input(exc: Exception) -> int:
-    emit(f"hil: error: {exc}\n", err=True)
+def _bad_input(args: argparse.Namespace, exc: Exception) -> int:
+    """Bad input named with its command (``hil diff: error: ...``): exit status 2."""
+    emit(f"hil {args.command}: error: {exc}\n", err=True)
     return BAD_INPUT

@@ -5,13 +5,15 @@ patterns, the verdict the SDK is known to give, a reference (vendor ticket or li
 optionally the versions it applies to. The first entry that matches a record (id and versions)
 is the record's: the record gets ``known`` = {"reference", "note", "expected", "status"}, the
 status ``as-expected`` when the verdict is the expected one and ``changed`` otherwise (fixed,
-or failing differently). An entry that matched no record of a run is stale.
+or failing differently). An entry that matched no record of a run is stale, unless
+the run's selection left out every case it names.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -118,6 +120,10 @@ class Entry:
             for name, wanted in self.versions
         )
 
+    def names_any(self, ids: Iterable[str]) -> bool:
+        """Whether one of the entry's case patterns matches one of ``ids``."""
+        return any(glob_match(glob, case_id) for case_id in ids for glob in self.cases)
+
     def label(self) -> str:
         where = f"{self.file}: " if self.file else ""
         return f"{where}known_issues[{self.index}] ({self.reference}: {', '.join(self.cases)})"
@@ -153,9 +159,24 @@ class KnownIssues:
         }
         return replace(record, known=known)
 
-    def stale(self, records: list[CaseRecord]) -> list[Entry]:
-        """Entries that matched none of ``records`` (a run's records)."""
-        return [entry for entry in self.entries if not any(map(entry.matches, records))]
+    def stale(self, records: list[CaseRecord], not_selected: Collection[str] = ()) -> list[Entry]:
+        """Entries that matched none of ``records`` (a run's records) although they could
+        have: a case they name ran, or they name no case that the selection left out
+        (``not_selected``: the ids deselected by ``-k``, ``-m``, the tier or the shard)."""
+        ran = {record.id for record in records}
+        return [
+            entry
+            for entry in self.entries
+            if not any(map(entry.matches, records))
+            and (entry.names_any(ran) or not entry.names_any(not_selected))
+        ]
+
+    def not_selected(self, records: list[CaseRecord], not_selected: Collection[str]) -> int:
+        """How many entries name only cases that the selection left out (not stale)."""
+        ran = {record.id for record in records}
+        return sum(
+            not entry.names_any(ran) and entry.names_any(not_selected) for entry in self.entries
+        )
 
 
 @cache
@@ -245,7 +266,7 @@ def starting_file(records: list[CaseRecord], failing: tuple[str, ...], sdk: set[
             entry["versions"] = versions
         entries.append(entry)
     header = (
-        '# Known issues (npu-hil --known-issues; README, "Nightly"), written by\n'
+        "# Known issues (npu-hil --known-issues; docs/nightly.md), written by\n"
         "# `hil known-issues init` from a run's failures: give each entry its reference.\n"
     )
     body = yaml.safe_dump({"known_issues": entries}, sort_keys=False, allow_unicode=True, width=100)

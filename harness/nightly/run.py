@@ -159,6 +159,9 @@ class NightlyRun:
         self.progress = Progress()
         self.started = time.monotonic()
         self.ran: dict[str, None] = {}  # identities of the records this run judged
+        # ids of the cases -k, -m, the tier or the shard left out: entries naming only these
+        # are not stale (under xdist the workers deselect, and the controller sees none)
+        self.deselected: set[str] = set()
         self.live = sys.stdout.isatty() and not os.environ.get("CI")
 
     def run_metadata(self) -> dict[str, Any]:
@@ -249,6 +252,11 @@ class NightlyRun:
         entry = {"index": self.shard.index, "count": self.shard.count, "cases": len(items)}
         return {SHARD_KEY: {**entry, "selection": selection_digest(keys)}}
 
+    def pytest_deselected(self, items: list[Any]) -> None:
+        self.deselected.update(
+            _item_case_id(item) for item in items if item.get_closest_marker("hil_case")
+        )
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.progress.total:
@@ -329,12 +337,14 @@ class NightlyRun:
     def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
         marked = [record for record in records if record.known]
         changed = [record for record in marked if record.known["status"] == CHANGED]  # type: ignore[index]
-        stale = known.stale(records)
+        stale = known.stale(records, self.deselected)
+        unselected = known.not_selected(records, self.deselected)
         reporter.section("npu-hil known issues")
         _write(
             reporter,
-            f"{known.path}: {len(marked) - len(changed)} as expected, {len(changed)} changed, "
-            f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}",
+            f"{_shown(known.path)}: {len(marked) - len(changed)} as expected, "
+            f"{len(changed)} changed, {len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}"
+            + (f", {unselected} for cases not selected" if unselected else ""),
         )
         for record in changed:
             _write(reporter, f"changed: {self.changed(record)}")
@@ -358,6 +368,13 @@ class NightlyRun:
             _write(reporter, f"changed: {case_id}: {old} -> {new}")
         for line in perf.summary_lines(records):
             _write(reporter, line)
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it (the shipped file in
+    a checkout), else as given."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def _write(reporter: Any, text: str) -> None:

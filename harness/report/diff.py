@@ -35,6 +35,7 @@ from harness.report.behaviour import behaviour, differences, internal_only
 from harness.report.matrix import format_number, natural_key
 from harness.results.latency import IMPROVEMENT, REGRESSION, Threshold, latency_change
 from harness.results.records import CaseRecord
+from harness.terminal import columns
 
 DEFAULT_METRIC_THRESHOLD = 0.10
 
@@ -216,12 +217,7 @@ def format_table(changes: list[Change]) -> str:
             _cell(c.new),
         )
         rows.append([_printable(cell) for cell in cells])
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+    return "\n".join(columns(rows)) + "\n"
 
 
 def _cell(value: str | float | None) -> str:

@@ -231,16 +231,16 @@ def _overview(report: Report) -> str:
             if cell is None:
                 cells.append("<td></td>")
                 continue
-            chip = f"{cell.cases}{SHORT[cell.verdict]}"
             cells.append(
                 f'<td class="v-{escape(cell.verdict)}" title="{escape(cell.verdict)}">'
-                f'<a href="#{escape(cell.anchor)}">{chip}</a></td>'
+                f'<a href="#{escape(cell.anchor)}">{escape(cell.chip)}</a></td>'
             )
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2 id="overview">Operators × platforms</h2>'
-        '<p class="legend">Cases run and the most severe verdict\'s letter; a cell opens the '
-        "operator's first cases.</p>"
+        '<p class="legend">Cases per verdict (the letters of the heat maps below) and the '
+        "known issues that behaved as recorded among them; a cell's colour is its most severe "
+        "verdict but those known issues. A cell opens the operator's first cases.</p>"
         f'<table class="map"><tr>{head}</tr>{"".join(rows)}</table>'
     )
 

@@ -148,13 +148,14 @@ def _overview(report: Report) -> list[str]:
     lines = [
         "## Operators × platforms",
         "",
-        "Cases run and the most severe verdict's letter.",
+        "Cases per verdict (the letters of the limits × dtype tables below), and the known "
+        "issues that behaved as recorded among them.",
         "",
         "| operator | " + " | ".join(md_escape(c) for c in columns) + " |",
         "|---|" + "---|" * len(columns),
     ]
     for row in report.overview:
-        cells = ["" if c is None else f"{c.cases}{SHORT[c.verdict]}" for c in row.cells]
+        cells = ["" if c is None else c.chip for c in row.cells]
         lines.append(f"| {md_escape(row.op)} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 

@@ -123,12 +123,33 @@ def worst_first(cases: Iterable[CaseRecord]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class OverviewCell:
-    """One operator in one section: its cases, their most severe verdict, where its first
-    heat-map cell is."""
+    """One operator in one section: its cases per verdict, the most severe verdict of those
+    not known issues behaving as recorded (the cell's colour: a green run's known violations
+    do not paint it), how many known issues behaved as recorded, and where its first heat-map
+    cell is."""
 
-    cases: int
+    counts: dict[str, int]  # verdict -> cases, in SHORT's order
     verdict: str
+    known: int
     anchor: str
+
+    @property
+    def chip(self) -> str:
+        """E.g. ``13C 2V (2 known)``: counts by verdict letter, then the known issues."""
+        counts = " ".join(f"{n}{SHORT[verdict]}" for verdict, n in self.counts.items())
+        return counts + (f" ({self.known} known)" if self.known else "")
+
+
+def overview_cell(cases: list[CaseRecord], anchor: str) -> OverviewCell:
+    found = Counter(case.verdict for case in cases)
+    known = [case for case in cases if case.known and case.known.get("status") != CHANGED]
+    judged = [case for case in cases if case not in known] or cases
+    return OverviewCell(
+        counts={verdict: found[verdict] for verdict in SHORT if found[verdict]},
+        verdict=next(iter(worst_first(judged))),
+        known=len(known),
+        anchor=anchor,
+    )
 
 
 @dataclass(frozen=True)
@@ -153,7 +174,7 @@ def overview(sections: list[Section]) -> list[OverviewRow]:
                 continue
             first = rows[0]
             anchor = section.anchor(first, next(d for d in section.dtypes if d in first.cells))
-            cells.append(OverviewCell(len(cases), next(iter(worst_first(cases))), anchor))
+            cells.append(overview_cell(cases, anchor))
         result.append(OverviewRow(op, cells))
     return result
 

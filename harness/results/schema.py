@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from harness.judge.verdict import VERDICTS
+from harness.names import closest, suggestion
 from harness.results.fast_schema import compile_check
 from harness.results.records import CaseRecord
 
@@ -255,11 +256,31 @@ def schema_problem(data: Any, schema: dict[str, Any]) -> str | None:
     if error.validator == "required":
         missing = [name for name in error.validator_value if name not in error.instance]
         inside = f" in {field!r}" if field else ""
-        return f"missing field(s) {', '.join(missing)}{inside}"
+        strays = [key for key in error.instance if key not in error.schema.get("properties", {})]
+        near = [_bounded(key) for key in strays if closest(str(key), missing)][:3]
+        typo = f" ({', '.join(near)} is not a field: a misspelling?)" if near else ""
+        return f"missing field(s) {', '.join(missing)}{inside}{typo}"
+    named = f"field {field!r}" if field else "the file"
     if error.validator == "enum":
-        return f"field {field!r} has unknown value {shown}"
+        choices = [str(choice) for choice in error.validator_value]
+        hint = suggestion(str(error.instance), choices)
+        return f"{named} has unknown value {shown}{hint} (one of {', '.join(choices)})"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        unknown = [key for key in error.instance if key not in known]
+        if unknown and known:  # a mapping of free names has no "unknown" key
+            hints = [f"{_bounded(key)}{suggestion(str(key), known)}" for key in unknown[:3]]
+            return f"{named}: unknown field {', '.join(hints)} (known: {', '.join(known)})"
+    if error.validator in ("minItems", "minLength", "minProperties") and not error.instance:
+        return f"{named} must not be empty"
     message = error.message if len(error.message) <= _SHOWN else error.message[:_SHOWN] + "..."
     return f"field {field!r}: {message}"
+
+
+def _bounded(value: object) -> str:
+    """A value quoted for a message, at most ``_SHOWN`` characters of it."""
+    shown = _REPR.repr(value)
+    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
 
 
 _ARTICLES = {

@@ -32,9 +32,9 @@ class NoBoardError(RuntimeError):
 
 
 def platform_boards(directory: Path, platform: str, runtimes: Runtimes) -> list[Board]:
-    """The inventory's boards of ``platform`` (``runtimes``: those board files may name); no
-    inventory folder means no boards."""
-    if not directory.is_dir():
+    """The inventory's boards of ``platform`` (``runtimes``: those board files may name); the
+    inventory is a folder of board files or one board file, and none there means no boards."""
+    if not directory.exists():
         return []
     return [board for board in load_inventory(directory, runtimes) if board.platform == platform]
 

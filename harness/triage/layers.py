@@ -21,6 +21,7 @@ from harness.judge.compare import compare
 from harness.modelfiles.graph import exposed, float_tensors, node_label
 from harness.modelfiles.prepare import PreparedModel
 from harness.results.records import CaseRecord
+from harness.terminal import columns
 from harness.text import printable
 from harness.triage.runner import ModelRunner
 
@@ -141,19 +142,15 @@ def _arrays(folder: Path, names: list[str]) -> dict[str, np.ndarray]:
 
 def format_layers(report: LayerReport) -> str:
     """The table ``hil run --layers`` prints, in graph order."""
-    header = f"{'#':>3}  {'node':24} {'op':16} {'compiled as':26} {'cosine':>9} {'max abs':>10}"
-    lines = [f"{header}  result"]
+    rows = [("#", "node", "op", "compiled as", "cosine", "max abs", "result")]
     for layer in report.layers:
-        # printable before cutting to width: a cut inside an escape sequence garbles the row
-        node, op = printable(layer.node), printable(layer.op)
         where = printable(f"{layer.compiled} {layer.placement} {layer.dtype}").strip() or "-"
         cosine = "-" if layer.cosine is None else f"{layer.cosine:.6f}"
         error = "-" if layer.max_abs is None else f"{layer.max_abs:.4g}"
         status = {True: "ok", False: "PAST TOLERANCE", None: "not observed"}[layer.passed]
-        lines.append(
-            f"{layer.index:>3}  {node[:24]:24} {op[:16]:16} {where[:26]:26} "
-            f"{cosine:>9} {error:>10}  {status}"
-        )
+        node, op = printable(layer.node), printable(layer.op)
+        rows.append((str(layer.index), node, op, where, cosine, error, status))
+    lines = columns(rows, right={0, 4, 5})
     first = report.first_bad
     if first is not None:
         lines.append(

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.results.layer_times import slowest_layers, timing_line
+from harness.terminal import columns
+from harness.text import printable
 
 
 def format_timing(perf: Mapping[str, Any], count: int = 10) -> str:
@@ -14,12 +16,17 @@ def format_timing(perf: Mapping[str, Any], count: int = 10) -> str:
     layers = slowest_layers(perf, count)
     if layers:
         lines.append(f"  slowest layers (of {len(perf['layers'])}):")
-        lines.append(f"  {'layer':32} {'op':16} {'target':6} {'time':>10}")
-        for layer in layers:
-            lines.append(
-                f"  {str(layer.get('name', ''))[:32]:32} {str(layer.get('op', ''))[:16]:16} "
-                f"{layer.get('target', '')!s:6} {float(layer['time_us']):>7.0f} us"
+        rows = [("layer", "op", "target", "time")]
+        rows += [
+            (
+                printable(str(layer.get("name", ""))),
+                printable(str(layer.get("op", ""))),
+                printable(str(layer.get("target", ""))),
+                f"{float(layer['time_us']):.0f} us",
             )
+            for layer in layers
+        ]
+        lines += [f"  {line}" for line in columns(rows, right={3})]
     elif "layers_unavailable" in perf:
         lines.append(f"  no per-layer times: {perf['layers_unavailable']}")
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Runtimes
 from harness.diskcache import CacheFolder
+from harness.names import suggestion
 from harness.pipeline import Vendor
 from harness.vendors.rknn.vendor import VENDOR as RKNN
 
@@ -15,19 +16,36 @@ if TYPE_CHECKING:
 VENDORS: tuple[Vendor, ...] = (RKNN,)
 ALL_PLATFORMS = "all"  # --platform all: every platform of the vendor
 DEFAULT_PLATFORM = VENDORS[0].default_platform  # without --platform
-# The default vendor's caches: the folders --hil-cache, --hil-conversion-cache and the
-# commands' --cache default to (each vendor keys its entries by its own toolkit)
+# The default vendor's caches: the folders --hil-cache and --hil-conversion-cache default to
+# (each vendor keys its entries by its own toolkit)
 SIMULATOR_CACHE = VENDORS[0].simulator_cache
 CONVERSION_CACHE = VENDORS[0].conversion_cache
 
 
 def vendor_for(platform: str) -> Vendor:
-    """The vendor whose toolkit targets ``platform``; ``all`` means the first vendor's."""
-    for vendor in VENDORS:
-        if platform == ALL_PLATFORMS or platform in vendor.platforms:
-            return vendor
+    """The vendor whose toolkit targets ``platform`` (in any case); ``all`` means the first
+    vendor's."""
+    wanted = platform_named(platform, allow_all=True)
+    return next(v for v in VENDORS if wanted == ALL_PLATFORMS or wanted in v.platforms)
+
+
+def platform_named(name: str, *, allow_all: bool = False) -> str:
+    """The platform ``name`` means, spelt as the vendor spells it: in any case (``RK3588`` is
+    rk3588), ``all`` only where the caller takes every platform. A LookupError says what is
+    known and the closest name."""
     known = sorted(p for vendor in VENDORS for p in vendor.platforms)
-    raise LookupError(f"unknown platform {platform!r}; known: {', '.join(known)} or all")
+    wanted = name.strip().lower()
+    if wanted == ALL_PLATFORMS:
+        if allow_all:
+            return ALL_PLATFORMS
+        raise LookupError(f"'{name}' is not a platform here: give one of {', '.join(known)}")
+    for platform in known:
+        if platform.lower() == wanted:
+            return platform
+    every = ", or all (every one)" if allow_all else ""
+    raise LookupError(
+        f"unknown platform {name!r}; known: {', '.join(known)}{every}{suggestion(name, known)}"
+    )
 
 
 def layer_aliases() -> dict[str, str]:

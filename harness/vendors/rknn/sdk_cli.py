@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from harness.terminal import emit
+from harness.terminal import columns, emit
 from harness.vendors.rknn import sdk
 
 if TYPE_CHECKING:
@@ -76,12 +76,7 @@ def _list(args: argparse.Namespace) -> int:
     rows: list[tuple[str, ...]] = [("toolkit", *_SHOWN, "where")]
     for found in sdks.values():
         rows.append((found.version, *(found.packages.get(p) or "-" for p in _SHOWN), found.where))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        emit(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            + "\n"
-        )
+    emit("".join(f"{line}\n" for line in columns(rows)))
     missing = [v for v in recipes.by_version if v not in sdks]
     if missing:
         emit(f"not installed (hil sdk install VERSION): {', '.join(missing)}\n")

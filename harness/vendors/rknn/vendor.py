@@ -15,7 +15,7 @@ from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
 from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.io_models import MODELS
-from harness.vendors.rknn.layer_aliases import load_layer_aliases
+from harness.vendors.rknn.layer_aliases import load_layer_aliases, load_onnx_operator_names
 from harness.vendors.rknn.operator_list.catalogue import documents
 from harness.vendors.rknn.operator_list.judged import judged_against
 from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
@@ -70,6 +70,7 @@ VENDOR = Vendor(
     recipe=recipe,
     runtimes=RUNTIMES,
     layer_aliases=load_layer_aliases(),
+    operator_names=load_onnx_operator_names(),
     simulator=_simulator,
     board_target=board_target,
     simulator_cache=SIM_CACHE,

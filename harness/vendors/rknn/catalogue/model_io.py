@@ -18,6 +18,7 @@ import numpy as np
 
 from harness.catalogue.limits import Limit
 from harness.catalogue.loader import CatalogueError, key_path, load_validated
+from harness.names import suggestion
 
 DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "model-io.yaml"
@@ -189,6 +190,7 @@ class ModelIO:
                 return group
         raise ModelIOError(
             f"unknown platform {platform!r}; documented targets: {', '.join(self.targets)}"
+            + suggestion(platform, self.targets)
         )
 
     def limits(self) -> list[Limit]:
