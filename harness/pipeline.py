@@ -45,7 +45,7 @@ from harness.results.records import CaseRecord, case_folder, without_secrets
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
-from harness.targets.timing import PerfRequest, timing_record
+from harness.targets.timing import PerfRequest, TimingError, timing_record
 from harness.text import redact
 
 if TYPE_CHECKING:
@@ -334,6 +334,11 @@ class CaseExecutor:
                 tolerance,
                 _span(built.inputs),
             )
+        try:
+            perf = _perf_field(item.job, observation)
+        except TimingError as exc:  # the outputs may be fine; the run is not usable as timed
+            perf = {"unavailable": f"{observation.backend}'s timing is not usable: {exc}"}
+            observation = replace(observation, infra_error=perf["unavailable"])
         verdict = self.judge(case, observation, comparison)
         if verdict.verdict not in self.drop_arrays_for:
             _write_arrays(item, observation)
@@ -355,7 +360,7 @@ class CaseExecutor:
             checks=list(verdict.checks),
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
-            perf=_perf_field(item.job, observation),
+            perf=perf,
         )
 
     def _journaled(self, record: CaseRecord, sync: bool = False) -> CaseRecord:

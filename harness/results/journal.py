@@ -237,4 +237,9 @@ def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise JournalError(f"{path}: {problem}")
     assert isinstance(data, dict)  # the schema's top-level type
+    shard = data.get("shard")
+    if shard is not None and shard["index"] > shard["count"]:
+        raise JournalError(
+            f"{path}: shard: index {shard['index']} is above the shard count {shard['count']}"
+        )
     return data
