@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -42,7 +43,12 @@ from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
-from harness.results.journal import finished_ids, write_run_metadata
+from harness.results.journal import (
+    RUN_META_NAME,
+    JournalWriteError,
+    finished_ids,
+    write_run_metadata,
+)
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.targets.selection import (
@@ -217,7 +223,12 @@ def pytest_configure(config: pytest.Config) -> None:
         meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         if not config.option.collectonly:  # it runs nothing: an earlier run's results stay
-            write_run_metadata(results, meta)
+            try:
+                write_run_metadata(results, meta)
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"--results {results}: cannot write {RUN_META_NAME}: {exc.strerror or exc}"
+                ) from None
         warn_weak_secrets()
 
 
@@ -641,9 +652,14 @@ def hil_record(
         c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
     )
     scheduler = hil_schedulers(hil_sdk, hil_case.platform)
-    record = scheduler.record(hil_case, upcoming)
-    if latency.suspect(record):  # slower than the baseline: run just this case again
-        record = scheduler.rerun(hil_case)
+    try:
+        record = scheduler.record(hil_case, upcoming)
+        if latency.suspect(record):  # slower than the baseline: run just this case again
+            record = scheduler.rerun(hil_case)
+    except JournalWriteError as exc:  # no later case could keep its record either
+        message = f"the journal cannot be written, the run stops: {exc}"
+        request.session.shouldstop = printable(message)
+        raise InfrastructureError(printable(message)) from None
     properties = request.node.user_properties
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
@@ -764,4 +780,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from harness.report.bundle import make_bundles_for_failures
 
-    make_bundles_for_failures(Path(session.config.getoption("results")))
+    try:
+        make_bundles_for_failures(Path(session.config.getoption("results")))
+    except OSError as exc:  # a full disk, say: the journal and case folders are what count
+        print(printable(f"npu-hil: no repro bundles written: {exc}"), file=sys.stderr)

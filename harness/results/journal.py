@@ -63,6 +63,11 @@ class JournalError(ValueError):
     """A journal or run metadata file that cannot be used; the message names file and line."""
 
 
+class JournalWriteError(OSError):
+    """The journal cannot take a record (a full disk, say); the message names the file. The
+    records appended before stay readable."""
+
+
 class Journal:
     """Appends records to ``RESULTS/journal.jsonl``; one instance per process is fine."""
 
@@ -73,20 +78,29 @@ class Journal:
         """Write one line atomically with respect to other appenders, and (``sync``) make it
         durable. A batch appends without ``sync`` and calls ``sync`` once at its end: a
         process killed meanwhile loses nothing written, a machine that goes down loses at
-        most that batch's lines (which ``--resume`` runs again)."""
+        most that batch's lines (which ``--resume`` runs again). JournalWriteError when the
+        line cannot be written."""
         line = (
             json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
         ).encode()
+        try:
+            self._append(line, sync)
+        except OSError as exc:
+            raise JournalWriteError(
+                f"{self.path}: cannot append the record of {record.id}: {exc.strerror or exc}"
+            ) from None
+
+    def _append(self, line: bytes, sync: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             _repair_tail(fd, self.path)
-            written = os.write(fd, line)
+            rest = memoryview(line)
+            while rest:  # after a short write, the next one says why (a full disk: ENOSPC);
+                rest = rest[os.write(fd, rest) :]  # the next append drops the fragment
             if sync:
                 os.fsync(fd)
-            if written != len(line):  # disk full: the fragment is dropped by the next append
-                raise OSError(f"{self.path}: wrote {written} of {len(line)} bytes")
         finally:
             os.close(fd)  # closing releases the lock
 
@@ -217,8 +231,12 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
     text = json.dumps(without_secrets(meta), indent=2, sort_keys=True) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a full disk, say: leave no fragment taking its space
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
