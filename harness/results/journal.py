@@ -43,6 +43,7 @@ import fcntl
 import gc
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from operator import attrgetter
@@ -51,6 +52,7 @@ from typing import Any, TypeVar
 
 from harness.results.records import CaseRecord, record_key, without_secrets
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
+from harness.text import UNDECODED
 
 _T = TypeVar("_T")
 
@@ -61,6 +63,10 @@ RETRIED_ON_RESUME = frozenset({"infra-error", "bad-input"})
 
 class JournalError(ValueError):
     """A journal or run metadata file that cannot be used; the message names file and line."""
+
+
+def _shown_in_json(match: re.Match[str]) -> str:
+    return f"\\\\x{ord(match[0]) - 0xDC00:02x}"  # an escaped backslash, then xNN
 
 
 class JournalWriteError(OSError):
@@ -80,9 +86,10 @@ class Journal:
         process killed meanwhile loses nothing written, a machine that goes down loses at
         most that batch's lines (which ``--resume`` runs again). JournalWriteError when the
         line cannot be written."""
-        line = (
-            json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
-        ).encode()
+        text = json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True)
+        # A file name's byte that is not UTF-8 (a lone surrogate) that reached a message is
+        # kept as the text \xNN (``harness.text.shown_name``), as the names in ids are.
+        line = (UNDECODED.sub(_shown_in_json, text) + "\n").encode("utf-8", "backslashreplace")
         try:
             self._append(line, sync)
         except OSError as exc:
