@@ -401,10 +401,10 @@ def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
             option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
         )
         boards = platform_boards(Path(option("boards")), platform, _vendor(config).runtimes)
-    except BoardFileError as exc:
-        raise pytest.UsageError(f"--boards: {exc}") from None
+    except BoardFileError as exc:  # it quotes the board file
+        raise pytest.UsageError(printable(f"--boards: {exc}")) from None
     except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(printable(str(exc))) from None
     return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
@@ -601,7 +601,9 @@ def _board(config: pytest.Config, platform: str, leases: ExitStack) -> Board | N
             progress=reporter.write_line if reporter is not None else None,
         )
     except NoBoardError as exc:
-        raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None
+        raise pytest.UsageError(
+            printable(f"{exc} (--boards {config.getoption('boards')})")
+        ) from None
     if reporter is not None:
         reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
     return board
@@ -703,9 +705,9 @@ def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
     slower = run.slower(record) if run else None
     if slower is not None:
         why, excuse = slower
-        if excuse is not None:
-            pytest.xfail(f"{why} ({excuse}): {where}")
-        pytest.fail(f"{why}: {where}", pytrace=False)
+        if excuse is not None:  # a known issue's text, or the baseline's path
+            pytest.xfail(printable(f"{why} ({excuse}): {where}"))
+        pytest.fail(printable(f"{why}: {where}"), pytrace=False)
     if drift:
         message = f"doc-drift: {where}: {detail}"
         if strict_docs:

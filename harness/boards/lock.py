@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from harness.boards import BoardError
 from harness.boards.inventory import Board
 from harness.boards.transport import Stream, Transport, shell_command
+from harness.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,9 @@ class BoardLock:
             status, text = self._run("acquire", owner)
             if status == 0:
                 if text.startswith("took over"):
-                    log.warning("board %s: %s: %s", self.board.name, self.path, text)
+                    log.warning(
+                        "board %s: %s: %s", self.board.name, self.path, printable(text)
+                    )  # board text
                 return text
             if status != 1:
                 raise BoardError(f"board {self.board.name}: cannot create {self.path}: {text}")
