@@ -223,10 +223,11 @@ class CaseExecutor:
         target that pulls its jobs one by one (the simulator) runs a case while the next is
         prepared. A user's case whose preparation raised yields its refusal (``refuse``) at
         its turn; any other case's raises at its turn, which ends the stream (the cases after
-        it were not run). Warnings raised while a case is prepared, run or judged go into its
-        record.
+        it were not run). A case whose folder cannot be written (OSError: a full disk, say)
+        yields its infra-error record (``refuse``), whoever made the case. Warnings raised
+        while a case is prepared, run or judged go into its record.
         """
-        # in case order: each prepared case, or a user's case whose preparation raised
+        # in case order: each prepared case, or a case whose preparation raised (refused)
         queued: deque[_Prepared | tuple[Case, Exception]] = deque()
         failed: list[Exception] = []
         preparing = [0.0]  # seconds spent preparing since the last arrival
@@ -237,7 +238,7 @@ class CaseExecutor:
                 try:
                     item = self._prepared.pop(case.id, None) or self._prepare(case)
                 except Exception as exc:
-                    if not case.from_user:
+                    if not case.from_user and not isinstance(exc, OSError):
                         failed.append(exc)
                         return
                     queued.append((case, exc))
@@ -371,8 +372,9 @@ class CaseExecutor:
         return record
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
-        """The journaled record of a user's case whose model, inputs or references could not
-        be prepared: bad input, or infrastructure when the case folder could not be written."""
+        """The journaled record of a case whose model, inputs or references could not be
+        prepared (a user's case): bad input, or infrastructure when the case folder could not
+        be written (any case)."""
         if isinstance(exc, ModelFileError):  # it names the file, input or option
             verdict, detail = BAD_INPUT, str(exc)
         elif isinstance(exc, OSError):

@@ -9,6 +9,7 @@ mounting is not permitted the tests that need it are skipped).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -49,22 +50,29 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """An empty 64 KiB tmpfs mounted for the test."""
-    mount = tmp_path / "small-disk"
-    mount.mkdir()
+@contextlib.contextmanager
+def mounted(where: Path, size: str) -> Iterator[Path]:
+    """An empty tmpfs of ``size`` mounted at ``where`` (skips the test where mount is not
+    permitted)."""
+    where.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
     )
     if done.returncode != 0:
         pytest.skip(f"mount is not permitted here: {done.stderr.decode(errors='replace')}")
     try:
-        yield mount
+        yield where
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
+        subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """An empty 64 KiB tmpfs mounted for the test."""
+    with mounted(tmp_path / "small-disk", "64k") as disk:
+        yield disk
 
 
 def fill(disk: Path) -> None:
@@ -248,3 +256,27 @@ def test_a_run_whose_journal_fills_its_disk_stops_cleanly_with_what_it_had(
     assert "Interrupted: the journal cannot be written, the run stops" in output
     assert "No space left on device" in output
     assert "1 error" in output  # the first case; the run stopped there
+
+
+def test_a_run_whose_case_folders_cannot_be_written_keeps_every_cases_record(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "cases").symlink_to(small_disk)  # the case folders alone on the full disk
+    fill(small_disk)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend", "sim"]
+    command += [f"{SUITE}::test_documented_limit[{case}]" for case in CASES]
+    command += ["--results", str(results), "--hil-cache", "off"]
+    env = {**os.environ, "PYTHONPATH": str(SUITE.parents[1])}
+    run = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    output = run.stdout + run.stderr
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output
+    records = read_records(results)
+    assert sorted(r.id for r in records) == sorted(CASES), output
+    for record in records:
+        assert record.verdict == "infra-error", record.detail
+        assert record.detail.startswith("writing the case folder: ") and "No space" in record.detail
+    assert "3 errors" in output  # infrastructure errors, reported as such

@@ -24,6 +24,7 @@ from harness.results.latency import REGRESSION, Threshold, latency_change, timed
 from harness.results.runs import read_run
 from harness.results.schema import MAX_SHARDS
 from harness.targets.timing import TimingError, timing_record
+from harness.vendors.rknn.c_runner import observation_from_run
 
 NOT_NUMBERS = [math.nan, math.inf, -math.inf, -1.0]
 
@@ -145,3 +146,22 @@ def test_a_shard_index_above_its_count_is_refused(tmp_path: Path) -> None:
         JournalError, match=r"three/run.json: shard: index 3 is above the shard count 2"
     ):
         read_run([first, above])
+
+
+@pytest.mark.parametrize(
+    "sidecar",
+    [
+        '{"perf": {"samples_us": [1], "clock": "wall", "warmup": Infinity, "runs": 1}}',
+        '{"perf": {"samples_us": [1], "clock": "wall", "warmup": 1, "runs": -Infinity}}',
+        '{"timings_us": {"run": NaN}}',
+        '{"timings_us": {"init": -5}}',
+        '{"timings_us": {"run": Infinity}}',
+    ],
+)
+def test_a_c_runner_sidecar_with_numbers_that_are_not_numbers_is_an_infra_error(
+    tmp_path: Path, sidecar: str
+) -> None:
+    (tmp_path / "result.json").write_text(sidecar)
+    observation = observation_from_run("board-a", 0, "", tmp_path)
+    assert observation.infra_error is not None
+    assert observation.infra_error.startswith("runner sidecar malformed"), observation.infra_error
