@@ -17,6 +17,8 @@ from test_perf_board import CASES, board_with_sysfs, run_suite
 from test_perf_report import timed_run
 from test_reporting import hil
 
+from harness.diskcache import cap_from_env
+from harness.models.budget import size_budget
 from harness.nightly.perf import slower, summary_lines
 from harness.nightly.shards import parse_shard
 from harness.results.journal import JournalError, read_records, read_run_metadata
@@ -165,3 +167,15 @@ def test_a_c_runner_sidecar_with_numbers_that_are_not_numbers_is_an_infra_error(
     observation = observation_from_run("board-a", 0, "", tmp_path)
     assert observation.infra_error is not None
     assert observation.infra_error.startswith("runner sidecar malformed"), observation.infra_error
+
+
+@pytest.mark.parametrize("variable", ["HIL_CACHE_MAX", "HIL_MAX_ELEMENTS"])
+def test_a_size_of_hundreds_of_digits_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, "9" * 400)
+    with pytest.raises(ValueError, match=f"{variable}: not a size: .* is too large"):
+        if variable == "HIL_CACHE_MAX":
+            cap_from_env(variable)
+        else:
+            size_budget()
