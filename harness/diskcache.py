@@ -3,11 +3,14 @@ size caps, and what is theirs.
 
 Each keeps one folder per entry, ``<directory>/<key[:2]>/<key>/``, keyed by ``content_key``
 over everything that decides the entry. An entry is written in a staging folder and renamed
-into place (``write_entry``), so a reader sees it whole or not at all; one damaged later is a
-miss and is removed (``read_entry``). A hit touches the folder, so its modification time is
-the entry's last use. Pruning removes the least recently used entries until the cache fits
-its cap, but never one used in the last ``RECENT_S`` seconds: a run (another pytest-xdist
-worker, say) may be reading it. An entry is renamed away before it is deleted.
+into place (``write_entry``), so a reader sees it whole or not at all. Its marker holds a
+checksum of each of its files (blake2b), checked before the entry is read (``check_entry``):
+one damaged later, even behind a valid header, is a miss and is removed (``read_entry``), as is
+an entry without checksums (written by an npu-hil from before them). A hit touches the
+folder, so its modification time is the entry's last use. Pruning removes the least recently
+used entries until the cache fits its cap, but never one used in the last ``RECENT_S``
+seconds: a run (another pytest-xdist worker, say) may be reading it. An entry is renamed
+away before it is deleted.
 
 A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
 took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
@@ -18,7 +21,8 @@ the markers), is refused; inside a root, folders without the entry marker are le
 ``DiskCache`` is what each cache builds on: its claimed folder, its cap, and entries read,
 computed and written under a key. It also prunes while a run writes, each time an eighth of
 the cap has been written, so a long run's cache stays near its cap instead of growing until
-the session ends.
+the session ends. An entry it cannot write (a full disk, a read-only folder) is not stored:
+the value computed is used all the same, and the first such failure is a ``CacheWriteWarning``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import shutil
 import stat
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +54,14 @@ DEFAULT_CAP = 2 * 1024**3
 
 class CacheFolderError(ValueError):
     """A folder that is not, and cannot become, an npu-hil cache; the message names it."""
+
+
+class DamagedEntry(ValueError):
+    """An entry whose files are not those its checksums describe; the message says which."""
+
+
+class CacheWriteWarning(UserWarning):
+    """A cache could not store an entry (the disk is full, say): the run goes on without."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,7 @@ class DiskCache:
         claim(self.directory)
         self.cap = folder.cap() if cap is None else cap
         self._written = 0  # bytes written since the last pruning
+        self._warned = False  # one CacheWriteWarning per cache, not one per case
 
     def entry(self, key: str) -> Path:
         return entry_path(self.directory, key)
@@ -111,9 +125,22 @@ class DiskCache:
 
     def put(self, key: str, write: Callable[[Path], None]) -> None:
         """Store an entry under ``key`` (``write_entry``); every cap / PRUNE_EVERY bytes
-        written, keep the cache to its cap."""
+        written, keep the cache to its cap. An entry that cannot be written is not stored
+        (a ``CacheWriteWarning`` the first time)."""
         entry = self.entry(key)
-        write_entry(entry, write)
+        try:
+            write_entry(entry, write)
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    CacheWriteWarning(
+                        f"{self.directory}: cannot store cache entries ({exc.strerror or exc}); "
+                        "the run goes on, computing again what it cannot keep"
+                    ),
+                    stacklevel=2,
+                )
+            return
         with contextlib.suppress(OSError):  # pruned by another process meanwhile
             self._written += _size(entry)
         if self._written * self.PRUNE_EVERY >= self.cap:
@@ -222,6 +249,7 @@ def read_entry(entry: Path, read: Callable[[Path], T]) -> T | None:
     if not entry.exists():
         return None
     try:
+        check_entry(entry)
         value = read(entry)
     except Exception:  # whatever the damage, the entry can be produced again
         remove(entry)
@@ -250,8 +278,46 @@ def write_entry(entry: Path, write: Callable[[Path], None]) -> None:
 
 
 def mark_entry(staging: Path) -> None:
-    """Mark a staged entry as the cache's own (before it is renamed into place)."""
-    (staging / ENTRY_MARKER).touch()
+    """Mark a staged entry as the cache's own (before it is renamed into place), the marker
+    holding the checksum of each of its files (``check_entry``)."""
+    sums = {name: _checksum(path) for name, path in _entry_files(staging)}
+    (staging / ENTRY_MARKER).write_text(json.dumps({_CHECKSUMS: sums}, sort_keys=True))
+
+
+def check_entry(entry: Path) -> None:
+    """Raise DamagedEntry unless ``entry``'s files are exactly those its marker has checksums
+    of, each with its checksum (OSError when it cannot be read)."""
+    try:
+        sums = json.loads((entry / ENTRY_MARKER).read_bytes())[_CHECKSUMS]
+    except (ValueError, TypeError, KeyError):
+        raise DamagedEntry(f"{entry}: no checksums in its marker") from None
+    files = dict(_entry_files(entry))
+    if not isinstance(sums, dict) or sorted(sums) != sorted(files):
+        raise DamagedEntry(f"{entry}: its files are not those its checksums name")
+    for name, path in files.items():
+        if _checksum(path) != sums[name]:
+            raise DamagedEntry(f"{entry}: {name} does not match its checksum")
+
+
+_CHECKSUMS = "blake2b"
+
+
+def _entry_files(folder: Path) -> list[tuple[str, str]]:
+    """(name, path) of every file of an entry (entries are flat) but its marker: os.scandir
+    and plain strings, as every hit pays for this listing."""
+    with os.scandir(folder) as found:
+        return sorted(
+            (item.name, item.path)
+            for item in found
+            if item.name != ENTRY_MARKER and not item.is_dir(follow_symlinks=False)
+        )
+
+
+def _checksum(path: str) -> str:
+    # blake2b: faster than sha256 in CPython, and a checksum, not a key. Entries are small
+    # enough to hash in one piece.
+    with open(path, "rb") as handle:
+        return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
 
 
 def remove(entry: Path) -> bool:
@@ -291,8 +357,9 @@ def entries(directory: Path) -> list[Entry]:
 
 
 def _size(entry: Path) -> int:
-    """Bytes in the files under ``entry``; OSError if it is removed meanwhile."""
-    return sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
+    """Bytes in the files under ``entry`` (its marker, a few bytes per file, left out);
+    OSError if it is removed meanwhile."""
+    return sum(os.stat(path).st_size for _, path in _entry_files(entry))
 
 
 def usage(directory: Path) -> Usage:

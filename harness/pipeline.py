@@ -45,7 +45,7 @@ from harness.results.records import CaseRecord, case_folder, without_secrets
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
-from harness.targets.timing import PerfRequest, timing_record
+from harness.targets.timing import PerfRequest, TimingError, timing_record
 from harness.text import redact
 
 if TYPE_CHECKING:
@@ -226,10 +226,11 @@ class CaseExecutor:
         target that pulls its jobs one by one (the simulator) runs a case while the next is
         prepared. A user's case whose preparation raised yields its refusal (``refuse``) at
         its turn; any other case's raises at its turn, which ends the stream (the cases after
-        it were not run). Warnings raised while a case is prepared, run or judged go into its
-        record.
+        it were not run). A case whose folder cannot be written (OSError: a full disk, say)
+        yields its infra-error record (``refuse``), whoever made the case. Warnings raised
+        while a case is prepared, run or judged go into its record.
         """
-        # in case order: each prepared case, or a user's case whose preparation raised
+        # in case order: each prepared case, or a case whose preparation raised (refused)
         queued: deque[_Prepared | tuple[Case, Exception]] = deque()
         failed: list[Exception] = []
         preparing = [0.0]  # seconds spent preparing since the last arrival
@@ -240,7 +241,7 @@ class CaseExecutor:
                 try:
                     item = self._prepared.pop(case.id, None) or self._prepare(case)
                 except Exception as exc:
-                    if not case.from_user:
+                    if not case.from_user and not isinstance(exc, OSError):
                         failed.append(exc)
                         return
                     queued.append((case, exc))
@@ -337,6 +338,11 @@ class CaseExecutor:
                 tolerance,
                 input_span(item.job, built.inputs),
             )
+        try:
+            perf = _perf_field(item.job, observation)
+        except TimingError as exc:  # the outputs may be fine; the run is not usable as timed
+            perf = {"unavailable": f"{observation.backend}'s timing is not usable: {exc}"}
+            observation = replace(observation, infra_error=perf["unavailable"])
         verdict = self.judge(case, observation, comparison, built.nodes)
         if verdict.verdict not in self.drop_arrays_for:
             _write_arrays(item, observation)
@@ -358,7 +364,7 @@ class CaseExecutor:
             checks=list(verdict.checks),
             reference=_reference_field(references, comparison),
             sdk=self.sdk,
-            perf=_perf_field(item.job, observation),
+            perf=perf,
         )
 
     def _journaled(self, record: CaseRecord, sync: bool = False) -> CaseRecord:
@@ -369,8 +375,9 @@ class CaseExecutor:
         return record
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
-        """The journaled record of a user's case whose model, inputs or references could not
-        be prepared: bad input, or infrastructure when the case folder could not be written."""
+        """The journaled record of a case whose model, inputs or references could not be
+        prepared (a user's case): bad input, or infrastructure when the case folder could not
+        be written (any case)."""
         if isinstance(exc, ModelFileError):  # it names the file, input or option
             verdict, detail = BAD_INPUT, str(exc)
         elif isinstance(exc, OSError):

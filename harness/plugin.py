@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -43,7 +44,12 @@ from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
 from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
-from harness.results.journal import finished_ids, write_run_metadata
+from harness.results.journal import (
+    RUN_META_NAME,
+    JournalWriteError,
+    finished_ids,
+    write_run_metadata,
+)
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.targets.selection import (
@@ -225,7 +231,12 @@ def pytest_configure(config: pytest.Config) -> None:
         meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
         _require_board(config, meta["boards"])
         if not config.option.collectonly:  # it runs nothing: an earlier run's results stay
-            write_run_metadata(results, meta)
+            try:
+                write_run_metadata(results, meta)
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"--results {results}: cannot write {RUN_META_NAME}: {exc.strerror or exc}"
+                ) from None
         warn_weak_secrets()
 
 
@@ -408,10 +419,10 @@ def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
             option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
         )
         boards = platform_boards(Path(option("boards")), platform, _vendor(config).runtimes)
-    except BoardFileError as exc:
-        raise pytest.UsageError(f"--boards: {exc}") from None
+    except BoardFileError as exc:  # it quotes the board file
+        raise pytest.UsageError(printable(f"--boards: {exc}")) from None
     except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(printable(str(exc))) from None
     return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
@@ -608,7 +619,9 @@ def _board(config: pytest.Config, platform: str, leases: ExitStack) -> Board | N
             progress=reporter.write_line if reporter is not None else None,
         )
     except NoBoardError as exc:
-        raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None
+        raise pytest.UsageError(
+            printable(f"{exc} (--boards {config.getoption('boards')})")
+        ) from None
     if reporter is not None:
         reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
     return board
@@ -659,9 +672,14 @@ def hil_record(
         c for c in upcoming_cases(request.node) if case_key(c.id, hil_sdk) not in _hil_finished
     )
     scheduler = hil_schedulers(hil_sdk, hil_case.platform)
-    record = scheduler.record(hil_case, upcoming)
-    if latency.suspect(record):  # slower than the baseline: run just this case again
-        record = scheduler.rerun(hil_case)
+    try:
+        record = scheduler.record(hil_case, upcoming)
+        if latency.suspect(record):  # slower than the baseline: run just this case again
+            record = scheduler.rerun(hil_case)
+    except JournalWriteError as exc:  # no later case could keep its record either
+        message = f"the journal cannot be written, the run stops: {exc}"
+        request.session.shouldstop = printable(message)
+        raise InfrastructureError(printable(message)) from None
     properties = request.node.user_properties
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
@@ -705,9 +723,9 @@ def check_verdict(record: CaseRecord, strict_docs: bool) -> None:
     slower = run.slower(record) if run else None
     if slower is not None:
         why, excuse = slower
-        if excuse is not None:
-            pytest.xfail(f"{why} ({excuse}): {where}")
-        pytest.fail(f"{why}: {where}", pytrace=False)
+        if excuse is not None:  # a known issue's text, or the baseline's path
+            pytest.xfail(printable(f"{why} ({excuse}): {where}"))
+        pytest.fail(printable(f"{why}: {where}"), pytrace=False)
     if drift:
         message = f"doc-drift: {where}: {detail}"
         if strict_docs:
@@ -782,4 +800,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from harness.report.bundle import make_bundles_for_failures
 
-    make_bundles_for_failures(Path(session.config.getoption("results")))
+    try:
+        make_bundles_for_failures(Path(session.config.getoption("results")))
+    except OSError as exc:  # a full disk, say: the journal and case folders are what count
+        print(printable(f"npu-hil: no repro bundles written: {exc}"), file=sys.stderr)

@@ -44,6 +44,10 @@ _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 
+# The lone surrogates by which Python holds a file name's bytes that are not UTF-8
+# (surrogateescape): U+DC80 to U+DCFF for bytes 0x80 to 0xFF.
+UNDECODED = re.compile("[\udc80-\udcff]")
+
 _declared: set[str] = set()  # variables board files named in auth.password_env
 
 
@@ -132,6 +136,14 @@ def clipped(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def shown_name(name: str) -> str:
+    """A file name or path as the system gave it, its bytes that are not UTF-8 (held as lone
+    surrogates) written ``\\xff``: text that encodes, for ids, records and messages. The file
+    itself is still opened by the name as given."""
+    return UNDECODED.sub(lambda byte: f"\\x{ord(byte[0]) - 0xDC00:02x}", name)
+
+
 def printable(text: str) -> str:
-    """``text`` without escape sequences or control characters (tab and newline are kept)."""
-    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+    """``text`` without escape sequences or control characters (tab and newline are kept);
+    a file name's bytes that are not UTF-8 are shown ``\\xff`` (``shown_name``)."""
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", shown_name(text)))

@@ -30,12 +30,19 @@ _PACKET = struct.Struct("<BI")
 _STDIN, _STDOUT, _STDERR, _EXIT, _CLOSE_STDIN = range(5)
 
 
+# The places of the protocol where ``AdbServer.tamper`` may answer in place of the server.
+STAGES = ("host:version", "host:devices", "host:transport", "shell", "sync:STAT", "sync:SEND")
+
+
 class AdbServer:
     """``devices``: serial -> sandbox folder (commands run there; a device whose folder is
-    None is listed as ``offline``). ``requests`` records every request, for the tests."""
+    None is listed as ``offline``). ``requests`` records every request, for the tests.
+    ``tamper``: stage (one of ``STAGES``) -> the bytes sent instead of the reply there (the
+    connection then closes), for the tests of a broken or hostile server."""
 
     def __init__(self, devices: dict[str, Path | None]) -> None:
         self.devices = devices
+        self.tamper: dict[str, bytes] = {}
         self.requests: list[str] = []
         self.port = free_port()
         self._listener = socket.create_server(("127.0.0.1", self.port))
@@ -71,6 +78,12 @@ class AdbServer:
                 while True:
                     request = _request(client)
                     self.requests.append(request)
+                    stage = next((s for s in STAGES[:4] if request.startswith(s)), request)
+                    if request.startswith("host:tport:"):
+                        stage = "host:transport"
+                    if stage in self.tamper:
+                        client.sendall(self.tamper[stage])
+                        return
                     if request == "host:version":
                         _okay(client, f"{VERSION:04x}")
                         return
@@ -97,7 +110,7 @@ class AdbServer:
                         return
                     if device is not None and request == "sync:":
                         client.sendall(b"OKAY")
-                        _sync(client, device)
+                        _sync(client, device, self.tamper)
                         return
                     _fail(client, f"unknown request {request!r}")
                     return
@@ -168,7 +181,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 # -- sync ---------------------------------------------------------------------------------------
 
 
-def _sync(client: socket.socket, root: Path) -> None:
+def _sync(client: socket.socket, root: Path, tamper: dict[str, bytes]) -> None:
     """The sync service until QUIT; paths are absolute (``root`` is only the shells' folder)."""
     while True:
         command = _exactly(client, 4).decode()
@@ -176,6 +189,9 @@ def _sync(client: socket.socket, root: Path) -> None:
         if command == "QUIT":
             return
         argument = _exactly(client, size).decode()
+        if command == "STAT" and "sync:STAT" in tamper:
+            client.sendall(tamper["sync:STAT"])
+            return
         if command == "STAT":
             try:  # the device's paths are this machine's, as a loopback board's are
                 info = Path(argument).stat()
@@ -192,6 +208,9 @@ def _sync(client: socket.socket, root: Path) -> None:
                 if kind == b"DONE":
                     break
                 data += _exactly(client, length)
+            if "sync:SEND" in tamper:  # its status, once the file's data is in
+                client.sendall(tamper["sync:SEND"])
+                return
             try:
                 Path(name).write_bytes(bytes(data))
                 os.chmod(name, stat.S_IMODE(int(mode)))

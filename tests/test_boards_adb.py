@@ -4,6 +4,7 @@ as over SSH with the same verdicts."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,7 +13,9 @@ from pathlib import Path
 import adbutils
 import pytest
 import yaml
-from adbd import AdbServer
+from adbd import STAGES, AdbServer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sshd import SELECTION, SshServer, suite_command, write_sysroot
 
 from harness.boards.discovery import check
@@ -166,6 +169,64 @@ def test_a_stopped_adb_server_makes_the_board_unreachable(
     report = check(adb_board, timeout=3)
     assert report["status"] == "unreachable"
     assert "cannot reach the adb server" in report["problems"][0]
+
+
+# A broken or hostile server's replies: each named break, where adbutils raised its own
+# ValueError, struct.error or AssertionError.
+BAD_REPLIES = {
+    "length-not-hex": ("host:devices", b"OKAYzz!!hil-evb-1\tdevice\n"),
+    "version-not-hex": ("host:version", b"OKAY0004\x1b[2J"),
+    "short-stat": ("sync:STAT", b"STAT\x00\x00"),
+    "wrong-reply-id": ("sync:STAT", b"DATA" + bytes(12)),
+}
+
+
+def _use_the_board(board: Board) -> None:
+    """What a run does over the transport: connect, run a command, push a file."""
+    transport = open_transport(board, timeout=5)
+    try:
+        transport.run(shell_command(["true"]), timeout=5)
+        transport.put(f"{board.workdir}.pushed", b"runner")
+    finally:
+        transport.close()
+
+
+@pytest.mark.parametrize(("stage", "reply"), BAD_REPLIES.values(), ids=BAD_REPLIES)
+def test_a_malformed_adb_reply_is_the_transports_own_error(
+    adb_board: Board, adb_server: AdbServer, stage: str, reply: bytes
+) -> None:
+    adb_server.tamper[stage] = reply
+    with pytest.raises(BoardConnectionError, match=r"reply while .* is not the adb protocol"):
+        _use_the_board(adb_board)
+
+
+def test_boards_check_reports_a_malformed_adb_reply_without_a_traceback(
+    adb_board: Board, adb_server: AdbServer
+) -> None:
+    adb_server.tamper["host:devices"] = b"OKAYzz!!"
+    hil = Path(sys.executable).with_name("hil")
+    result = subprocess.run(
+        [str(hil), "boards", "check", "--boards", str(adb_board.source.parent), "--timeout", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "unreachable" in result.stdout and "not the adb protocol" in result.stdout
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(stage=st.sampled_from(STAGES), reply=st.binary(max_size=40))
+def test_any_adb_reply_is_served_or_the_transports_own_error(
+    adb_board: Board, adb_server: AdbServer, stage: str, reply: bytes
+) -> None:
+    adb_server.tamper = {stage: reply}
+    # anything else (ValueError, struct.error, AssertionError, ...) fails the test
+    with contextlib.suppress(BoardConnectionError):
+        _use_the_board(adb_board)
 
 
 def test_discovery_over_adb_reads_the_board_facts(adb_board: Board) -> None:

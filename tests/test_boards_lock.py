@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from children import default_signals
 from sshd import alive, onnx_model, runner_processes, wait_until
 
 from harness.boards.inventory import Board
@@ -89,8 +90,9 @@ def test_a_live_holder_with_a_stale_heartbeat_is_taken_over(loopback_board: Boar
         other = BoardLock(contender, loopback_board, "other", lease_s=60)
         with pytest.raises(BoardBusy, match=r"held by \{.*\"host\""):
             other.acquire()
-        hour_ago = time.time() - 3600
-        os.utime(lock_dir(loopback_board) / "heartbeat", (hour_ago, hour_ago))
+        beat = lock_dir(loopback_board) / "heartbeat"  # "boot-id uptime": beaten 2 min ago
+        boot, up = beat.read_text().split()
+        beat.write_text(f"{boot} {int(up) - 120}\n")
         assert other.acquire() == "took over: its heartbeat is older than the 60 s lease"
         stuck.release()  # not its lock any more: must leave the new holder's alone
         assert (lock_dir(loopback_board) / "token").read_text() == "other\n"
@@ -163,6 +165,7 @@ def test_ctrl_c_releases_the_lock_and_leaves_nothing_on_the_board(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,
     )  # fmt: skip
     try:
         assert harness.stdout is not None
@@ -178,3 +181,21 @@ def test_ctrl_c_releases_the_lock_and_leaves_nothing_on_the_board(
     assert not lock_dir(loopback_board).exists()
     assert not Path(loopback_board.workdir).exists()
     assert wait_until(lambda: runner_processes(loopback_board.workdir) == [])
+
+
+def test_a_signalled_child_has_default_signal_handling_under_an_ignored_sigint() -> None:
+    """What a background job of a non-interactive shell gives its children (SIGINT ignored)
+    is undone by ``default_signals``: the child sees its Ctrl-C again."""
+    show = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True)
+        restored = subprocess.run(
+            [sys.executable, "-c", show],
+            capture_output=True,
+            text=True,
+            preexec_fn=default_signals,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (inherited.stdout, restored.stdout) == ("False\n", "True\n")

@@ -13,6 +13,7 @@ from typing import Any
 
 import psutil
 import pytest
+from children import default_signals
 from sshd import wait_until
 
 from harness.vendors.rknn.runner_session import RUNNER_PATH, runner_module
@@ -144,6 +145,7 @@ def test_the_runner_exits_when_its_parent_session_dies(tmp_path: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
     )
     try:
         hello = frame(session)

@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 import psutil
 import pytest
+from children import default_signals
 from onnx import TensorProto, helper
 
 from harness.targets.job import DrawnCalibration, Job
@@ -435,7 +436,12 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
     )
     # TMPDIR: the killed parent cannot remove its case folder, pytest's tmp_path will.
     env = {**os.environ, FAULT_ENV: "hang:hang-me", "TMPDIR": str(tmp_path)}
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        env=env,
+        preexec_fn=default_signals,
+    )
     assert parent.stdout is not None
     worker = int(parent.stdout.readline())
     (child,) = serving(worker)
@@ -475,7 +481,12 @@ def start_hanging_suite(tmp_path: Path, temp: Path, name: str) -> subprocess.Pop
         "PYTHONPATH": str(SUITE.parents[1]),  # this checkout's plugin
     }
     return subprocess.Popen(
-        command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
     )
 
 

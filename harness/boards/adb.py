@@ -28,6 +28,11 @@ _STDIN, _STDOUT, _STDERR, _EXIT, _CLOSE_STDIN = range(5)
 _HEADER = struct.Struct("<BI")
 _PIECE = 256 * 1024  # stdin packets: adbd takes up to this much per packet
 _LINK_ERRORS = (OSError, adbutils.AdbError, EOFError)
+# What adbutils raises on a reply that is not the protocol: a length that is not hex
+# (ValueError), a short STAT reply (struct.error), another reply id than the one expected
+# (AssertionError), a time stamp out of range (OverflowError). The server may be broken or not
+# an adb server at all; the board is then unreachable, as with a link that fails.
+_REPLY_ERRORS = (ValueError, struct.error, AssertionError, OverflowError)
 # A board may be broken or hostile: a packet larger than adbd ever sends ends the stream, and
 # stdout not yet read holds the reader back (a runner's frames are read as they come).
 _MAX_PACKET = 1 << 20
@@ -56,6 +61,8 @@ def connect(
         states = {info.serial: info.state for info in client.list()}
     except _LINK_ERRORS as exc:
         raise BoardConnectionError(f"{where}: cannot reach the adb server: {exc}") from None
+    except _REPLY_ERRORS as exc:
+        raise _bad_reply(where, "listing its devices", exc) from None
     state = states.get(settings.serial)
     if state != "device":
         listed = ", ".join(f"{serial} ({s})" for serial, s in sorted(states.items())) or "none"
@@ -64,6 +71,15 @@ def connect(
             f"({'state ' + state if state else 'not listed'}; devices: {listed})"
         )
     return AdbTransport(client.device(settings.serial), where, timeout)
+
+
+def _bad_reply(where: str, doing: str, exc: Exception) -> BoardConnectionError:
+    # The exception's text quotes the server's bytes at most through repr (escaped).
+    detail = f": {exc}" if str(exc) else ""
+    return BoardConnectionError(
+        f"{where}: the adb server's reply while {doing} is not the adb protocol "
+        f"({type(exc).__name__}{detail})"
+    )
 
 
 class AdbTransport:
@@ -83,6 +99,8 @@ class AdbTransport:
             connection.check_okay()
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"{self._where}: cannot start a shell: {exc}") from None
+        except _REPLY_ERRORS as exc:
+            raise _bad_reply(self._where, "starting a shell", exc) from None
         return connection.conn
 
     def run(self, command: str, *, timeout: float = 30.0, stdin: bytes = b"") -> CommandResult:
@@ -123,6 +141,8 @@ class AdbTransport:
             self._device.sync.push(data, path, mode=mode)
         except _LINK_ERRORS as exc:
             raise BoardConnectionError(f"{self._where}: cannot push {path}: {exc}") from None
+        except _REPLY_ERRORS as exc:
+            raise _bad_reply(self._where, f"pushing {path}", exc) from None
 
     def close(self) -> None:
         """Close every stream: the device's shells see their connection go."""

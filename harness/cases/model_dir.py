@@ -32,6 +32,7 @@ from harness.modelfiles.prepare import (
 )
 from harness.models import PROBING
 from harness.models.builder import OperatorSpec
+from harness.text import shown_name
 
 KIND = "models"
 
@@ -100,7 +101,7 @@ def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
         model, notes = freeze(model, given)
         kept = set(graph_inputs(model))
         given = {name: value for name, value in given.items() if name in kept}
-    prepared = prepare(model, entry.name, str(entry.path), given=given)
+    prepared = prepare(model, entry.name, shown_name(str(entry.path)), given=given)
     prepared.changes = [*notes, *prepared.changes]
     prepared.source = file_source(entry.path)
     if data is not None:

@@ -50,7 +50,7 @@ from harness.results.records import CaseRecord
 from harness.targets.selection import platform_boards
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
 from harness.terminal import columns, emit
-from harness.text import printable, warn_weak_secrets
+from harness.text import printable, shown_name, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
@@ -242,14 +242,14 @@ def run_reduce(args: argparse.Namespace) -> int:
 def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel, Path]:
     vendor = _vendor(args)
     results = _results(args, Path("results"))
-    where = str(path)
+    where = shown_name(str(path))
     try:
         model = load_model(path)
         names = graph_inputs(model)
         given = read_arrays(args.inputs, names) if args.inputs else {}
         prepared = prepare(
             model,
-            args.name or path.stem,
+            args.name or shown_name(path.stem),
             where,
             input_shapes=_named(args.input_shape, "--input-shape", names, _ints),
             given=given,
@@ -270,8 +270,8 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
-    name = args.name or args.model.stem
-    case = refused_case(name, str(args.model), args.platform, dtype)
+    name = args.name or shown_name(args.model.stem)
+    case = refused_case(name, shown_name(str(args.model)), args.platform, dtype)
     with bad.vendor.target(None, args.hil_timeout, "off") as backend:  # never started
         record = ModelRunner(bad.results, backend, args.platform, dtype).refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from harness.names import sdk_version
 from harness.report import write_reports
@@ -97,7 +98,9 @@ def _threshold(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    if value < 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
     return value
 

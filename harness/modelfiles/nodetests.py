@@ -22,6 +22,7 @@ from onnx import numpy_helper
 from harness.modelfiles import safe_files
 from harness.modelfiles.prepare import ModelFileError
 from harness.models.budget import size_budget
+from harness.text import shown_name
 
 DATA_SET = "test_data_set_0"
 
@@ -45,12 +46,15 @@ def list_models(folder: Path) -> list[ModelEntry]:
     """Every model of ``folder``, by name: ``*.onnx`` files and node-test sub-folders."""
     if not folder.is_dir():
         raise ModelFileError(f"{folder}: no such folder of models")
-    entries = [ModelEntry(path.stem, path, None) for path in folder.glob("*.onnx")]
+    # names that are not UTF-8 are shown escaped (``harness.text.shown_name``): the model runs
+    entries = [ModelEntry(shown_name(path.stem), path, None) for path in folder.glob("*.onnx")]
     for sub in folder.iterdir():
         if (sub / "model.onnx").is_file():
             data = sub / DATA_SET
             entries.append(
-                ModelEntry(sub.name, sub / "model.onnx", data if data.is_dir() else None)
+                ModelEntry(
+                    shown_name(sub.name), sub / "model.onnx", data if data.is_dir() else None
+                )
             )
     return sorted(entries, key=lambda entry: entry.name)
 

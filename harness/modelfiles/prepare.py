@@ -30,6 +30,7 @@ from harness.modelfiles import safe_files
 from harness.modelfiles.safe_files import ModelFileError
 from harness.models.budget import SizeBudget, size_budget
 from harness.models.builder import OPSET, fp16_exact
+from harness.text import shown_name
 
 DEFAULT_RANGE = (-1.0, 1.0)  # seeded random inputs are drawn from here unless told otherwise
 
@@ -78,7 +79,7 @@ def load_model(path: Path) -> onnx.ModelProto:
 
 def file_source(path: Path) -> dict[str, str]:
     data = safe_files.read_bytes(path)
-    return {"model": str(path), "sha256": hashlib.sha256(data).hexdigest()}
+    return {"model": shown_name(str(path)), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def prepare(

@@ -11,9 +11,12 @@ and ``HIL_MAX_BYTES`` (a size: ``512M``, ``2G``, ``4096``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
+
+from harness.text import clipped
 
 ELEMENTS_ENV = "HIL_MAX_ELEMENTS"
 BYTES_ENV = "HIL_MAX_BYTES"
@@ -27,7 +30,10 @@ def parse_size(text: str) -> int:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
     if match is None:
         raise ValueError(f"not a size: {text!r} (e.g. 2G, 500M, 4096)")
-    return int(float(match[1]) * _UNITS[match[2].upper()])
+    value = float(match[1]) * _UNITS[match[2].upper()]
+    if not math.isfinite(value):  # hundreds of digits: no disk, no memory is that large
+        raise ValueError(f"not a size: {clipped(text)!r} is too large")
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,10 @@ def slower(record: CaseRecord) -> str | None:
         return None
     judged = record.perf["baseline"]
     old, new = judged["old_median_s"], judged["new_median_s"]
+    factor = f"x{new / old:.2f}" if old > 0 else "the baseline's was 0 s"
     return (
         f"performance regression: median {ms(new)} against {ms(old)} in the baseline "
-        f"(x{new / old:.2f}; margin {ms(judged['margin_s'])}; the first run "
+        f"({factor}; margin {ms(judged['margin_s'])}; the first run "
         f"{ms(judged['first_median_s'])})"
     )
 

@@ -402,4 +402,4 @@ def _baseline(value: str | None) -> Baseline | None:
     try:
         return Baseline(value, FAILING_VERDICTS)
     except (JournalError, OSError) as exc:
-        raise pytest.UsageError(f"--baseline {value}: {exc}") from None
+        raise pytest.UsageError(printable(f"--baseline {value}: {exc}")) from None  # its journal

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.results.schema import MAX_SHARDS
+
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
 
@@ -33,8 +35,8 @@ def parse_shard(text: str) -> Shard:
     if match is None:
         raise ValueError(f"{text!r}: expected I/N, e.g. 2/4")
     index, count = int(match[1]), int(match[2])
-    if count < 1 or not 1 <= index <= count:
-        raise ValueError(f"{text!r}: I must be from 1 to N, N at least 1")
+    if not 1 <= count <= MAX_SHARDS or not 1 <= index <= count:
+        raise ValueError(f"{text!r}: I must be from 1 to N, N from 1 to {MAX_SHARDS}")
     return Shard(index, count)
 
 

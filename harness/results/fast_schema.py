@@ -78,6 +78,8 @@ def _keyword(key: str, value: Any, schema: dict[str, Any]) -> Check | None:
         return lambda x: any(option(x) for option in options)
     if key == "minimum":
         return lambda x: not _TYPES["number"](x) or not x < value  # NaN passes, as there
+    if key == "maximum":
+        return lambda x: not _TYPES["number"](x) or not x > value
     if key == "pattern":
         pattern = re.compile(value)
         return lambda x: not isinstance(x, str) or pattern.search(x) is not None

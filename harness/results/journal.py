@@ -43,6 +43,7 @@ import fcntl
 import gc
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from operator import attrgetter
@@ -51,6 +52,7 @@ from typing import Any, TypeVar
 
 from harness.results.records import CaseRecord, record_key, without_secrets
 from harness.results.schema import RECORD_SCHEMA, RUN_SCHEMA, schema_problem
+from harness.text import UNDECODED
 
 _T = TypeVar("_T")
 
@@ -63,6 +65,15 @@ class JournalError(ValueError):
     """A journal or run metadata file that cannot be used; the message names file and line."""
 
 
+def _shown_in_json(match: re.Match[str]) -> str:
+    return f"\\\\x{ord(match[0]) - 0xDC00:02x}"  # an escaped backslash, then xNN
+
+
+class JournalWriteError(OSError):
+    """The journal cannot take a record (a full disk, say); the message names the file. The
+    records appended before stay readable."""
+
+
 class Journal:
     """Appends records to ``RESULTS/journal.jsonl``; one instance per process is fine."""
 
@@ -73,20 +84,30 @@ class Journal:
         """Write one line atomically with respect to other appenders, and (``sync``) make it
         durable. A batch appends without ``sync`` and calls ``sync`` once at its end: a
         process killed meanwhile loses nothing written, a machine that goes down loses at
-        most that batch's lines (which ``--resume`` runs again)."""
-        line = (
-            json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True) + "\n"
-        ).encode()
+        most that batch's lines (which ``--resume`` runs again). JournalWriteError when the
+        line cannot be written."""
+        text = json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True)
+        # A file name's byte that is not UTF-8 (a lone surrogate) that reached a message is
+        # kept as the text \xNN (``harness.text.shown_name``), as the names in ids are.
+        line = (UNDECODED.sub(_shown_in_json, text) + "\n").encode("utf-8", "backslashreplace")
+        try:
+            self._append(line, sync)
+        except OSError as exc:
+            raise JournalWriteError(
+                f"{self.path}: cannot append the record of {record.id}: {exc.strerror or exc}"
+            ) from None
+
+    def _append(self, line: bytes, sync: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             _repair_tail(fd, self.path)
-            written = os.write(fd, line)
+            rest = memoryview(line)
+            while rest:  # after a short write, the next one says why (a full disk: ENOSPC);
+                rest = rest[os.write(fd, rest) :]  # the next append drops the fragment
             if sync:
                 os.fsync(fd)
-            if written != len(line):  # disk full: the fragment is dropped by the next append
-                raise OSError(f"{self.path}: wrote {written} of {len(line)} bytes")
         finally:
             os.close(fd)  # closing releases the lock
 
@@ -217,8 +238,12 @@ def write_run_metadata(results_dir: str | os.PathLike[str], meta: dict[str, Any]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{RUN_META_NAME}.{os.getpid()}.tmp")
     text = json.dumps(without_secrets(meta), indent=2, sort_keys=True) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a full disk, say: leave no fragment taking its space
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -237,4 +262,9 @@ def read_run_metadata(results_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise JournalError(f"{path}: {problem}")
     assert isinstance(data, dict)  # the schema's top-level type
+    shard = data.get("shard")
+    if shard is not None and shard["index"] > shard["count"]:
+        raise JournalError(
+            f"{path}: shard: index {shard['index']} is above the shard count {shard['count']}"
+        )
     return data

@@ -10,6 +10,7 @@ use the same judgement on the records.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +31,12 @@ class Threshold:
     percent: float = DEFAULT_PERCENT
 
     def __post_init__(self) -> None:
-        if self.k < 0 or self.percent < 0:
-            raise ValueError(f"perf threshold: k and percent must be 0 or more, got {self}")
+        # NaN would judge every change "unchanged" (comparisons with it are false)
+        if not (_seconds(self.k) and _seconds(self.percent)):
+            raise ValueError(
+                f"perf threshold: k and percent must be 0 or more, and finite, got "
+                f"k={self.k!r}, percent={self.percent!r}"
+            )
 
     def margin_s(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> float:
         mad = max(float(old["mad_s"]), float(new["mad_s"]))
@@ -72,8 +77,19 @@ class LatencyChange:
 
 
 def timed(perf: Mapping[str, Any] | None) -> bool:
-    """Whether a record's ``perf`` holds timing statistics."""
-    return bool(perf) and "median_s" in perf and "mad_s" in perf  # type: ignore[operator]
+    """Whether a record's ``perf`` holds timing statistics: a median and a MAD that are
+    finite numbers of seconds, 0 or more (a journal or a baseline may hold anything)."""
+    return bool(perf) and all(_seconds(perf.get(key)) for key in ("median_s", "mad_s"))  # type: ignore[union-attr]
+
+
+def _seconds(value: object) -> bool:
+    """Whether ``value`` is a finite number, 0 or more (a bool is not one)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 def latency_change(

@@ -20,6 +20,10 @@ from harness.results.fast_schema import compile_check
 from harness.results.records import CaseRecord
 
 _STRING = {"type": "string"}
+# ``--shard I/N``: at most this many parts (a CI matrix of a thousand jobs is already far
+# beyond any runner pool); a count read from run.json is bounded so ``hil report`` cannot be
+# made to list millions of missing shards.
+MAX_SHARDS = 1000
 _NUMBER = {"type": "number"}
 _STRINGS = {"type": "array", "items": _STRING}
 _OBJECTS = {"type": "array", "items": {"type": "object"}}
@@ -167,7 +171,7 @@ RUN_SCHEMA: dict[str, Any] = _record(
             ["index", "count", "selection", "cases"],
             {
                 "index": {"type": "integer", "minimum": 1},
-                "count": {"type": "integer", "minimum": 1},
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_SHARDS},
                 "selection": _STRING,
                 "cases": {"type": "integer", "minimum": 0},
             },

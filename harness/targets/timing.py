@@ -8,10 +8,13 @@ of timed runs have passed. It hands back the raw samples with the clock that mea
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from harness.text import clipped
 
 DEFAULT_WARMUP = 3
 DEFAULT_RUNS = 20
@@ -86,6 +89,15 @@ def summarize(samples: Sequence[float]) -> dict[str, float]:
     }
 
 
+def _seconds(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
 def clocks_changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     """The conditions (frequencies, governors) that differ after the timed runs, by name."""
     names = sorted(set(before) | set(after))
@@ -96,16 +108,30 @@ def clocks_changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[
     ]
 
 
+class TimingError(ValueError):
+    """A target's timing that is not numbers of seconds (a broken or hostile board)."""
+
+
 def timing_record(perf: Mapping[str, Any]) -> dict[str, Any]:
     """A record's ``perf`` from a target's raw timing (``Observation.perf``): the clock, the
     counts, the statistics, the samples, the conditions (marked when clocks changed) and the
-    per-layer table; a target's reason for having no timing is passed on."""
+    per-layer table; a target's reason for having no timing is passed on. TimingError when
+    the samples are not finite numbers of seconds, 0 or more, or the warm-up count is not a
+    count."""
     if not perf.get("samples_s"):
         return {"unavailable": str(perf.get("unavailable", "the target gave no timed run"))}
-    samples = [float(value) for value in perf["samples_s"]]
+    samples, warmup = perf["samples_s"], perf.get("warmup", 0)
+    if not isinstance(samples, list) or not all(map(_seconds, samples)):
+        raise TimingError(
+            f"timed runs' samples {clipped(repr(samples))} are not all finite numbers of "
+            "seconds, 0 or more"
+        )
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        raise TimingError(f"warm-up count {clipped(repr(warmup))} is not a count")
+    samples = [float(value) for value in samples]
     record: dict[str, Any] = {
         "clock": str(perf.get("clock", "wall")),
-        "warmup": int(perf.get("warmup", 0)),
+        "warmup": warmup,
         "runs": len(samples),
         "capped": bool(perf.get("capped", False)),
         **{name: round(value, 9) for name, value in summarize(samples).items()},

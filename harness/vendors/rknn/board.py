@@ -30,6 +30,7 @@ from harness.boards.inventory import Board
 from harness.boards.transport import BoardConnectionError
 from harness.targets.job import Job
 from harness.targets.observation import Observation
+from harness.text import printable
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.conversion_feed import ConversionFeed
@@ -214,7 +215,9 @@ class BoardBackend:
                 else:
                     retried.add(case)
                     outcomes[case].notes.append(f"retried once after: {exc}")
-                    log.warning("%s; retrying case %s once", exc, self._case_ids.get(case))
+                    log.warning(
+                        "%s; retrying case %s once", printable(str(exc)), self._case_ids.get(case)
+                    )
             except RunnerFailed as exc:
                 self._drop()
                 fruitless += 1
@@ -267,7 +270,7 @@ class BoardBackend:
             if time.monotonic() + pause > deadline:
                 self.down = str(unreachable)
                 return None
-            log.info("board %s: %s; reconnecting", self.name, unreachable)
+            log.info("board %s: %s; reconnecting", self.name, printable(str(unreachable)))
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
         return self._session

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.targets.observation import Observation
+from harness.text import clipped
 from harness.vendors.rknn import BOARD_FILES, QUERIED_TENSOR
 from harness.vendors.rknn.buildlog import parse_layer_times
 from harness.vendors.rknn.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
@@ -232,8 +233,8 @@ def observation_from_run(
             observation.timings = _timings(result)
             observation.tensors = _tensors(result)
             observation.perf = _perf(result)
-        except (RunnerOutputError, KeyError, TypeError, ValueError) as exc:
-            observation.infra_error = f"runner sidecar malformed: {exc!r}"
+        except (RunnerOutputError, KeyError, TypeError, ValueError, OverflowError) as exc:
+            observation.infra_error = f"runner sidecar malformed: {exc!r}"  # inf counts too
             return observation
     signal = -exit_code if exit_code < 0 else exit_code - 128 if 128 < exit_code < 160 else 0
     meaning = EXIT_CODES.get(exit_code)
@@ -302,7 +303,10 @@ def _timings(result: dict[str, Any]) -> dict[str, float]:
     timings = result.get("timings_us")
     if not isinstance(timings, dict):
         return {}
-    return {f"{k}_s": v / 1e6 for k, v in timings.items() if isinstance(v, (int, float))}
+    numbers = {k: v for k, v in timings.items() if isinstance(v, int | float)}
+    if not all(math.isfinite(v) and v >= 0 for v in numbers.values()):
+        raise RunnerOutputError(f"timings_us {clipped(repr(numbers))}: not all microseconds")
+    return {f"{k}_s": v / 1e6 for k, v in numbers.items()}
 
 
 def _perf(result: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy
 from harness.boards.transport import BoardConnectionError
 from harness.targets.observation import Observation
+from harness.text import printable
 from harness.vendors.rknn.c_batch import (
     CONDITIONS,
     BatchCase,
@@ -164,7 +165,9 @@ class CRunnerSession(RunnerSession):
             log.warning("board %s: batch driver still running after its stream", self.board.name)
         elif status != 0:
             self._drain_stderr()
-            log.warning("board %s: batch driver: %s", self.board.name, self._stderr_tail())
+            log.warning(
+                "board %s: batch driver: %s", self.board.name, printable(self._stderr_tail())
+            )
         self._stream.close()
 
     def _stop_runner(self) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from harness.targets.job import Job
+from harness.text import printable
 from harness.vendors.rknn.convert import Conversion, ConversionCache
 
 log = logging.getLogger(__name__)
@@ -42,4 +43,4 @@ class ConversionFeed:
 
 def _logged(done: Future[list[Conversion]]) -> None:
     if not done.cancelled() and done.exception() is not None:
-        log.warning("prefetching conversions failed: %s", done.exception())
+        log.warning("prefetching conversions failed: %s", printable(str(done.exception())))

@@ -45,6 +45,7 @@ from typing import Any
 from harness.diskcache import (
     CacheFolder,
     DiskCache,
+    check_entry,
     content_key,
     mark_entry,
     remove,
@@ -161,6 +162,7 @@ class ConversionCache(DiskCache):
         if not entry.exists():
             return None
         try:
+            check_entry(entry)
             meta = json.loads((entry / META_FILE).read_bytes().decode("utf-8"))
             error = meta["error"]
             if not (error is None or isinstance(error, str)):

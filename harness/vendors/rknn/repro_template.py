@@ -54,6 +54,23 @@ FAILED = re.compile(r"^(build|runtime) (failed|aborted(?: \((?:SIG[A-Z0-9]+|exit
 CHILD_RESULT, CHILD_STAGE = "child-result.npz", "child-stage.txt"  # in the work folder
 COPIED = ("model.onnx", "dataset.txt", "dataset")  # what the toolkit reads, by relative path
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 0, 1, 2
+# What this script prints quotes the record (model and file names, toolkit and board messages),
+# which may carry terminal escape sequences: say() drops them and other control characters,
+# as npu-hil's own output does (the same patterns as its harness.text.printable).
+ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(\x07|\x1b\\)?|\x1b[ -~]|\x9b[0-?]*[ -/]*[@-~]"
+)
+CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def printable(text: str) -> str:
+    return CONTROL.sub("", ESCAPE_SEQUENCE.sub("", text))
+
+
+def say(text: str) -> None:
+    print(printable(text))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,19 +96,20 @@ def main(argv: list[str] | None = None) -> int:
         case = json.loads((HERE / "case.json").read_text(encoding="utf-8"))
         inputs, reference = load_arrays(HERE / "inputs"), load_arrays(HERE / "reference")
         recorded_outputs = load_arrays(HERE / "observed") if (HERE / "observed").is_dir() else None
+        check_dataset(toolkit)
     except (OSError, ValueError, KeyError) as exc:
-        print(f"CANNOT RUN: the bundle is incomplete or damaged: {exc}")
+        say(f"CANNOT RUN: the bundle is incomplete or damaged: {exc}")
         return CANNOT_RUN
-    print(f"case {case['id']}: {case['op']} {case['dtype']} on {toolkit['target_platform']}")
-    print(f"documented: {case['documented']} ({case['limit']} = {case['value']})")
-    print(f"recorded: {case['verdict']} on {case['backend']}: {case['detail']}")
+    say(f"case {case['id']}: {case['op']} {case['dtype']} on {toolkit['target_platform']}")
+    say(f"documented: {case['documented']} ({case['limit']} = {case['value']})")
+    say(f"recorded: {case['verdict']} on {case['backend']}: {case['detail']}")
     if case["verdict"] == "infra-error":
-        print("CANNOT RUN: the recorded verdict is an infrastructure error; nothing to reproduce")
+        say("CANNOT RUN: the recorded verdict is an infrastructure error; nothing to reproduce")
         return CANNOT_RUN
     try:
         import rknn.api  # noqa: F401  (imported here: the message below beats a traceback)
     except ImportError as exc:
-        print(f"CANNOT RUN: rknn-toolkit2 is not installed ({exc})")
+        say(f"CANNOT RUN: rknn-toolkit2 is not installed ({exc})")
         return CANNOT_RUN
     with tempfile.TemporaryDirectory(prefix="reproduce-") as work:
         for name in COPIED:  # the toolkits drop files into the working folder: not this one
@@ -105,10 +123,10 @@ def main(argv: list[str] | None = None) -> int:
                 outputs, failure, layers = run_on_board(args.board, toolkit, case, inputs, args.log)
             else:
                 outputs, failure = run_isolated(args)
-                print(f"toolkit log: {args.log}")
+                say(f"toolkit log: {args.log}")
                 layers = parse_layers(Path(args.log).read_text(errors="replace"))
         except CannotRun as exc:
-            print(f"CANNOT RUN: {exc}")
+            say(f"CANNOT RUN: {exc}")
             return CANNOT_RUN
         finally:
             os.chdir(HERE.parent)
@@ -128,7 +146,7 @@ def judge(
     tolerance = case.get("tolerance") or DEFAULT_TOLERANCE.get(case["dtype"], {})
     span = input_span(inputs)
     if failure:
-        print(f"FAILED: {failure}")
+        say(f"FAILED: {failure}")
     else:
         compare(outputs, reference, tolerance, span)
     stage = recorded_stage(case)
@@ -140,11 +158,11 @@ def judge(
     width = max(len(text) for text in recorded.values())
     for aspect in recorded:
         mark = "DIFFERS" if aspect in differs else "same"
-        print(f"{aspect:<9} recorded: {recorded[aspect]:<{width}}  now: {now[aspect]}  {mark}")
+        say(f"{aspect:<9} recorded: {recorded[aspect]:<{width}}  now: {now[aspect]}  {mark}")
     if differs:
-        print(f"NOT REPRODUCED: {', '.join(differs)} differ from the record ({case['verdict']})")
+        say(f"NOT REPRODUCED: {', '.join(differs)} differ from the record ({case['verdict']})")
         return NOT_REPRODUCED
-    print(f"REPRODUCED: {case['verdict']} (outcome, placement, precision and result as recorded)")
+    say(f"REPRODUCED: {case['verdict']} (outcome, placement, precision and result as recorded)")
     return REPRODUCED
 
 
@@ -190,14 +208,14 @@ def run_on_board(
         config=toolkit.get("config", {}),
         case_id=case["id"],
     )
-    print(f"running on board {board.name} ({board.address})")
+    say(f"running on board {board.name} ({board.address})")
     try:
         with BoardBackend(board) as backend:
             seen = backend.run(job)
     except BoardError as exc:
         raise CannotRun(f"board {board.name}: {exc}") from None
     Path(log).write_text(seen.log, encoding="utf-8")
-    print(f"toolkit log: {log}")
+    say(f"toolkit log: {log}")
     if seen.infra_error:
         raise CannotRun(f"board {board.name}: {seen.infra_error}")
     how = f"aborted ({seen.aborted})" if seen.aborted else "failed"
@@ -244,6 +262,26 @@ def input_span(inputs: list[np.ndarray]) -> float:
     if not inputs:
         return 0.0
     return float(max(a.max() for a in inputs) - min(a.min() for a in inputs))
+
+
+def check_dataset(toolkit: dict[str, Any]) -> None:
+    """ValueError unless the dataset file toolkit.json names, and every file it lists, lie
+    inside the bundle: a bundle from someone else must not make this script read elsewhere."""
+    listed = toolkit.get("dataset")
+    if not listed:
+        return
+    names = [str(listed)]
+    if inside(str(listed)) and (HERE / str(listed)).is_file():
+        names += (HERE / str(listed)).read_text(encoding="utf-8").split()
+    outside = [name for name in names if not inside(name)]
+    if outside:
+        raise ValueError(f"toolkit.json: dataset names files outside the bundle: {outside[:3]}")
+
+
+def inside(name: str) -> bool:
+    """Whether the relative path ``name`` stays inside the bundle's folder."""
+    path = Path(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts
 
 
 def load_arrays(folder: Path) -> list[np.ndarray]:

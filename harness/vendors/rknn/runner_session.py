@@ -44,6 +44,7 @@ from harness.boards.transport import (
     open_transport,
     shell_command,
 )
+from harness.text import printable
 from harness.vendors.rknn import BOARD_FILES
 from harness.vendors.rknn.conditions import PIN, RESTORE
 
@@ -229,7 +230,7 @@ class RunnerSession:
         if versions.errors:
             raise BoardIncompatible(f"board {self.board.name}: {'; '.join(versions.errors)}")
         for warning in versions.warnings:
-            log.warning("board %s: %s", self.board.name, warning)
+            log.warning("board %s: %s", self.board.name, printable(warning))
         self.version_warnings = versions.warnings
 
     def _install(self) -> None:
@@ -478,7 +479,12 @@ class RunnerSession:
             try:
                 self.transport.run(shell_command(["kill", "-9", *pids]), timeout=10)
             except BoardError as exc:
-                log.warning("board %s: cannot kill runner %s: %s", self.board.name, pids, exc)
+                log.warning(
+                    "board %s: cannot kill runner %s: %s",
+                    self.board.name,
+                    pids,
+                    printable(str(exc)),
+                )
         if self._stream is not None:
             self._stream.close()
 
@@ -517,7 +523,9 @@ class RunnerSession:
             if done.status != 0:
                 log.warning("board %s: NPU clock not restored", self.board.name)
         except BoardError as exc:
-            log.warning("board %s: NPU clock not restored: %s", self.board.name, exc)
+            log.warning(
+                "board %s: NPU clock not restored: %s", self.board.name, printable(str(exc))
+            )
         self._restore = []
 
     # -- end ---------------------------------------------------------------------------------
@@ -559,7 +567,12 @@ class RunnerSession:
                 # The work directory goes too when nothing else is in it.
                 self.transport.run(f"rmdir -- {shell_command([self.board.workdir])} 2>/dev/null")
         except BoardError as exc:
-            log.warning("board %s: cleaning up %s failed: %s", self.board.name, self.dir, exc)
+            log.warning(
+                "board %s: cleaning up %s failed: %s",
+                self.board.name,
+                self.dir,
+                printable(str(exc)),
+            )
 
 
 def batch_frame(jobs: Sequence[CaseJob]) -> bytes:

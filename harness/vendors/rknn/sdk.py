@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from harness.text import clipped
+from harness.text import clipped, printable
 from harness.vendors.rknn.toolkit import toolkit_version
 
 RECIPES = "sdk-recipes.yaml"
@@ -225,7 +225,7 @@ def installed(root: Path | None = None) -> list[Sdk]:
 @cache
 def _ignored(why: str) -> None:
     """Say once per process that an SDK folder is not used, and why."""
-    print(f"npu-hil: ignoring SDK folder {why}", file=sys.stderr)
+    print(printable(f"npu-hil: ignoring SDK folder {why}"), file=sys.stderr)  # a folder name
 
 
 def _version_key(version: str) -> tuple[int, ...]:

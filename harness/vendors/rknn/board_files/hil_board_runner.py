@@ -39,7 +39,8 @@ so it builds the ONNX model shipped next to it (build.json holds the toolkit cal
 stand-in honours a case's "test_fault": "hang" (inference never returns), "wedge" (the whole
 runner is stopped with SIGSTOP, so only the host-side timeout can notice),
 "corrupt-output" (an output byte is flipped after its checksum was taken), "slow" (timed
-inference takes twice as long) and "noisy" (each timed inference takes +-10% at random). The
+inference takes twice as long), "noisy" (each timed inference takes +-10% at random) and
+"nan-timing" (the timed runs report NaN seconds, as a broken board clock would). The
 stand-in's timed inference is a simulated NPU latency: it sleeps that long and reports it as
 its own clock (the simulator's speed says nothing about an NPU, and a sleep's wall time follows
 the host's load), so timing tests hold on a busy machine.
@@ -68,7 +69,7 @@ import numpy as np
 PROTOCOL = 1
 FRAME = struct.Struct(">II")
 MAX_HEADER = 16 * 2**20
-TEST_FAULTS = ("hang", "wedge", "corrupt-output", "slow", "noisy")
+TEST_FAULTS = ("hang", "wedge", "corrupt-output", "slow", "noisy", "nan-timing")
 # The stand-in's simulated NPU latency: a base plus a share per byte of the ONNX model.
 STAND_IN_LATENCY_S = 0.004
 STAND_IN_LATENCY_PER_BYTE_S = 2e-9
@@ -164,6 +165,8 @@ class SimulatorStandIn:
             low, high = SLOWDOWN.get(self.test_fault, (1.0, 1.0))
             self.run_duration_s = self._latency_s * random.uniform(low, high)
             time.sleep(self.run_duration_s)
+            if self.test_fault == "nan-timing":
+                self.run_duration_s = float("nan")
             return self._outputs
         self._outputs = self._rknn.inference(inputs=inputs, data_format=data_format)
         return self._outputs
