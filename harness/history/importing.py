@@ -1,0 +1,256 @@
+"""Writing a results folder into the store: at the end of a run, or ``hil history import``.
+
+The journal is the source of truth: a run's row and records are read from its folder
+(``run.json`` and the last record of each case and SDK in ``journal.jsonl``), never from
+memory, so a store rebuilt from journals holds what the runs wrote. Writing is idempotent: a
+run is identified by the run id in its ``run.json`` (``run_entry``; older folders by a digest
+of their run.json's identifying fields), a record by its run, case and SDK; writing a folder
+again adds only what it did not hold yet and updates records a resumed run re-ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from harness.history.schema import records, runs
+from harness.history.store import Store
+from harness.results.journal import read_records, read_run_metadata
+from harness.results.records import CaseRecord
+
+HISTORY_KEY = "history"  # run.json: {"run": id, "revision": harness revision, "configuration"}
+SOURCES = ("run", "import")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What writing one results folder did."""
+
+    run: str  # the run id
+    new_run: bool
+    added: int  # records the store did not hold
+    updated: int  # records of the run that changed (a resumed run re-ran them)
+    unchanged: int
+
+
+def history_entry(results: Path, resume: bool, configuration: str) -> dict[str, str]:
+    """run.json's ``history`` entry for a run starting in ``results``: a fresh run id, or
+    with ``resume`` the id of the run it continues (its records are one run's)."""
+    run_id = ""
+    if resume:
+        run_id = str(read_run_metadata(results).get(HISTORY_KEY, {}).get("run", ""))
+    return {
+        "run": run_id or uuid.uuid4().hex,
+        "revision": harness_revision(),
+        "configuration": configuration,
+    }
+
+
+def configuration(
+    platform: str, sdk_option: str | None, backend: str, tier: str, shard: str
+) -> str:
+    """What makes two runs the same job, night after night (``--baseline last``): the
+    options as given, so a job on the environment's SDK stays one job across SDK updates."""
+    sdk = sdk_option or "environment"
+    return f"platform={platform} sdk={sdk} backend={backend} tier={tier} shard={shard or 'all'}"
+
+
+def harness_revision() -> str:
+    """The git revision of the harness's checkout ("+dirty" with local changes), or its
+    installed version when it is not a checkout."""
+    from harness import __version__
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return __version__
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    return found.stdout.strip() or __version__
+
+
+def write_folder(store: Store, results: Path, host: str = "", source: str = "import") -> Written:
+    """Write the run in ``results`` (run.json and journal) into ``store``; raises
+    JournalError for a folder that is not a run's, StoreError when the store fails."""
+    meta = read_run_metadata(results)
+    latest = read_records(results)
+    entry = run_entry(meta, results, host, source)
+    rows = [record_row(record, results) for record in latest]
+    with store.writing() as connection:
+        run_id, new_run = _run_row(store, connection, entry)
+        stored = {
+            (row.case_id, row.sdk): row.started
+            for row in connection.execute(
+                select(records.c.case_id, records.c.sdk, records.c.started).where(
+                    records.c.run_id == run_id
+                )
+            )
+        }
+        fresh = [row for row in rows if (row["case_id"], row["sdk"]) not in stored]
+        changed = [
+            row
+            for row in rows
+            if (row["case_id"], row["sdk"]) in stored
+            and stored[row["case_id"], row["sdk"]] != row["started"]
+        ]
+        if fresh:  # another writer of the same folder may have added some meanwhile
+            dialect = sqlite if store.sqlite else postgresql
+            connection.execute(
+                dialect.insert(records).on_conflict_do_nothing(
+                    index_elements=["run_id", "case_id", "sdk"]
+                ),
+                [{**row, "run_id": run_id} for row in fresh],
+            )
+        for row in changed:
+            connection.execute(
+                update(records)
+                .where(records.c.run_id == run_id)
+                .where(records.c.case_id == row["case_id"])
+                .where(records.c.sdk == row["sdk"])
+                .values(**row)
+            )
+    unchanged = len(rows) - len(fresh) - len(changed)
+    return Written(entry["uid"], new_run, len(fresh), len(changed), unchanged)
+
+
+def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tuple[int, bool]:
+    """The run's row id, inserted unless another writer (or an earlier import) has it."""
+    dialect = sqlite if store.sqlite else postgresql
+    inserted = connection.execute(  # the row, unless it is there
+        dialect.insert(runs).values(**entry).on_conflict_do_nothing(index_elements=["uid"])
+    )
+    new = bool(inserted.rowcount)
+    found = connection.execute(select(runs.c.id).where(runs.c.uid == entry["uid"])).scalar_one()
+    if not new and entry["source"] == "run":  # the run's own write: it knows its host
+        unknown = update(runs).where(runs.c.id == found).where(runs.c.host == "")
+        connection.execute(unknown.values(host=entry["host"]))
+    return int(found), new
+
+
+def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> dict[str, Any]:
+    """The ``runs`` row of a results folder's run.json."""
+    history = meta.get(HISTORY_KEY) or {}
+    started = utc_time(str(meta.get("started", "")))
+    shard = meta.get("shard") or {}
+    shard_text = f"{shard['index']}/{shard['count']}" if shard else ""
+    platform = str(meta.get("platform", ""))
+    sdks = [str(sdk) for sdk in meta.get("sdks", [])]
+    backend = str(meta.get("backend", ""))
+    tier = str(meta.get("tier", ""))
+    uid = str(history.get("run", "")) or _legacy_uid(started, platform, sdks, backend, tier, shard)
+    versions = meta.get("versions", {})
+    return {
+        "uid": uid,
+        "started": started,
+        "night": started[:10],
+        "host": host,
+        "revision": str(history.get("revision", "")) or str(versions.get("npu_hil", "")),
+        # older folders: configured by the SDKs they ran on
+        "configuration": str(history.get("configuration", ""))
+        or configuration(platform, ",".join(sdks), backend, tier, shard_text),
+        "platform": platform,
+        "backend": backend,
+        "tier": tier,
+        "shard": shard_text,
+        "sdks": ",".join(sdks),
+        "versions": _json(versions),
+        "results": str(results.absolute()),
+        "source": source,
+    }
+
+
+def record_row(record: CaseRecord, results: Path) -> dict[str, Any]:
+    """A record's ``records`` row (without its run)."""
+    perf = record.perf if record.perf and "median_s" in record.perf else None
+    return {
+        "case_id": record.id,
+        "sdk": record.sdk,
+        "platform": record.platform,
+        "op": record.op,
+        "dtype": record.dtype,
+        "limit_id": record.limit,
+        "documented": record.documented,
+        "backend": record.backend,
+        "verdict": record.verdict,
+        "known": str((record.known or {}).get("status", "")),
+        "started": record.started,
+        "duration_s": float(record.duration_s),
+        "definition": definition_digest(record),
+        "versions": _json(record.versions),
+        "median_s": float(perf["median_s"]) if perf else None,
+        "perf": _json(perf) if perf else None,
+        "detail": record.detail[:2000],
+        "artifacts": record.artifacts,
+    }
+
+
+def definition_digest(record: CaseRecord) -> str:
+    """What the case tests, as a digest: a change says the case itself changed that night
+    (its parameters, inputs' seed, documented status, deciding limit, checks, tolerance)."""
+    definition = {
+        "op": record.op,
+        "dtype": record.dtype,
+        "limit": record.limit,
+        "value": record.value,
+        "documented": record.documented,
+        "deciding_limit": record.deciding_limit,
+        "params": record.params,
+        "seed": record.seed,
+        "source": record.source,
+        "tolerance": record.tolerance,
+        "checks": [[c["prop"], c["limits"], c["documented"]] for c in record.checks],
+    }
+    return hashlib.sha256(_json(definition).encode()).hexdigest()[:16]
+
+
+def count_rows(store: Store) -> tuple[int, int]:
+    """(runs, records) the store holds."""
+    with store.reading() as connection:
+        run_count = connection.execute(select(func.count()).select_from(runs)).scalar_one()
+        record_count = connection.execute(select(func.count()).select_from(records)).scalar_one()
+    return int(run_count), int(record_count)
+
+
+def _legacy_uid(
+    started: str, platform: str, sdks: list[str], backend: str, tier: str, shard: dict[str, Any]
+) -> str:
+    """A folder written before run ids: identified by what its run.json says of the run."""
+    key = _json([started, platform, sdks, backend, tier, shard])
+    return "legacy-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def utc_time(started: str) -> str:
+    """An ISO 8601 time as UTC ``YYYY-MM-DDTHH:MM:SS+00:00``; as given when not one."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(started)
+    except ValueError:
+        return started
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
+
+
+def this_host() -> str:
+    return os.uname().nodename
