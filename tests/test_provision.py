@@ -5,8 +5,8 @@ job stops.
 The machine running this has them, so each test hides them: PATH is a folder of stand-ins
 (``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools),
 HIL_TOOL_DIRS, where the script looks beside PATH, is empty, and HIL_POSTGRES_BINS, where it
-looks for PostgreSQL's initdb, is a folder of the test's (``initdb`` in ``have``). The real uninstalled machine is
-the README's fresh-machine check.
+looks for PostgreSQL's initdb, is a folder of the test's (``initdb`` in ``have``). The real
+uninstalled machine is the README's fresh-machine check.
 """
 
 from __future__ import annotations
