@@ -28,6 +28,7 @@ from sqlalchemy import Select, and_, or_, select
 
 from harness.history.schema import records, runs
 from harness.history.store import Store
+from harness.results.records import flaky_text
 
 DEFAULT_FLIPS = 2  # listed as flaky when changing verdict more than this many times ...
 DEFAULT_RUNS = 10  # ... over this many of its latest runs
@@ -122,7 +123,11 @@ class Flaky:
         return asdict(self)
 
     def text(self) -> str:
-        return f"flipped {self.flips} times in its last {self.runs} runs ({self.rate:.0%})"
+        return flaky_text(self.to_json())
+
+    def mark(self) -> dict[str, Any]:
+        """The record's ``flaky`` mark."""
+        return {"flips": self.flips, "runs": self.runs, "rate": self.rate}
 
 
 def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHistory]:
