@@ -153,7 +153,8 @@ def _bars(items: list[queries.NightCounts], folder: Path) -> str:
             f'<a class="night" href="{_report_link(item.results, folder)}">'
             f"<title>{escape(tip)}</title>{''.join(rects)}</a>"
         )
-        if index % 5 == 0 or index == len(items) - 1:
+        last = index == len(items) - 1
+        if index % 5 == 0 or (last and index % 5 >= 3):  # a last label clear of the one before
             shapes.append(f'<text x="{x}" y="{_HEIGHT + 12}">{escape(item.night[5:])}</text>')
     return (
         f'<svg width="{width}" height="{_HEIGHT + 16}" role="img" '
