@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history.importing import HISTORY_KEY, configuration
+from harness.history.runinfo import HISTORY_KEY, configuration
 from harness.results.journal import Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_folder
 

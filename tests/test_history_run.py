@@ -15,7 +15,8 @@ import pytest
 
 from harness.cli import main
 from harness.history import queries
-from harness.history.importing import HISTORY_KEY, count_rows, write_folder
+from harness.history.importing import count_rows, write_folder
+from harness.history.runinfo import HISTORY_KEY
 from harness.history.store import Store
 from harness.results.journal import Journal, read_records, read_run_metadata, write_run_metadata
 
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def run_suite(
-    results: Path, store: Path, case_ids: list[str], *args: str
+    results: Path, store: Path | str, case_ids: list[str], *args: str
 ) -> subprocess.CompletedProcess[str]:
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
     command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-rx"]
@@ -155,3 +156,20 @@ def test_importing_a_main_job_and_an_sdk_matrix_run_fills_the_store_once(
         histories = queries.case_history(opened, POW_2, queries.Filters())
     # one series for the main job, one per SDK of the matrix run
     assert sorted(h.lane for h in histories) == ["", *sorted(both)]
+
+
+def test_a_store_that_cannot_be_written_costs_the_run_nothing(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store's folder would be\n")
+    store = blocker / "history.sqlite"
+    results = tmp_path / "results"
+    run = run_suite(results, store, [POW_2])
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"npu-hil: history store: this run was not written ({store}: cannot create" in run.stdout
+    assert f"the journal has it: hil history import {results}" in run.stdout
+    with Store.open(str(tmp_path / "later.sqlite")) as later:  # and that import adds it
+        assert write_folder(later, results).added == 1
+
+    refused = run_suite(tmp_path / "other", "mysql://hil@127.0.0.1/db", [POW_2])
+    assert refused.returncode == 4  # a usage error, before anything runs
+    assert "the store is SQLite or PostgreSQL, not mysql" in refused.stderr

@@ -16,9 +16,11 @@ from datetime import date, datetime
 from pathlib import Path
 
 from harness.history import queries
-from harness.history.importing import count_rows, utc_time, write_folder
+from harness.history.importing import count_rows, write_folder
+from harness.history.location import ENV, OFF, StoreError, configured
 from harness.history.page import write_page
-from harness.history.store import ENV, OFF, Store, StoreError, configured
+from harness.history.runinfo import utc_time
+from harness.history.store import Store
 from harness.results.journal import JournalError
 from harness.terminal import emit
 

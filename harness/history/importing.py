@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +19,11 @@ from typing import Any
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from harness.history.runinfo import HISTORY_KEY, configuration, utc_time
 from harness.history.schema import records, runs
 from harness.history.store import Store
 from harness.results.journal import read_records, read_run_metadata
 from harness.results.records import CaseRecord
-
-HISTORY_KEY = "history"  # run.json: {"run": id, "revision": harness revision, "configuration"}
-SOURCES = ("run", "import")
 
 
 @dataclass(frozen=True)
@@ -40,49 +35,6 @@ class Written:
     added: int  # records the store did not hold
     updated: int  # records of the run that changed (a resumed run re-ran them)
     unchanged: int
-
-
-def history_entry(results: Path, resume: bool, configuration: str) -> dict[str, str]:
-    """run.json's ``history`` entry for a run starting in ``results``: a fresh run id, or
-    with ``resume`` the id of the run it continues (its records are one run's)."""
-    run_id = ""
-    if resume:
-        run_id = str(read_run_metadata(results).get(HISTORY_KEY, {}).get("run", ""))
-    return {
-        "run": run_id or uuid.uuid4().hex,
-        "revision": harness_revision(),
-        "configuration": configuration,
-    }
-
-
-def configuration(
-    platform: str, sdk_option: str | None, backend: str, tier: str, shard: str
-) -> str:
-    """What makes two runs the same job, night after night (``--baseline last``): the
-    options as given, so a job on the environment's SDK stays one job across SDK updates."""
-    sdk = sdk_option or "environment"
-    return f"platform={platform} sdk={sdk} backend={backend} tier={tier} shard={shard or 'all'}"
-
-
-def harness_revision() -> str:
-    """The git revision of the harness's checkout ("+dirty" with local changes), or its
-    installed version when it is not a checkout."""
-    from harness import __version__
-
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return __version__
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return __version__
-    return found.stdout.strip() or __version__
 
 
 def write_folder(store: Store, results: Path, host: str = "", source: str = "import") -> Written:
@@ -235,22 +187,5 @@ def _legacy_uid(
     return "legacy-" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def utc_time(started: str) -> str:
-    """An ISO 8601 time as UTC ``YYYY-MM-DDTHH:MM:SS+00:00``; as given when not one."""
-    from datetime import datetime, timezone
-
-    try:
-        moment = datetime.fromisoformat(started)
-    except ValueError:
-        return started
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
-
-
-def this_host() -> str:
-    return os.uname().nodename

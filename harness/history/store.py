@@ -1,9 +1,7 @@
 """Opening the results store: where it is, its engine, its schema kept current.
 
-A store is named by ``--hil-db`` or ``HIL_DB``: a database URL (``postgresql://user@host/db``,
-``sqlite:///path``) or the path of an SQLite file; default
-``$XDG_DATA_HOME/npu-hil/history.sqlite`` (``~/.local/share/...``); ``off``: none. SQLite
-needs no set-up; PostgreSQL (through psycopg 3) serves a farm whose hosts write one history.
+A store is named by ``--hil-db`` or ``HIL_DB`` (``harness.history.location``). SQLite needs no
+set-up; PostgreSQL (through psycopg 3) serves a farm whose hosts write one history.
 
 Several writers at once are safe: on SQLite every write transaction starts ``BEGIN
 IMMEDIATE`` (the file's one writer at a time, the others waiting up to ``BUSY_TIMEOUT_S``,
@@ -15,7 +13,6 @@ know) is refused with ``StoreError``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,55 +23,25 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from harness.history.location import ENV, StoreError, check_location, shown
 from harness.history.schema import HEAD, REVISIONS
 
-ENV = "HIL_DB"
-OFF = "off"
 BUSY_TIMEOUT_S = 120.0
 MIGRATIONS = Path(__file__).with_name("migrations")
-
-
-class StoreError(RuntimeError):
-    """A store that cannot be opened, read or written; the message names it (no password)."""
-
-
-def default_location() -> Path:
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "npu-hil" / "history.sqlite"
-
-
-def configured(value: str | None = None) -> str:
-    """The store a command or run uses: ``value`` (an option), else ``HIL_DB``, else the
-    default SQLite file; ``off`` when disabled."""
-    return value or os.environ.get(ENV) or str(default_location())
 
 
 def store_url(location: str) -> URL:
     """The SQLAlchemy URL of a store location (a URL or an SQLite file's path)."""
     if "://" not in location:
         return URL.create("sqlite", database=str(Path(location).expanduser().absolute()))
+    check_location(location)
     try:
         url = make_url(location)
     except ArgumentError:
         raise StoreError(f"--hil-db / {ENV}: {shown(location)!r} is not a database URL") from None
     if url.drivername in ("postgresql", "postgres"):  # psycopg 3, not SQLAlchemy's default
         url = url.set(drivername="postgresql+psycopg")
-    if url.get_backend_name() not in ("sqlite", "postgresql"):
-        raise StoreError(
-            f"--hil-db / {ENV}: {shown(location)!r}: the store is SQLite or PostgreSQL, "
-            f"not {url.get_backend_name()}"
-        )
     return url
-
-
-def shown(location: str) -> str:
-    """A store location as messages show it: any password replaced by ***."""
-    if "://" not in location:
-        return location
-    try:
-        return make_url(location).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<a malformed URL>"
 
 
 class Store:

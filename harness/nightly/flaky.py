@@ -6,8 +6,9 @@ A failing case is flaky when the store shows it changing verdict more than
 configuration (case, platform, SDK, backend); this run's own verdict is not counted, so the
 answer is the one ``hil history --flaky`` gave before the run. Its record carries the mark
 (``CaseRecord.flaky``) into the journal, the summary and the report; ``--flaky-ok`` excuses it
-the way a known issue is excused. The store is opened only when a case fails (and for
-``--baseline last``), so a run without failures costs no more than the write at its end.
+the way a known issue is excused. The store is opened, and the database layer imported, only
+when a case fails (and for ``--baseline last``), so a run without failures costs no more than
+the write at its end.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.history import queries
-from harness.history.importing import Written, this_host, write_folder
-from harness.history.store import OFF, Store, StoreError, configured, store_url
+from harness.history.location import OFF, StoreError, check_location, configured
+from harness.history.runinfo import this_host
 from harness.nightly.baseline import Baseline
 from harness.results.records import CaseRecord
+
+if TYPE_CHECKING:
+    from harness.history.importing import Written
+    from harness.history.store import Store
 
 LAST = "last"  # --baseline last: the last run of this configuration in the store
 
@@ -37,7 +42,7 @@ class RunHistory:
         self.location = configured(location)
         self.on = self.location != OFF
         if self.on:
-            store_url(self.location)  # a malformed URL is a usage error before the run
+            check_location(self.location)  # another database's URL: a usage error at once
         self._store: Store | None = None
         self._unreadable = False
 
@@ -46,6 +51,8 @@ class RunHistory:
         when there is none yet or it cannot be read (said once, as a warning)."""
         if self._store is not None:
             return self._store
+        from harness.history.store import Store  # the database layer, when first needed
+
         if create:
             self._store = Store.open(self.location)
         elif not self._unreadable:
@@ -62,6 +69,8 @@ class RunHistory:
         store = self._open(create=False) if self.on else None
         if store is None:
             return record
+        from harness.history import queries
+
         try:
             found = queries.flip_record(
                 store, record.id, record.platform, record.sdk, record.backend
@@ -76,6 +85,8 @@ class RunHistory:
     def last_baseline(self, configuration: str, run: str, failing: tuple[str, ...]) -> Baseline:
         """The last stored run of ``configuration`` other than ``run``, as a baseline; an
         empty one, saying so, when the store has none."""
+        from harness.history import queries
+
         store = self._open(create=True)
         assert store is not None
         found = queries.last_run(store, configuration, run)
@@ -86,6 +97,8 @@ class RunHistory:
 
     def write(self, results: Path) -> Written:
         """Write this run's results folder into the store (raises StoreError, JournalError)."""
+        from harness.history.importing import write_folder
+
         store = self._open(create=True)
         assert store is not None
         return write_folder(store, results, this_host(), "run")

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from harness.cases.case import Case
-from harness.history.importing import HISTORY_KEY, configuration, history_entry
-from harness.history.store import ENV as STORE_ENV
-from harness.history.store import StoreError, configured, shown
+from harness.history.location import ENV as STORE_ENV
+from harness.history.location import StoreError, configured, shown
+from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly import perf
 from harness.nightly.baseline import Baseline
