@@ -7,3 +7,8 @@ journals); ``queries`` answers ``hil history`` (a case's verdict night by night,
 is in its current state and what changed that night, the flaky list); ``page`` writes the
 self-contained history page. See docs/history.md.
 """
+
+# A case is flaky when its verdict changed more than FLAKY_FLIPS times over its last
+# FLAKY_RUNS stored runs of one configuration (``hil history --flaky``, the nightly's mark).
+FLAKY_FLIPS = 2
+FLAKY_RUNS = 10

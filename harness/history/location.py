@@ -20,6 +20,10 @@ class StoreError(RuntimeError):
     """A store that cannot be opened, read or written; the message names it (no password)."""
 
 
+class NoStoreError(StoreError):
+    """No store at the location yet (an SQLite file no run has written)."""
+
+
 def default_location() -> Path:
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "npu-hil" / "history.sqlite"

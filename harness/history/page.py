@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 
-from harness.history import queries
+from harness.history import FLAKY_FLIPS, FLAKY_RUNS, queries
 from harness.history.store import Store
 from harness.judge.verdict import VERDICTS
 from harness.report.matrix import case_anchor
@@ -58,8 +58,8 @@ def write_page(
     store: Store,
     folder: Path,
     filters: queries.Filters,
-    flips: int = queries.DEFAULT_FLIPS,
-    runs: int = queries.DEFAULT_RUNS,
+    flips: int = FLAKY_FLIPS,
+    runs: int = FLAKY_RUNS,
 ) -> Path:
     """Write ``DIR/history.html``; its path."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -26,12 +26,11 @@ from typing import Any
 
 from sqlalchemy import Select, and_, or_, select
 
+from harness.history import FLAKY_FLIPS, FLAKY_RUNS
 from harness.history.schema import records, runs
 from harness.history.store import Store
 from harness.results.records import flaky_text
 
-DEFAULT_FLIPS = 2  # listed as flaky when changing verdict more than this many times ...
-DEFAULT_RUNS = 10  # ... over this many of its latest runs
 GLOB = "*?["
 
 _COLUMNS = (
@@ -155,7 +154,7 @@ def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHisto
 
 
 def flaky(
-    store: Store, filters: Filters, flips: int = DEFAULT_FLIPS, last: int = DEFAULT_RUNS
+    store: Store, filters: Filters, flips: int = FLAKY_FLIPS, last: int = FLAKY_RUNS
 ) -> list[Flaky]:
     """The flaky cases, highest flip rate first, then by case."""
     columns = (
@@ -184,7 +183,7 @@ def flaky(
 
 
 def flip_record(
-    store: Store, case: str, platform: str, sdk: str, backend: str, last: int = DEFAULT_RUNS
+    store: Store, case: str, platform: str, sdk: str, backend: str, last: int = FLAKY_RUNS
 ) -> Flaky | None:
     """One configuration of one case over its last ``last`` stored runs; None: never stored."""
     query = (

@@ -23,7 +23,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from harness.history.location import ENV, StoreError, check_location, shown
+from harness.history.location import ENV, NoStoreError, StoreError, check_location, shown
 from harness.history.schema import HEAD, REVISIONS
 
 BUSY_TIMEOUT_S = 120.0
@@ -61,7 +61,7 @@ class Store:
         if url.get_backend_name() == "sqlite":
             path = Path(url.database or "")
             if not create and not path.is_file():
-                raise StoreError(
+                raise NoStoreError(
                     f"{shown(location)}: no history store there (a run writes it at its end; "
                     "hil history import RESULTS... fills it from results folders)"
                 )

@@ -2,7 +2,7 @@
 writes the run at its end, marks failures of cases that flap, and serves ``--baseline last``.
 
 A failing case is flaky when the store shows it changing verdict more than
-``queries.DEFAULT_FLIPS`` times over its last ``queries.DEFAULT_RUNS`` stored runs of the same
+``FLAKY_FLIPS`` times over its last ``FLAKY_RUNS`` stored runs of the same
 configuration (case, platform, SDK, backend); this run's own verdict is not counted, so the
 answer is the one ``hil history --flaky`` gave before the run. Its record carries the mark
 (``CaseRecord.flaky``) into the journal, the summary and the report; ``--flaky-ok`` excuses it
@@ -18,7 +18,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.history.location import OFF, StoreError, check_location, configured
+from harness.history import FLAKY_FLIPS
+from harness.history.location import OFF, NoStoreError, StoreError, check_location, configured
 from harness.history.runinfo import this_host
 from harness.nightly.baseline import Baseline
 from harness.results.records import CaseRecord
@@ -58,10 +59,11 @@ class RunHistory:
         elif not self._unreadable:
             try:
                 self._store = Store.open(self.location, create=False)
-            except StoreError as exc:
+            except NoStoreError:
                 self._unreadable = True  # no store yet: no history to flap in
-                if "no history store there" not in str(exc):
-                    warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=3)
+            except StoreError as exc:
+                self._unreadable = True
+                warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=3)
         return self._store
 
     def mark(self, record: CaseRecord) -> CaseRecord:
@@ -78,7 +80,7 @@ class RunHistory:
         except StoreError as exc:
             warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=2)
             return record
-        if found is None or found.flips <= queries.DEFAULT_FLIPS:
+        if found is None or found.flips <= FLAKY_FLIPS:
             return record
         return dataclasses.replace(record, flaky=found.mark())
 
