@@ -8,14 +8,18 @@ history) and off (``--hil-db off``), alternating, each run a fresh pytest proces
 The simulator, reference and comparison caches are the benchmark's own, warmed by a first
 run that is not counted, so a run is the harness's own work (the worst case for a fixed
 cost such as the store's; a cold or board run is longer and the share smaller). The store
-grows by one run per "on" round. Prints each round's seconds, the medians and the ratio
-on/off. Not a test: it prints numbers.
+grows by one run per "on" round. Prints each round's wall and CPU seconds (the pytest process
+and the simulator workers it waited for; CPU time moves less than wall time on a busy
+machine), the medians and the ratios on/off, then the store's own cost measured alone: a
+fresh process importing the database layer and writing the selection's results folder, as a
+run does at its end. Not a test: it prints numbers.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -26,7 +30,24 @@ from statistics import median
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(folder: Path, selection: str, platform: str, store: str, tag: str) -> float:
+WRITE = """
+import sys, time
+started = time.monotonic()
+from harness.nightly.flaky import RunHistory
+history = RunHistory(sys.argv[1])
+history.write(__import__("pathlib").Path(sys.argv[2]))
+history.close()
+print(time.monotonic() - started)
+"""
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(folder: Path, selection: str, platform: str, store: str, tag: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one pytest run."""
     results = folder / f"results-{tag}"
     command = [sys.executable, "-m", "pytest", "suites/test_operators.py", "-q", "-p",
                "no:cacheprovider", "--platform", platform, "-k", selection,
@@ -34,12 +55,12 @@ def run(folder: Path, selection: str, platform: str, store: str, tag: str) -> fl
                "--hil-cache", str(folder / "sim"),
                "--hil-reference-cache", str(folder / "references"),
                "--hil-comparison-cache", str(folder / "comparisons")]  # fmt: skip
-    started = time.monotonic()
+    cpu, started = children_cpu(), time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.monotonic() - started
     if done.returncode not in (0, 1):  # 1: the selection's failing cases
         sys.exit(f"pytest exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    return elapsed
+    return elapsed, children_cpu() - cpu
 
 
 def main() -> None:
@@ -52,15 +73,31 @@ def main() -> None:
         folder = Path(tmp)
         store = str(folder / "history.sqlite")
         run(folder, args.selection, args.platform, "off", "warm-up")
-        times: dict[str, list[float]] = {"on": [], "off": []}
+        times: dict[str, list[tuple[float, float]]] = {"on": [], "off": []}
         for index in range(args.rounds):
             order = ("on", "off") if index % 2 == 0 else ("off", "on")
             for mode in order:
                 location = store if mode == "on" else "off"
                 times[mode].append(run(folder, args.selection, args.platform, location, mode))
-            print(f"round {index + 1}: on {times['on'][-1]:.2f} s, off {times['off'][-1]:.2f} s")
-        on, off = median(times["on"]), median(times["off"])
-        print(f"median: on {on:.2f} s, off {off:.2f} s, on/off {on / off:.4f}")
+            (on_wall, on_cpu), (off_wall, off_cpu) = times["on"][-1], times["off"][-1]
+            print(
+                f"round {index + 1}: on {on_wall:.2f} s ({on_cpu:.2f} s CPU), "
+                f"off {off_wall:.2f} s ({off_cpu:.2f} s CPU)"
+            )
+        for name, which in (("wall", 0), ("CPU", 1)):
+            on = median(t[which] for t in times["on"])
+            off = median(t[which] for t in times["off"])
+            print(f"median {name}: on {on:.2f} s, off {off:.2f} s, on/off {on / off:.4f}")
+        writes = [
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", WRITE, store, str(folder / "results-on")],
+                    cwd=ROOT, capture_output=True, text=True, check=True,
+                ).stdout
+            )
+            for _ in range(args.rounds)
+        ]  # fmt: skip
+        print(f"the store's own cost (import, open, write the folder): {median(writes):.3f} s")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -119,6 +119,11 @@ def test_the_text_answer_names_the_night_and_what_changed(
     lines = out.splitlines()
     assert lines[0] == f"{BREAKS} (rk3562)"
     assert len(lines) == 1 + 15 + 1  # nights 15..30 less the killed one, then the answer
+    assert (
+        lines[1] == "  2026-11-15  doc-drift        SDK 2.3.2    simulator    harness abc000000002"
+    )
+    code, out, _ = hil(capsys, STABLE, "--hil-db", store, "--since", "2026-11-30")
+    assert out.splitlines()[1].endswith("harness abc000000002  median 1.290 ms")  # --perf
     assert lines[-1] == (
         f"  violation since {plan()[SDK_CHANGE].date} (12 runs; doc-drift on "
         f"{plan()[SDK_CHANGE - 1].date}), that night changed: SDK 2.3.2 -> 2.5.0, "

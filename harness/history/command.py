@@ -90,9 +90,10 @@ def _case_text(item: queries.CaseHistory) -> str:
     lane = f" on SDK {item.lane}" if item.lane else ""
     lines = [f"{item.case} ({item.platform}{lane})"]
     for night in item.nights:
+        timed = "" if night.median_s is None else f"  median {night.median_s * 1000:.3f} ms"
         lines.append(
             f"  {night.night}  {night.verdict:16} SDK {night.sdk or '-':8} {night.backend:12} "
-            f"harness {night.revision}"
+            f"harness {night.revision}{timed}"
         )
     since = item.since
     runs = f"{item.runs_in_state} run{'s' if item.runs_in_state != 1 else ''}"

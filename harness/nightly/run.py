@@ -383,10 +383,9 @@ class NightlyRun:
         if self.stored:
             write(self.stored)
 
-    @pytest.hookimpl(tryfirst=True)  # before the terminal summary says so
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the run into the history store, from its results folder (the journal); the
-        summary's last line says how that went."""
+        terminal summary, printed after every sessionfinish hook, ends saying how that went."""
         if not self.controller or self.config.option.collectonly or not self.ran:
             self.history.close()
             return
