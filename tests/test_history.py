@@ -3,6 +3,7 @@ same answers; imports are idempotent; several writers lose nothing; bad input is
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import subprocess
@@ -23,13 +24,18 @@ from history_nights import (
     STABLE,
     flapping_verdict,
     plan,
+    record,
+    write,
     write_all,
 )
 
 from harness.cli import main
-from harness.history.importing import count_rows
+from harness.history.importing import count_rows, write_folder
+from harness.history.queries import Filters, case_history
+from harness.history.runinfo import HISTORY_KEY, history_entry
 from harness.history.schema import HEAD, REVISIONS
 from harness.history.store import MIGRATIONS, Store, StoreError
+from harness.results.journal import Journal, read_run_metadata
 
 
 def hil(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -246,3 +252,24 @@ def test_bad_input_is_named_and_the_good_folders_still_import(
     with pytest.raises(SystemExit):
         hil(capsys, STABLE, "--flaky", "--hil-db", store)
     assert "give one PATTERN, or --flaky, or --html DIR" in capsys.readouterr().err
+
+
+def test_a_resumed_run_continues_its_run_and_its_reruns_replace_their_records(
+    tmp_path: Path,
+) -> None:
+    night = plan()[0]
+    folder = write(night, tmp_path)
+    meta = read_run_metadata(folder)
+    entry = history_entry(folder, True, "job")
+    assert entry["run"] == meta[HISTORY_KEY]["run"]  # --resume: the same run
+    assert history_entry(folder, False, "job")["run"] != entry["run"]  # a new run
+    with Store.open(str(tmp_path / "history.sqlite")) as store:
+        assert write_folder(store, folder).added == 4
+        rerun = dataclasses.replace(
+            record(STABLE, "infra-error", night), started=f"{night.date}T03:00:00+00:00"
+        )
+        Journal(folder).append(rerun)  # the resumed session ran it again
+        written = write_folder(store, folder)
+        assert (written.new_run, written.added, written.updated) == (False, 0, 1)
+        [history] = case_history(store, STABLE, Filters())
+    assert [n.verdict for n in history.nights] == ["infra-error"]  # the last record wins
