@@ -11,13 +11,13 @@ again adds only what it did not hold yet and updates records a resumed run re-ra
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Table, func, select, update
 
 from harness.history.runinfo import HISTORY_KEY, configuration, utc_time
 from harness.history.schema import records, runs
@@ -62,9 +62,8 @@ def write_folder(store: Store, results: Path, host: str = "", source: str = "imp
             and stored[row["case_id"], row["sdk"]] != row["started"]
         ]
         if fresh:  # another writer of the same folder may have added some meanwhile
-            dialect = sqlite if store.sqlite else postgresql
             connection.execute(
-                dialect.insert(records).on_conflict_do_nothing(
+                _upsert(store, records).on_conflict_do_nothing(
                     index_elements=["run_id", "case_id", "sdk"]
                 ),
                 [{**row, "run_id": run_id} for row in fresh],
@@ -83,9 +82,8 @@ def write_folder(store: Store, results: Path, host: str = "", source: str = "imp
 
 def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tuple[int, bool]:
     """The run's row id, inserted unless another writer (or an earlier import) has it."""
-    dialect = sqlite if store.sqlite else postgresql
     inserted = connection.execute(  # the row, unless it is there
-        dialect.insert(runs).values(**entry).on_conflict_do_nothing(index_elements=["uid"])
+        _upsert(store, runs).values(**entry).on_conflict_do_nothing(index_elements=["uid"])
     )
     new = bool(inserted.rowcount)
     found = connection.execute(select(runs.c.id).where(runs.c.uid == entry["uid"])).scalar_one()
@@ -177,6 +175,12 @@ def count_rows(store: Store) -> tuple[int, int]:
         run_count = connection.execute(select(func.count()).select_from(runs)).scalar_one()
         record_count = connection.execute(select(func.count()).select_from(records)).scalar_one()
     return int(run_count), int(record_count)
+
+
+def _upsert(store: Store, table: Table) -> Any:
+    """The store's dialect's INSERT, which knows ON CONFLICT (only that dialect is imported)."""
+    dialect = importlib.import_module(f"sqlalchemy.dialects.{store.engine.dialect.name}")
+    return dialect.insert(table)
 
 
 def _legacy_uid(

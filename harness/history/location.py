@@ -47,6 +47,17 @@ def check_location(location: str) -> None:
         )
 
 
+def sqlite_file(location: str) -> Path | None:
+    """The SQLite file a location names (a path, or a ``sqlite:///`` URL); None for another
+    database or an in-memory one."""
+    if "://" not in location:
+        return Path(location).expanduser()
+    scheme, rest = location.split("://", 1)
+    if scheme.split("+", 1)[0].lower() != "sqlite" or not rest.startswith("/") or rest == "/":
+        return None
+    return Path(rest[1:].split("?", 1)[0])
+
+
 def shown(location: str) -> str:
     """A store location as messages show it: any password replaced by ***."""
     scheme, separator, rest = location.partition("://")

@@ -14,12 +14,20 @@ the write at its end.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.history import FLAKY_FLIPS
-from harness.history.location import OFF, NoStoreError, StoreError, check_location, configured
+from harness.history.location import (
+    OFF,
+    NoStoreError,
+    StoreError,
+    check_location,
+    configured,
+    sqlite_file,
+)
 from harness.history.runinfo import this_host
 from harness.nightly.baseline import Baseline
 from harness.results.records import CaseRecord
@@ -46,21 +54,38 @@ class RunHistory:
             check_location(self.location)  # another database's URL: a usage error at once
         self._store: Store | None = None
         self._unreadable = False
+        self._warming: threading.Thread | None = None
+
+    def prewarm(self) -> None:
+        """Import the database layer in a background thread, once: the controller calls this
+        when the first case starts, and mostly waits for its backend then, so the import's
+        third of a second is off the run's clock by the time the run is written."""
+        if self.on and self._warming is None:
+            self._warming = threading.Thread(
+                target=_import_layer, name="hil-db-import", daemon=True
+            )
+            self._warming.start()
 
     def _open(self, create: bool) -> Store | None:
         """The store, opened once; ``create``: made if missing (raises StoreError), else None
         when there is none yet or it cannot be read (said once, as a warning)."""
         if self._store is not None:
             return self._store
+        if not create:
+            path = sqlite_file(self.location)
+            if self._unreadable or (path is not None and not path.is_file()):
+                return None  # no store yet: no history to flap in, nothing to import
+        if self._warming is not None:
+            self._warming.join()  # never two threads importing one module tree at once
         from harness.history.store import Store  # the database layer, when first needed
 
         if create:
             self._store = Store.open(self.location)
-        elif not self._unreadable:
+        else:
             try:
                 self._store = Store.open(self.location, create=False)
             except NoStoreError:
-                self._unreadable = True  # no store yet: no history to flap in
+                self._unreadable = True
             except StoreError as exc:
                 self._unreadable = True
                 warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=3)
@@ -87,10 +112,10 @@ class RunHistory:
     def last_baseline(self, configuration: str, run: str, failing: tuple[str, ...]) -> Baseline:
         """The last stored run of ``configuration`` other than ``run``, as a baseline; an
         empty one, saying so, when the store has none."""
-        from harness.history import queries
-
         store = self._open(create=True)
         assert store is not None
+        from harness.history import queries
+
         found = queries.last_run(store, configuration, run)
         if found is None:
             label = f"no earlier run of this configuration in {store.name}"
@@ -99,13 +124,18 @@ class RunHistory:
 
     def write(self, results: Path) -> Written:
         """Write this run's results folder into the store (raises StoreError, JournalError)."""
-        from harness.history.importing import write_folder
-
         store = self._open(create=True)
         assert store is not None
+        from harness.history.importing import write_folder
+
         return write_folder(store, results, this_host(), "run")
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _import_layer() -> None:
+    import harness.history.importing
+    import harness.history.queries  # noqa: F401  (both import the store and SQLAlchemy)
