@@ -4,6 +4,9 @@ history) and off (``--hil-db off``), alternating, each run a fresh pytest proces
 
     python benchmarks/bench_history_store.py                      # -k Pow on rk3562, 5 rounds
     python benchmarks/bench_history_store.py -k "Pow or Expand" --rounds 7
+    python benchmarks/bench_history_store.py --main --rounds 3    # the main job (tox -- suites)
+
+``--main`` runs what ``tox -- suites`` runs: every suite, the vendor's known issues, no -k.
 
 The simulator, reference and comparison caches are the benchmark's own, warmed by a first
 run that is not counted, so a run is the harness's own work (the worst case for a fixed
@@ -46,11 +49,13 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(folder: Path, selection: str, platform: str, store: str, tag: str) -> tuple[float, float]:
-    """(wall, CPU) seconds of one pytest run."""
+def run(
+    folder: Path, selection: list[str], platform: str, store: str, tag: str
+) -> tuple[float, float]:
+    """(wall, CPU) seconds of one pytest run of ``selection`` (what and how to run)."""
     results = folder / f"results-{tag}"
-    command = [sys.executable, "-m", "pytest", "suites/test_operators.py", "-q", "-p",
-               "no:cacheprovider", "--platform", platform, "-k", selection,
+    command = [sys.executable, "-m", "pytest", *selection, "-q", "-p",
+               "no:cacheprovider", "--platform", platform,
                "--results", str(results), "--hil-db", store,
                "--hil-cache", str(folder / "sim"),
                "--hil-reference-cache", str(folder / "references"),
@@ -68,17 +73,21 @@ def main() -> None:
     parser.add_argument("-k", dest="selection", default="Pow", help="pytest -k selection")
     parser.add_argument("--platform", default="rk3562")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--main", action="store_true", help="the main job instead of -k")
     args = parser.parse_args()
+    selection = ["suites/test_operators.py", "-k", args.selection]
+    if args.main:
+        selection = ["suites", "--known-issues", "vendor"]
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
         folder = Path(tmp)
         store = str(folder / "history.sqlite")
-        run(folder, args.selection, args.platform, "off", "warm-up")
+        run(folder, selection, args.platform, "off", "warm-up")
         times: dict[str, list[tuple[float, float]]] = {"on": [], "off": []}
         for index in range(args.rounds):
             order = ("on", "off") if index % 2 == 0 else ("off", "on")
             for mode in order:
                 location = store if mode == "on" else "off"
-                times[mode].append(run(folder, args.selection, args.platform, location, mode))
+                times[mode].append(run(folder, selection, args.platform, location, mode))
             (on_wall, on_cpu), (off_wall, off_cpu) = times["on"][-1], times["off"][-1]
             print(
                 f"round {index + 1}: on {on_wall:.2f} s ({on_cpu:.2f} s CPU), "
