@@ -27,6 +27,7 @@ from harness.history.location import ENV, NoStoreError, StoreError, check_locati
 from harness.history.schema import HEAD, REVISIONS
 
 BUSY_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 15
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -146,8 +147,10 @@ class Store:
 
 def _engine(url: URL) -> Engine:
     if url.get_backend_name() != "sqlite":
-        # a run opens few connections, briefly: no pool to outlive it
-        return create_engine(url, poolclass=NullPool)
+        # a run opens few connections, briefly: no pool to outlive it; a database host that
+        # is down costs CONNECT_TIMEOUT_S, not the system's TCP timeout
+        connect = {"connect_timeout": CONNECT_TIMEOUT_S}
+        return create_engine(url, poolclass=NullPool, connect_args=connect)
     engine = create_engine(url, poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
