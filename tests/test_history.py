@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,11 @@ from history_nights import (
 
 from harness.cli import main
 from harness.history.importing import count_rows, write_folder
-from harness.history.queries import Filters, case_history
+from harness.history.queries import Filters, case_history, night_counts
 from harness.history.runinfo import HISTORY_KEY, history_entry
 from harness.history.schema import HEAD, REVISIONS
 from harness.history.store import MIGRATIONS, Store, StoreError
-from harness.results.journal import Journal, read_run_metadata
+from harness.results.journal import Journal, read_run_metadata, write_run_metadata
 
 
 def hil(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -273,3 +274,22 @@ def test_a_resumed_run_continues_its_run_and_its_reruns_replace_their_records(
         assert (written.new_run, written.added, written.updated) == (False, 0, 1)
         [history] = case_history(store, STABLE, Filters())
     assert [n.verdict for n in history.nights] == ["infra-error"]  # the last record wins
+
+
+def test_the_shards_of_one_nights_job_are_one_bar_of_the_page(tmp_path: Path) -> None:
+    night = plan()[0]
+    job = "platform=rk3562 sdk=environment backend=sim tier=default"
+    with Store.open(str(tmp_path / "history.sqlite")) as store:
+        for index, cases in ((1, [STABLE, FLAPPING]), (2, [BREAKS])):
+            folder = tmp_path / f"shard-{index}"
+            shard = {"index": index, "count": 2, "selection": "abc", "cases": len(cases)}
+            history = {"run": f"shard-{index}", "configuration": f"{job} shard={index}/2"}
+            started = f"{night.date}T02:0{index}:00+00:00"
+            meta = {"started": started, "platform": "rk3562", "sdks": [night.sdk]}
+            write_run_metadata(folder, {**meta, "shard": shard, HISTORY_KEY: history})
+            for case_id in cases:
+                Journal(folder).append(record(case_id, night.verdicts[case_id], night))
+            write_folder(store, folder)
+        [bar] = night_counts(store, Filters())
+    assert (bar.night, bar.run, bar.results) == (night.date, "shard-1", str(tmp_path / "shard-1"))
+    assert bar.counts == dict(Counter(night.verdicts[c] for c in (STABLE, FLAPPING, BREAKS)))

@@ -92,7 +92,7 @@ def render_page(
         '<html lang="en"><head><meta charset="utf-8"><title>npu-hil history</title>',
         f"<style>{_CSS}</style></head><body>",
         "<h1>npu-hil history</h1>",
-        f'<p class="muted">{escape(store)}: {len({c.run for c in counts})} runs; '
+        f'<p class="muted">{escape(store)}: {len({c.night for c in counts})} nights; '
         f"written {escape(generated)}</p>",
         _charts(counts, folder),
         _recent(histories, folder),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import json
+import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from harness.history.store import Store
 from harness.results.records import flaky_text
 
 GLOB = "*?["
+_SHARD = re.compile(r" shard=\S+")  # a configuration's shard: one job's shards, one night
 
 _COLUMNS = (
     records.c.case_id,
@@ -235,7 +237,8 @@ def last_run(store: Store, configuration: str, other_than: str) -> StoredRun | N
 
 @dataclass(frozen=True)
 class NightCounts:
-    """One run's verdict counts for one platform and SDK (the history page's bars)."""
+    """One night's verdict counts for one platform, SDK and job, its shards summed (the
+    history page's bars); ``started``, ``run`` and ``results``: its first shard's."""
 
     platform: str
     sdk: str
@@ -247,6 +250,8 @@ class NightCounts:
 
 
 def night_counts(store: Store, filters: Filters) -> list[NightCounts]:
+    """Verdict counts per platform, SDK, night and job: the shards of one night's job are
+    one bar (linked to the first shard's folder), another job the same night another."""
     columns = (
         records.c.platform,
         records.c.sdk,
@@ -255,18 +260,23 @@ def night_counts(store: Store, filters: Filters) -> list[NightCounts]:
         runs.c.started,
         runs.c.night,
         runs.c.results,
+        runs.c.configuration,
     )
     query = _filtered(select(*columns).join(runs, runs.c.id == records.c.run_id), filters)
     with store.reading() as connection:
         rows = list(connection.execute(query))
-    counts: dict[tuple[str, str, str, str, str, str], Counter[str]] = defaultdict(Counter)
+    counts: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    first: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}
     for row in rows:
-        run = (row.platform, row.sdk, row.started, row.uid, row.night, row.results)
-        counts[run][row.verdict] += 1
-    return [
-        NightCounts(platform, sdk, night, started, uid, results, dict(counter))
-        for (platform, sdk, started, uid, night, results), counter in sorted(counts.items())
+        key = (row.platform, row.sdk, row.night, _SHARD.sub("", row.configuration))
+        counts[key][row.verdict] += 1
+        first[key] = min(first.get(key, (row.started, row.uid, row.results)),
+                         (row.started, row.uid, row.results))  # fmt: skip
+    found = [
+        NightCounts(key[0], key[1], key[2], *first[key], dict(counter))
+        for key, counter in counts.items()
     ]
+    return sorted(found, key=lambda item: (item.platform, item.sdk, item.started, item.run))
 
 
 @dataclass(frozen=True)
