@@ -7,6 +7,7 @@ history) and off (``--hil-db off``), alternating, each run a fresh pytest proces
     python benchmarks/bench_history_store.py --main --rounds 3    # the main job (tox -- suites)
 
 ``--main`` runs what ``tox -- suites`` runs: every suite, the vendor's known issues, no -k.
+``--caches DIR`` keeps the caches in DIR (warm from an earlier run, the warm-up is quick).
 
 The simulator, reference and comparison caches are the benchmark's own, warmed by a first
 run that is not counted, so a run is the harness's own work (the worst case for a fixed
@@ -50,16 +51,16 @@ def children_cpu() -> float:
 
 
 def run(
-    folder: Path, selection: list[str], platform: str, store: str, tag: str
+    folder: Path, caches: Path, selection: list[str], platform: str, store: str, tag: str
 ) -> tuple[float, float]:
     """(wall, CPU) seconds of one pytest run of ``selection`` (what and how to run)."""
     results = folder / f"results-{tag}"
     command = [sys.executable, "-m", "pytest", *selection, "-q", "-p",
                "no:cacheprovider", "--platform", platform,
                "--results", str(results), "--hil-db", store,
-               "--hil-cache", str(folder / "sim"),
-               "--hil-reference-cache", str(folder / "references"),
-               "--hil-comparison-cache", str(folder / "comparisons")]  # fmt: skip
+               "--hil-cache", str(caches / "sim"),
+               "--hil-reference-cache", str(caches / "references"),
+               "--hil-comparison-cache", str(caches / "comparisons")]  # fmt: skip
     cpu, started = children_cpu(), time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.monotonic() - started
@@ -74,20 +75,22 @@ def main() -> None:
     parser.add_argument("--platform", default="rk3562")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--main", action="store_true", help="the main job instead of -k")
+    parser.add_argument("--caches", type=Path, help="keep the caches here (default: temporary)")
     args = parser.parse_args()
     selection = ["suites/test_operators.py", "-k", args.selection]
     if args.main:
         selection = ["suites", "--known-issues", "vendor"]
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
         folder = Path(tmp)
+        caches = args.caches or folder
         store = str(folder / "history.sqlite")
-        run(folder, selection, args.platform, "off", "warm-up")
+        run(folder, caches, selection, args.platform, "off", "warm-up")
         times: dict[str, list[tuple[float, float]]] = {"on": [], "off": []}
         for index in range(args.rounds):
             order = ("on", "off") if index % 2 == 0 else ("off", "on")
             for mode in order:
                 location = store if mode == "on" else "off"
-                times[mode].append(run(folder, selection, args.platform, location, mode))
+                times[mode].append(run(folder, caches, selection, args.platform, location, mode))
             (on_wall, on_cpu), (off_wall, off_cpu) = times["on"][-1], times["off"][-1]
             print(
                 f"round {index + 1}: on {on_wall:.2f} s ({on_cpu:.2f} s CPU), "

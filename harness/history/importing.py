@@ -37,11 +37,18 @@ class Written:
     unchanged: int
 
 
-def write_folder(store: Store, results: Path, host: str = "", source: str = "import") -> Written:
+def write_folder(
+    store: Store,
+    results: Path,
+    host: str = "",
+    source: str = "import",
+    latest: list[CaseRecord] | None = None,
+) -> Written:
     """Write the run in ``results`` (run.json and journal) into ``store``; raises
-    JournalError for a folder that is not a run's, StoreError when the store fails."""
+    JournalError for a folder that is not a run's, StoreError when the store fails.
+    ``latest``: the journal's records, when the caller has just read them."""
     meta = read_run_metadata(results)
-    latest = read_records(results)
+    latest = read_records(results) if latest is None else latest
     entry = run_entry(meta, results, host, source)
     rows = [record_row(record, results) for record in latest]
     with store.writing() as connection:

@@ -122,13 +122,14 @@ class RunHistory:
             return Baseline(label, failing, latest={})
         return Baseline(found.results, failing, latest=found.latest)
 
-    def write(self, results: Path) -> Written:
-        """Write this run's results folder into the store (raises StoreError, JournalError)."""
+    def write(self, results: Path, latest: list[CaseRecord]) -> Written:
+        """Write this run's results folder, whose journal holds ``latest``, into the store
+        (raises StoreError)."""
         store = self._open(create=True)
         assert store is not None
         from harness.history.importing import write_folder
 
-        return write_folder(store, results, this_host(), "run")
+        return write_folder(store, results, this_host(), "run", latest)
 
     def close(self) -> None:
         if self._store is not None:

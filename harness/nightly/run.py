@@ -190,6 +190,7 @@ class NightlyRun:
         self.ran: dict[str, None] = {}  # identities of the records this run judged
         self.live = sys.stdout.isatty() and not os.environ.get("CI")
         self.stored = ""  # how writing the run into the history store went
+        self.journal: list[CaseRecord] | None = None  # the journal as the run ended, once read
 
     def run_metadata(self) -> dict[str, Any]:
         return {
@@ -393,7 +394,8 @@ class NightlyRun:
             return
         if self.history.on:
             try:
-                written = self.history.write(self.results)
+                self.journal = read_records(self.results)  # the summary reads them too
+                written = self.history.write(self.results, self.journal)
             except (StoreError, JournalError, OSError) as exc:
                 self.stored = (
                     f"npu-hil: history store: this run was not written ({exc}); the journal "
@@ -416,9 +418,10 @@ class NightlyRun:
 
     def _this_run(self) -> list[CaseRecord]:
         """This run's records, from the journal (which may hold earlier runs' too)."""
-        return [
-            r for r in read_records(self.results, allow_empty=True) if record_key(r) in self.ran
-        ]
+        journal = self.journal
+        if journal is None:
+            journal = read_records(self.results, allow_empty=True)
+        return [r for r in journal if record_key(r) in self.ran]
 
     def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
         marked = [record for record in records if record.known]
