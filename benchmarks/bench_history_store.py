@@ -37,9 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 WRITE = """
 import sys, time
 started = time.monotonic()
+from pathlib import Path
 from harness.nightly.flaky import RunHistory
+from harness.results.journal import read_records
 history = RunHistory(sys.argv[1])
-history.write(__import__("pathlib").Path(sys.argv[2]))
+history.write(Path(sys.argv[2]), read_records(sys.argv[2]))
 history.close()
 print(time.monotonic() - started)
 """

@@ -7,14 +7,15 @@ configuration (case, platform, SDK, backend); this run's own verdict is not coun
 answer is the one ``hil history --flaky`` gave before the run. Its record carries the mark
 (``CaseRecord.flaky``) into the journal, the summary and the report; ``--flaky-ok`` excuses it
 the way a known issue is excused. The store is opened, and the database layer imported, only
-when a case fails (and for ``--baseline last``), so a run without failures costs no more than
-the write at its end.
+when a case fails that no known issue covers (and for ``--baseline last``), so a run without
+such failures costs no more than the write at its end.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
+import gc
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,17 +55,6 @@ class RunHistory:
             check_location(self.location)  # another database's URL: a usage error at once
         self._store: Store | None = None
         self._unreadable = False
-        self._warming: threading.Thread | None = None
-
-    def prewarm(self) -> None:
-        """Import the database layer in a background thread, once: the controller calls this
-        when the first case starts, and mostly waits for its backend then, so the import's
-        third of a second is off the run's clock by the time the run is written."""
-        if self.on and self._warming is None:
-            self._warming = threading.Thread(
-                target=_import_layer, name="hil-db-import", daemon=True
-            )
-            self._warming.start()
 
     def _open(self, create: bool) -> Store | None:
         """The store, opened once; ``create``: made if missing (raises StoreError), else None
@@ -75,9 +65,8 @@ class RunHistory:
             path = sqlite_file(self.location)
             if self._unreadable or (path is not None and not path.is_file()):
                 return None  # no store yet: no history to flap in, nothing to import
-        if self._warming is not None:
-            self._warming.join()  # never two threads importing one module tree at once
-        from harness.history.store import Store  # the database layer, when first needed
+        _import_layer()
+        from harness.history.store import Store
 
         if create:
             self._store = Store.open(self.location)
@@ -138,5 +127,12 @@ class RunHistory:
 
 
 def _import_layer() -> None:
+    """Import the database layer, when first needed, and take what it built out of the
+    garbage collector's sight: its tens of thousands of long-lived objects would otherwise be
+    traversed by every full collection for the rest of the run (seconds over the main job)."""
+    if "harness.history.queries" in sys.modules:
+        return
     import harness.history.importing
     import harness.history.queries  # noqa: F401  (both import the store and SQLAlchemy)
+
+    gc.freeze()

@@ -319,8 +319,6 @@ class NightlyRun:
             self.progress = Progress.of(cases)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        if self.controller:
-            self.history.prewarm()
         case = _case_id(nodeid)
         if case not in self.progress.pending or not self.controller:
             return
