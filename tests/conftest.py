@@ -1,12 +1,16 @@
-"""Shared fixtures: real OpenSSH servers on 127.0.0.1 standing in for boards (see sshd.py),
-and a second rknn-toolkit2 release for the SDK-matrix tests, installed on first use."""
+"""Shared fixtures: real OpenSSH servers on 127.0.0.1 standing in for boards (see sshd.py), a
+second rknn-toolkit2 release for the SDK-matrix tests, installed on first use, a throwaway
+PostgreSQL for the results store (postgres.py), and the store every run the tests start writes
+(under the session's temporary folder)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from postgres import Cluster, need_binaries
 from sshd import SshServer, write_sysroot
 
 from harness.boards.inventory import Board, load_board
@@ -79,3 +83,33 @@ def second_sdk(request: pytest.FixtureRequest) -> sdk.Sdk:
             f"{error}; on a machine without the package index, HIL_PREPARE_SDKS={SECOND_SDK} "
             "tox --notest prepares it beforehand"
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _history_store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Runs started by the tests write their history store under the test session's temporary
+    folder, never into the user's home (``HIL_DB``; tests of the store name their own)."""
+    saved = os.environ.get("HIL_DB")
+    os.environ["HIL_DB"] = str(tmp_path_factory.mktemp("history") / "history.sqlite")
+    yield
+    if saved is None:
+        del os.environ["HIL_DB"]
+    else:
+        os.environ["HIL_DB"] = saved
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL on 127.0.0.1 for the session (tests/postgres.py)."""
+    cluster = Cluster(need_binaries())
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Cluster) -> str:
+    """A fresh database of the session's PostgreSQL, as a store URL."""
+    return postgres_cluster.create_database()

@@ -1,10 +1,12 @@
-"""tools/provision.sh, the checks job's first step on a fresh machine: sshd and chromium are
-installed through apt-get when run as root, else named in one line, and the job stops.
+"""tools/provision.sh, the checks job's first step on a fresh machine: sshd, chromium and
+postgresql are installed through apt-get when run as root, else named in one line, and the
+job stops.
 
-The machine running this has both, so each test hides them: PATH is a folder of stand-ins
-(``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools) and
-HIL_TOOL_DIRS, where the script looks beside PATH, is empty. The real uninstalled machine is
-the README's fresh-machine check.
+The machine running this has them, so each test hides them: PATH is a folder of stand-ins
+(``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools),
+HIL_TOOL_DIRS, where the script looks beside PATH, is empty, and HIL_POSTGRES_BINS, where it
+looks for PostgreSQL's initdb, is a folder of the test's (``initdb`` in ``have``). The real
+uninstalled machine is the README's fresh-machine check.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "provision.sh"
 BASH = shutil.which("bash") or "/bin/bash"
-BOTH = "openssh-server chromium"
+ALL = "openssh-server chromium postgresql"
 
 
 def stand_in(folder: Path, name: str, body: str) -> None:
@@ -37,8 +39,10 @@ def machine(
     for tool in ("mktemp", "tail", "rm"):
         (bin_dir / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
     stand_in(bin_dir, "id", f"echo {uid}")
+    postgres = tmp_path / "postgres-bin"
+    postgres.mkdir()
     for tool in have:
-        stand_in(bin_dir, tool, "exit 0")
+        stand_in(postgres if tool == "initdb" else bin_dir, tool, "exit 0")
     if apt is not None:
         log = tmp_path / "apt.log"
         stand_in(
@@ -49,6 +53,7 @@ def machine(
 
 def provision(bin_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": str(bin_dir), "HIL_TOOL_DIRS": "", "HOME": os.environ.get("HOME", "/")}
+    env["HIL_POSTGRES_BINS"] = str(bin_dir.parent / "postgres-bin")
     return subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -57,8 +62,8 @@ def apt_calls(tmp_path: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def test_nothing_to_do_when_both_are_there(tmp_path: Path) -> None:
-    done = provision(machine(tmp_path, have=("sshd", "chromium")))
+def test_nothing_to_do_when_all_are_there(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=("sshd", "chromium", "initdb")))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert apt_calls(tmp_path) == []
 
@@ -71,7 +76,7 @@ def test_without_root_or_apt_get_it_stops_at_once_naming_the_packages(
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1
     assert (
-        f"npu-hil tests need {BOTH}: install first (Debian/Ubuntu: sudo apt-get install {BOTH})"
+        f"npu-hil tests need {ALL}: install first (Debian/Ubuntu: sudo apt-get install {ALL})"
         in done.stderr
     )
     assert apt_calls(tmp_path) == []
@@ -81,7 +86,7 @@ def test_as_root_it_installs_what_is_missing_quietly(tmp_path: Path) -> None:
     sshd = tmp_path / "bin" / "sshd"
     chmod = shutil.which("chmod") or "/bin/chmod"
     provides = f'[ "$1" = install ] && echo "exit 0" > {sshd} && {chmod} +x {sshd}; exit 0'
-    done = provision(machine(tmp_path, have=("chromium",), apt=provides))
+    done = provision(machine(tmp_path, have=("chromium", "initdb"), apt=provides))
     assert done.returncode == 0, done.stderr
     assert done.stderr == "npu-hil tests: installing openssh-server (apt-get)\n"
     assert apt_calls(tmp_path) == [
@@ -104,7 +109,7 @@ def test_a_failed_install_stops_naming_the_packages(tmp_path: Path, apt: str, wh
     done = provision(machine(tmp_path, apt=apt))
     assert done.returncode == 1
     last = done.stderr.splitlines()[-1]
-    assert last == f"npu-hil tests need {BOTH}: {why}; install first and run again"
+    assert last == f"npu-hil tests need {ALL}: {why}; install first and run again"
     if "locate" in apt:
         assert "E: Unable to locate package chromium" in done.stderr  # apt-get's own words
 
@@ -114,6 +119,7 @@ def test_sshd_off_the_users_path_counts_as_there(tmp_path: Path) -> None:
     sbin = tmp_path / "sbin"
     sbin.mkdir()
     stand_in(sbin, "sshd", "exit 0")
-    env = {"PATH": str(machine(tmp_path, have=("chromium",))), "HIL_TOOL_DIRS": str(sbin)}
+    env = {"PATH": str(machine(tmp_path, have=("chromium", "initdb"))), "HIL_TOOL_DIRS": str(sbin)}
+    env["HIL_POSTGRES_BINS"] = str(tmp_path / "postgres-bin")
     done = subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env)
     assert (done.returncode, done.stderr) == (0, "")

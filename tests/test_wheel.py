@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +25,7 @@ import pytest
 from sshd import onnx_model
 
 from harness.boards.inventory import Board
+from harness.history.schema import HEAD
 from harness.vendors.rknn.convert import ConversionCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +121,35 @@ def test_the_wheel_ships_the_board_files(wheel: Path) -> None:
     assert sources and all(
         f"harness/vendors/rknn/board_files/c-runner/{path.name}" in names for path in sources
     )
+
+
+def test_an_installed_wheel_creates_a_history_store_with_its_own_migrations(
+    environment: tuple[Path, Path], tmp_path: Path
+) -> None:
+    python, site = environment
+    store = tmp_path / "history.sqlite"
+    code = (
+        "import sys\n"
+        "from harness.history.store import MIGRATIONS, Store\n"
+        "Store.open(sys.argv[1]).close()\n"
+        "print(MIGRATIONS)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(python), "-c", code, str(store)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).is_relative_to(site)  # the wheel's own migrations
+    with sqlite3.connect(store) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        (revision,) = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert {"runs", "records"} <= tables
+    assert revision == HEAD
 
 
 def test_an_installed_wheel_runs_a_case_on_a_board_with_its_own_runner(

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # What the tests need besides Python (docs/getting-started.md): sshd, because the SSH tests start
-# their own OpenSSH servers on 127.0.0.1, and Chromium, because the report's browser test
-# renders report.html headless. The checks job (tools/tox-job.sh) runs this first.
+# their own OpenSSH servers on 127.0.0.1, Chromium, because the report's browser test
+# renders report.html headless, and PostgreSQL, because the results store's tests start a
+# throwaway cluster on 127.0.0.1 (docs/history.md). The checks job (tools/tox-job.sh) runs
+# this first.
 #
 # Missing ones are installed through apt-get when run as root on a Debian/Ubuntu machine
 # (apt-get update first, non-interactive, quiet); otherwise, or when that fails, it stops at
 # once with one line naming what to install. Exit status: 0 all present, 1 not.
 #
 # A tool is found as the tests find it: on PATH, else in the folders of HIL_TOOL_DIRS
-# (default /usr/sbin /usr/bin: sshd is in /usr/sbin, off a normal user's PATH).
+# (default /usr/sbin /usr/bin: sshd is in /usr/sbin, off a normal user's PATH). PostgreSQL's
+# initdb is found in the folders of HIL_POSTGRES_BINS (default /usr/lib/postgresql/*/bin,
+# where Debian keeps it, off PATH).
 set -uo pipefail
 
 tool_dirs=${HIL_TOOL_DIRS-/usr/sbin /usr/bin}
+postgres_bins=${HIL_POSTGRES_BINS-/usr/lib/postgresql/*/bin}
 
 have() {
     local found dir
@@ -22,10 +27,20 @@ have() {
     return 1
 }
 
+have_postgres() {
+    local dir
+    # shellcheck disable=SC2086  # the default is a glob
+    for dir in $postgres_bins; do
+        [ -x "$dir/initdb" ] && return 0
+    done
+    return 1
+}
+
 missing_packages() {
     local packages=()
     have sshd || packages+=(openssh-server)
     have chromium || packages+=(chromium)
+    have_postgres || packages+=(postgresql)
     echo "${packages[@]}"
 }
 

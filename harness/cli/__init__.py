@@ -17,6 +17,7 @@ from harness import __version__
 from harness.cli import boards as boards_cli
 from harness.cli import cache as cache_cli
 from harness.cli import docs as docs_cli
+from harness.cli import history as history_cli
 from harness.cli import known_issues as known_issues_cli
 from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
@@ -35,6 +36,7 @@ REGISTRARS: list[Registrar] = [
     boards_cli.register,
     cache_cli.register,
     docs_cli.register,
+    history_cli.register,
     known_issues_cli.register,
     models_cli.register,
     probe_cli.register,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.results.journal import read_verdicts
 from harness.results.records import CaseRecord, record_key
@@ -38,13 +39,20 @@ class Comparison:
 
 
 class Baseline:
-    def __init__(self, path: str | os.PathLike[str], failing: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        failing: tuple[str, ...],
+        latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
+    ) -> None:
         """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
-        that fail a run."""
-        self.path = os.path.abspath(path)  # run.json names it; hil report may run elsewhere
+        that fail a run. ``latest``: the baseline's record_key -> (verdict, timing) read
+        elsewhere (a run from the history store), ``path`` then only naming it."""
+        # run.json names it; hil report may run elsewhere
+        self.path = os.path.abspath(path) if latest is None else str(path)
         self.failing = failing
         # record_key -> verdict, and -> timing for the timed records: a baseline may be large
-        latest = read_verdicts(path)
+        latest = read_verdicts(path) if latest is None else latest
         self.verdicts = {key: verdict for key, (verdict, _) in latest.items()}
         self.timings = {key: perf for key, (_, perf) in latest.items() if perf}
 

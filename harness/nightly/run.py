@@ -1,6 +1,7 @@
 """The nightly parts of a pytest run, as a pytest plugin object that ``harness.plugin``
-registers: options, the slow tier at collection, progress lines, and the end-of-run summary
-of known issues, baseline changes, cases left out and timeouts.
+registers: options, the slow tier at collection, progress lines, the end-of-run summary
+of known issues, flaky cases, baseline changes, cases left out and timeouts, and the run
+written into the history store at its end (``harness.nightly.flaky``).
 
 ``harness.plugin.check_verdict`` asks ``excuse`` and ``changed`` before failing a case.
 """
@@ -16,9 +17,13 @@ from typing import Any
 import pytest
 
 from harness.cases.case import Case
+from harness.history.location import ENV as STORE_ENV
+from harness.history.location import StoreError, configured, shown
+from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly import perf
 from harness.nightly.baseline import Baseline
+from harness.nightly.flaky import LAST, RunHistory
 from harness.nightly.known_issues import (
     AS_EXPECTED,
     CHANGED,
@@ -41,10 +46,11 @@ from harness.results.journal import (
     read_run_metadata,
     write_run_metadata,
 )
-from harness.results.records import CaseRecord, case_key, record_key
+from harness.results.records import CaseRecord, case_key, flaky_text, record_key
 from harness.results.runs import SHARD_KEY
 from harness.text import printable
 from harness.timeouts import timeout_problem
+from harness.vendors import DEFAULT_PLATFORM
 
 PLUGIN_NAME = "npu-hil-nightly"
 OFF = "off"
@@ -67,8 +73,21 @@ def add_options(group: pytest.OptionGroup) -> None:
     group.addoption(
         "--baseline",
         default=None,
-        metavar="DIR",
-        help="results of a previous run: only new failures and regressions fail",
+        metavar="DIR|last",
+        help="results of a previous run: only new failures and regressions fail; "
+        f"'{LAST}': the last run of this configuration in the history store",
+    )
+    group.addoption(
+        "--hil-db",
+        default=None,
+        metavar="URL|FILE|off",
+        help="history store every run is written to at its end: a PostgreSQL or SQLite URL, "
+        f"or an SQLite file (env {STORE_ENV}; default {configured()}); 'off': none",
+    )
+    group.addoption(
+        "--flaky-ok",
+        action="store_true",
+        help="a failure of a case the history store shows flapping does not fail the run",
     )
     group.addoption(
         "--tier",
@@ -151,11 +170,21 @@ class NightlyRun:
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
         self.known = _known_issues(option("known_issues"), shipped_known_issues)
-        self.baseline = _baseline(option("baseline"))
+        try:
+            self.history = RunHistory(option("hil_db"))
+        except StoreError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.flaky_ok: bool = option("flaky_ok")
+        if not self.history.on and (self.flaky_ok or option("baseline") == LAST):
+            raise pytest.UsageError(
+                f"--flaky-ok and --baseline {LAST} read the history store: --hil-db is off"
+            )
+        self.controller = not hasattr(config, "workerinput")
+        self.history_entry = self._history_entry()
+        self.baseline = self._baseline(option("baseline"))
         self.perf = perf.perf_request(config)
         threshold = perf.threshold(config)
         self.latency = perf.PerfJudge(self.baseline, threshold) if self.baseline else None
-        self.controller = not hasattr(config, "workerinput")
         self.progress = Progress()
         self.started = time.monotonic()
         self.ran: dict[str, None] = {}  # identities of the records this run judged
@@ -163,6 +192,8 @@ class NightlyRun:
         # are not stale (under xdist the workers deselect, and the controller sees none)
         self.deselected: set[str] = set()
         self.live = sys.stdout.isatty() and not os.environ.get("CI")
+        self.stored = ""  # how writing the run into the history store went
+        self.journal: list[CaseRecord] | None = None  # the journal as the run ended, once read
 
     def run_metadata(self) -> dict[str, Any]:
         return {
@@ -170,7 +201,34 @@ class NightlyRun:
             "baseline": self.baseline.path if self.baseline else None,
             "known_issues": self.known.path if self.known else None,
             "left_out": [],
+            HISTORY_KEY: self.history_entry,
         }
+
+    def _history_entry(self) -> dict[str, str]:
+        """run.json's history entry: the controller makes it, the workers read it."""
+        if not self.controller:
+            return dict(read_run_metadata(self.results).get(HISTORY_KEY, {}))
+        option = self.config.getoption
+        job = configuration(
+            str(option("platform") or DEFAULT_PLATFORM),
+            option("sdk"),
+            str(option("backend")),
+            self.tier,
+            str(self.shard or ""),
+        )
+        return history_entry(self.results, bool(option("resume")), job)
+
+    def _baseline(self, value: str | None) -> Baseline | None:
+        if value != LAST:
+            return _baseline(value)
+        try:
+            return self.history.last_baseline(
+                self.history_entry.get("configuration", ""),
+                self.history_entry.get("run", ""),
+                FAILING_VERDICTS,
+            )
+        except StoreError as exc:
+            raise pytest.UsageError(f"--baseline {LAST}: {exc}") from None
 
     # -- what check_verdict asks
 
@@ -178,6 +236,8 @@ class NightlyRun:
         """The record with its known-issues mark and its latency against the baseline
         (before it is journaled)."""
         record = self.known.mark(record) if self.known else record
+        if record.verdict in FAILING_VERDICTS and not record.known:
+            record = self.history.mark(record)
         return self.latency.judge(record) if self.latency else record
 
     def timeout_for(self, case: Any) -> float | None:
@@ -189,6 +249,8 @@ class NightlyRun:
         known = record.known
         if known and known["status"] == AS_EXPECTED:
             return f"known issue {known['reference']}"
+        if record.flaky and self.flaky_ok:
+            return f"flaky: {flaky_text(record.flaky)}, --flaky-ok"
         return self.baseline.excuse(record) if self.baseline else None
 
     def slower(self, record: CaseRecord) -> tuple[str, str | None] | None:
@@ -317,8 +379,40 @@ class NightlyRun:
                 write(f"{record.id}: {record.duration_s:.0f} s elapsed: {record.detail}")
         if self.known:
             self._known_summary(terminalreporter, records, self.known)
+        flaky = [record for record in records if record.flaky]
+        if flaky:
+            terminalreporter.section("npu-hil flaky")
+            fails = "do not fail the run (--flaky-ok)" if self.flaky_ok else "fail the run"
+            write(f"{len(flaky)} failing case(s) flap in the history store; they {fails}:")
+            for record in flaky:
+                assert record.flaky is not None
+                write(f"  {record.id} ({record.verdict}): {flaky_text(record.flaky)}")
         if self.baseline:
             self._baseline_summary(terminalreporter, records, self.baseline)
+        if self.stored:
+            write(self.stored)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the run into the history store, from its results folder (the journal); the
+        terminal summary, printed after every sessionfinish hook, ends saying how that went."""
+        if not self.controller or self.config.option.collectonly or not self.ran:
+            self.history.close()
+            return
+        if self.history.on:
+            try:
+                self.journal = read_records(self.results)  # the summary reads them too
+                written = self.history.write(self.results, self.journal)
+            except (StoreError, JournalError, OSError) as exc:
+                self.stored = (
+                    f"npu-hil: history store: this run was not written ({exc}); the journal "
+                    f"has it: hil history import {self.results}"
+                )
+            else:
+                self.stored = (
+                    f"npu-hil: history store {shown(self.history.location)}: run "
+                    f"{written.run}, {written.added + written.updated} records written"
+                )
+        self.history.close()
 
     # -- helpers
 
@@ -330,9 +424,10 @@ class NightlyRun:
 
     def _this_run(self) -> list[CaseRecord]:
         """This run's records, from the journal (which may hold earlier runs' too)."""
-        return [
-            r for r in read_records(self.results, allow_empty=True) if record_key(r) in self.ran
-        ]
+        journal = self.journal
+        if journal is None:
+            journal = read_records(self.results, allow_empty=True)
+        return [r for r in journal if record_key(r) in self.ran]
 
     def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
         marked = [record for record in records if record.known]

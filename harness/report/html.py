@@ -31,7 +31,7 @@ from harness.report.matrix import (
 from harness.report.perf_section import perf_html
 from harness.report.real_limits import real_limits_html
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, flaky_text
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1em 1.5em; color: #222; font-size: 14px; }
@@ -200,6 +200,8 @@ def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
     else:
         bundle = "none yet: <code>hil repro</code>"
     cause = f'<span class="cause" title="{escape(record.detail)}">{escape(failure.cause)}</span>'
+    if record.flaky:
+        cause += f' <span class="flaky">(flaky: {escape(flaky_text(record.flaky))})</span>'
     row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), cause]
     row.append(f'<span class="nw">{bundle}</span>')
     if known:

@@ -28,7 +28,7 @@ from harness.report.matrix import (
 from harness.report.perf_section import perf_markdown
 from harness.report.real_limits import real_limits_markdown
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
-from harness.results.records import CaseRecord
+from harness.results.records import CaseRecord, flaky_text
 from harness.text import printable
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -136,6 +136,8 @@ def _failure(failure: Failure) -> str:
     if record.known:
         text += f" (known issue {md_escape(failure.known)}: "
         text += f"{md_escape(record.known.get('reference', ''))})"
+    if record.flaky:
+        text += f" (flaky: {flaky_text(record.flaky)})"
     if failure.bundle:
         return f"{text} ([bundle]({failure.bundle}/README.md), [tar.gz]({failure.bundle}.tar.gz))"
     return f"{text} (no bundle yet: hil repro RESULTS {md_escape(shlex.quote(record.id))})"

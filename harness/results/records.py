@@ -88,6 +88,9 @@ class CaseRecord:
     # Warnings raised while the case was prepared, run and judged ("RuntimeWarning: divide by
     # zero ..."), captured per case: pytest would blame whichever test started the batch.
     warnings: list[str] = field(default_factory=list)
+    # A failure of a case the history store shows flapping in this configuration
+    # (``harness.nightly.flaky``): {"flips", "runs", "rate"} over its last stored runs.
+    flaky: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The fields by name; the lists and dicts are the record's own (a journal line is
@@ -98,6 +101,11 @@ class CaseRecord:
     def from_json(cls, data: dict[str, Any]) -> CaseRecord:
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
         return cls(**known)
+
+
+def flaky_text(flaky: dict[str, Any]) -> str:
+    """A flaky mark (or a history store's flaky entry) in words."""
+    return f"flipped {flaky['flips']} times in its last {flaky['runs']} runs ({flaky['rate']:.0%})"
 
 
 def case_key(case_id: str, sdk: str) -> str:

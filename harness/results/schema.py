@@ -126,6 +126,15 @@ RECORD_SCHEMA: dict[str, Any] = _record(
                 "baseline": {"type": "object"},
             },
         ),
+        "flaky": {
+            "anyOf": [
+                {"type": "null"},
+                _record(
+                    ["flips", "runs", "rate"],
+                    {"flips": {"type": "integer"}, "runs": {"type": "integer"}, "rate": _NUMBER},
+                ),
+            ]
+        },
         "known": {
             "anyOf": [
                 {"type": "null"},

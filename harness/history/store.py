@@ -1,0 +1,177 @@
+"""Opening the results store: where it is, its engine, its schema kept current.
+
+A store is named by ``--hil-db`` or ``HIL_DB`` (``harness.history.location``). SQLite needs no
+set-up; PostgreSQL (through psycopg 3) serves a farm whose hosts write one history.
+
+Several writers at once are safe: on SQLite every write transaction starts ``BEGIN
+IMMEDIATE`` (the file's one writer at a time, the others waiting up to ``BUSY_TIMEOUT_S``,
+in WAL mode so readers never wait), on PostgreSQL rows are upserted and migrations are
+serialised by an advisory lock. Opening a store for writing creates it and runs the
+migrations it lacks; a store written by a newer harness (a schema revision this one does not
+know) is refused with ``StoreError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from harness.history.location import ENV, NoStoreError, StoreError, check_location, shown
+from harness.history.schema import HEAD, REVISIONS
+
+BUSY_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 15
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def store_url(location: str) -> URL:
+    """The SQLAlchemy URL of a store location (a URL or an SQLite file's path)."""
+    if "://" not in location:
+        return URL.create("sqlite", database=str(Path(location).expanduser().absolute()))
+    check_location(location)
+    try:
+        url = make_url(location)
+    except ArgumentError:
+        raise StoreError(f"--hil-db / {ENV}: {shown(location)!r} is not a database URL") from None
+    if url.drivername in ("postgresql", "postgres"):  # psycopg 3, not SQLAlchemy's default
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+class Store:
+    """One store; ``Store.open`` it, use ``reading``/``writing`` connections, ``close``."""
+
+    def __init__(self, location: str, engine: Engine) -> None:
+        self.location = location
+        self.name = shown(location)
+        self.engine = engine
+        self.sqlite = engine.dialect.name == "sqlite"
+
+    @classmethod
+    def open(cls, location: str, create: bool = True) -> Store:
+        """The store at ``location``, its schema brought to ``HEAD`` (``create``: made if
+        missing; else a missing SQLite file is a ``StoreError``)."""
+        url = store_url(location)
+        if url.get_backend_name() == "sqlite":
+            path = Path(url.database or "")
+            if not create and not path.is_file():
+                raise NoStoreError(
+                    f"{shown(location)}: no history store there (a run writes it at its end; "
+                    "hil history import RESULTS... fills it from results folders)"
+                )
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{shown(location)}: cannot create its folder: {exc}") from None
+        store = cls(location, _engine(url))
+        try:
+            store._migrate()
+        except SQLAlchemyError as exc:
+            store.close()
+            raise StoreError(f"{store.name}: {_reason(exc)}") from None
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """A connection in a write transaction (SQLite: ``BEGIN IMMEDIATE``), committed at the
+        end, rolled back on an exception."""
+        with self._transaction(write=True) as connection:
+            yield connection
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        with self._transaction(write=False) as connection:
+            yield connection
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as connection:
+                connection = connection.execution_options(hil_write=write)
+                with connection.begin():
+                    yield connection
+        except SQLAlchemyError as exc:
+            raise StoreError(f"{self.name}: {_reason(exc)}") from None
+
+    def _migrate(self) -> None:
+        """Bring the schema to HEAD; the common case (already there) costs one query and no
+        Alembic import."""
+        current = self._revision()
+        if current == HEAD:
+            return
+        if current is not None and current not in REVISIONS:
+            raise StoreError(
+                f"{self.name}: written by a newer npu-hil (schema revision {current}, this one "
+                f"knows up to {HEAD}): upgrade npu-hil to use it"
+            )
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        # One transaction, begun here (Alembic runs inside it): on SQLite BEGIN IMMEDIATE holds
+        # the other openers off until the tables exist, and Alembic reads the revision again
+        # inside it, so a second opener finds nothing left to do.
+        with self._transaction(write=True) as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, HEAD)
+
+    def _revision(self) -> str | None:
+        """The schema revision the store is at; None: no schema yet."""
+        with self._transaction(write=False) as connection:
+            exists = connection.dialect.has_table(connection, "alembic_version")
+            if not exists:
+                return None
+            found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            return None if found is None else str(found)
+
+
+def _engine(url: URL) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        # a run opens few connections, briefly: no pool to outlive it; a database host that
+        # is down costs CONNECT_TIMEOUT_S, not the system's TCP timeout
+        connect = {"connect_timeout": CONNECT_TIMEOUT_S}
+        return create_engine(url, poolclass=NullPool, connect_args=connect)
+    engine = create_engine(url, poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT_S})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Transactions are begun below, not by the driver, so a write can begin IMMEDIATE.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get("hil_write", True)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    """The database's own message, without SQLAlchemy's statement and parameters dump."""
+    original = getattr(exc, "orig", None)
+    return str(original if original is not None else exc).strip().splitlines()[0]
