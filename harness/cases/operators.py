@@ -449,9 +449,14 @@ def _builds(op: str, params_json: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _refusal(op: str, params_json: str) -> str | None:
-    """Why ``op``'s model with these parameters cannot be built, or None."""
+    """Why ``op``'s model with these parameters cannot be built, or None; a model over the
+    size budget is not built here (its inputs alone may not fit in memory): the generator
+    lists it as over the budget."""
+    params = json.loads(params_json)
+    if size_budget().over_elements("model", element_count(op, params)) is not None:
+        return None
     try:
-        build_model(op, json.loads(params_json), seed=0)
+        build_model(op, params, seed=0)
     except Exception as exc:  # any refusal by the builder or ONNX means "cannot be had"
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
