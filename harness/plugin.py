@@ -60,6 +60,7 @@ from harness.vendors import (
     CONVERSION_CACHE,
     DEFAULT_PLATFORM,
     SIMULATOR_CACHE,
+    layer_aliases,
     vendor_for,
 )
 
@@ -764,4 +765,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from harness.report.bundle import make_bundles_for_failures
 
-    make_bundles_for_failures(Path(session.config.getoption("results")))
+    make_bundles_for_failures(Path(session.config.getoption("results")), layer_aliases())

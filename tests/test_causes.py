@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.report import write_reports
 from harness.report.causes import GROUPED, causes, metric_class, normalised, signature
-from harness.results.journal import read_records
-from harness.results.records import CaseRecord
+from harness.report.matrix import case_anchor
+from harness.results.journal import Journal, read_records, write_run_metadata
+from harness.results.records import CaseRecord, case_slug, record_key
 from harness.vendors import layer_aliases
 
 RECORDED = Path(__file__).parent / "data" / "causes"
@@ -165,3 +167,44 @@ def test_causes_order_examples_and_json(recorded):
     assert data["key"] == maxpool.signature.key and data["cases"] == len(maxpool.records)
     assert data["platforms"] == ["rk3562", "rk3588"] and data["bundle"] == "bundles/x"
     assert data["example"] == f"{last.id}@{last.sdk}"
+
+
+def _recorded_run(tmp_path: Path, records: list[CaseRecord]) -> Path:
+    results = tmp_path / "results"
+    journal = Journal(results)
+    for record in records:
+        journal.append(record)
+    write_run_metadata(results, {"platform": "all", "tier": "default"})
+    return results
+
+
+def test_the_report_shows_causes_first_after_the_counts(tmp_path, recorded):
+    results = _recorded_run(tmp_path, recorded)
+    bundled = _by_id(recorded, "rk3562/MaxPool/int8/pad_top=7")
+    (results / "bundles" / case_slug(record_key(bundled))).mkdir(parents=True)
+    (results / "bundles" / case_slug(record_key(bundled)) / "case.json").write_text("{}")
+    markdown, page = (path.read_text() for path in write_reports(results, layer_aliases()))
+
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## Verdicts", "## Causes"]
+    found = causes(recorded, layer_aliases())
+    failing = [cause for cause in found if cause.failing]
+    section = markdown.split("## Causes", 1)[1].split("\n## ", 1)[0]
+    assert f"Failing: {len(failing)} causes over {sum(len(c.records) for c in failing)} cases" in (
+        section
+    )
+    maxpool = next(c for c in found if bundled in c.records)
+    row = next(
+        line for line in section.splitlines() if line.startswith(f"| {maxpool.signature.key}")
+    )
+    assert "| wrong-result | 2 |  | rk3562, rk3588 | MaxPool | int8 | 2.5.0 |" in row
+    assert f"(bundles/{case_slug(record_key(bundled))}/README.md)" in row  # the bundled example
+    assert "<details><summary>The document's findings:" in section
+
+    html = page.split('<h2 id="causes">', 1)[1].split("<h2", 1)[0]
+    assert page.index('id="verdicts"') < page.index('id="causes"') < page.index('id="failures"')
+    assert html.count("<tr>") == len(found) + 2  # a header row per table
+    assert f'<code id="{maxpool.signature.key}">' in html
+    for record in maxpool.records:
+        assert f'<a href="#{case_anchor(record)}">{record.id}</a>' in html
+    assert f'href="bundles/{case_slug(record_key(bundled))}/README.md"' in html

@@ -399,7 +399,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
 
 def _finish(results: Path) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
-    make_bundles_for_failures(results)
+    make_bundles_for_failures(results, layer_aliases())
     for path in write_reports(results, layer_aliases()):
         emit(f"report: {path}\n")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.report.baseline import baseline_changes
 from harness.report.bundle import existing_bundles
+from harness.report.causes import causes
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.report.matrix import build_report
@@ -43,7 +44,9 @@ def write_reports(
     }
     report = build_report(records, meta, bundles, baseline_changes(meta, records, aliases))
     matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")), aliases)
-    report = replace(report, probes=run.probes(), sdk_matrix=matrix)
+    report = replace(
+        report, probes=run.probes(), sdk_matrix=matrix, causes=causes(records, aliases, bundles)
+    )
     Path(output).mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in zip(

@@ -1,5 +1,7 @@
 """Repro bundles: one failing case as a folder (and .tar.gz) a vendor can run without npu-hil.
 
+A run leaves one bundle per failing cause (``make_bundles_for_failures``): one case shows a
+vendor the problem; ``hil repro`` bundles any other case from its folder.
 ``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
 reference-ort/, observed/, toolkit.json, dataset.txt + dataset/, build.log, reproduce.py),
 ``case.json`` (the record), ``README.md`` (the documented expectation and what was seen) and
@@ -38,11 +40,12 @@ import stat
 import tarfile
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.judge.verdict import ARRAYS_DROPPED_FOR, FAILING_VERDICTS
+from harness.report.causes import causes
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
@@ -102,14 +105,25 @@ def make_bundle(results_dir: str | os.PathLike[str], case_id: str, sdk: str | No
     return _make_bundle(Path(results_dir), matches[0])
 
 
-def make_bundles_for_failures(results_dir: str | os.PathLike[str]) -> list[Path]:
-    """A bundle for every violation and wrong result (none when nothing ran); a case that
-    cannot be bundled is reported as a warning and does not stop the others."""
+def make_bundles_for_failures(
+    results_dir: str | os.PathLike[str], aliases: Mapping[str, str] | None = None
+) -> list[Path]:
+    """One bundle per failing cause (``harness.report.causes``; ``aliases``: the vendors'
+    layer renames): its example, a case already bundled if there is one, else the first case
+    not a known issue. The cause's other cases keep their case folders, for ``hil repro``. A
+    case that cannot be bundled is reported as a warning and the cause's next case is tried;
+    none when nothing ran."""
+    records = [
+        record
+        for record in read_records(results_dir, allow_empty=True)
+        if record.verdict in FAILING_VERDICTS
+    ]
     made = []
-    for record in read_records(results_dir, allow_empty=True):
-        if record.verdict in FAILING_VERDICTS:
+    for cause in causes(records, aliases, existing_bundles(results_dir, records)):
+        for record in cause.records:
             try:
                 made.append(_make_bundle(Path(results_dir), record))
+                break
             except (BundleError, OSError) as exc:
                 warnings.warn(f"no repro bundle for {record.id!r}: {exc}", stacklevel=2)
     return made

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
+from harness.report.cause_section import causes_html
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     SHORT,
@@ -446,6 +447,7 @@ def _anchors(report: Report) -> dict[str, str]:
 SECTIONS: list[Callable[[Report], str]] = [
     _header,
     _counts,
+    lambda report: causes_html(report.causes),
     _sdk_matrix,
     _changes,
     _failures,

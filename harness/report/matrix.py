@@ -28,6 +28,7 @@ from harness.results.records import CaseRecord, record_key
 
 if TYPE_CHECKING:  # baseline imports diff, which imports this module
     from harness.report.baseline import BaselineChanges
+    from harness.report.causes import Cause
     from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
@@ -208,6 +209,7 @@ class Report:
     # Records of several SDKs: per limit, the verdicts side by side (None for one SDK)
     sdk_matrix: SdkMatrix | None = None
     records: list[CaseRecord] = field(default_factory=list)  # every record, in case-id order
+    causes: list[Cause] = field(default_factory=list)  # failures and findings by cause
 
 
 def build_report(
