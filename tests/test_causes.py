@@ -7,13 +7,23 @@ RK2118; up to two cases of each failing cause, one of each of some document find
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.nightly.baseline import Baseline
 from harness.report import write_reports
-from harness.report.causes import GROUPED, causes, metric_class, normalised, signature
+from harness.report.causes import (
+    GROUPED,
+    cause_changes,
+    causes,
+    metric_class,
+    normalised,
+    signature,
+)
 from harness.report.matrix import case_anchor
 from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.records import CaseRecord, case_slug, record_key
@@ -208,3 +218,66 @@ def test_the_report_shows_causes_first_after_the_counts(tmp_path, recorded):
     for record in maxpool.records:
         assert f'<a href="#{case_anchor(record)}">{record.id}</a>' in html
     assert f'href="bundles/{case_slug(record_key(bundled))}/README.md"' in html
+
+
+def _passing(record: CaseRecord) -> CaseRecord:
+    """The record as it would be had the case passed: no cause."""
+    return dataclasses.replace(record, verdict="confirmed", detail="", checks=[])
+
+
+def _two_runs(tmp_path: Path, recorded: list[CaseRecord]) -> tuple[Path, Path, str, str]:
+    """A baseline and a run from the recorded records: the run fails one cause more (the
+    baseline's cases of it passed) and one cause less (its cases pass now)."""
+    failing = [cause for cause in causes(recorded, layer_aliases()) if cause.failing]
+    appeared, went = failing[0], failing[1]
+    old = [_passing(r) if r in appeared.records else r for r in recorded]
+    new = [_passing(r) if r in went.records else r for r in recorded]
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    for folder, records in ((old_dir, old), (new_dir, new)):
+        journal = Journal(folder)
+        for record in records:
+            journal.append(record)
+    write_run_metadata(old_dir, {"platform": "all"})
+    write_run_metadata(new_dir, {"platform": "all", "baseline": str(old_dir)})
+    return old_dir, new_dir, appeared.signature.key, went.signature.key
+
+
+def test_hil_diff_counts_the_causes_that_came_and_went(tmp_path, recorded, capsys):
+    old_dir, new_dir, appeared, went = _two_runs(tmp_path, recorded)
+    kept = len([c for c in causes(recorded, layer_aliases()) if c.failing]) - 2
+    assert main(["diff", str(old_dir), str(new_dir)]) == 1
+    text = capsys.readouterr().out
+    assert f"failing causes: 1 new, 1 gone, {kept} in both" in text.splitlines()[1]
+    assert f"new cause {appeared}: " in text and f"gone cause {went}: " in text
+    assert main(["diff", str(old_dir), str(new_dir), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)["causes"]
+    assert [cause["key"] for cause in document["new"]] == [appeared]
+    assert [cause["key"] for cause in document["gone"]] == [went]
+    assert document["kept"] == kept and document["new"][0]["cases"] >= 1
+    # a run against itself: no cause came or went
+    assert main(["diff", str(new_dir), str(new_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["causes"] == {
+        "new": [],
+        "gone": [],
+        "kept": kept + 1,
+    }
+
+
+def test_a_case_not_run_again_does_not_make_its_cause_gone(recorded):
+    failing = [cause for cause in causes(recorded, layer_aliases()) if cause.failing]
+    rest = [r for r in recorded if r not in failing[0].records]
+    changes = cause_changes(recorded, rest, layer_aliases())
+    assert changes.gone == [] and changes.new == []
+
+
+def test_the_report_and_the_nightly_baseline_count_causes_against_the_baseline(tmp_path, recorded):
+    old_dir, new_dir, appeared, went = _two_runs(tmp_path, recorded)
+    markdown, page = (path.read_text() for path in write_reports(new_dir, layer_aliases()))
+    section = markdown.split("## Causes", 1)[1].split("\n## ", 1)[0]
+    assert "Against the baseline: 1 new, 1 gone, " in section
+    assert f"- gone: {went}: " in section and f"| {appeared} (new) | " in section
+    assert f'<code id="{appeared}">{appeared} (new)</code>' in page
+
+    comparison = Baseline(old_dir, FAILING_VERDICTS, layer_aliases()).compare(read_records(new_dir))
+    assert [key for key, _, _ in comparison.new_causes] == [appeared]
+    assert [key for key, _, _ in comparison.gone_causes] == [went]

@@ -27,9 +27,9 @@ import hashlib
 import json
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from operator import attrgetter
 from typing import Any
 
 from harness.catalogue.properties import PRECISION
@@ -215,6 +215,13 @@ class Cause:
         """Cases matched by a known-issues entry that behaved as expected."""
         return sum((r.known or {}).get("status") == "as-expected" for r in self.records)
 
+    def line(self) -> str:
+        """ "cause-1a2b3c4d5e: 12 cases (rk3562, rk3588; MaxPool): wrong-result at ..." """
+        where = "; ".join(", ".join(self.values(field)) for field in ("platform", "op"))
+        return (
+            f"{self.signature.key}: {len(self.records)} cases ({where}): {self.signature.reading()}"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.signature.to_json(),
@@ -259,12 +266,50 @@ def example_order(record: CaseRecord) -> tuple[bool, str]:
     return (bool(record.known), record_key(record))
 
 
-def cause_counts(
-    records: Iterable[CaseRecord], aliases: Mapping[str, str] | None = None
-) -> Counter[str]:
-    """Cases per failing cause key."""
-    return Counter(
-        sig.key
-        for sig in (signature(record, aliases) for record in records)
-        if sig is not None and sig.status in FAILING_VERDICTS
+@dataclass(frozen=True)
+class CauseChanges:
+    """The failing causes of two runs: only in the new one, only in the old one, in both."""
+
+    new: list[Cause]
+    gone: list[Cause]
+    kept: int
+
+    def line(self) -> str:
+        """ "failing causes: 1 new, 2 gone, 13 in both", then a line per new and gone cause."""
+        lines = [f"failing causes: {len(self.new)} new, {len(self.gone)} gone, {self.kept} in both"]
+        lines += [f"new cause {cause.line()}" for cause in self.new]
+        lines += [f"gone cause {cause.line()}" for cause in self.gone]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "new": [cause.to_json() for cause in self.new],
+            "gone": [cause.to_json() for cause in self.gone],
+            "kept": self.kept,
+        }
+
+
+def cause_changes(
+    old: Iterable[CaseRecord],
+    new: Iterable[CaseRecord],
+    aliases: Mapping[str, str] | None = None,
+    key: Callable[[CaseRecord], str] = attrgetter("id"),
+) -> CauseChanges:
+    """Which failing causes appeared and which went between ``old`` and ``new``, by signature:
+    a cause met by other cases (other values, platforms, SDKs) is the same cause. A cause of
+    ``old`` is gone only when ``new`` ran one of its cases (matched by ``key``): a case not
+    run again says nothing."""
+    old, new = list(old), list(new)
+    before = {cause.signature.key: cause for cause in causes(old, aliases) if cause.failing}
+    after = {cause.signature.key: cause for cause in causes(new, aliases) if cause.failing}
+    ran = {key(record) for record in new}
+    gone = [
+        cause
+        for name, cause in before.items()
+        if name not in after and any(key(record) in ran for record in cause.records)
+    ]
+    return CauseChanges(
+        new=[cause for name, cause in after.items() if name not in before],
+        gone=gone,
+        kept=len(before.keys() & after.keys()),
     )

@@ -447,7 +447,7 @@ def _anchors(report: Report) -> dict[str, str]:
 SECTIONS: list[Callable[[Report], str]] = [
     _header,
     _counts,
-    lambda report: causes_html(report.causes),
+    causes_html,
     _sdk_matrix,
     _changes,
     _failures,

@@ -293,7 +293,7 @@ def _run_details(report: Report) -> list[str]:
 SECTIONS: list[Callable[[Report], list[str]]] = [
     _header,
     _counts,
-    lambda report: causes_markdown(report.causes, md_escape),
+    lambda report: causes_markdown(report, md_escape),
     _sdk_matrix,
     _changes,
     _failures,
