@@ -39,7 +39,7 @@ from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import OBSERVED_CAP, CaseExecutor, Vendor, host_versions
 from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
@@ -61,6 +61,7 @@ from harness.vendors import (
     DEFAULT_PLATFORM,
     SIMULATOR_CACHE,
     layer_aliases,
+    regenerate,
     vendor_for,
 )
 
@@ -122,9 +123,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--keep-arrays",
         choices=tuple(ARRAYS_DROPPED_FOR),
         default="findings",
-        help="which case folders keep their arrays (inputs, references, outputs): every "
-        "case but the confirmed and limit-confirmed ones (findings), only failures and "
-        "errors (failures: not doc-drift or doc-inconsistent either), or every case (all)",
+        help="which case folders keep their observed outputs (up to 1 MiB a case, above it "
+        "their statistics and first differing elements): every case but the confirmed, "
+        "limit-confirmed and limit-rewritten ones (findings), only failures and errors "
+        "(failures: not doc-drift or doc-inconsistent either); or every case every array, "
+        "inputs, references and calibration data too, uncapped (all). Bundles draw the "
+        "arrays a folder did not keep again from the case's recipe",
     )
     group.addoption(
         "--hil-timeout",
@@ -567,6 +571,7 @@ def hil_executors(
                 references=references,
                 comparisons=comparisons,
                 drop_arrays_for=ARRAYS_DROPPED_FOR[option("keep_arrays")],
+                observed_cap=None if option("keep_arrays") == "all" else OBSERVED_CAP,
             )
 
         yield executor
@@ -765,4 +770,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from harness.report.bundle import make_bundles_for_failures
 
-    make_bundles_for_failures(Path(session.config.getoption("results")), layer_aliases())
+    results = Path(session.config.getoption("results"))
+    make_bundles_for_failures(results, layer_aliases(), regenerate)

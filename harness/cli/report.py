@@ -32,7 +32,7 @@ from harness.results.records import CaseRecord
 from harness.results.runs import read_run
 from harness.terminal import emit
 from harness.text import printable
-from harness.vendors import layer_aliases
+from harness.vendors import layer_aliases, regenerate
 
 BAD_INPUT = 2
 
@@ -163,7 +163,7 @@ def _one_sdk(
 
 def run_repro(args: argparse.Namespace) -> int:
     try:
-        folder = make_bundle(args.results, args.case_id, args.sdk)
+        folder = make_bundle(args.results, args.case_id, args.sdk, regenerate)
     except (JournalError, BundleError, OSError) as exc:
         return _bad_input(exc)
     emit(f"{folder}\n{tarball_path(folder)}\n")

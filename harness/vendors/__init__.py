@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Runtimes
 from harness.diskcache import CacheFolder
-from harness.pipeline import Vendor
+from harness.models import OPERATOR_SPECS
+from harness.pipeline import Vendor, regenerate_arrays
+from harness.results.records import CaseRecord
 from harness.vendors.rknn.vendor import VENDOR as RKNN
 
 if TYPE_CHECKING:
@@ -28,6 +31,16 @@ def vendor_for(platform: str) -> Vendor:
             return vendor
     known = sorted(p for vendor in VENDORS for p in vendor.platforms)
     raise LookupError(f"unknown platform {platform!r}; known: {', '.join(known)} or all")
+
+
+def regenerate(record: CaseRecord, folder: Path) -> None:
+    """The arrays ``record``'s case folder did not keep, drawn again into ``folder`` with its
+    vendor's recipe (``harness.report.bundle.Regenerate``)."""
+    try:
+        vendor = vendor_for(record.platform)
+    except LookupError as exc:
+        raise ValueError(str(exc)) from None
+    regenerate_arrays(record, folder, vendor.recipe, {**OPERATOR_SPECS, **vendor.models})
 
 
 def layer_aliases() -> dict[str, str]:
