@@ -213,8 +213,8 @@ def run_on_board(
 def recorded_result(case: dict[str, Any]) -> str:
     """ "match" or "mismatch": how the recorded outputs compared with the reference, by the
     record's result check (its metrics where the references disagreed)."""
-    check = next((c for c in case.get("checks", []) if c.get("prop") == "result"), {})
-    status = check.get("status")
+    checks = [c for c in case.get("checks", []) if c.get("prop") == "result"]
+    status = checks[0].get("status") if checks else None
     if status == "reference-disagreement":
         return "mismatch" if case.get("metrics", {}).get("mismatches") else "match"
     return "mismatch" if status == "wrong-result" else "match"
