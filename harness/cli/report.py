@@ -2,9 +2,9 @@
 
 Each handler takes the parsed arguments and returns the exit status: 0 success, 2 bad input
 (message on stderr). ``hil diff`` returns 0 when the runs do not differ, 1 when they do (any
-change, like diff(1)) and 2 on bad input; it prints a summary line first, then the failing
-causes that appeared and went (``harness.report.causes``: by observation, not by case), then
-the table.
+change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table, then
+the failing causes that appeared and went, if any (``harness.report.causes``: by
+observation, not by case).
 Both read a run split with ``--shard`` from its shards' directories as one run
 (``harness.results.runs``).
 """
@@ -56,8 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="cases that changed between two runs, or two SDKs of one run",
         description="Cases that changed between two runs, or between two SDK releases of one "
         "run (hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0): a summary line (verdict "
-        "changes, backend-only changes), the failing causes new and gone, then one row per "
-        "change. A directory holding several "
+        "changes, backend-only changes), one row per change, then the failing causes new and "
+        "gone. A directory holding several "
         "SDKs needs --old-sdk/--new-sdk to say which one to compare.",
         epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
     )
@@ -134,8 +134,9 @@ def run_diff(args: argparse.Namespace) -> int:
         }
         emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
-        emit(f"{summary.line()}\n{printable(by_cause.line())}\n")
-        emit(format_table(changes) if changes else "")
+        emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
+        if by_cause.new or by_cause.gone:
+            emit(f"{printable(by_cause.line())}\n")
         if moved:  # ``hil probe`` runs: the observed boundaries that moved
             emit("Real limits that moved:\n" + format_changes(moved))
     return 1 if changes or moved else 0

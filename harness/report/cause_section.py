@@ -17,10 +17,11 @@ from collections.abc import Callable
 from html import escape
 
 from harness.report.causes import Cause, CauseChanges
-from harness.report.matrix import Report, case_anchor
+from harness.report.matrix import Report, case_href
 from harness.results.records import CaseRecord
 
-READING_WIDTH = 160  # characters of a cause's reading in the table; the whole one on hover
+READING_WIDTH = 160  # characters of a cause's reading in report.md's table
+HTML_READING_WIDTH = 72  # in report.html's, one line; the whole reading on hover
 _COLUMNS = ["cause", "status", "cases", "known", "platforms", "operators", "dtypes", "SDKs"]
 
 
@@ -31,7 +32,11 @@ def _reading(cause: Cause) -> str:
 def _summary(causes: list[Cause]) -> str:
     """ "3 causes over 46 cases" """
     cases = sum(len(cause.records) for cause in causes)
-    return f"{len(causes)} cause{'' if len(causes) == 1 else 's'} over {cases} cases"
+    return f"{_count(len(causes), 'cause')} over {_count(cases, 'case')}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _facts(cause: Cause, new: set[str]) -> list[str]:
@@ -127,21 +132,23 @@ def _where(record: CaseRecord) -> str:
 
 
 def causes_html(report: Report) -> str:
+    """One line of totals, then one table row per cause, each a line: its reading opens the
+    list of its cases."""
     causes, changes = report.causes, _changes(report)
     if not causes and not (changes and changes.gone):
         return ""
     failing = [cause for cause in causes if cause.failing]
     findings = [cause for cause in causes if not cause.failing]
-    parts = ['<h2 id="causes">Causes</h2>']
-    if failing:
-        parts.append(f'<p class="bad">Failing: {_summary(failing)}.</p>')
-    else:
-        parts.append('<p class="ok">Failing: none.</p>')
+    total = f"Failing: {_summary(failing)}." if failing else "Failing: none."
+    line = f'<span class="{"bad" if failing else "ok"}">{total}</span>'
     if changes:
-        style = "bad" if changes.new else "ok"
-        parts.append(f'<p class="{style}">{escape(_against(changes))}</p>')
+        line += (
+            f' <span class="{"bad" if changes.new else "ok"}">{escape(_against(changes))}</span>'
+        )
+    parts = ['<h2 id="causes">Causes</h2>', f"<p>{line}</p>"]
+    if changes and changes.gone:
         gone = "".join(f"<li>gone: {escape(cause.line())}</li>" for cause in changes.gone)
-        parts.append(f"<ul>{gone}</ul>" if gone else "")
+        parts.append(f"<ul>{gone}</ul>")
     parts.append(_html_table(failing, _new(changes)) if failing else "")
     if findings:
         parts.append(
@@ -155,38 +162,37 @@ def _html_table(causes: list[Cause], new: set[str]) -> str:
     head = "".join(f"<th>{escape(name)}</th>" for name in [*_COLUMNS, "reading", "example"])
     rows = []
     for cause in causes:
-        key, status, *others = (escape(text) for text in _facts(cause, new))
-        anchor = escape(cause.signature.key)
+        key, status, cases, known, *others = (escape(text) for text in _facts(cause, new))
         cells = [
-            f'<code id="{anchor}">{key}</code>',
-            f'<span class="chip nw v-{status}">{status}</span>',
-            *others,
-            f'<span class="cause" title="{escape(cause.signature.reading())}">'
-            f"{escape(_reading(cause))}</span>{_html_cases(cause)}",
-            _html_example(cause),
+            f'<td class="nw"><code id="{escape(cause.signature.key)}">{key}</code></td>',
+            f'<td><span class="chip nw v-{status}">{status}</span></td>',
+            f"<td class=n>{cases}</td>",
+            f"<td class=n>{known}</td>",
+            *(f"<td>{text}</td>" for text in others),
+            f"<td>{_html_cases(cause)}</td>",
+            f"<td>{_html_example(cause)}</td>",
         ]
-        cells[2:4] = [f"<td class=n>{cell}</td>" for cell in cells[2:4]]  # cases, known
-        rows.append(
-            "<tr>" + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells) + "</tr>"
-        )
+        rows.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="causes"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
 def _html_cases(cause: Cause) -> str:
+    """The reading (the whole one on hover), opening the cause's cases."""
     items = "".join(
-        f'<li><a href="#{escape(case_anchor(r))}">{escape(r.id)}</a> ({escape(_where(r))})</li>'
+        f'<li><a href="{escape(case_href(r))}">{escape(r.id)}</a> ({escape(_where(r))})</li>'
         for r in cause.records
     )
-    return f"<details><summary>{len(cause.records)} cases</summary><ul>{items}</ul></details>"
+    reading = escape(textwrap.shorten(cause.signature.reading(), HTML_READING_WIDTH))
+    return (
+        f'<details><summary class="cause" title="{escape(cause.signature.reading())}">'
+        f"{reading}</summary><ul>{items}</ul></details>"
+    )
 
 
 def _html_example(cause: Cause) -> str:
     example = cause.example
-    case = f'<a href="#{escape(case_anchor(example))}">{escape(example.id)}</a>'
+    case = f'<a href="{escape(case_href(example))}">{escape(example.id)}</a>'
     if not cause.bundle:
-        return f'{case}<br><span class="nw">no bundle yet: <code>hil repro</code></span>'
+        return f"{case} · no bundle yet: <code>hil repro</code>"
     link = escape(cause.bundle, quote=True)
-    return (
-        f'{case}<br><span class="nw"><a href="{link}/README.md">README</a> · '
-        f'<a href="{link}.tar.gz">tar.gz</a></span>'
-    )
+    return f'{case} · <a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'

@@ -462,6 +462,25 @@ def case_anchor(record: CaseRecord) -> str:
     return "case-" + _slug(f"{record.backend}-{record_key(record)}")
 
 
+CASE_PAGES = "report-cases"  # beside report.html: the case cards, one page per section
+
+
+def case_page(backend: str, platform: str, sdk: str) -> str:
+    """The page holding one section's case cards, relative to report.html."""
+    where = f"{platform}-{backend}-{sdk}" if sdk else f"{platform}-{backend}"
+    return f"{CASE_PAGES}/{_slug(where)}.html"
+
+
+def case_href(record: CaseRecord) -> str:
+    """A link from report.html to a case's card."""
+    return f"{case_page(record.backend, record.platform, record.sdk)}#{case_anchor(record)}"
+
+
+def cell_href(section: Section, anchor: str) -> str:
+    """A link from report.html to a heat-map cell's cases (``Section.anchor``)."""
+    return f"{case_page(section.backend, section.platform, section.sdk)}#{anchor}"
+
+
 def natural_key(text: str) -> list[tuple[int, int | str]]:
     """Sort key putting "kernel=7x7" before "kernel=8x8" and "999" before "8193"."""
     return [
