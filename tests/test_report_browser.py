@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 from browser import Browser
@@ -15,7 +16,7 @@ from test_reporting import _records, hil
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.matrix import CASE_PAGES
-from harness.results.journal import Journal, write_run_metadata
+from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
 FIRST_SCREEN = (1280, 900)
@@ -141,3 +142,55 @@ def test_report_reads_first_screen_first_in_chromium(tmp_path: Path) -> None:
         # Everything else starts collapsed: the page is short.
         browser.open(page, width, height)
         assert browser.evaluate("document.documentElement.scrollHeight") < 3 * height
+
+
+# The eleven RKNN targets: a full matrix's sections
+PLATFORMS = (
+    *("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1103b", "rv1106"),
+    *("rv1106b", "rk2118", "rv1126b"),
+)
+RECORDED = Path(__file__).parent / "data" / "causes"
+
+
+def test_a_full_matrix_report_stays_small_with_its_cards_a_link_away(tmp_path: Path) -> None:
+    """13,167 records over the eleven targets, made of recorded simulator records (one in 13
+    keeps its failure or finding, like a full matrix): report.html at most 3 MB, the cards on
+    their platform's page, and the page opens in Chromium with its causes first."""
+    results = tmp_path / "results"
+    journal = Journal(results)
+    recorded = read_records(RECORDED)
+    for platform in PLATFORMS:
+        for copy in range(19):
+            for record in recorded:
+                record = dataclasses.replace(
+                    record,
+                    id=f"{platform}/{record.op}/{record.dtype}/{record.value}#{copy}",
+                    platform=platform,
+                    value=f"{record.value}#{copy}",
+                )
+                if copy % 13:
+                    checks = [{**check, "status": "confirmed"} for check in record.checks]
+                    record = dataclasses.replace(
+                        record, verdict="confirmed", detail="", checks=checks
+                    )
+                journal.append(record, sync=False)
+    journal.sync()
+    write_run_metadata(results, {"platform": "all", "tier": "default"})
+    assert hil(["report", str(results)]) == 0
+    page = results / "report.html"
+    assert page.stat().st_size <= 3_000_000
+    case_pages = sorted((results / CASE_PAGES).glob("*.html"))
+    assert len(case_pages) == len(PLATFORMS)
+    assert "case-" not in "".join(  # no card inline: every card is on a case page
+        re.findall(r'id="(case-[^"]*)"', page.read_text(encoding="utf-8"))
+    )
+    with Browser() as browser:
+        browser.open(page.as_uri(), *FIRST_SCREEN)
+        assert browser.evaluate("document.title") == "npu-hil report"
+        headings = browser.evaluate("[...document.querySelectorAll('h2')].map(h => h.id)")
+        assert headings[:2] == ["verdicts", "causes"]
+        rows = browser.evaluate("document.querySelectorAll('table.causes tr').length")
+        assert 20 < rows < 200  # causes, not 13,167 cases
+        # what the browser lays out stays a small page's: tens of thousands of elements, not
+        # the 150,000 of inline cards
+        assert browser.evaluate("document.getElementsByTagName('*').length") < 40_000
