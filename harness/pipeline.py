@@ -9,6 +9,7 @@ directory (layout in ``harness.results.journal``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform as host_platform
 import shutil
@@ -54,6 +55,11 @@ if TYPE_CHECKING:
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
 CALIBRATION_EXTRA_SAMPLES = 3
+# Bytes of observed outputs a case folder keeps as arrays; above it, observed-summary.json
+# (each output's statistics and first differing elements) stands for them.
+OBSERVED_CAP = 1 << 20
+OBSERVED_SUMMARY = "observed-summary.json"
+FIRST_DIFFERING = 16  # elements observed-summary.json lists per output
 # Judges the properties every target can serve; a vendor's judge adds its own observers.
 GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 # The files that reproduce a job with a vendor's own tools (name -> content), written into the
@@ -173,10 +179,13 @@ class CaseExecutor:
     host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
     compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
     A case folder gets the model and recipe when the case is prepared, the build log when
-    it is judged, and its arrays (inputs, references, outputs, calibration data: every
-    ``.npy`` file) once the verdict is known, unless that is in ``drop_arrays_for``
-    (``verdict.ARRAYS_DROPPED_FOR``, the plugin's ``--keep-arrays``): a full matrix's arrays
-    are tens of gigabytes, mostly of cases with nothing to hand to the vendor.
+    it is judged, and its observed outputs once the verdict is known, unless that is in
+    ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the plugin's ``--keep-arrays``), up
+    to ``observed_cap`` bytes (above it ``observed-summary.json``: statistics and the first
+    differing elements). Inputs, references and calibration data are drawn again from the
+    record's recipe when a bundle needs them (``regenerate_arrays``); a user's case, or
+    ``observed_cap`` None, keeps every array as it was. A full matrix's arrays are tens of
+    gigabytes, mostly of cases with nothing to hand to the vendor.
     """
 
     def __init__(
@@ -195,6 +204,7 @@ class CaseExecutor:
         references: Callable[[BuiltModel], References] = host_references,
         comparisons: Compare = compare_references,
         drop_arrays_for: Collection[str] = (),
+        observed_cap: int | None = OBSERVED_CAP,
     ) -> None:
         self.results_dir = results_dir
         self.perf = perf
@@ -212,6 +222,7 @@ class CaseExecutor:
         self.references = references
         self.comparisons = comparisons
         self.drop_arrays_for = drop_arrays_for
+        self.observed_cap = observed_cap
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -345,7 +356,8 @@ class CaseExecutor:
             observation = replace(observation, infra_error=perf["unavailable"])
         verdict = self.judge(case, observation, comparison, built.nodes)
         if verdict.verdict not in self.drop_arrays_for:
-            _write_arrays(item, observation)
+            cap = None if case.from_user else self.observed_cap
+            _write_arrays(item, observation, cap, tolerance)
         return CaseRecord(
             **self._case_fields(case),
             backend=observation.backend,
@@ -398,7 +410,7 @@ class CaseExecutor:
         """The record of a user's case that ran but whose outputs the harness could not judge;
         its folder gets the arrays, to see what could not be judged, where it can be written."""
         with contextlib.suppress(OSError):
-            _write_arrays(item, observation)
+            _write_arrays(item, observation, None, {})
         detail = f"the harness could not judge the outputs: {_described(exc)}"
         record = self._bare_record(item.case, "infra-error", detail, "host")
         record.artifacts = item.folder.relative_to(self.results_dir).as_posix()
@@ -548,18 +560,140 @@ def _write_files(folder: Path, built: BuiltModel, recipe: Mapping[str, bytes]) -
     _write_recipe(folder, recipe)
 
 
-def _write_arrays(item: _Prepared, observation: Observation) -> None:
-    """The arrays a bundle and its ``reproduce.py`` need: ``inputs/``, ``reference/`` (the
-    outputs a comparison is decided against), ``reference-ort/`` (onnxruntime's, where it
-    ran), ``observed/`` and the recipe's arrays (calibration data)."""
+def _write_arrays(
+    item: _Prepared, observation: Observation, cap: int | None, tolerance: Mapping[str, float]
+) -> None:
+    """``cap`` None: the arrays a bundle and its ``reproduce.py`` need: ``inputs/``,
+    ``reference/`` (the outputs a comparison is decided against), ``reference-ort/``
+    (onnxruntime's, where it ran), ``observed/`` and the recipe's arrays (calibration data).
+    Else ``observed/`` alone, up to ``cap`` bytes (``_write_observed``): the others are drawn
+    again from the recipe (``regenerate_arrays``)."""
     built, references, folder = item.built, item.references, item.folder
+    if cap is not None:
+        if observation.outputs is not None:
+            used = references.outputs[references.used]
+            _write_observed(folder, built.output_names, observation.outputs, used, cap, tolerance)
+        return
+    _write_drawn(folder, built, references, item.recipe, item.recipe_arrays)
+    if observation.outputs is not None:
+        _save_arrays(folder / "observed", built.output_names, observation.outputs)
+
+
+def _write_drawn(
+    folder: Path,
+    built: BuiltModel,
+    references: References,
+    recipe: Mapping[str, bytes],
+    recipe_arrays: Sequence[str],
+) -> None:
+    """What a case's recipe draws: inputs, references and the recipe's arrays."""
     _save_arrays(folder / "inputs", built.input_names, built.inputs)
     _save_arrays(folder / "reference", built.output_names, references.outputs[references.used])
     if ORT in references.outputs:
         _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
-    if observation.outputs is not None:
-        _save_arrays(folder / "observed", built.output_names, observation.outputs)
-    _write_recipe(folder, {name: item.recipe[name] for name in item.recipe_arrays})
+    _write_recipe(folder, {name: recipe[name] for name in recipe_arrays})
+
+
+def _write_observed(
+    folder: Path,
+    names: Sequence[str],
+    outputs: Sequence[np.ndarray],
+    reference: Sequence[np.ndarray],
+    cap: int,
+    tolerance: Mapping[str, float],
+) -> None:
+    """``observed/`` when the outputs take at most ``cap`` bytes; else ``observed-summary.json``:
+    per output its shape, dtype, statistics and the first elements outside ``atol + rtol *
+    |reference|`` (``tolerance``), with the reference's value there."""
+    arrays = [np.asarray(output) for output in outputs]
+    if sum(array.nbytes for array in arrays) <= cap:
+        _save_arrays(folder / "observed", names, arrays)
+        return
+    summary = {
+        "cap_bytes": cap,
+        "why": f"the observed outputs take more than {cap} bytes: summarised, not kept",
+        "outputs": [
+            _summary(name, array, np.asarray(ref), tolerance)
+            for name, array, ref in zip(names, arrays, reference, strict=False)
+        ],
+    }
+    (folder / OBSERVED_SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
+
+
+def _summary(
+    name: str, observed: np.ndarray, reference: np.ndarray, tolerance: Mapping[str, float]
+) -> dict[str, Any]:
+    values = observed.astype(np.float64, copy=False)
+    finite = values[np.isfinite(values)]
+    entry: dict[str, Any] = {
+        "name": name,
+        "shape": list(observed.shape),
+        "dtype": str(observed.dtype),
+        "bytes": int(observed.nbytes),
+        "nan": int(np.isnan(values).sum()),
+        "inf": int(np.isinf(values).sum()),
+    }
+    if finite.size:
+        entry.update(
+            min=float(finite.min()),
+            max=float(finite.max()),
+            mean=float(finite.mean()),
+            std=float(finite.std()),
+        )
+    if reference.shape != observed.shape:
+        entry["reference_shape"] = list(reference.shape)  # nothing to compare element-wise
+        return entry
+    expected = reference.astype(np.float64, copy=False)
+    bound = tolerance.get("atol", 0.0) + tolerance.get("rtol", 0.0) * np.abs(expected)
+    with np.errstate(invalid="ignore"):
+        differs = ~(np.abs(values - expected) <= bound)
+    where = np.argwhere(differs)
+    entry["differing"] = len(where)
+    entry["first_differing"] = [
+        {
+            "index": [int(i) for i in index],
+            "observed": float(values[tuple(index)]),
+            "reference": float(expected[tuple(index)]),
+        }
+        for index in where[:FIRST_DIFFERING]
+    ]
+    return entry
+
+
+def regenerate_arrays(
+    record: CaseRecord,
+    folder: Path,
+    recipe: Recipe,
+    specs: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
+    references: Callable[[BuiltModel], References] = host_references,
+) -> None:
+    """Write into ``folder`` (a copy of ``record``'s case folder, for a bundle) the inputs,
+    references and recipe arrays (calibration data) its case folder did not keep, drawn again
+    from the record's recipe: operator, parameters and seed, with the vendor's ``recipe``.
+    Nothing when ``inputs/`` is there (a user's case, ``--keep-arrays all``). Raises
+    ValueError when the model drawn again is not ``folder/model.onnx``."""
+    if (folder / "inputs").is_dir():
+        return
+    where = f"case {record.id!r} (folder {record.artifacts})"
+    if record.op not in specs:
+        raise ValueError(f"{where}: kept no inputs, and {record.op!r} is no generated model")
+    built = build_model(record.op, record.params, record.seed, specs)
+    if built.onnx_bytes != (folder / "model.onnx").read_bytes():
+        raise ValueError(
+            f"{where}: the model drawn again from operator {record.op}, its parameters and "
+            f"seed {record.seed} is not the case's model.onnx (another npu-hil version?)"
+        )
+    case = Case(
+        *(record.id, record.platform, record.op, record.dtype, record.limit, record.value),
+        documented=record.documented,
+        params=record.params,
+        seed=record.seed,
+        source=record.source,
+        layer_types=(),
+    )
+    files = recipe(job_for(case, built, specs))
+    arrays = [name for name in files if name.endswith(".npy")]
+    _write_drawn(folder, built, references(built), files, arrays)
 
 
 def _write_recipe(folder: Path, files: Mapping[str, bytes]) -> None:

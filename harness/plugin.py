@@ -41,7 +41,7 @@ from harness.models.budget import size_budget
 from harness.names import sdk_version
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import OBSERVED_CAP, CaseExecutor, Vendor, host_versions
 from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import (
@@ -67,7 +67,9 @@ from harness.vendors import (
     CONVERSION_CACHE,
     DEFAULT_PLATFORM,
     SIMULATOR_CACHE,
+    layer_aliases,
     platform_named,
+    regenerate,
     vendor_for,
 )
 
@@ -135,9 +137,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--keep-arrays",
         choices=tuple(ARRAYS_DROPPED_FOR),
         default="findings",
-        help="which case folders keep their arrays (inputs, references, outputs): every "
-        "case but the confirmed and limit-confirmed ones (findings), only failures and "
-        "errors (failures: not doc-drift or doc-inconsistent either), or every case (all)",
+        help="which case folders keep their observed outputs (up to 1 MiB a case, above it "
+        "their statistics and first differing elements): every case but the confirmed, "
+        "limit-confirmed and limit-rewritten ones (findings), only failures and errors "
+        "(failures: not doc-drift or doc-inconsistent either); or every case every array, "
+        "inputs, references and calibration data too, uncapped (all). Bundles draw the "
+        "arrays a folder did not keep again from the case's recipe",
     )
     group.addoption(
         "--hil-timeout",
@@ -595,6 +600,7 @@ def hil_executors(
                 references=references,
                 comparisons=comparisons,
                 drop_arrays_for=ARRAYS_DROPPED_FOR[option("keep_arrays")],
+                observed_cap=None if option("keep_arrays") == "all" else OBSERVED_CAP,
             )
 
         yield executor
@@ -800,7 +806,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from harness.report.bundle import make_bundles_for_failures
 
+    results = Path(session.config.getoption("results"))
     try:
-        make_bundles_for_failures(Path(session.config.getoption("results")))
+        make_bundles_for_failures(results, layer_aliases(), regenerate)
     except OSError as exc:  # a full disk, say: the journal and case folders are what count
         print(printable(f"npu-hil: no repro bundles written: {exc}"), file=sys.stderr)

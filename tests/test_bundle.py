@@ -215,10 +215,26 @@ def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
     assert sorted(p.name for p in (results / "bundles").iterdir()) == sorted(
         [p.name for p in made] + [f"{p.name}.tar.gz" for p in made]
     )
-    with pytest.warns(UserWarning):
-        assert make_bundles_for_failures(results) == made  # rebuilt in place, nothing left over
+    # rebuilt in place, nothing left over; "wrong" is now its cause's example, so the case
+    # without artifacts (the same cause) is not tried again
+    assert make_bundles_for_failures(results) == made
     assert len(list((results / "bundles").iterdir())) == 2 * len(made)
     assert make_bundles_for_failures(tmp_path / "nothing-ran") == []
+
+
+def test_a_run_bundles_one_case_per_cause(tmp_path: Path) -> None:
+    """Three cases of one cause (another value, the same observation), one of another: two
+    bundles; the other cases keep their folders and ``hil repro`` still bundles them."""
+    results = tmp_path / "results"
+    same = [write_case(results, _failing(f"add-w{w}", value=f"w={w}")) for w in (8194, 8193, 8195)]
+    write_case(results, _failing("other", verdict="violation", detail="placement: CPU"))
+    made = make_bundles_for_failures(results)
+    bundled = sorted(case_slug(case) for case in ("add-w8193", "other"))
+    assert sorted(path.name for path in made) == bundled
+    assert all((results / record.artifacts / "model.onnx").is_file() for record in same)
+    # a later run keeps the cause's bundled case as its example: no second bundle
+    assert make_bundles_for_failures(results) == made
+    assert make_bundle(results, "add-w8195").name == case_slug("add-w8195")
 
 
 def _run_reproduce(

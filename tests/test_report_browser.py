@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 from browser import Browser
@@ -14,7 +15,8 @@ from test_journal import make_record
 from test_reporting import _records, hil
 
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.results.journal import Journal, write_run_metadata
+from harness.report.matrix import CASE_PAGES
+from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
 FIRST_SCREEN = (1280, 900)
@@ -28,6 +30,8 @@ def _bundled(results: Path, record: CaseRecord) -> CaseRecord:
     (case_dir / "model.onnx").write_bytes(b"placeholder: neither report nor bundle reads it")
     (case_dir / "toolkit.json").write_text('{"target_platform": "rk3562"}')
     (case_dir / "reproduce.py").write_text("# the vendor's reproduction script\n")
+    (case_dir / "inputs").mkdir()  # kept as a user's are: nothing to draw again
+    (case_dir / "inputs" / "0_x.npy").write_bytes(b"placeholder")
     return dataclasses.replace(record, artifacts=f"cases/{case_dir.name}")
 
 
@@ -68,6 +72,15 @@ def _run(tmp_path: Path) -> Path:
     return results
 
 
+def _resolves(results: Path, href: str) -> bool:
+    """``href`` of report.html names a file there is, and an element id of it after a "#"."""
+    name, _, fragment = href.partition("#")
+    path = results / (name or "report.html")
+    if not path.is_file():
+        return False
+    return not fragment or f'id="{fragment}"' in path.read_text(encoding="utf-8", errors="replace")
+
+
 def _box(browser: Browser, selector: str) -> dict[str, float]:
     return dict(
         browser.evaluate(
@@ -101,32 +114,83 @@ def test_report_reads_first_screen_first_in_chromium(tmp_path: Path) -> None:
         if SCREENSHOT:
             browser.screenshot(Path(SCREENSHOT))
 
-        # Every link resolves: anchors to an element of the page, files to the results folder.
+        # Every link resolves: a file of the results folder (a case page, a bundle) and, after
+        # a "#", an element of that page (of this one without a file).
         hrefs = browser.evaluate(
             "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
         )
-        anchors = [h[1:] for h in hrefs if h.startswith("#")]
-        files = [h for h in hrefs if not h.startswith("#")]
-        assert anchors and files
-        missing = browser.evaluate(
-            f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))"
-        )
-        assert missing == []
-        assert [f for f in files if not (results / f).is_file()] == []
+        assert any("#" in h for h in hrefs) and any(h.startswith(CASE_PAGES) for h in hrefs)
+        assert [h for h in hrefs if not _resolves(results, h)] == []
 
-        # A heat-map cell opens its collapsed cases; a failing case opens its card.
-        for link in ("table.map td a", "#failures + table a[href^='#']"):
-            target = browser.evaluate(
-                f"(() => {{ const a = document.querySelector({json.dumps(link)}); a.click();"
-                " return a.getAttribute('href').slice(1); })()"
+        # A heat-map cell opens its collapsed cases; a failing case opens its card: on their
+        # case page, a link away.
+        links = [
+            browser.evaluate(f"document.querySelector({json.dumps(link)}).getAttribute('href')")
+            for link in ("table.map td a", "#failures + table a[href*='#']")
+        ]
+        for href in links:
+            browser.open(
+                (results / href.split("#")[0]).as_uri() + "#" + href.split("#")[1], width, height
             )
             shown = browser.evaluate(
-                f"(() => {{ const e = document.getElementById({json.dumps(target)});"
+                f"(() => {{ const e = document.getElementById({json.dumps(href.split('#')[1])});"
                 " const r = e.getBoundingClientRect();"
                 " return [r.height > 0, r.top >= 0 && r.top < innerHeight]; })()"
             )
-            assert shown == [True, True], link
+            assert shown == [True, True], href
 
         # Everything else starts collapsed: the page is short.
         browser.open(page, width, height)
         assert browser.evaluate("document.documentElement.scrollHeight") < 3 * height
+
+
+# The eleven RKNN targets: a full matrix's sections
+PLATFORMS = (
+    *("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1103b", "rv1106"),
+    *("rv1106b", "rk2118", "rv1126b"),
+)
+RECORDED = Path(__file__).parent / "data" / "causes"
+
+
+def test_a_full_matrix_report_stays_small_with_its_cards_a_link_away(tmp_path: Path) -> None:
+    """13,167 records over the eleven targets, made of recorded simulator records (one in 13
+    keeps its failure or finding, like a full matrix): report.html at most 3 MB, the cards on
+    their platform's page, and the page opens in Chromium with its causes first."""
+    results = tmp_path / "results"
+    journal = Journal(results)
+    recorded = read_records(RECORDED)
+    for platform in PLATFORMS:
+        for copy in range(19):
+            for record in recorded:
+                record = dataclasses.replace(
+                    record,
+                    id=f"{platform}/{record.op}/{record.dtype}/{record.value}#{copy}",
+                    platform=platform,
+                    value=f"{record.value}#{copy}",
+                )
+                if copy % 13:
+                    checks = [{**check, "status": "confirmed"} for check in record.checks]
+                    record = dataclasses.replace(
+                        record, verdict="confirmed", detail="", checks=checks
+                    )
+                journal.append(record, sync=False)
+    journal.sync()
+    write_run_metadata(results, {"platform": "all", "tier": "default"})
+    assert hil(["report", str(results)]) == 0
+    page = results / "report.html"
+    assert page.stat().st_size <= 3_000_000
+    case_pages = sorted((results / CASE_PAGES).glob("*.html"))
+    assert len(case_pages) == len(PLATFORMS)
+    assert "case-" not in "".join(  # no card inline: every card is on a case page
+        re.findall(r'id="(case-[^"]*)"', page.read_text(encoding="utf-8"))
+    )
+    with Browser() as browser:
+        browser.open(page.as_uri(), *FIRST_SCREEN)
+        assert browser.evaluate("document.title") == "npu-hil report"
+        headings = browser.evaluate("[...document.querySelectorAll('h2')].map(h => h.id)")
+        assert headings[:2] == ["verdicts", "causes"]
+        rows = browser.evaluate("document.querySelectorAll('table.causes tr').length")
+        assert 20 < rows < 200  # causes, not 13,167 cases
+        # what the browser lays out stays a small page's: tens of thousands of elements, not
+        # the 150,000 of inline cards
+        assert browser.evaluate("document.getElementsByTagName('*').length") < 40_000

@@ -19,7 +19,7 @@ from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import baseline_changes
 from harness.report.markdown import md_escape
-from harness.report.matrix import SHORT
+from harness.report.matrix import CASE_PAGES, SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -136,9 +136,19 @@ def test_report_writes_both_files_and_prints_their_paths(
     assert all(Path(path).stat().st_size > 0 for path in printed)
 
 
+def _parse_case_pages(results: Path) -> _ReportParser:
+    """report.html's case pages, one per section, read as one."""
+    parser = _ReportParser()
+    for page in sorted((results / CASE_PAGES).glob("*.html")):
+        parser.feed(page.read_text(encoding="utf-8"))
+    parser.close()
+    return parser
+
+
 def test_html_report_has_a_cell_per_case_in_its_backend_section(results: Path) -> None:
     hil(["report", str(results)])
-    parsed = _parse_html(results / "report.html")
+    assert _parse_html(results / "report.html").cases == []  # the cards are a link away
+    parsed = _parse_case_pages(results)
     records = _records()
     assert len(parsed.cases) == len(records)
     assert Counter(verdict for _, verdict, _ in parsed.cases) == Counter(
@@ -174,6 +184,11 @@ def test_html_report_is_self_contained_and_escapes_record_text(results: Path) ->
     assert "<script" not in html_text and "<img" not in html_text
     assert HOSTILE_ID in parsed.text  # shown, as text
     assert "a | b <img src=x onerror=alert(1)>" in parsed.text
+    for page in (results / CASE_PAGES).glob("*.html"):  # the case pages, likewise
+        cards = _parse_html(page)
+        assert not {"script", "link", "img", "iframe", "object", "embed"} & set(cards.tags)
+        assert not any(name == "src" or name.startswith("on") for name, _ in cards.attrs)
+        assert "<script" not in page.read_text(encoding="utf-8")
 
 
 def test_html_report_shows_run_metadata(results: Path) -> None:
@@ -235,15 +250,18 @@ def test_failing_cases_link_to_existing_bundles(results: Path) -> None:
     (case_dir / "model.onnx").write_bytes(b"placeholder: a report does not read the model")
     (case_dir / "toolkit.json").write_text('{"target_platform": "rk3562"}')
     (case_dir / "reproduce.py").write_text("# the vendor's reproduction script\n")
+    (case_dir / "inputs").mkdir()  # kept as a user's are: nothing to draw again
+    (case_dir / "inputs" / "0_x.npy").write_bytes(b"placeholder")
     journal = Journal(results)
     journal.append(dataclasses.replace(bundled, artifacts=f"cases/{case_dir.name}"))
     assert hil(["repro", str(results), bundled.id]) == 0
     hil(["report", str(results)])
     parsed = _parse_html(results / "report.html")
     hrefs = [str(value) for name, value in parsed.attrs if name == "href"]
-    files = [href for href in hrefs if not href.startswith("#")]
+    files = [href for href in hrefs if not href.startswith(("#", f"{CASE_PAGES}/"))]
     slug = case_slug(bundled.id)
-    assert files == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"]
+    # the example of its cause (the causes section), then the failing case
+    assert files == [f"bundles/{slug}/README.md", f"bundles/{slug}.tar.gz"] * 2
     ids = {str(value) for name, value in parsed.attrs if name == "id"}
     assert {href[1:] for href in hrefs if href.startswith("#")} <= ids  # anchors resolve
     assert all((results / href).is_file() for href in files)
@@ -358,6 +376,10 @@ def test_diff_summary_line_comes_first(tmp_path: Path, capsys: pytest.CaptureFix
         "1 case only in the old run, 1 only in the new one, 3 unchanged (compiler internals: 1)"
     )
     assert lines[1].split() == ["case", "change", "old", "new"]
+    # after the table: the failing causes that came and went, one line each
+    first = next(i for i, line in enumerate(lines) if line.startswith("failing causes: "))
+    assert all(line.startswith(("new cause ", "gone cause ")) for line in lines[first + 1 :])
+    assert len(lines) == first + 1 + sum(map(int, re.findall(r"(\d+) (?:new|gone)", lines[first])))
 
 
 def test_diff_threshold_option_and_table_output(
@@ -516,10 +538,10 @@ def test_the_overview_gives_cases_and_the_worst_verdict_per_operator_and_platfor
         assert row[1 + columns.index(md_escape(where))] == chip
     assert markdown.index("## Failing cases") < markdown.index("## Operators × platforms")
     assert markdown.index("## Operators × platforms") < markdown.index("## Documented limits")
-    parser = _parse_html(results / "report.html")
+    parser = _parse_case_pages(results)  # the cells' cases are a link away
     anchors = {value for name, value in parser.attrs if name == "id"}
     overview = (results / "report.html").read_text(encoding="utf-8").split('id="overview"')[1]
-    linked = re.findall(r'href="#([^"]+)"', overview.split("</table>")[0])
+    linked = re.findall(rf'href="{CASE_PAGES}/[^"#]+\.html#([^"]+)"', overview.split("</table>")[0])
     assert len(linked) == len({(r.op, r.platform, r.backend) for r in records})
     assert set(linked) <= anchors  # each cell opens cases that exist
 

@@ -314,6 +314,8 @@ def test_bundles_of_two_sdks_do_not_overwrite_each_other(tmp_path: Path) -> None
         for name in ("model.onnx", "reproduce.py"):
             (folder / name).write_text(f"{name} of {version}\n")
         (folder / "toolkit.json").write_text(json.dumps({"made_by": version}))
+        (folder / "inputs").mkdir()  # kept as a user's are: nothing to draw again
+        (folder / "inputs" / "0_x.npy").write_text(f"inputs of {version}\n")
         journal.append(dataclasses.replace(record, artifacts=case_folder(record.id, version)))
     with pytest.raises(BundleError, match=r"ran on SDKs 2\.3\.2, 2\.5\.0; choose one with --sdk"):
         make_bundle(tmp_path, "rk3562/Pow/int8/values=0")

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from harness.report.bundle import BundleError, make_bundle
 from harness.results.journal import read_records
+from harness.vendors import regenerate
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 POW_4 = "rk3562/Pow/float16/values=4"
@@ -68,8 +70,8 @@ def test_documented_vs_observed_end_to_end(tmp_path):
         folder = tmp_path / "results" / record.artifacts
         assert {"model.onnx", "build.log", "reproduce.py"} <= {p.name for p in folder.iterdir()}
         arrays = sorted(p.relative_to(folder).parts[0] for p in folder.rglob("*.npy"))
-        if record.verdict == "doc-drift":  # a finding: its arrays are kept for a bundle
-            assert set(arrays) == {"inputs", "observed", "reference", "reference-ort"}
+        if record.verdict == "doc-drift":  # a finding: its outputs are kept (under the cap)
+            assert set(arrays) == {"observed"}  # the rest is drawn again for a bundle
         else:  # the document holds: model, log and recipe only (--keep-arrays findings)
             assert arrays == []
     assert "npu-hil verdicts" in run.stdout
@@ -98,15 +100,22 @@ def test_a_bound_that_cannot_be_probed_alone_names_the_limit_deciding_it(tmp_pat
     assert "decided by MaxPool/attr/kernel_shape/kernel_h" in run.stdout
 
 
-def test_keep_arrays_all_keeps_a_confirmed_cases_arrays_for_its_bundle(tmp_path):
+def test_a_bundle_draws_again_the_arrays_keep_arrays_all_would_keep(tmp_path):
     assert run_suite(tmp_path, [POW_2]).returncode == 0
-    with pytest.raises(BundleError, match="kept none for a confirmed case; run the case again"):
-        make_bundle(tmp_path / "results", POW_2)
+    with pytest.raises(BundleError, match="no inputs: the folder keeps what cannot be drawn"):
+        make_bundle(tmp_path / "results", POW_2)  # nothing to draw them with
+    drawn = make_bundle(tmp_path / "results", POW_2, regenerate=regenerate)
+    drawn_files = _arrays(drawn)
+    assert {path.split("/")[0] for path in drawn_files} == {"inputs", "reference", "reference-ort"}
     assert run_suite(tmp_path, [POW_2], "--keep-arrays", "all").returncode == 0
-    bundle = make_bundle(tmp_path / "results", POW_2)
     (record,) = read_records(tmp_path / "results")
-    kept = sorted(p.name for p in (tmp_path / "results" / record.artifacts / "inputs").iterdir())
-    assert kept and sorted(p.name for p in (bundle / "inputs").iterdir()) == kept
+    kept = _arrays(tmp_path / "results" / record.artifacts)
+    assert set(kept) == set(drawn_files) | {"observed/0_Y.npy"}
+    assert all(kept[name] == drawn_files[name] for name in drawn_files)  # the same bytes
+
+
+def _arrays(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.npy")}
 
 
 def test_strict_docs_fails_on_drift(tmp_path):
@@ -122,7 +131,9 @@ def test_violation_fails_and_leaves_a_bundle(tmp_path):
     bundles = list((tmp_path / "results" / "bundles").glob("*.tar.gz"))
     assert len(bundles) == 1
     folders = {r.id: tmp_path / "results" / r.artifacts for r in read_records(tmp_path / "results")}
-    assert list(folders[POW_INT8_EXPONENT].glob("inputs/*.npy"))  # a failure keeps its arrays
+    assert not list(folders[POW_INT8_EXPONENT].glob("inputs/*.npy"))  # drawn again, not kept
+    with tarfile.open(bundles[0]) as tar:  # ... into the bundle
+        assert any("/inputs/" in name for name in tar.getnames())
     assert not list(folders[EXPAND_8193].rglob("*.npy"))  # --keep-arrays failures: not drift
 
 

@@ -56,7 +56,13 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
-from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, layer_aliases, vendor_for
+from harness.vendors import (
+    DEFAULT_PLATFORM,
+    SIMULATOR_CACHE,
+    layer_aliases,
+    regenerate,
+    vendor_for,
+)
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -232,7 +238,7 @@ def run_reduce(args: argparse.Namespace) -> int:
     _finish(results)
     smallest = reduction.smallest or original
     try:
-        bundle = make_bundle(results, smallest.id)
+        bundle = make_bundle(results, smallest.id, regenerate=regenerate)
     except (BundleError, JournalError, OSError) as exc:
         return _bad_input(exc)
     emit(f"bundle: {bundle}\n")
@@ -423,7 +429,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
 
 def _finish(results: Path) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
-    make_bundles_for_failures(results)
+    make_bundles_for_failures(results, layer_aliases(), regenerate)
     for path in write_reports(results, layer_aliases()):
         emit(f"report: {path}\n")
 

@@ -39,7 +39,7 @@ from harness.targets.selection import platform_boards
 from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, vendor_for
+from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, regenerate, vendor_for
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -207,7 +207,7 @@ def _run(
         case = answer.first_bad_case
         if case is not None:
             try:
-                make_bundle(results, case)
+                make_bundle(results, case, regenerate=regenerate)
             except BundleError as exc:
                 emit(f"{answer.id}: no bundle: {exc}\n", err=True)
     emit(format_table(answers))

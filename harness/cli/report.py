@@ -2,7 +2,9 @@
 
 Each handler takes the parsed arguments and returns the exit status: 0 success, 2 bad input
 (message on stderr). ``hil diff`` returns 0 when the runs do not differ, 1 when they do (any
-change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table.
+change, like diff(1)) and 2 on bad input; it prints a summary line first, then the table, then
+the failing causes that appeared and went, if any (``harness.report.causes``: by
+observation, not by case).
 Both read a run split with ``--shard`` from its shards' directories as one run
 (``harness.results.runs``).
 """
@@ -16,6 +18,7 @@ import math
 from harness.names import sdk_version
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
+from harness.report.causes import cause_changes
 from harness.report.diff import (
     DEFAULT_METRIC_THRESHOLD,
     diff_records,
@@ -30,7 +33,8 @@ from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord
 from harness.results.runs import read_run
 from harness.terminal import emit
-from harness.vendors import layer_aliases
+from harness.text import printable
+from harness.vendors import layer_aliases, regenerate
 
 BAD_INPUT = 2
 
@@ -54,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="cases that changed between two runs, or two SDKs of one run",
         description="Cases that changed between two runs, or between two SDK releases of one "
         "run (hil diff RESULTS --old-sdk 2.3.2 --new-sdk 2.5.0): a summary line (verdict "
-        "changes, backend-only changes), then one row per change. A directory holding several "
+        "changes, backend-only changes), one row per change, then the failing causes new and "
+        "gone. A directory holding several "
         "SDKs needs --old-sdk/--new-sdk to say which one to compare.",
         epilog="exit status: 0 the runs do not differ, 1 they differ, 2 bad input",
     )
@@ -129,16 +134,20 @@ def run_diff(args: argparse.Namespace) -> int:
     aliases = layer_aliases()
     changes = diff_records(old, new, args.metric_threshold, aliases=aliases, latency=latency)
     summary = summarize(changes, old, new, aliases=aliases)
+    by_cause = cause_changes(old, new, aliases)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,
             "summary": summary.to_json(),
+            "causes": by_cause.to_json(),
             "changes": [change.to_json() for change in changes],
             "boundaries": [change.to_json() for change in moved],
         }
         emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
+        if by_cause.new or by_cause.gone:
+            emit(f"{printable(by_cause.line())}\n")
         if moved:  # ``hil probe`` runs: the observed boundaries that moved
             emit("Real limits that moved:\n" + format_changes(moved))
     return 1 if changes or moved else 0
@@ -166,7 +175,7 @@ def _one_sdk(
 
 def run_repro(args: argparse.Namespace) -> int:
     try:
-        folder = make_bundle(args.results, args.case_id, args.sdk)
+        folder = make_bundle(args.results, args.case_id, args.sdk, regenerate)
     except (JournalError, BundleError, OSError) as exc:
         return _bad_input(args, exc)
     emit(f"{folder}\n{tarball_path(folder)}\n")

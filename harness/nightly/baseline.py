@@ -4,16 +4,21 @@ Verdicts are compared case by case and SDK by SDK (``record_key``). A failing ve
 baseline had too is old news and does not fail the run; a run fails on new failures (failing,
 and the baseline did not run the case on that SDK) and regressions (failing, and the baseline
 had another verdict). Fixed cases (failing in the baseline, not now) are listed as
-improvements.
+improvements. Failures are also counted by cause (``harness.report.causes``): a failing cause
+this run has and the baseline had not is new, one the baseline had on cases this run ran and
+this run has not is gone.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.results.journal import read_verdicts
+from harness.report.causes import Signature, signature
+from harness.results.journal import read_latest
 from harness.results.records import CaseRecord, record_key
 
 VerdictChange = tuple[str, str, str]  # case, baseline verdict, this run's verdict
@@ -27,6 +32,10 @@ class Comparison:
     changed: list[VerdictChange] = field(default_factory=list)  # other verdict changes
     new_cases: int = 0  # not in the baseline and not failing
     unchanged: int = 0
+    # failing causes (signature key, reading, cases): this run's not in the baseline, and the
+    # baseline's on cases this run ran that this run has not
+    new_causes: list[tuple[str, str, int]] = field(default_factory=list)
+    gone_causes: list[tuple[str, str, int]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -44,17 +53,29 @@ class Baseline:
         path: str | os.PathLike[str],
         failing: tuple[str, ...],
         latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
         that fail a run. ``latest``: the baseline's record_key -> (verdict, timing) read
-        elsewhere (a run from the history store), ``path`` then only naming it."""
+        elsewhere (a run from the history store, which keeps no causes), ``path`` then only
+        naming it; ``aliases``: the vendors' layer renames, for the causes."""
         # run.json names it; hil report may run elsewhere
         self.path = os.path.abspath(path) if latest is None else str(path)
         self.failing = failing
-        # record_key -> verdict, and -> timing for the timed records: a baseline may be large
-        latest = read_verdicts(path) if latest is None else latest
-        self.verdicts = {key: verdict for key, (verdict, _) in latest.items()}
-        self.timings = {key: perf for key, (_, perf) in latest.items() if perf}
+        self.aliases = aliases
+        # record_key -> verdict, timing for the timed records and cause for the failing ones:
+        # a baseline may be large
+        found = (
+            read_latest(path, lambda r: (r.verdict, r.perf, self._cause(r)))
+            if latest is None
+            else {key: (verdict, perf, None) for key, (verdict, perf) in latest.items()}
+        )
+        self.verdicts = {key: verdict for key, (verdict, _, _) in found.items()}
+        self.timings = {key: perf for key, (_, perf, _) in found.items() if perf}
+        self.causes = {key: cause for key, (_, _, cause) in found.items() if cause}
+
+    def _cause(self, record: CaseRecord) -> Signature | None:
+        return signature(record, self.aliases) if record.verdict in self.failing else None
 
     def excuse(self, record: CaseRecord) -> str | None:
         """Why a failing ``record`` does not fail the run: the baseline failed the same way."""
@@ -82,4 +103,17 @@ class Baseline:
                     comparison.fixed.append((record.id, old, new))
                 else:
                     comparison.changed.append((record.id, old, new))
+        self._compare_causes(records, comparison)
         return comparison
+
+    def _compare_causes(self, records: list[CaseRecord], comparison: Comparison) -> None:
+        now = Counter(cause for cause in map(self._cause, records) if cause)
+        ran = {record_key(record) for record in records}
+        before = Counter(cause for key, cause in self.causes.items() if key in ran)
+        known = set(self.causes.values())
+        comparison.new_causes = [
+            (cause.key, cause.reading(), n) for cause, n in now.items() if cause not in known
+        ]
+        comparison.gone_causes = [
+            (cause.key, cause.reading(), n) for cause, n in before.items() if cause not in now
+        ]

@@ -50,7 +50,7 @@ from harness.results.records import CaseRecord, case_key, flaky_text, record_key
 from harness.results.runs import SHARD_KEY
 from harness.text import printable
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM
+from harness.vendors import DEFAULT_PLATFORM, layer_aliases
 
 PLUGIN_NAME = "npu-hil-nightly"
 OFF = "off"
@@ -461,6 +461,9 @@ class NightlyRun:
             _write(reporter, f"fixed: {case_id}: {old} -> {new}")
         for case_id, old, new in comparison.changed:
             _write(reporter, f"changed: {case_id}: {old} -> {new}")
+        for kind, found in (("new", comparison.new_causes), ("gone", comparison.gone_causes)):
+            for key, reading, cases in found:
+                _write(reporter, f"{kind} cause {key} ({cases} cases): {reading}")
         for line in perf.summary_lines(records):
             _write(reporter, line)
 
@@ -495,6 +498,6 @@ def _baseline(value: str | None) -> Baseline | None:
     if value is None:
         return None
     try:
-        return Baseline(value, FAILING_VERDICTS)
+        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases())
     except (JournalError, OSError) as exc:
         raise pytest.UsageError(printable(f"--baseline {value}: {exc}")) from None  # its journal

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from harness.report.baseline import baseline_changes
 from harness.report.bundle import existing_bundles
-from harness.report.html import render_html
+from harness.report.causes import causes
+from harness.report.html import render_case_pages, render_html
 from harness.report.markdown import render_markdown
-from harness.report.matrix import build_report
+from harness.report.matrix import CASE_PAGES, build_report
 from harness.report.sdk_matrix import DOCUMENTS_KEY, build_sdk_matrix
 from harness.results.runs import read_run
 
@@ -24,9 +26,10 @@ def write_reports(
     *,
     output: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Write report.md and report.html of the run in ``results_dir`` (a results directory, or
-    the directories of one run's shards, ``harness.results.runs``) into ``output`` (default:
-    the one results directory); returns their paths. Links to repro bundles lead into the
+    """Write report.md and report.html (and report.html's case pages, ``report-cases/``) of
+    the run in ``results_dir`` (a results directory, or the directories of one run's shards,
+    ``harness.results.runs``) into ``output`` (default: the one results directory); returns
+    the paths of the two reports. Links to repro bundles lead into the
     directory that holds each. ``aliases``: the vendors' layer renames
     (``harness.vendors.layer_aliases``)."""
     directories = [results_dir] if isinstance(results_dir, str | os.PathLike) else results_dir
@@ -43,7 +46,9 @@ def write_reports(
     }
     report = build_report(records, meta, bundles, baseline_changes(meta, records, aliases))
     matrix = build_sdk_matrix(records, str(meta.get(DOCUMENTS_KEY, "")), aliases)
-    report = replace(report, probes=run.probes(), sdk_matrix=matrix)
+    report = replace(
+        report, probes=run.probes(), sdk_matrix=matrix, causes=causes(records, aliases, bundles)
+    )
     Path(output).mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in zip(
@@ -52,4 +57,15 @@ def write_reports(
         path = Path(output) / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
+    _write_case_pages(Path(output), render_case_pages(report))
     return written
+
+
+def _write_case_pages(output: Path, pages: Mapping[str, str]) -> None:
+    """report.html's case pages, replacing an earlier report's (whose sections may differ)."""
+    folder = output / CASE_PAGES
+    if folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    for name, text in pages.items():
+        (output / name).write_text(text, encoding="utf-8")

@@ -5,7 +5,8 @@
 failure the baseline had too: a run on one SDK is compared with the baseline's records of that
 SDK, by case id, so the numbers agree with ``hil diff BASELINE RESULTS --old-sdk S --new-sdk
 S``; a run on several SDKs is compared case and SDK by case and SDK, and the changes name
-both (``ID@SDK``). The comparison is ``harness.report.diff``'s. A baseline that cannot be read
+both (``ID@SDK``). The comparison is ``harness.report.diff``'s, and the failing causes
+(``harness.report.causes``) that appeared and went. A baseline that cannot be read
 is said in the report, never a reason to write no report.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from harness.report.causes import CauseChanges, cause_changes
 from harness.report.diff import Change, Summary, diff_records, summarize
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError, read_records
@@ -31,6 +33,7 @@ class BaselineChanges:
     summary: Summary | None = None
     # One per case whose verdict changed or that fails and is new, new failures first
     verdicts: list[Change] = field(default_factory=list)
+    causes: CauseChanges | None = None  # the failing causes that appeared and went
 
 
 def baseline_changes(
@@ -60,4 +63,5 @@ def baseline_changes(
         if change.kind == "verdict" or change.case_id in summary.new_failures
     ]
     verdicts.sort(key=lambda change: order.get(change.case_id, len(order)))
-    return BaselineChanges(str(path), summary=summary, verdicts=verdicts)
+    by_cause = cause_changes(old, records, aliases, key)
+    return BaselineChanges(str(path), summary=summary, verdicts=verdicts, causes=by_cause)

@@ -1,9 +1,14 @@
 """Repro bundles: one failing case as a folder (and .tar.gz) a vendor can run without npu-hil.
 
+A run leaves one bundle per failing cause (``make_bundles_for_failures``): one case shows a
+vendor the problem; ``hil repro`` bundles any other case from its folder.
 ``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
-reference-ort/, observed/, toolkit.json, dataset.txt + dataset/, build.log, reproduce.py),
-``case.json`` (the record), ``README.md`` (the documented expectation and what was seen) and
-the vendor's ``reproduce.py``.
+reference-ort/, observed/ or observed-summary.json, toolkit.json, dataset.txt + dataset/,
+build.log, reproduce.py), ``case.json`` (the record), ``README.md`` (the documented
+expectation and what was seen) and the vendor's ``reproduce.py``. A case folder keeps only what
+cannot be drawn again; the bundle gets the rest (inputs, references, calibration data) from a
+``Regenerate`` (``harness.pipeline.regenerate_arrays`` with the vendor's recipe), so it is
+complete whatever the folder kept.
 
 Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
 own fixed text) is rewritten so that the results directory's absolute path, the home directory
@@ -38,11 +43,12 @@ import stat
 import tarfile
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.judge.verdict import ARRAYS_DROPPED_FOR, FAILING_VERDICTS
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.report.causes import causes
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
@@ -51,11 +57,19 @@ from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
 REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
-COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT)
-DROPPABLE = {verdict for dropped in ARRAYS_DROPPED_FOR.values() for verdict in dropped}
+# observed-summary.json: a case folder's observed outputs over its cap, summarised
+COPIED = (
+    *("model.onnx", "toolkit.json", "dataset.txt", "build.log", "observed-summary.json"),
+    REPRO_SCRIPT,
+)
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
+
+
+# Writes into a bundle's folder the arrays its case folder did not keep (inputs, references,
+# calibration data), drawn again from the record's recipe; raises ValueError when it cannot.
+Regenerate = Callable[[CaseRecord, Path], None]
 
 
 class BundleError(ValueError):
@@ -82,10 +96,16 @@ def existing_bundles(
     }
 
 
-def make_bundle(results_dir: str | os.PathLike[str], case_id: str, sdk: str | None = None) -> Path:
+def make_bundle(
+    results_dir: str | os.PathLike[str],
+    case_id: str,
+    sdk: str | None = None,
+    regenerate: Regenerate | None = None,
+) -> Path:
     """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder.
 
-    ``sdk`` picks the record when the case ran on several SDKs in this directory.
+    ``sdk`` picks the record when the case ran on several SDKs in this directory;
+    ``regenerate`` draws the arrays the case folder did not keep (none: it must hold them).
     """
     journal = Path(results_dir) / JOURNAL_NAME
     records = read_records(results_dir)
@@ -99,27 +119,42 @@ def make_bundle(results_dir: str | os.PathLike[str], case_id: str, sdk: str | No
     if len(matches) > 1:
         sdks = ", ".join(record.sdk for record in matches)
         raise BundleError(f"{journal}: case {case_id!r} ran on SDKs {sdks}; choose one with --sdk")
-    return _make_bundle(Path(results_dir), matches[0])
+    return _make_bundle(Path(results_dir), matches[0], regenerate)
 
 
-def make_bundles_for_failures(results_dir: str | os.PathLike[str]) -> list[Path]:
-    """A bundle for every violation and wrong result (none when nothing ran); a case that
-    cannot be bundled is reported as a warning and does not stop the others."""
+def make_bundles_for_failures(
+    results_dir: str | os.PathLike[str],
+    aliases: Mapping[str, str] | None = None,
+    regenerate: Regenerate | None = None,
+) -> list[Path]:
+    """One bundle per failing cause (``harness.report.causes``; ``aliases``: the vendors'
+    layer renames): its example, a case already bundled if there is one, else the first case
+    not a known issue. The cause's other cases keep their case folders, for ``hil repro``. A
+    case that cannot be bundled is reported as a warning and the cause's next case is tried;
+    none when nothing ran."""
+    records = [
+        record
+        for record in read_records(results_dir, allow_empty=True)
+        if record.verdict in FAILING_VERDICTS
+    ]
     made = []
-    for record in read_records(results_dir, allow_empty=True):
-        if record.verdict in FAILING_VERDICTS:
+    for cause in causes(records, aliases, existing_bundles(results_dir, records)):
+        for record in cause.records:
             try:
-                made.append(_make_bundle(Path(results_dir), record))
+                made.append(_make_bundle(Path(results_dir), record, regenerate))
+                break
             except (BundleError, OSError) as exc:
                 warnings.warn(f"no repro bundle for {record.id!r}: {exc}", stacklevel=2)
     return made
 
 
-def _make_bundle(results_dir: Path, record: CaseRecord) -> Path:
+def _make_bundle(
+    results_dir: Path, record: CaseRecord, regenerate: Regenerate | None = None
+) -> Path:
     """Fill and scrub a private staging folder, pack it, then publish folder and tarball by
     renaming, under a lock: concurrent makers of one bundle take turns and a reader sees a
     whole bundle (the old one or the new one)."""
-    case_dir = _case_dir(results_dir, record)
+    case_dir = _case_dir(results_dir, record, regenerate is not None)
     target = bundle_dir(results_dir, record_key(record))
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target.parent):
@@ -127,7 +162,7 @@ def _make_bundle(results_dir: Path, record: CaseRecord) -> Path:
         packed = staging.with_name(f"{staging.name}.tar.gz")
         retired = staging.with_name(f"{staging.name}.old")
         try:
-            _fill(staging, case_dir, record)
+            _fill(staging, case_dir, record, regenerate)
             _scrub_folder(staging, _replacements(results_dir, case_dir))
             _write_tarball(staging, packed, target.name)
             if target.exists():
@@ -152,7 +187,9 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
+def _case_dir(results_dir: Path, record: CaseRecord, drawn: bool) -> Path:
+    """The case folder, refused when it lacks a required file, or arrays that cannot be
+    ``drawn`` again."""
     case = case_dir(results_dir, record)
     missing = [name for name in REQUIRED if not _regular(case / name)]
     if missing:
@@ -160,10 +197,10 @@ def _case_dir(results_dir: Path, record: CaseRecord) -> Path:
         raise BundleError(
             f"{where}: {case} lacks {', '.join(missing)} (as regular files, not links)"
         )
-    if record.verdict in DROPPABLE and not any(case.rglob("*.npy")):
+    if not drawn and not (case / "inputs").is_dir():
         raise BundleError(
-            f"{case}: no arrays: the run's --keep-arrays kept none for a {record.verdict} "
-            "case; run the case again with --keep-arrays all to bundle it"
+            f"{case}: no inputs: the folder keeps what cannot be drawn again, and nothing "
+            "here draws them (hil repro does)"
         )
     return case
 
@@ -198,7 +235,7 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
+def _fill(folder: Path, case_dir: Path, record: CaseRecord, regenerate: Regenerate | None) -> None:
     left_out: list[str] = []
     for name in COPIED:
         if os.path.lexists(case_dir / name):
@@ -206,6 +243,11 @@ def _fill(folder: Path, case_dir: Path, record: CaseRecord) -> None:
     for name in COPIED_DIRS:
         if os.path.lexists(case_dir / name):
             _copy(case_dir / name, folder / name, name, left_out)
+    if regenerate is not None:
+        try:
+            regenerate(record, folder)
+        except (ValueError, OSError) as exc:
+            raise BundleError(f"{case_dir}: cannot draw its arrays again: {exc}") from None
     try:
         toolkit = json.loads((folder / "toolkit.json").read_text(encoding="utf-8"))
     except ValueError as exc:

@@ -1,11 +1,13 @@
 """report.html: one self-contained file (inline CSS, no scripts, no external assets).
 
 The page is ``SECTIONS`` in order, each a function of the ``Report`` returning HTML: what
-matters first (run header, verdict counts, changes against the baseline, failing cases), then
-the heat maps, the collapsed case cards and the collapsed reference lists. A heat-map cell links
-to its cell's details (``Row.anchor``); a failing case to its card (``case_anchor``); browsers
-open the collapsed ``<details>`` holding a linked element. Adding a section is one function
-and one entry in ``SECTIONS``.
+matters first (run header, verdict counts, causes, changes against the baseline, failing
+cases), then the heat maps, the links to the case pages and the collapsed reference lists. The
+case cards are a link away, one page per platform and backend (``render_case_pages``, under
+``report-cases/``), so a full matrix's page stays small: a heat-map cell links to its cell's
+details there (``Row.anchor``), a failing case to its card (``case_anchor``); browsers open the
+collapsed ``<details>`` holding a linked element. Adding a section is one function and one
+entry in ``SECTIONS``.
 
 Every string that came from a record or run.json goes through ``html.escape``.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
+from harness.report.cause_section import causes_html
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     SHORT,
@@ -24,6 +27,9 @@ from harness.report.matrix import (
     Section,
     case_anchor,
     case_facts,
+    case_href,
+    case_page,
+    cell_href,
     not_run_counts,
     reference_summary,
     worst_first,
@@ -153,7 +159,7 @@ def _changes(report: Report) -> str:
     anchors = _anchors(report)
     rows = [
         [
-            f'<a href="#{escape(anchors[c.case_id])}"><code>{escape(c.case_id)}</code></a>',
+            f'<a href="{escape(anchors[c.case_id])}"><code>{escape(c.case_id)}</code></a>',
             _verdict(str(c.old)) if c.old else "(not in the baseline)",
             _verdict(str(c.new)),
         ]
@@ -191,7 +197,7 @@ def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
     """The row of a failing case: its id (and backend when the run had several) linking to
     its card, verdict, one-line cause, bundle links and known-issue mark."""
     record = failure.record
-    case = f'<a href="#{escape(case_anchor(record))}">{escape(record.id)}</a>'
+    case = f'<a href="{escape(case_href(record))}">{escape(record.id)}</a>'
     if backends:
         case += f" on {escape(record.backend)}"
     if failure.bundle:
@@ -229,13 +235,13 @@ def _overview(report: Report) -> str:
     rows = []
     for row in report.overview:
         cells = [f'<td class="op">{escape(row.op)}</td>']
-        for cell in row.cells:
+        for section, cell in zip(report.sections, row.cells, strict=True):
             if cell is None:
                 cells.append("<td></td>")
                 continue
             cells.append(
                 f'<td class="v-{escape(cell.verdict)}" title="{escape(cell.verdict)}">'
-                f'<a href="#{escape(cell.anchor)}">{escape(cell.chip)}</a></td>'
+                f'<a href="{escape(cell_href(section, cell.anchor))}">{escape(cell.chip)}</a></td>'
             )
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
@@ -289,32 +295,58 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
         f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
         for v, n in counts.items()
     )
-    anchor = escape(section.anchor(row, dtype))
-    return f'<td class="v-{escape(worst)}"><a href="#{anchor}">{chips}</a></td>'
+    href = escape(cell_href(section, section.anchor(row, dtype)))
+    return f'<td class="v-{escape(worst)}"><a href="{href}">{chips}</a></td>'
 
 
 def _cards(report: Report) -> str:
+    """Links to the case pages (``render_case_pages``): a big run's cards, inline, made a
+    page of tens of megabytes."""
     if not report.sections:
         return ""
-    parts = ['<h2 id="cases">Cases</h2>']
+    items = "".join(
+        f'<li><a href="{escape(case_page(s.backend, s.platform, s.sdk), quote=True)}">'
+        f"{escape(s.title)}</a>: {sum(s.counts.values())} cases</li>"
+        for s in report.sections
+    )
+    return f'<h2 id="cases">Cases</h2><p>One page per platform and backend:</p><ul>{items}</ul>'
+
+
+def render_case_pages(report: Report) -> dict[str, str]:
+    """The case cards, one page per section of the report: relative path -> HTML."""
+    pages = {}
     for section in report.sections:
-        by_op: dict[str, list[Row]] = {}
-        for row in section.rows:
-            by_op.setdefault(row.op, []).append(row)
-        for op, rows in by_op.items():
-            cases = [case for row in rows for cell in row.cells.values() for case in cell]
-            counts = ", ".join(f"{n} {v}" for v, n in worst_first(cases).items())
-            cells = "".join(
-                _cell_details(section, row, dtype)
-                for row in rows
-                for dtype in section.dtypes
-                if row.cells.get(dtype)
-            )
-            parts.append(
-                f'<details class="group"><summary>{escape(op)} on {escape(section.where)}'
-                f": {escape(counts)}</summary>{cells}</details>"
-            )
-    return "".join(parts)
+        parts = [
+            "<!DOCTYPE html>",
+            f'<html lang="en"><head><meta charset="utf-8"><title>{escape(section.title)}: '
+            f"cases</title><style>{_CSS}</style></head><body>",
+            f'<p><a href="../report.html">npu-hil report</a></p><h1>{escape(section.title)}</h1>',
+            _section_cards(section),
+            "</body></html>",
+        ]
+        pages[case_page(section.backend, section.platform, section.sdk)] = "\n".join(parts)
+    return pages
+
+
+def _section_cards(section: Section) -> str:
+    by_op: dict[str, list[Row]] = {}
+    for row in section.rows:
+        by_op.setdefault(row.op, []).append(row)
+    parts = []
+    for op, rows in by_op.items():
+        cases = [case for row in rows for cell in row.cells.values() for case in cell]
+        counts = ", ".join(f"{n} {v}" for v, n in worst_first(cases).items())
+        cells = "".join(
+            _cell_details(section, row, dtype)
+            for row in rows
+            for dtype in section.dtypes
+            if row.cells.get(dtype)
+        )
+        parts.append(
+            f'<details class="group"><summary>{escape(op)} on {escape(section.where)}'
+            f": {escape(counts)}</summary>{cells}</details>"
+        )
+    return "".join(parts) + "\n"
 
 
 def _cell_details(section: Section, row: Row, dtype: str) -> str:
@@ -435,9 +467,9 @@ def _verdict(verdict: str) -> str:
 
 
 def _anchors(report: Report) -> dict[str, str]:
-    """Case id -> its card's id, for the cases of this run."""
+    """Case id -> the link to its card, for the cases of this run."""
     return {
-        record.id: case_anchor(record)
+        record.id: case_href(record)
         for section in report.sections
         for row in section.rows
         for cases in row.cells.values()
@@ -448,6 +480,7 @@ def _anchors(report: Report) -> dict[str, str]:
 SECTIONS: list[Callable[[Report], str]] = [
     _header,
     _counts,
+    causes_html,
     _sdk_matrix,
     _changes,
     _failures,

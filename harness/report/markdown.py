@@ -14,6 +14,7 @@ import re
 import shlex
 from collections.abc import Callable
 
+from harness.report.cause_section import causes_markdown
 from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
@@ -295,6 +296,7 @@ def _run_details(report: Report) -> list[str]:
 SECTIONS: list[Callable[[Report], list[str]]] = [
     _header,
     _counts,
+    lambda report: causes_markdown(report, md_escape),
     _sdk_matrix,
     _changes,
     _failures,

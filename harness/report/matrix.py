@@ -28,6 +28,7 @@ from harness.results.records import CaseRecord, record_key
 
 if TYPE_CHECKING:  # baseline imports diff, which imports this module
     from harness.report.baseline import BaselineChanges
+    from harness.report.causes import Cause
     from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
@@ -229,6 +230,7 @@ class Report:
     # Records of several SDKs: per limit, the verdicts side by side (None for one SDK)
     sdk_matrix: SdkMatrix | None = None
     records: list[CaseRecord] = field(default_factory=list)  # every record, in case-id order
+    causes: list[Cause] = field(default_factory=list)  # failures and findings by cause
 
 
 def build_report(
@@ -479,6 +481,25 @@ def _slug(text: str) -> str:
 def case_anchor(record: CaseRecord) -> str:
     """The id of a case's card in the HTML report."""
     return "case-" + _slug(f"{record.backend}-{record_key(record)}")
+
+
+CASE_PAGES = "report-cases"  # beside report.html: the case cards, one page per section
+
+
+def case_page(backend: str, platform: str, sdk: str) -> str:
+    """The page holding one section's case cards, relative to report.html."""
+    where = f"{platform}-{backend}-{sdk}" if sdk else f"{platform}-{backend}"
+    return f"{CASE_PAGES}/{_slug(where)}.html"
+
+
+def case_href(record: CaseRecord) -> str:
+    """A link from report.html to a case's card."""
+    return f"{case_page(record.backend, record.platform, record.sdk)}#{case_anchor(record)}"
+
+
+def cell_href(section: Section, anchor: str) -> str:
+    """A link from report.html to a heat-map cell's cases (``Section.anchor``)."""
+    return f"{case_page(section.backend, section.platform, section.sdk)}#{anchor}"
 
 
 def natural_key(text: str) -> list[tuple[int, int | str]]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from harness.report.matrix import case_anchor
+from harness.report.matrix import case_href
 from harness.results.latency import IMPROVEMENT, REGRESSION
 from harness.results.layer_times import ms, slowest_layers
 from harness.results.records import CaseRecord
@@ -74,7 +74,7 @@ def chart_svg(records: list[CaseRecord]) -> str:
         colour = _COLOURS.get(str(judged["verdict"]), _OTHER)
         label = record.id if len(record.id) <= _LABEL_CHARS else record.id[: _LABEL_CHARS - 1] + "…"
         rows.append(
-            f'<a href="#{case_anchor(record)}" class="perf-bar">'
+            f'<a href="{case_href(record)}" class="perf-bar">'
             f"<title>{escape(record.id)}: {escape(str(judged['verdict']))}, median "
             f"{ms(judged['new_median_s'])} against {ms(judged['old_median_s'])}</title>"
             f'<text x="0" y="{y + 12}" font-size="11">{escape(label)}</text>'
@@ -115,7 +115,7 @@ def _timing_table(records: list[CaseRecord]) -> str:
     for record in records:
         perf, judged = record.perf, judgement(record)
         cells = [
-            f'<a href="#{case_anchor(record)}"><code>{escape(record.id)}</code></a>',
+            f'<a href="{case_href(record)}"><code>{escape(record.id)}</code></a>',
             *(ms(perf[key]) for key in ("median_s", "min_s", "p90_s", "mad_s")),
             str(perf["runs"]),
             escape(str(perf["clock"])),

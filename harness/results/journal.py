@@ -166,8 +166,15 @@ def read_verdicts(
     """``record_key`` -> (verdict, perf) of the last record of each key; raises JournalError.
     Holds one record at a time, so a baseline of 100,000 records costs its verdicts (and
     timings, where it has them) only."""
-    path = Path(results_dir) / JOURNAL_NAME
-    return _latest(path, attrgetter("verdict", "perf"), allow_empty=False)
+    return read_latest(results_dir, attrgetter("verdict", "perf"))
+
+
+def read_latest(
+    results_dir: str | os.PathLike[str], value: Callable[[CaseRecord], _T]
+) -> dict[str, _T]:
+    """``record_key`` -> ``value`` of the last record of each key, one record held at a time
+    (as ``read_verdicts``); raises JournalError."""
+    return _latest(Path(results_dir) / JOURNAL_NAME, value, allow_empty=False)
 
 
 def _latest(path: Path, value: Callable[[CaseRecord], _T], allow_empty: bool) -> dict[str, _T]:

@@ -33,8 +33,15 @@ class ModelRunner:
         self.platform = platform
         self.dtype = dtype
         self._models: dict[str, OperatorSpec] = {}  # filled per case; the executor reads it
+        # every array, uncapped: triage compares observed and reference tensors layer by layer
         self.executor = CaseExecutor(
-            results, backend, models=self._models, judge=judge, recipe=recipe, perf=perf
+            results,
+            backend,
+            models=self._models,
+            judge=judge,
+            recipe=recipe,
+            perf=perf,
+            observed_cap=None,
         )
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:

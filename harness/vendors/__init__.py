@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Runtimes
 from harness.diskcache import CacheFolder
+from harness.models import OPERATOR_SPECS
 from harness.names import suggestion
-from harness.pipeline import Vendor
+from harness.pipeline import Vendor, regenerate_arrays
+from harness.results.records import CaseRecord
 from harness.vendors.rknn.vendor import VENDOR as RKNN
 
 if TYPE_CHECKING:
@@ -46,6 +49,16 @@ def platform_named(name: str, *, allow_all: bool = False) -> str:
     raise LookupError(
         f"unknown platform {name!r}; known: {', '.join(known)}{every}{suggestion(name, known)}"
     )
+
+
+def regenerate(record: CaseRecord, folder: Path) -> None:
+    """The arrays ``record``'s case folder did not keep, drawn again into ``folder`` with its
+    vendor's recipe (``harness.report.bundle.Regenerate``)."""
+    try:
+        vendor = vendor_for(record.platform)
+    except LookupError as exc:
+        raise ValueError(str(exc)) from None
+    regenerate_arrays(record, folder, vendor.recipe, {**OPERATOR_SPECS, **vendor.models})
 
 
 def layer_aliases() -> dict[str, str]:

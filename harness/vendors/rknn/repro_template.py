@@ -12,9 +12,10 @@ int8) in a temporary folder, runs it on inputs/*.npy and compares the whole obse
 the one recorded in case.json: how far it got (outputs, or the stage that failed), where each
 op type's layers ran (placement), in which precision (the layer table's data types), and
 whether the outputs match reference/*.npy within the recorded tolerance (recorded: the
-observed/*.npy of the run). The toolkit runs in a child process of this script, so a
-compiler crash is observed like any other outcome ("build aborted (SIGSEGV)"). The toolkit's
-own output goes to the --log file.
+observed/*.npy of the run, or case.json's result check where the case folder kept no
+outputs: over its size cap, observed-summary.json summarises them). The toolkit runs in a
+child process of this script, so a compiler crash is observed like any other outcome ("build
+aborted (SIGSEGV)"). The toolkit's own output goes to the --log file.
 
 Exit status: 0 the recorded observation, and so its verdict, reproduced; 1 it did not (what
 differs is printed); 2 it could not run (no toolkit, a damaged bundle, a recorded
@@ -153,6 +154,10 @@ def judge(
     recorded = observation(
         stage, case.get("placement", []), recorded_outputs, reference, tolerance, span
     )
+    if recorded_outputs is None and not stage:
+        # the case folder kept no outputs (over its cap, or a verdict whose folder keeps
+        # none): the record says how they compared
+        recorded.update(outcome="outputs", result=recorded_result(case))
     now = observation(failure, layers, outputs if not failure else None, reference, tolerance, span)
     differs = [aspect for aspect in recorded if recorded[aspect] != now[aspect]]
     width = max(len(text) for text in recorded.values())
@@ -221,6 +226,16 @@ def run_on_board(
     how = f"aborted ({seen.aborted})" if seen.aborted else "failed"
     failure = f"{seen.failed_stage} {how} ({seen.error})" if seen.failed_stage else ""
     return list(seen.outputs or []), failure, seen.placement
+
+
+def recorded_result(case: dict[str, Any]) -> str:
+    """ "match" or "mismatch": how the recorded outputs compared with the reference, by the
+    record's result check (its metrics where the references disagreed)."""
+    checks = [c for c in case.get("checks", []) if c.get("prop") == "result"]
+    status = checks[0].get("status") if checks else None
+    if status == "reference-disagreement":
+        return "mismatch" if case.get("metrics", {}).get("mismatches") else "match"
+    return "mismatch" if status == "wrong-result" else "match"
 
 
 def recorded_stage(case: dict[str, Any]) -> str:

@@ -1,0 +1,198 @@
+"""The report's "Causes" section, first after the verdict counts: the run's failures and the
+document's findings grouped by cause (``harness.report.causes``).
+
+One row per cause: its key, status, how many cases (and how many of them known issues, as
+expected), the platforms, operators, dtypes and SDKs it appears on, a one-line reading, one
+example case with its repro bundle; the cases themselves collapsed below the table. Failing
+causes are shown open; the document's findings (doc drift, limits confirmed or rewritten)
+collapsed. Against a baseline, the failing causes it did not have are marked new and the
+ones it had that this run has not are listed as gone.
+"""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+from collections.abc import Callable
+from html import escape
+
+from harness.report.causes import Cause, CauseChanges
+from harness.report.matrix import Report, case_href
+from harness.results.records import CaseRecord
+
+READING_WIDTH = 160  # characters of a cause's reading in report.md's table
+HTML_READING_WIDTH = 72  # in report.html's, one line; the whole reading on hover
+_COLUMNS = ["cause", "status", "cases", "known", "platforms", "operators", "dtypes", "SDKs"]
+
+
+def _reading(cause: Cause) -> str:
+    return textwrap.shorten(cause.signature.reading(), READING_WIDTH, placeholder=" ...")
+
+
+def _summary(causes: list[Cause]) -> str:
+    """ "3 causes over 46 cases" """
+    cases = sum(len(cause.records) for cause in causes)
+    return f"{_count(len(causes), 'cause')} over {_count(cases, 'case')}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _facts(cause: Cause, new: set[str]) -> list[str]:
+    """The plain-text cells of a cause's row, in ``_COLUMNS`` order; ``new``: the keys of the
+    causes the baseline did not have."""
+    key = cause.signature.key
+    return [
+        f"{key} (new)" if key in new else key,
+        cause.signature.status,
+        str(len(cause.records)),
+        str(cause.known or ""),
+        *(", ".join(cause.values(field)) for field in ("platform", "op", "dtype", "sdk")),
+    ]
+
+
+def _new(changes: CauseChanges | None) -> set[str]:
+    return {cause.signature.key for cause in changes.new} if changes else set()
+
+
+def _against(changes: CauseChanges) -> str:
+    """ "Against the baseline: 1 new, 2 gone, 13 in both." """
+    return (
+        f"Against the baseline: {len(changes.new)} new, {len(changes.gone)} gone, "
+        f"{changes.kept} in both."
+    )
+
+
+def _changes(report: Report) -> CauseChanges | None:
+    """The failing causes against the baseline, when the run has one."""
+    return report.baseline.causes if report.baseline else None
+
+
+def causes_markdown(report: Report, md_escape: Callable[[object], str]) -> list[str]:
+    causes, changes = report.causes, _changes(report)
+    if not causes and not (changes and changes.gone):
+        return []
+    failing = [cause for cause in causes if cause.failing]
+    findings = [cause for cause in causes if not cause.failing]
+    lines = ["## Causes", ""]
+    lines.append(f"Failing: {_summary(failing)}." if failing else "Failing: none.")
+    lines.append("")
+    if changes:
+        lines += [_against(changes), ""]
+        lines += [f"- gone: {md_escape(cause.line())}" for cause in changes.gone]
+        lines += [""] if changes.gone else []
+    lines += _markdown_table(failing, md_escape, _new(changes))
+    if findings:
+        lines += [
+            f"<details><summary>The document's findings: {_summary(findings)}</summary>",
+            "",
+            *_markdown_table(findings, md_escape, set()),
+            "</details>",
+            "",
+        ]
+    return lines
+
+
+def _markdown_table(
+    causes: list[Cause], md_escape: Callable[[object], str], new: set[str]
+) -> list[str]:
+    if not causes:
+        return []
+    header = [*_COLUMNS, "reading", "example"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for cause in causes:
+        cells = [md_escape(text) for text in _facts(cause, new)]
+        cells += [md_escape(_reading(cause)), _markdown_example(cause, md_escape)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for cause in causes:
+        lines += [
+            f"<details><summary>{md_escape(cause.signature.key)}: "
+            f"{len(cause.records)} cases</summary>",
+            "",
+            *(f"- {md_escape(r.id)} ({md_escape(_where(r))})" for r in cause.records),
+            "",
+            "</details>",
+            "",
+        ]
+    return lines
+
+
+def _markdown_example(cause: Cause, md_escape: Callable[[object], str]) -> str:
+    example = md_escape(cause.example.id)
+    if cause.bundle:
+        return f"{example} ([bundle]({cause.bundle}/README.md), [tar.gz]({cause.bundle}.tar.gz))"
+    return f"{example} (hil repro RESULTS {md_escape(shlex.quote(cause.example.id))})"
+
+
+def _where(record: CaseRecord) -> str:
+    on_sdk = f", SDK {record.sdk}" if record.sdk else ""
+    return f"{record.backend}{on_sdk}"
+
+
+def causes_html(report: Report) -> str:
+    """One line of totals, then one table row per cause, each a line: its reading opens the
+    list of its cases."""
+    causes, changes = report.causes, _changes(report)
+    if not causes and not (changes and changes.gone):
+        return ""
+    failing = [cause for cause in causes if cause.failing]
+    findings = [cause for cause in causes if not cause.failing]
+    total = f"Failing: {_summary(failing)}." if failing else "Failing: none."
+    line = f'<span class="{"bad" if failing else "ok"}">{total}</span>'
+    if changes:
+        line += (
+            f' <span class="{"bad" if changes.new else "ok"}">{escape(_against(changes))}</span>'
+        )
+    parts = ['<h2 id="causes">Causes</h2>', f"<p>{line}</p>"]
+    if changes and changes.gone:
+        gone = "".join(f"<li>gone: {escape(cause.line())}</li>" for cause in changes.gone)
+        parts.append(f"<ul>{gone}</ul>")
+    parts.append(_html_table(failing, _new(changes)) if failing else "")
+    if findings:
+        parts.append(
+            f"<details><summary>The document's findings: {_summary(findings)}</summary>"
+            f"{_html_table(findings, set())}</details>"
+        )
+    return "".join(parts)
+
+
+def _html_table(causes: list[Cause], new: set[str]) -> str:
+    head = "".join(f"<th>{escape(name)}</th>" for name in [*_COLUMNS, "reading", "example"])
+    rows = []
+    for cause in causes:
+        key, status, cases, known, *others = (escape(text) for text in _facts(cause, new))
+        cells = [
+            f'<td class="nw"><code id="{escape(cause.signature.key)}">{key}</code></td>',
+            f'<td><span class="chip nw v-{status}">{status}</span></td>',
+            f"<td class=n>{cases}</td>",
+            f"<td class=n>{known}</td>",
+            *(f"<td>{text}</td>" for text in others),
+            f"<td>{_html_cases(cause)}</td>",
+            f"<td>{_html_example(cause)}</td>",
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f'<table class="causes"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _html_cases(cause: Cause) -> str:
+    """The reading (the whole one on hover), opening the cause's cases."""
+    items = "".join(
+        f'<li><a href="{escape(case_href(r))}">{escape(r.id)}</a> ({escape(_where(r))})</li>'
+        for r in cause.records
+    )
+    reading = escape(textwrap.shorten(cause.signature.reading(), HTML_READING_WIDTH))
+    return (
+        f'<details><summary class="cause" title="{escape(cause.signature.reading())}">'
+        f"{reading}</summary><ul>{items}</ul></details>"
+    )
+
+
+def _html_example(cause: Cause) -> str:
+    example = cause.example
+    case = f'<a href="{escape(case_href(example))}">{escape(example.id)}</a>'
+    if not cause.bundle:
+        return f"{case} · no bundle yet: <code>hil repro</code>"
+    link = escape(cause.bundle, quote=True)
+    return f'{case} · <a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'
