@@ -16,7 +16,7 @@ from harness.judge.verdict import FAILING_VERDICTS
 from harness.nightly.known_issues import starting_file
 from harness.results.journal import JournalError, read_records
 from harness.terminal import emit
-from harness.vendors import vendor_for
+from harness.vendors import layer_aliases, vendor_for
 
 BAD_INPUT = 2
 
@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "-o", "--output", default="-", help="file to write (default: standard output)"
     )
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument(
+        "--platform",
+        help="only the failures of these platforms (comma-separated; default: every one), "
+        "e.g. one platform group's file of the vendor's known issues",
+    )
     init.set_defaults(handler=run_init)
 
 
@@ -38,12 +43,17 @@ def run_init(args: argparse.Namespace) -> int:
         records = read_records(args.results)
     except (JournalError, OSError) as exc:
         return _bad_input(exc)
+    if args.platform:
+        wanted = {name.strip().lower() for name in args.platform.split(",") if name.strip()}
+        records = [record for record in records if record.platform in wanted]
+        if not records:
+            return _bad_input(f"{args.results}: no record of platform {args.platform}")
     sdk: set[str] = set()
     for platform in {record.platform for record in records}:
         # a platform no vendor of this version knows: its entries name no versions
         with contextlib.suppress(LookupError):
             sdk |= set(vendor_for(platform).versions())
-    text = starting_file(records, FAILING_VERDICTS, sdk)
+    text = starting_file(records, FAILING_VERDICTS, sdk, layer_aliases())
     if args.output == "-":
         emit(text)
         return 0

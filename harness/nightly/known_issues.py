@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from harness.catalogue.loader import DataLoader
+from harness.report.causes import causes
 from harness.results.records import CaseRecord
 from harness.results.schema import schema_problem
 
@@ -245,22 +246,25 @@ def _read(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def starting_file(records: list[CaseRecord], failing: tuple[str, ...], sdk: set[str]) -> str:
-    """A known-issues file (YAML text) with one entry per failing verdict and limit of
-    ``records``, applying to the versions of the ``sdk`` components the records ran with."""
-    groups: dict[tuple[str, str], list[CaseRecord]] = {}
-    for record in records:
-        if record.verdict in failing:
-            groups.setdefault((record.verdict, record.limit), []).append(record)
+def starting_file(
+    records: list[CaseRecord],
+    failing: tuple[str, ...],
+    sdk: set[str],
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """A known-issues file (YAML text) with one entry per cause of the failing ``records``
+    (``harness.report.causes``: one vendor behaviour seen in many cases is one entry, its
+    reading the note), applying to the versions of the ``sdk`` components they ran with."""
+    found = causes((r for r in records if r.verdict in failing), aliases)
     entries = []
-    for (verdict, _limit), members in groups.items():
-        first = members[0]
+    for cause in found:
+        members, first = cause.records, cause.example
         versions = {name: [first.versions[name]] for name in sorted(sdk) if name in first.versions}
         entry: dict[str, Any] = {
-            "cases": [escape_glob(member.id) for member in members],
-            "verdict": verdict,
+            "cases": sorted(escape_glob(member.id) for member in members),
+            "verdict": cause.signature.status,
             "reference": "unreported: replace with the vendor ticket or a link",
-            "note": first.detail.splitlines()[0][:200] if first.detail else "",
+            "note": cause.signature.reading()[:300],
         }
         if versions:
             entry["versions"] = versions
