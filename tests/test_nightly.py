@@ -246,6 +246,14 @@ def test_known_issues_init_writes_a_file_that_makes_the_same_run_pass(tmp_path: 
         timeout=120,
     )
     assert bad.returncode == 2 and "nothing" in bad.stderr
+    other = subprocess.run(
+        [*init, "--platform", "rk3588", "--force"], capture_output=True, text=True, env=env
+    )
+    assert other.returncode == 2 and "no record of platform rk3588" in other.stderr
+    mine = subprocess.run(
+        [*init, "--platform", "RK3562", "--force"], capture_output=True, text=True, env=env
+    )
+    assert mine.returncode == 0 and len(load_known_issues(output).entries) == 1
 
 
 # -- baseline
