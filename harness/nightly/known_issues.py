@@ -125,6 +125,16 @@ class Entry:
         """Whether one of the entry's case patterns matches one of ``ids``."""
         return any(glob_match(glob, case_id) for case_id in ids for glob in self.cases)
 
+    def names_platform(self, platforms: Collection[str]) -> bool:
+        """Whether one of the entry's case patterns is of one of ``platforms`` (a case id
+        starts with its platform: an entry of a platform a run does not target says
+        nothing about that run)."""
+        return any(
+            glob_match(glob.split("/", 1)[0], platform)
+            for glob in self.cases
+            for platform in platforms
+        )
+
     def label(self) -> str:
         where = f"{self.file}: " if self.file else ""
         return f"{where}known_issues[{self.index}] ({self.reference}: {', '.join(self.cases)})"
@@ -165,10 +175,12 @@ class KnownIssues:
         have: a case they name ran, or they name no case that the selection left out
         (``not_selected``: the ids deselected by ``-k``, ``-m``, the tier or the shard)."""
         ran = {record.id for record in records}
+        platforms = _platforms(ran, not_selected)
         return [
             entry
             for entry in self.entries
             if not any(map(entry.matches, records))
+            and entry.names_platform(platforms)
             and (entry.names_any(ran) or not entry.names_any(not_selected))
         ]
 
@@ -178,6 +190,17 @@ class KnownIssues:
         return sum(
             not entry.names_any(ran) and entry.names_any(not_selected) for entry in self.entries
         )
+
+    def elsewhere(self, records: list[CaseRecord], not_selected: Collection[str]) -> int:
+        """How many entries are of platforms the run does not target (the vendor's files of
+        the other platform groups): neither stale nor left out by the selection."""
+        platforms = _platforms({record.id for record in records}, not_selected)
+        return sum(not entry.names_platform(platforms) for entry in self.entries)
+
+
+def _platforms(*ids: Collection[str]) -> set[str]:
+    """The platforms of case ids (their first part)."""
+    return {case_id.split("/", 1)[0] for group in ids for case_id in group}
 
 
 @cache

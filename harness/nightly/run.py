@@ -434,12 +434,14 @@ class NightlyRun:
         changed = [record for record in marked if record.known["status"] == CHANGED]  # type: ignore[index]
         stale = known.stale(records, self.deselected)
         unselected = known.not_selected(records, self.deselected)
+        elsewhere = known.elsewhere(records, self.deselected)
         reporter.section("npu-hil known issues")
         _write(
             reporter,
             f"{_shown(known.path)}: {len(marked) - len(changed)} as expected, "
             f"{len(changed)} changed, {len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}"
-            + (f", {unselected} for cases not selected" if unselected else ""),
+            + (f", {unselected} for cases not selected" if unselected else "")
+            + (f", {elsewhere} for other platforms" if elsewhere else ""),
         )
         for record in changed:
             _write(reporter, f"changed: {self.changed(record)}")
