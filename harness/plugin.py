@@ -9,9 +9,11 @@ a test failure.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -22,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
@@ -40,17 +41,21 @@ from harness.models.budget import size_budget
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
 from harness.pipeline import CaseExecutor, Vendor, host_versions
-from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
+from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import finished_ids, write_run_metadata
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.targets.selection import (
+    Assignment,
+    BoardDown,
     BoardWithFallback,
-    NoBoardError,
+    assign_boards,
+    assigned_board,
+    fallback_note,
     farm_options,
     platform_boards,
-    select_board,
+    worker_index,
 )
 from harness.targets.target import Target
 from harness.text import printable, warn_weak_secrets
@@ -70,6 +75,13 @@ _KNOWN_CHANGED: list[str] = []
 # Warnings the summary counts instead of pytest listing each (-W default::<this> lists them)
 _QUIET = ("DocDriftWarning", "KnownIssueChangedWarning")
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
+
+
+# A configured board down at the start (unreachable, no place leased, failed version check):
+# not a test result, so neither one of pytest's statuses nor a failure.
+BOARD_DOWN_EXIT = 6
+_ASSIGNMENTS = pytest.StashKey[dict[str, list[Assignment]]]()  # platform -> one per worker
+_WORKER_BOARDS = "npu_hil_boards"  # workerinput key: platform -> this worker's assignment
 
 
 class InfrastructureError(Exception):
@@ -96,8 +108,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--backend",
         choices=("auto", "sim", "board"),
         default="auto",
-        help="where cases run: a configured board if any, else the simulator (auto); "
-        "always the simulator (sim); a board or an error (board)",
+        help="where cases run: the configured boards if any (a board that is down stops the "
+        f"run, exit status {BOARD_DOWN_EXIT}), else the simulator (auto); always the simulator "
+        "(sim); a board or an error (board)",
+    )
+    group.addoption(
+        "--board-fallback",
+        choices=("none", "simulator"),
+        default="none",
+        help="a configured board that is down at the start: the run stops (none), or its cases "
+        "run on the simulator, every record saying so (simulator)",
     )
     group.addoption("--strict-docs", action="store_true", help="fail on documentation drift")
     group.addoption("--results", default="results", help="results directory (default results)")
@@ -214,10 +234,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
-        meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
-        _require_board(config, meta["boards"])
+        stopped: BoardDown | None = None
+        try:
+            boards = _assign_boards(config)
+        except BoardDown as exc:
+            boards, stopped = exc.reports, exc
+        meta = {**_run_metadata(config, boards), **_NIGHTLY[0].run_metadata()}
+        downs = [a.down for a in _assigned(config) if a.down] + ([stopped.down] if stopped else [])
+        if downs:
+            meta[BOARD_DOWN_KEY] = [
+                {**down, "cases": "simulator" if stopped is None else "not run"} for down in downs
+            ]
         if not config.option.collectonly:  # it runs nothing: an earlier run's results stay
             write_run_metadata(results, meta)
+        if stopped is not None:
+            pytest.exit(
+                f"npu-hil: {stopped}: the run stopped before any case (exit status "
+                f"{BOARD_DOWN_EXIT}; --board-fallback simulator runs its cases on the simulator)",
+                returncode=BOARD_DOWN_EXIT,
+            )
         warn_weak_secrets()
 
 
@@ -226,6 +261,8 @@ def _check_options(config: pytest.Config) -> None:
     _vendor(config)
     _sdks(config)
     _check_timeout(config)
+    if config.getoption("backend") == "board" and config.getoption("board_fallback") != "none":
+        raise pytest.UsageError("--board-fallback simulator: not with --backend board")
     if config.getoption("hil_batch") < 1:
         raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
@@ -319,7 +356,7 @@ def _sdks(config: pytest.Config) -> list[str]:
     return config.stash[_SDKS]
 
 
-def _run_metadata(config: pytest.Config) -> dict[str, Any]:
+def _run_metadata(config: pytest.Config, boards: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": _platform(config),
@@ -328,7 +365,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "versions": {**host_versions(), **_vendor(config).versions()},
         "sdks": _sdks(config),
         DOCUMENTS_KEY: "; ".join(c.source.document for c in _catalogues(config)),
-        "boards": _discovery(config),
+        "boards": boards,
         UNPROBED_KEY: _unprobed(config),
         MODELS_NOT_RUN_KEY: _directory(config).not_run,
         **_documented(config),
@@ -356,29 +393,81 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     ]
 
 
-def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
-    """Stop before any case when a board is required and none of the platform answers."""
-    if config.getoption("backend") != "board" and not config.getoption("require_board"):
-        return
-    if not discovered:
-        where = config.getoption("boards")
-        raise pytest.UsageError(f"no board file for platform {_platform(config)} in {where}")
-    if not any(report["status"] == "ok" for report in discovered):
-        problems = "; ".join(
-            f"board {r['board']} is {r['status']}: {'; '.join(r['problems'])}" for r in discovered
-        )
-        raise pytest.UsageError(printable(problems))  # board text
-
-
-def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
-    """What each board of the platform reports about itself (none with --backend sim)."""
-    if config.getoption("backend") == "sim":
+def _assign_boards(config: pytest.Config) -> list[dict[str, Any]]:
+    """Choose every process's board of each platform before any case (leases held until the
+    run ends); the discovery reports of the boards checked. ``BoardDown``: a configured board
+    is down and no fallback was asked for; a usage error when a board is required and none is
+    configured."""
+    config.stash[_ASSIGNMENTS] = {}
+    if config.getoption("backend") == "sim" or config.option.collectonly:
         return []
-    return [
-        check(board, sdk=_sdks(config)[0])
-        for platform in _platforms(config)
-        for board in _platform_boards(config, platform)
-    ]
+    leases = ExitStack()
+    config.add_cleanup(leases.close)
+    reports: list[dict[str, Any]] = []
+    for platform in _platforms(config):
+        boards = _platform_boards(config, platform)
+        if not boards and (config.getoption("backend") == "board" or _require(config)):
+            where = config.getoption("boards")
+            raise pytest.UsageError(f"no board file for platform {platform} in {where}")
+        config.stash[_ASSIGNMENTS][platform], checked = assign_boards(
+            boards,
+            _workers(config),
+            fallback=config.getoption("board_fallback") == "simulator",
+            sdk=_sdks(config)[0],
+            leases=leases,
+            progress=functools.partial(_say, config),
+        )
+        reports += checked
+    return reports
+
+
+def _say(config: pytest.Config, text: str) -> None:
+    """A line on the terminal now, outside pytest's capture (it runs before the reporter)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        sys.stderr.write(printable(text) + "\n")
+        sys.stderr.flush()
+
+
+def _require(config: pytest.Config) -> bool:
+    return bool(config.getoption("require_board"))
+
+
+def _workers(config: pytest.Config) -> int:
+    """How many processes run cases: xdist's workers (``-n N``, ``--tx``), else this one."""
+    if config.getoption("dist", "no") == "no":
+        return 1
+    specs = config.getoption("tx", None) or []
+    return sum(int(s.split("*")[0]) if s.split("*")[0].isdigit() else 1 for s in specs) or 1
+
+
+def _assigned(config: pytest.Config) -> list[Assignment]:
+    return [a for each in config.stash.get(_ASSIGNMENTS, {}).values() for a in each]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker starting: the boards the controller chose for it."""
+    index = worker_index(node.gateway.id)
+    node.workerinput[_WORKER_BOARDS] = {
+        platform: assignments[index % len(assignments)].to_json()
+        for platform, assignments in node.config.stash[_ASSIGNMENTS].items()
+    }
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Where each process runs its cases, on the terminal before any case (outside capture)."""
+    lines = []
+    for platform, assignments in config.stash.get(_ASSIGNMENTS, {}).items():
+        for index, assignment in enumerate(assignments):
+            who = f" gw{index}" if len(assignments) > 1 else ""
+            lines.append(
+                printable(
+                    f"npu-hil{who}: {platform} running on {assignment.backend_name}: "
+                    f"{assignment.why}"
+                )
+            )
+    return lines
 
 
 def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
@@ -394,6 +483,12 @@ def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
         raise pytest.UsageError(f"--boards: {exc}") from None
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if farm and not boards:
+        raise pytest.UsageError(
+            f"--lg-place/--lg-tags: no board file for platform {platform} in "
+            f"{option('boards')}: a labgrid place needs one for its keys, known_hosts, work "
+            "directory and runtime"
+        )
     return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
@@ -538,10 +633,15 @@ def hil_executors(
 
         @functools.cache
         def executor(sdk: str, platform: str) -> CaseExecutor:
-            board = _board(pytestconfig, platform, stack)
+            board, assignment = _board(pytestconfig, platform)
+            run = _NIGHTLY[0]
+            annotate = run.mark
             backend: Target
             if board is None:
                 backend = simulator(sdk)
+                if assignment is not None and assignment.down is not None:
+                    note = fallback_note(assignment.down)
+                    annotate = lambda record: run.mark(_noted(record, note))  # noqa: E731
             else:
                 on_board = stack.enter_context(
                     vendor.board_target(
@@ -550,7 +650,6 @@ def hil_executors(
                 )
                 fallback = functools.partial(simulator, sdk)
                 backend = BoardWithFallback(on_board, fallback, option("board_down") == "sim")
-            run = _NIGHTLY[0]
             return CaseExecutor(
                 results,
                 backend,
@@ -558,7 +657,7 @@ def hil_executors(
                 models,
                 vendor.judge,
                 vendor.recipe,
-                annotate=run.mark,
+                annotate=annotate,
                 timeout_for=run.timeout_for,
                 sdk=sdk,
                 perf=run.perf,
@@ -571,29 +670,21 @@ def hil_executors(
         yield executor
 
 
-def _board(config: pytest.Config, platform: str, leases: ExitStack) -> Board | None:
-    """This process's board of ``platform``, or None for the simulator (a labgrid place is
-    leased into ``leases``); says which on the terminal."""
-    mode = config.getoption("backend")
-    if mode == "sim":
-        return None
-    boards = _platform_boards(config, platform)
-    worker = getattr(config, "workerinput", {}).get("workerid")
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    try:
-        board, selection = select_board(
-            boards,
-            worker,
-            require=mode == "board" or config.getoption("require_board"),
-            sdk=_sdks(config)[0],
-            leases=leases,
-            progress=reporter.write_line if reporter is not None else None,
-        )
-    except NoBoardError as exc:
-        raise pytest.UsageError(f"{exc} (--boards {config.getoption('boards')})") from None
-    if reporter is not None:
-        reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
-    return board
+def _board(config: pytest.Config, platform: str) -> tuple[Board | None, Assignment | None]:
+    """This process's board of ``platform`` as the run's first process chose it (None: the
+    simulator), and that choice (None with --backend sim)."""
+    if config.getoption("backend") == "sim":
+        return None, None
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        assignment = Assignment.from_json(worker[_WORKER_BOARDS][platform])
+    else:
+        assignment = config.stash[_ASSIGNMENTS][platform][0]
+    return assigned_board(_platform_boards(config, platform), assignment), assignment
+
+
+def _noted(record: CaseRecord, note: str) -> CaseRecord:
+    return dataclasses.replace(record, warnings=[*record.warnings, note])
 
 
 @pytest.fixture(scope="session")
@@ -721,6 +812,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    downs = [a.down for a in _assigned(config) if a.down]
+    if downs:
+        terminalreporter.section("npu-hil boards down", red=True)
+        for down in downs:
+            terminalreporter.write_line(fallback_note(down))
     if not _VERDICT_COUNTS:
         return
     terminalreporter.section("npu-hil verdicts")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,9 @@ from test_boards_check import hil_boards
 from harness.boards.farm import Lease
 from harness.boards.inventory import BoardFileError, load_board
 from harness.boards.settings import FarmSettings
-from harness.results.journal import read_records
+from harness.plugin import BOARD_DOWN_EXIT
+from harness.report.matrix import run_header
+from harness.results.journal import read_records, read_run_metadata
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 
@@ -84,13 +87,16 @@ def test_hil_boards_check_works_on_a_place_and_releases_it(
     assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
 
 
-def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.Popen[str]:
+def run_suite(
+    tmp_path: Path, boards: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         suite_command(tmp_path, boards, "results", *args),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -140,7 +146,7 @@ def test_a_place_never_released_fails_the_run_at_its_timeout(
     folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a", wait=3)
     coordinator.client("-p", "rk3562-a", "acquire")
     code, output = finish(run_suite(tmp_path, folder))
-    assert code == 4, output  # a usage error: no board for a --backend board run
+    assert code == BOARD_DOWN_EXIT, output  # the configured board is down: the run stops
     assert "no place rk3562-a became free" in output and "within 3 s" in output
     assert coordinator.acquired() == ["rk3562-a"]  # still the other user's
     assert coordinator.reservations().strip() == ""  # ours was cancelled
@@ -199,3 +205,95 @@ def test_a_lease_reads_the_network_service(farm: tuple[Farm, list[SshServer]]) -
     finally:
         lease.release()
     assert coordinator.acquired() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(["-n", "2"], {}), ([], {"PYTHONUNBUFFERED": "1"})],
+    ids=["xdist", "unbuffered"],
+)
+def test_a_farm_board_that_cannot_be_leased_stops_the_default_run(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a", wait=2)
+    coordinator.client("-p", "rk3562-a", "acquire")  # someone else's session
+    command = ["--backend", "auto", "--capture", "fd", *args]  # pytest's capture on
+    code, output = finish(run_suite(tmp_path, folder, *command, env=env))
+    assert code == BOARD_DOWN_EXIT, output
+    assert "board farm-rk3562 (labgrid place rk3562-a) is unreachable" in output
+    assert "no place rk3562-a became free" in output
+    assert not (tmp_path / "results" / "journal.jsonl").exists()
+    (down,) = read_run_metadata(tmp_path / "results")["board_down"]
+    assert (down["board"], down["cases"]) == ("farm-rk3562", "not run")
+    assert coordinator.reservations().strip() == ""  # ours cancelled; the place still theirs
+
+
+def test_with_the_fallback_asked_for_the_records_say_the_place_was_down(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a", wait=2)
+    coordinator.client("-p", "rk3562-a", "acquire")
+    fallback = ["--backend", "auto", "--board-fallback", "simulator", "-n", "2"]
+    code, output = finish(run_suite(tmp_path, folder, *fallback))
+    assert code == 0, output
+    records = read_records(tmp_path / "results")
+    assert {r.backend for r in records} == {"simulator"} and len(records) == len(SELECTION)
+    for record in records:
+        assert any("farm-rk3562 (labgrid place rk3562-a) is unreachable" in w
+                   and "ran on the simulator instead" in w for w in record.warnings)  # fmt: skip
+    meta = read_run_metadata(tmp_path / "results")
+    first = run_header(records, meta)[0]
+    assert first[0] == "board down" and "its cases ran on the simulator" in first[1]
+    assert "npu-hil boards down" in output
+
+
+SPY = """
+import json, os, time
+from harness.boards import farm
+
+_client = farm._client
+
+
+def spied(settings, *args, **kwargs):
+    with open(os.environ["FARM_SPY"], "a") as log:
+        log.write(json.dumps({"pid": os.getpid(), "args": list(args), "at": time.time()}) + "\\n")
+    return _client(settings, *args, **kwargs)
+
+
+farm._client = spied
+"""
+
+
+def test_each_worker_has_one_lease_from_discovery_to_its_last_case(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, tags={"soc": "rk3562"})
+    # a spy on every labgrid-client call the harness makes (it changes none of them)
+    (tmp_path / "spy").mkdir()
+    (tmp_path / "spy" / "farm_spy.py").write_text(SPY)
+    calls_log = tmp_path / "calls.jsonl"
+    env = {"FARM_SPY": str(calls_log), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "spy"), str(Path(__file__).resolve().parents[1])])}  # fmt: skip
+    code, output = finish(run_suite(tmp_path, folder, "-n", "2", "-p", "farm_spy", env=env))
+    assert code == 0, output
+    calls = [json.loads(line) for line in calls_log.read_text().splitlines()]
+    verbs = [call["args"][2] if call["args"][0] == "-p" else call["args"][0] for call in calls]
+    assert verbs.count("reserve") == 2 and verbs.count("acquire") == 2, verbs
+    assert verbs.count("release") == 2 and verbs.count("cancel-reservation") == 2, verbs
+    assert len({call["pid"] for call in calls}) == 1  # the controller only: no worker leases
+    first_release = min(c["at"] for c, v in zip(calls, verbs, strict=True) if v == "release")
+    last_acquire = max(c["at"] for c, v in zip(calls, verbs, strict=True) if v == "acquire")
+    records = read_records(tmp_path / "results")
+    assert {r.backend for r in records} == {"rk3562-a", "rk3562-b"}
+    assert all(last_acquire < _started(r.started) for r in records)  # leased before any case
+    assert all(_started(r.started) + r.duration_s < first_release for r in records)
+    boards = read_run_metadata(tmp_path / "results")["boards"]  # discovery on the held places
+    assert sorted(b["board"] for b in boards) == ["rk3562-a", "rk3562-b"]
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+
+def _started(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()

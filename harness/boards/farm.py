@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -192,28 +192,32 @@ def _network_service(show: str) -> tuple[str, dict[str, Any]]:
 
 @contextlib.contextmanager
 def lease(board: Board, progress: Callable[[str], None] = log.warning) -> Iterator[Board]:
-    """``board`` (a farm board) on a leased place: named after the place, reached at its
-    NetworkService with the board file's keys, ``{place}`` in its workdir replaced by the
-    place's name (places that share one host); released on leaving."""
+    """``board`` (a farm board) on a leased place (``leased_board``), released on leaving."""
     assert board.farm is not None
     if not isinstance(board.transport, SshSettings):
         raise PlaceError(f"board {board.name}: a labgrid place is reached by SSH, not adb")
     held = Lease(board.farm, progress)
     service = held.acquire()
     try:
-        transport = dataclasses.replace(
-            board.transport,
-            host=str(service["address"]),
-            port=int(service.get("port", 22)),
-            user=str(service["username"]),
-        )
         assert held.place is not None
-        workdir = board.workdir.replace(PLACE_FIELD, held.place)
-        yield dataclasses.replace(
-            board, name=held.place, transport=transport, workdir=workdir, farm=None
-        )
+        yield leased_board(board, held.place, service)
     finally:
         held.release()
+
+
+def leased_board(board: Board, place: str, service: Mapping[str, Any]) -> Board:
+    """``board`` (a farm board) as the leased ``place``: named after it, reached at its
+    NetworkService ``service`` with the board file's keys, ``{place}`` in its workdir replaced
+    by the place's name (places that share one host)."""
+    assert isinstance(board.transport, SshSettings)
+    transport = dataclasses.replace(
+        board.transport,
+        host=str(service["address"]),
+        port=int(service.get("port", 22)),
+        user=str(service["username"]),
+    )
+    workdir = board.workdir.replace(PLACE_FIELD, place)
+    return dataclasses.replace(board, name=place, transport=transport, workdir=workdir, farm=None)
 
 
 def _guard(argv: list[str]) -> int:
