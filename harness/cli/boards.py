@@ -2,8 +2,9 @@
 
 Exit status: 0 when every board is reachable, is the SoC its file says and runs versions that
 work with the host's toolkit, 1 when any board is unreachable, mismatched or incompatible (its
-versions are named with the fix), 2 on bad input (no or invalid board files). A progress line per
-board goes to stderr, so ``--json`` output on stdout stays machine-readable.
+versions are named with the fix), 2 on bad input (no or invalid board files, a key or
+known_hosts file that is not there). A progress line per board goes to stderr, so ``--json``
+output on stdout stays machine-readable.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
-from harness.boards.inventory import BoardFileError, load_inventory
+from harness.boards.inventory import BoardFileError, check_files, load_inventory
 from harness.terminal import emit
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes, vendor_commands
@@ -88,6 +89,11 @@ def _check(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     if not boards:
         args.parser.error(f"{args.boards}: no board files (*.yaml) in this folder")
+    try:
+        for board in boards:
+            check_files(board, new_known_hosts=args.trust_new_host_keys)
+    except BoardFileError as exc:
+        args.parser.error(str(exc))
     reports = []
     for board in boards:
         emit(f"checking {board.name} ({board.address}) ... ", err=True)

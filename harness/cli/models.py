@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.boards.inventory import Board, BoardFileError, check_files, load_board
 from harness.cases.user_models import refused_case
 from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
@@ -351,6 +351,7 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
         return None
     try:
         board = load_board(args.board, vendor.runtimes)
+        check_files(board)
     except BoardFileError as exc:
         raise _BadInput(str(exc)) from None
     if board.platform != args.platform:
@@ -383,7 +384,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
-    if layers:
+    if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing
         lines.append(f"  {'layer':28} {'op':16} {'target':6} dtype")
         for layer in layers:
             # printable before cutting: a name cut inside an escape sequence keeps the rest

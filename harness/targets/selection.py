@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.boards.discovery import check
 from harness.boards.farm import Lease, PlaceError, leased_board
-from harness.boards.inventory import Board, Runtimes, load_inventory
+from harness.boards.inventory import Board, Runtimes, check_files, load_inventory
 from harness.boards.settings import FarmSettings
 from harness.targets.job import Job
 from harness.targets.observation import Observation
@@ -38,11 +38,14 @@ class NoBoardError(RuntimeError):
 
 
 def platform_boards(directory: Path, platform: str, runtimes: Runtimes) -> list[Board]:
-    """The inventory's boards of ``platform`` (``runtimes``: those board files may name); no
-    inventory folder means no boards."""
+    """The inventory's boards of ``platform`` (``runtimes``: those board files may name), their
+    key and known_hosts files there (``check_files``); no inventory folder means no boards."""
     if not directory.is_dir():
         return []
-    return [board for board in load_inventory(directory, runtimes) if board.platform == platform]
+    boards = [board for board in load_inventory(directory, runtimes) if board.platform == platform]
+    for board in boards:
+        check_files(board)
+    return boards
 
 
 def worker_board(boards: list[Board], worker_id: str | None) -> Board:

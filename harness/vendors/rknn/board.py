@@ -252,7 +252,7 @@ class BoardBackend:
         if self._session is None and self.down is None:
             unreachable = self._open_once()
             if unreachable is not None:
-                log.debug("board %s: %s; retried when a case needs it", self.name, unreachable)
+                log.warning("%s; tried again when a case needs it", unreachable)
 
     def _session_or_down(self) -> RunnerSession | None:
         """The open session, or a new one; None (and ``down`` set) when the board is lost."""
@@ -263,13 +263,21 @@ class BoardBackend:
         self._drop()
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.5
+        attempt = 1
         while (unreachable := self._open_once()) is not None:
             if time.monotonic() + pause > deadline:
-                self.down = str(unreachable)
+                self.down = f"{unreachable} ({attempt} attempts in {self.reconnect_s:g} s)"
                 return None
-            log.info("board %s: %s; reconnecting", self.name, unreachable)
+            log.warning(
+                "%s; attempt %d failed, next in %g s (gives up %g s after the first)",
+                unreachable,
+                attempt,
+                pause,
+                self.reconnect_s,
+            )
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
+            attempt += 1
         return self._session
 
     def _open_once(self) -> BoardConnectionError | None:
