@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 from labgrid_farm import Farm, farm_board_file
@@ -21,6 +22,7 @@ from test_boards_check import hil_boards
 
 from harness.boards.farm import Lease
 from harness.boards.inventory import BoardFileError, load_board
+from harness.boards.leases import LEASE_DIR_ENV
 from harness.boards.settings import FarmSettings
 from harness.plugin import BOARD_DOWN_EXIT
 from harness.report.matrix import run_header
@@ -42,6 +44,13 @@ def farm(
         yield farm, servers
     finally:
         farm.stop()
+
+
+@pytest.fixture(autouse=True)
+def lease_marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own folder of lease marks (the harness processes it starts inherit it)."""
+    monkeypatch.setenv(LEASE_DIR_ENV, str(tmp_path / "leases"))
+    return tmp_path / "leases"
 
 
 def boards_folder(farm: Farm, servers: list[SshServer], tmp_path: Path, **labgrid: object) -> Path:
@@ -152,13 +161,8 @@ def test_a_place_never_released_fails_the_run_at_its_timeout(
     assert coordinator.reservations().strip() == ""  # ours was cancelled
 
 
-@pytest.mark.parametrize(
-    "how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name
-)
-def test_a_killed_harness_leaves_no_acquired_place(
-    farm: tuple[Farm, list[SshServer]], tmp_path: Path, how: signal.Signals
-) -> None:
-    coordinator, _ = farm
+def hold(coordinator: Farm, tmp_path: Path, place: str) -> subprocess.Popen[str]:
+    """A harness process (in its own process group) that leases ``place`` and sleeps."""
     script = tmp_path / "hold.py"
     script.write_text(
         "import signal, sys, time\n"
@@ -167,17 +171,27 @@ def test_a_killed_harness_leaves_no_acquired_place(
         "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from harness.boards.farm import Lease\n"
         "from harness.boards.settings import FarmSettings\n"
-        f"Lease(FarmSettings({coordinator.address!r}, {{'name': 'rk3562-a'}})).acquire()\n"
+        f"Lease(FarmSettings({coordinator.address!r}, {{'name': {place!r}}})).acquire()\n"
         "print('acquired', flush=True)\n"
         "time.sleep(600)\n"
     )
-    holder = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         start_new_session=True,
     )
+
+
+@pytest.mark.parametrize(
+    "how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name
+)
+def test_a_killed_harness_leaves_no_acquired_place(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, how: signal.Signals, lease_marks: Path
+) -> None:
+    coordinator, _ = farm
+    holder = hold(coordinator, tmp_path, "rk3562-a")
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "acquired\n"
         assert coordinator.acquired() == ["rk3562-a"]
@@ -187,6 +201,7 @@ def test_a_killed_harness_leaves_no_acquired_place(
         assert wait_until(lambda: coordinator.acquired() == [], 60)
         released = time.monotonic() - killed
         assert wait_until(lambda: coordinator.reservations().strip() == "", 30)
+        assert wait_until(lambda: not list(lease_marks.iterdir()), 30)  # the guard's too
     finally:
         if holder.poll() is None:
             holder.kill()
@@ -297,3 +312,46 @@ def test_each_worker_has_one_lease_from_discovery_to_its_last_case(
 
 def _started(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
+
+
+@pytest.mark.parametrize("cleaner", ["next lease", "release-stale"])
+def test_a_place_left_by_a_killed_process_tree_is_released_by_the_next_harness(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, lease_marks: Path, cleaner: str
+) -> None:
+    coordinator, _ = farm
+    holder = hold(coordinator, tmp_path, "rk3562-a")
+    tree = [psutil.Process(holder.pid)]
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "acquired\n"
+        tree += tree[0].children(recursive=True)
+        assert len(tree) == 2  # the harness and its guard
+    finally:
+        for process in reversed(tree):  # the whole tree, as a CI runner stops a job (the
+            process.kill()  # guard first: it would release the place once the harness is gone)
+        psutil.wait_procs(tree, timeout=30)
+    assert coordinator.acquired() == ["rk3562-a"]  # nothing of the job is left to release it
+    coordinator.client("-p", "rk3562-b", "acquire")  # this user's own session, by hand
+    started = time.monotonic()
+    if cleaner == "next lease":
+        said: list[str] = []
+        lease = Lease(FarmSettings(coordinator.address, {"name": "rk3562-a"}, 30), said.append)
+        lease.acquire()
+        took = time.monotonic() - started
+        assert lease.place == "rk3562-a"
+        lease.release()
+        (line,) = [line for line in said if "stale" in line]
+    else:
+        hil = Path(sys.executable).with_name("hil")
+        done = subprocess.run([str(hil), "boards", "release-stale"], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(
+                                  Path(__file__).resolve().parents[1])})  # fmt: skip
+        took = time.monotonic() - started
+        assert done.returncode == 0, done.stdout + done.stderr
+        line = done.stdout.strip()
+        assert "rk3562-a" not in coordinator.acquired()
+    assert line.startswith("released stale labgrid place rk3562-a (reservation ")
+    assert f"at {coordinator.address}: its holders (pid {holder.pid}, " in line
+    assert coordinator.acquired() == ["rk3562-b"]  # the hand-made session is not touched
+    assert coordinator.reservations().strip() == ""
+    assert not list(lease_marks.iterdir())
+    print(f"{cleaner}: stale place released {took:.1f} s after it started")

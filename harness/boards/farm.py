@@ -36,6 +36,7 @@ from typing import Any
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
+from harness.boards.leases import Mark, marks, process_identity
 from harness.boards.settings import FarmSettings, SshSettings
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 PLACE_FIELD = "{place}"  # in a farm board's workdir: the leased place's name
 POLL_S = 5.0  # how often a waiting lease says so
 CLIENT_TIMEOUT_S = 60.0
+STALE_TIMEOUT_S = 15.0  # per labgrid-client call releasing a stale lease
 _RELEASED = b"released"  # what the harness tells its guard when it released the place itself
 _RESOURCE = re.compile(r"^Acquired resource '[^']*' \(([^)]*)\):$")
 
@@ -92,28 +94,44 @@ class Lease:
         self.progress = progress
         self.token: str | None = None
         self.place: str | None = None
+        self._acquired = False
+        self._mark: Mark | None = None
         self._guard: subprocess.Popen[bytes] | None = None
 
     def acquire(self) -> dict[str, Any]:
-        """Reserve, wait for, and acquire a place; its NetworkService parameters."""
+        """Release this host's stale leases from the coordinator, then reserve, wait for, and
+        acquire a place; its NetworkService parameters."""
+        released, problems = release_stale(_coordinator(self.farm))
+        for line in released + problems:
+            self.progress(line)
         filters = [f"{key}={value}" for key, value in sorted(self.farm.filters.items())]
         reply = _client(self.farm, "reserve", "--shell", *filters)
         found = re.search(r"LG_TOKEN=(\w+)", reply)
         if found is None:
             raise PlaceError(f"labgrid-client reserve gave no token: {reply.strip()[:200]}")
         self.token = found[1]
-        self._start_guard()
         try:
+            self._start_guard()
             self._wait()
+            self._acquired = True  # before asking: a reply lost on the way still acquired it
             _client(self.farm, "-p", f"+{self.token}", "acquire")
             self.place, service = _network_service(
                 _client(self.farm, "-p", f"+{self.token}", "show")
             )
+            self._marked(self.place)
         except BaseException:
             self.release()
             raise
         log.info("leased labgrid place %s (reservation %s)", self.place, self.token)
         return service
+
+    def _marked(self, place: str | None) -> None:
+        """This host's mark of the lease (``harness.boards.leases``), held by this process and
+        its guard."""
+        assert self.token is not None and self._guard is not None
+        holders = [process_identity(os.getpid()), process_identity(self._guard.pid)]
+        self._mark = Mark(_coordinator(self.farm), self.token, place, [h for h in holders if h])
+        self._mark.write()
 
     def _wait(self) -> None:
         """Until the coordinator allocates a place to the reservation, or ``wait_s`` passes."""
@@ -138,8 +156,12 @@ class Lease:
                 )
 
     def _start_guard(self) -> None:
-        """The process that releases the place if this one dies without doing it."""
-        argv = [sys.executable, "-m", "harness.boards.farm", *_command(self.farm), self.token or ""]
+        """The process that releases the place if this one dies without doing it (and the mark
+        naming both, before any place is acquired)."""
+        assert self.token is not None
+        mark = Mark(_coordinator(self.farm), self.token, None, []).path
+        argv = [sys.executable, "-m", "harness.boards.farm", str(mark), *_command(self.farm)]
+        argv.append(self.token)
         source = str(Path(__file__).resolve().parents[2])  # the folder holding harness/
         path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
         self._guard = subprocess.Popen(
@@ -149,12 +171,13 @@ class Lease:
             env={**os.environ, "PYTHONPATH": path},
             start_new_session=True,  # a signal to the harness's process group spares it
         )
+        self._marked(None)
 
     def release(self) -> None:
         """Release the place (if acquired) and cancel the reservation; never raises."""
         if self.token is None:
             return
-        if self.place is not None:
+        if self._acquired:
             with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
                 _client(self.farm, "-p", f"+{self.token}", "release")
         try:
@@ -167,8 +190,11 @@ class Lease:
                 self._guard.stdin.write(_RELEASED)
                 self._guard.stdin.close()
             self._guard.wait(timeout=10)
+        if self._mark is not None:
+            self._mark.remove()
         log.info("released labgrid place %s (reservation %s)", self.place, self.token)
-        self.token = self.place = None
+        self.token = self.place = self._mark = None
+        self._acquired = False
 
 
 def _network_service(show: str) -> tuple[str, dict[str, Any]]:
@@ -220,14 +246,60 @@ def leased_board(board: Board, place: str, service: Mapping[str, Any]) -> Board:
     return dataclasses.replace(board, name=place, transport=transport, workdir=workdir, farm=None)
 
 
+def release_stale(
+    coordinator: str | None, *, everywhere: bool = False
+) -> tuple[list[str], list[str]]:
+    """Release the leases this host and user hold on ``coordinator`` (every coordinator with
+    ``everywhere``) whose holders are all gone (``harness.boards.leases``): what was released,
+    and what could not be (its coordinator does not answer: the mark stays for the next try)."""
+    released, problems = [], []
+    for mark in marks():
+        if (mark.coordinator != coordinator and not everywhere) or not mark.stale:
+            continue
+        farm = FarmSettings(mark.coordinator, {})
+        what = (
+            f"labgrid place {mark.place or '(not yet known)'} (reservation {mark.token}) at "
+            f"{mark.coordinator or 'the default coordinator'}"
+        )
+        try:
+            _client(farm, "-p", f"+{mark.token}", "release", timeout=STALE_TIMEOUT_S)
+        except (PlaceError, subprocess.TimeoutExpired) as exc:
+            try:  # not acquired any more, or the coordinator is away?
+                _client(farm, "places", timeout=STALE_TIMEOUT_S)
+            except (PlaceError, subprocess.TimeoutExpired):
+                problems.append(f"cannot release stale {what}: {_reason(exc)}")
+                continue
+        else:
+            pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
+            released.append(f"released stale {what}: its holders (pid {pids}) are gone")
+        with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
+            _client(farm, "cancel-reservation", mark.token, timeout=STALE_TIMEOUT_S)
+        mark.remove()
+    return released, problems
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"the coordinator did not answer within {exc.timeout:g} s"
+    return str(exc)
+
+
+def _coordinator(farm: FarmSettings) -> str | None:
+    """The coordinator labgrid-client talks to for ``farm`` (None: labgrid's default)."""
+    return farm.coordinator or os.environ.get("LG_COORDINATOR") or None
+
+
 def _guard(argv: list[str]) -> int:
-    """``python -m harness.boards.farm LABGRID-CLIENT [ARGS...] TOKEN``: wait for the harness
-    (stdin); unless it said it released the place, release it and cancel the reservation."""
-    *client, token = argv
+    """``python -m harness.boards.farm MARK LABGRID-CLIENT [ARGS...] TOKEN``: wait for the
+    harness (stdin); unless it said it released the place, release it, cancel the reservation
+    and remove the lease's mark."""
+    mark, *client, token = argv
     if sys.stdin.buffer.read() == _RELEASED:
         return 0
     for args in (["-p", f"+{token}", "release"], ["cancel-reservation", token]):
         subprocess.run([*client, *args], capture_output=True, timeout=CLIENT_TIMEOUT_S, check=False)
+    with contextlib.suppress(FileNotFoundError):
+        Path(mark).unlink()
     return 0
 
 
