@@ -55,6 +55,7 @@ from harness.targets.selection import (
     fallback_note,
     farm_options,
     platform_boards,
+    watch_lease,
     worker_index,
 )
 from harness.targets.target import Target
@@ -639,7 +640,7 @@ def hil_executors(
             backend: Target
             if board is None:
                 backend = simulator(sdk)
-                if assignment is not None and assignment.down is not None:
+                if assignment.down is not None:
                     note = fallback_note(assignment.down)
                     annotate = lambda record: run.mark(_noted(record, note))  # noqa: E731
             else:
@@ -649,7 +650,11 @@ def hil_executors(
                     )
                 )
                 fallback = functools.partial(simulator, sdk)
-                backend = BoardWithFallback(on_board, fallback, option("board_down") == "sim")
+                backend = watch_lease(
+                    BoardWithFallback(on_board, fallback, option("board_down") == "sim"),
+                    _platform_boards(pytestconfig, platform),
+                    assignment,
+                )
             return CaseExecutor(
                 results,
                 backend,
@@ -670,11 +675,11 @@ def hil_executors(
         yield executor
 
 
-def _board(config: pytest.Config, platform: str) -> tuple[Board | None, Assignment | None]:
+def _board(config: pytest.Config, platform: str) -> tuple[Board | None, Assignment]:
     """This process's board of ``platform`` as the run's first process chose it (None: the
-    simulator), and that choice (None with --backend sim)."""
+    simulator), and that choice."""
     if config.getoption("backend") == "sim":
-        return None, None
+        return None, Assignment(None, "--backend sim")
     worker = getattr(config, "workerinput", None)
     if worker is not None:
         assignment = Assignment.from_json(worker[_WORKER_BOARDS][platform])

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -20,7 +21,7 @@ from labgrid_farm import Farm, farm_board_file
 from sshd import SELECTION, SshServer, suite_command, wait_until, write_sysroot
 from test_boards_check import hil_boards
 
-from harness.boards.farm import Lease
+from harness.boards.farm import Lease, PlaceError
 from harness.boards.inventory import BoardFileError, load_board
 from harness.boards.leases import LEASE_DIR_ENV
 from harness.boards.settings import FarmSettings
@@ -355,3 +356,118 @@ def test_a_place_left_by_a_killed_process_tree_is_released_by_the_next_harness(
     assert coordinator.reservations().strip() == ""
     assert not list(lease_marks.iterdir())
     print(f"{cleaner}: stale place released {took:.1f} s after it started")
+
+
+def test_waiting_for_a_place_survives_a_coordinator_restart(
+    farm: tuple[Farm, list[SshServer]],
+) -> None:
+    coordinator, _ = farm
+    coordinator.client("-p", "rk3562-a", "acquire")  # held by hand: the lease waits
+    said: list[str] = []
+    lease = Lease(FarmSettings(coordinator.address, {"name": "rk3562-a"}, 120), said.append)
+    got: list[object] = []
+    waiting = threading.Thread(target=lambda: got.append(_outcome(lease.acquire)))
+    waiting.start()
+    try:
+        assert wait_until(lambda: "waiting" in coordinator.reservations(), 60)
+        coordinator.restart_coordinator(down_s=2)  # it forgets the hand-made acquisition too
+        waiting.join(timeout=180)
+        assert not waiting.is_alive()
+        (service,) = got
+        assert isinstance(service, dict), service  # not the PlaceError of before
+        assert lease.place == "rk3562-a" and coordinator.acquired() == ["rk3562-a"]
+        lost = [line for line in said if "trying again in 5 s" in line]
+        assert lost and f"at {coordinator.address}" in lost[0], said
+    finally:
+        lease.release()
+    assert coordinator.acquired() == []
+
+
+def _outcome(call: Callable[[], object]) -> object:
+    try:
+        return call()
+    except Exception as exc:  # the test looks at what came back
+        return exc
+
+
+@pytest.fixture
+def two_exporters(
+    sshd_factory: Callable[[], SshServer], tmp_path: Path
+) -> Iterator[tuple[Farm, list[SshServer]]]:
+    """Places rk3562-a and rk3562-b (tagged soc=rk3562), each on its own exporter."""
+    servers = [sshd_factory(), sshd_factory()]
+    farm = Farm(tmp_path / "farm")
+    try:
+        farm.export({"board-a": servers[0]}, name="exp-a")
+        farm.export({"board-b": servers[1]}, name="exp-b")
+        farm.place("rk3562-a", "board-a", exporter="exp-a", soc="rk3562")
+        farm.place("rk3562-b", "board-b", exporter="exp-b", soc="rk3562")
+        yield farm, servers
+    finally:
+        farm.stop()
+
+
+def test_a_place_whose_exporter_is_gone_is_released_and_another_taken(
+    two_exporters: tuple[Farm, list[SshServer]],
+) -> None:
+    coordinator, servers = two_exporters
+    coordinator.stop_exporter("exp-a")  # rk3562-a's host is gone
+    coordinator.client("-p", "rk3562-b", "acquire")  # and rk3562-b busy: a is allocated first
+    by_name = Lease(FarmSettings(coordinator.address, {"name": "rk3562-a"}, 30))
+    with pytest.raises(PlaceError, match="labgrid place rk3562-a: its resources are not expo"):
+        by_name.acquire()  # the place asked for by name: no other would do
+    assert coordinator.acquired() == ["rk3562-b"]  # rk3562-a was not kept
+    assert coordinator.reservations().strip() == ""
+
+    said: list[str] = []
+    lease = Lease(FarmSettings(coordinator.address, {"soc": "rk3562"}, 120), said.append)
+    got: list[object] = []
+    waiting = threading.Thread(target=lambda: got.append(_outcome(lease.acquire)))
+    waiting.start()
+    try:
+        assert wait_until(lambda: any("trying another" in line for line in said), 60), said
+        assert "rk3562-a" not in coordinator.acquired()  # skipped and released
+        coordinator.client("-p", "rk3562-b", "release")
+        waiting.join(timeout=120)
+        (service,) = got
+        assert isinstance(service, dict), service
+        assert lease.place == "rk3562-b" and service["port"] == servers[1].port
+    finally:
+        lease.release()
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+
+def test_a_lease_lost_mid_run_is_named_and_its_cases_are_infra_errors(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a")
+    board_file = folder / "farm-rk3562.yaml"
+    document = yaml.safe_load(board_file.read_text())
+    document["test_faults"] = {SELECTION[1]: "hang"}  # the second case keeps the board busy
+    board_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    run = run_suite(tmp_path, folder, "--hil-batch", "1", "--hil-timeout", "20")
+    journal = tmp_path / "results" / "journal.jsonl"
+    assert wait_until(lambda: journal.is_file() and journal.read_text().count("\n") >= 1, 300)
+    coordinator.restart_coordinator()  # while the second case hangs on the board
+    code, output = finish(run)
+    assert code == 1, output  # errors, not a hang and not a crash
+    records = {r.id: r for r in read_records(tmp_path / "results")}
+    assert records[SELECTION[0]].verdict != "infra-error"
+    for case in SELECTION[1:]:
+        assert records[case].verdict == "infra-error", records[case]
+        assert "labgrid place rk3562-a: the lease (reservation " in records[case].detail
+        assert "was lost" in records[case].detail
+    assert "the lease (reservation" in output
+
+
+def test_a_place_without_a_network_service_is_released_not_kept(
+    farm: tuple[Farm, list[SshServer]],
+) -> None:
+    coordinator, _ = farm
+    coordinator.client("-p", "no-ssh", "create")  # a place with no NetworkService match
+    lease = Lease(FarmSettings(coordinator.address, {"name": "no-ssh"}, 30))
+    with pytest.raises(PlaceError, match="labgrid place no-ssh has no NetworkService"):
+        lease.acquire()
+    assert coordinator.acquired() == []  # it was acquired, then released
+    assert coordinator.reservations().strip() == ""

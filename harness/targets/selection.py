@@ -14,6 +14,7 @@ for the simulator instead, which every record of its cases then says.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.boards.discovery import check
-from harness.boards.farm import Lease, PlaceError, leased_board
+from harness.boards.farm import Lease, PlaceError, lease_held, leased_board
 from harness.boards.inventory import Board, Runtimes, check_files, load_inventory
 from harness.boards.settings import FarmSettings
 from harness.targets.job import Job
@@ -257,3 +258,58 @@ class BoardWithFallback:
                 yield from observe(self._fallback, [job])
             else:
                 yield observation
+
+
+def watch_lease(target: BoardWithFallback, boards: list[Board], assignment: Assignment) -> Any:
+    """``target`` of a leased place checked after each batch (``WatchedLease``); other
+    targets as they are."""
+    if assignment.place is None:
+        return target
+    (board,) = (board for board in boards if board.name == assignment.board)
+    assert board.farm is not None
+    held = functools.partial(lease_held, board.farm, assignment.place["token"])
+    return WatchedLease(target, held, assignment.place["name"], assignment.place["token"])
+
+
+class WatchedLease:
+    """A leased place's target whose lease is checked once each batch has run: once the
+    coordinator no longer gives the place to the run's reservation (it restarted and forgot
+    it, or someone took the place away), that batch's cases and every later one are infra
+    errors naming the lost lease, and the board is not used again."""
+
+    def __init__(
+        self, target: BoardWithFallback, held: Callable[[], bool | None], place: str, token: str
+    ) -> None:
+        self.target = target
+        self.held = held
+        self.place = place
+        self.token = token
+        self.lost: str | None = None
+
+    @property
+    def observes(self) -> frozenset[str]:
+        return self.target.observes
+
+    def run(self, job: Job) -> Observation:
+        return next(self.stream([job]))
+
+    def prefetch(self, jobs: Sequence[Job]) -> None:
+        if self.lost is None:
+            self.target.prefetch(jobs)
+
+    def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
+        """The batch's observations once it has run and the lease still holds."""
+        batch = list(jobs)
+        if self.lost is None:
+            observations = list(self.target.stream(batch))
+            if self.held() is not False:
+                yield from observations
+                return
+            self.lost = (
+                f"labgrid place {self.place}: the lease (reservation {self.token}) was lost "
+                "while this batch ran (the coordinator restarted, or the place was taken "
+                "away); no case runs on the place any more"
+            )
+            log.warning("%s", self.lost)
+        for _ in batch:
+            yield Observation(backend=self.place, infra_error=self.lost, observes=self.observes)
