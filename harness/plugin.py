@@ -295,10 +295,11 @@ def _check_cache(config: pytest.Config, option: str, cache: CacheFolder) -> None
 
 
 def _check_timeout(config: pytest.Config) -> None:
-    value = config.getoption("hil_timeout")
-    problem = timeout_problem(value)
-    if problem is not None:
-        raise pytest.UsageError(f"--hil-timeout {value:g}: {problem}")
+    for option in ("hil_timeout", "lg_wait"):
+        value = config.getoption(option)
+        problem = timeout_problem(value)
+        if problem is not None:
+            raise pytest.UsageError(f"--{option.replace('_', '-')} {value:g}: {problem}")
 
 
 def _check_folder(config: pytest.Config, option: str) -> None:

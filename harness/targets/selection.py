@@ -30,6 +30,7 @@ from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, Target, observe
 from harness.text import printable
+from harness.timeouts import timeout_problem
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +212,9 @@ def farm_options(
         if coordinator:
             raise ValueError("--lg-coordinator needs --lg-place NAME or --lg-tags k=v,...")
         return None
+    problem = timeout_problem(wait_s)
+    if problem is not None:
+        raise ValueError(f"--lg-wait {wait_s:g}: {problem}")
     filters = {"name": place} if place else {}
     for pair in (tags or "").split(",") if tags else []:
         key, equals, value = (part.strip() for part in pair.partition("="))
