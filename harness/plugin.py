@@ -655,6 +655,7 @@ def hil_executors(
                     BoardWithFallback(on_board, fallback, option("board_down") == "sim"),
                     _platform_boards(pytestconfig, platform),
                     assignment,
+                    sdk,
                 )
             return CaseExecutor(
                 results,

@@ -4,9 +4,11 @@ made with ``labgrid-client`` as a farm's admin makes them."""
 
 from __future__ import annotations
 
+import http.server
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,13 +87,19 @@ class Farm:
             raise RuntimeError(f"labgrid-client {' '.join(args)}: {done.stderr}")
         return done.stdout
 
-    def export(self, boards: dict[str, SshServer], name: str = "exp") -> None:
-        """Exporter ``name`` with a NetworkService per board (group = board name)."""
-        config = {
-            name: {"NetworkService": {"address": "127.0.0.1", "port": server.port,
-                                      "username": server.user}}
-            for name, server in boards.items()
+    def export(
+        self, boards: dict[str, SshServer], name: str = "exp", power: PowerSwitch | None = None
+    ) -> None:
+        """Exporter ``name`` with a NetworkService per board (group = board name), and with
+        ``power`` a NetworkPowerPort per board on that switch (the board's index in it)."""
+        config: dict[str, dict[str, object]] = {
+            group: {"NetworkService": {"address": "127.0.0.1", "port": server.port,
+                                       "username": server.user}}
+            for group, server in boards.items()
         }  # fmt: skip
+        if power is not None:
+            for group, server in boards.items():
+                config[group]["NetworkPowerPort"] = power.port_of(server)
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config))
         self._exporter(name, path)
@@ -137,6 +145,53 @@ class Farm:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+class PowerSwitch:
+    """A network power switch on 127.0.0.1 that labgrid's ``simplerest`` NetworkPowerPort
+    model drives (``GET /relay/I/0`` off, ``/relay/I/1`` on, ``/relay/I`` the state): switching
+    a port off stops its loopback board's sshd, switching it on starts it again. ``switched``
+    records each change, in order."""
+
+    def __init__(self, boards: list[SshServer]) -> None:
+        self.boards = boards
+        self.switched: list[tuple[int, int]] = []
+        switch = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                parts = self.path.strip("/").split("/")
+                index = int(parts[1])
+                board = switch.boards[index]
+                if len(parts) == 3:
+                    value = int(parts[2])
+                    switch.switched.append((index, value))
+                    if value == 0:
+                        board.stop()
+                    elif board.process is None:
+                        board.start()
+                state = b"1" if board.process is not None else b"0"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(state)))
+                self.end_headers()
+                self.wfile.write(state)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def port_of(self, board: SshServer) -> dict[str, object]:
+        """The NetworkPowerPort resource switching ``board``."""
+        index = self.boards.index(board)
+        return {"model": "simplerest", "host": f"{self.url}/relay/{{index}}/{{value}}",
+                "index": index}  # fmt: skip
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def farm_board_file(

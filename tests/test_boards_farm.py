@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from labgrid_farm import Farm, farm_board_file
+from labgrid_farm import Farm, PowerSwitch, farm_board_file
 from sshd import SELECTION, SshServer, suite_command, wait_until, write_sysroot
 from test_boards_check import hil_boards
 
@@ -471,3 +471,36 @@ def test_a_place_without_a_network_service_is_released_not_kept(
         lease.acquire()
     assert coordinator.acquired() == []  # it was acquired, then released
     assert coordinator.reservations().strip() == ""
+
+
+def test_a_board_whose_sshd_stops_mid_run_is_power_cycled_and_the_run_goes_on(
+    sshd_factory: Callable[[], SshServer], tmp_path: Path
+) -> None:
+    server = sshd_factory()
+    switch = PowerSwitch([server])  # labgrid's simplerest power switch, answered here
+    coordinator = Farm(tmp_path / "farm")
+    try:
+        coordinator.export({"board-a": server}, power=switch)
+        coordinator.place("rk3562-a", "board-a", soc="rk3562")
+        coordinator.client("-p", "rk3562-a", "add-match", "exp/board-a/NetworkPowerPort")
+        folder = boards_folder(coordinator, [server], tmp_path, place="rk3562-a", recovery_wait=90)
+        board_file = folder / "farm-rk3562.yaml"
+        document = yaml.safe_load(board_file.read_text())
+        document["test_faults"] = {SELECTION[1]: "hang"}  # the board is busy with it when
+        board_file.write_text(yaml.safe_dump(document, sort_keys=False))  # it stops answering
+        run = run_suite(tmp_path, folder, "--hil-batch", "1", "--hil-timeout", "30")
+        journal = tmp_path / "results" / "journal.jsonl"
+        assert wait_until(lambda: journal.is_file() and journal.read_text().count("\n") >= 1, 300)
+        server.stop()  # its sshd stops: the board no longer answers
+        code, output = finish(run)
+    finally:
+        coordinator.stop()
+        switch.stop()
+    assert switch.switched == [(0, 0), (0, 1)], output  # off, then on, through labgrid
+    records = {r.id: r for r in read_records(tmp_path / "results")}
+    assert code == 1, output  # the one case lost is an infra error
+    lost = records[SELECTION[1]]
+    assert lost.verdict == "infra-error", lost
+    assert "was power-cycled through its labgrid place and answered again after" in lost.detail
+    for case in (SELECTION[0], *SELECTION[2:]):
+        assert records[case].backend == "rk3562-a" and records[case].verdict != "infra-error"

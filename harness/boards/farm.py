@@ -281,6 +281,12 @@ class Lease:
         log.info("released labgrid place %s (reservation %s)", place, token)
 
 
+def power_cycle(farm: FarmSettings, token: str) -> None:
+    """Switch the leased place's power off and on again (its power resource, such as a
+    NetworkPowerPort, through ``labgrid-client power cycle``); PlaceError if it cannot."""
+    _client(farm, "-p", f"+{token}", "power", "cycle")
+
+
 def lease_held(farm: FarmSettings, token: str) -> bool | None:
     """Whether the coordinator still gives a place to reservation ``token``; None when it
     does not answer (it may come back with the lease or without)."""

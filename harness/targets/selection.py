@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import subprocess
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.boards.discovery import check
-from harness.boards.farm import Lease, PlaceError, lease_held, leased_board
+from harness.boards.farm import Lease, PlaceError, lease_held, leased_board, power_cycle
 from harness.boards.inventory import Board, Runtimes, check_files, load_inventory
 from harness.boards.settings import FarmSettings
 from harness.targets.job import Job
@@ -264,30 +266,92 @@ class BoardWithFallback:
                 yield observation
 
 
-def watch_lease(target: BoardWithFallback, boards: list[Board], assignment: Assignment) -> Any:
-    """``target`` of a leased place checked after each batch (``WatchedLease``); other
+def watch_lease(
+    target: BoardWithFallback,
+    boards: list[Board],
+    assignment: Assignment,
+    sdk: str | None = None,
+) -> Any:
+    """``target`` of a leased place checked after each batch (``WatchedLease``), power-cycled
+    when its board stops answering unless its board file says ``recovery: none``; other
     targets as they are."""
     if assignment.place is None:
         return target
     (board,) = (board for board in boards if board.name == assignment.board)
-    assert board.farm is not None
-    held = functools.partial(lease_held, board.farm, assignment.place["token"])
-    return WatchedLease(target, held, assignment.place["name"], assignment.place["token"])
+    farm, token = board.farm, assignment.place["token"]
+    assert farm is not None
+    held = functools.partial(lease_held, farm, token)
+    recover = None
+    if farm.recovery == "power-cycle":
+        leased = assigned_board(boards, assignment)
+        assert leased is not None
+        recover = functools.partial(_power_cycled, target.board, leased, farm, token, sdk)
+    return WatchedLease(target, held, assignment.place["name"], token, recover)
+
+
+MAX_RECOVERIES = 3  # per board and run: a board that keeps falling over is given up on
+
+
+def _power_cycled(
+    target: BoardTarget, board: Board, farm: FarmSettings, token: str, sdk: str | None
+) -> str:
+    """Power-cycle the place of ``board``, whose ``target`` is down, and wait (up to the
+    farm's ``recovery_wait_s``) until it answers with versions that pass the check again; then
+    the target is usable again. What happened, for the records of the cases lost."""
+    down = target.down
+    started = time.monotonic()
+    log.warning(
+        "board %s stopped answering (%s); power-cycling its labgrid place", board.name, down
+    )
+    try:
+        power_cycle(farm, token)
+    except (PlaceError, subprocess.TimeoutExpired) as exc:
+        return (
+            f"power cycle through labgrid place {board.name} failed ({exc}); the board stays down"
+        )
+    deadline = started + farm.recovery_wait_s
+    while True:
+        report = check(board, sdk=sdk)
+        waited = time.monotonic() - started
+        if report["status"] == "ok":
+            target.down = None
+            note = (
+                f"board {board.name} was power-cycled through its labgrid place and answered "
+                f"again after {waited:.0f} s (versions checked); the next cases run on it"
+            )
+            log.warning("%s", note)
+            return note
+        if time.monotonic() > deadline:
+            problem = "; ".join(report["problems"]) or report["status"]
+            return (
+                f"board {board.name} was power-cycled through its labgrid place but did not "
+                f"answer within {farm.recovery_wait_s:g} s ({problem}); it stays down"
+            )
+        time.sleep(2.0)
 
 
 class WatchedLease:
     """A leased place's target whose lease is checked once each batch has run: once the
     coordinator no longer gives the place to the run's reservation (it restarted and forgot
     it, or someone took the place away), that batch's cases and every later one are infra
-    errors naming the lost lease, and the board is not used again."""
+    errors naming the lost lease, and the board is not used again. A board that stopped
+    answering during the batch is recovered with ``recover`` (a power cycle), at most
+    ``MAX_RECOVERIES`` times; the batch's lost cases say how that went."""
 
     def __init__(
-        self, target: BoardWithFallback, held: Callable[[], bool | None], place: str, token: str
+        self,
+        target: BoardWithFallback,
+        held: Callable[[], bool | None],
+        place: str,
+        token: str,
+        recover: Callable[[], str] | None = None,
     ) -> None:
         self.target = target
         self.held = held
         self.place = place
         self.token = token
+        self.recover = recover
+        self.recoveries = 0
         self.lost: str | None = None
 
     @property
@@ -307,7 +371,7 @@ class WatchedLease:
         if self.lost is None:
             observations = list(self.target.stream(batch))
             if self.held() is not False:
-                yield from observations
+                yield from self._recovered(observations)
                 return
             self.lost = (
                 f"labgrid place {self.place}: the lease (reservation {self.token}) was lost "
@@ -317,3 +381,16 @@ class WatchedLease:
             log.warning("%s", self.lost)
         for _ in batch:
             yield Observation(backend=self.place, infra_error=self.lost, observes=self.observes)
+
+    def _recovered(self, observations: list[Observation]) -> list[Observation]:
+        """``observations``, the lost ones saying how the board's recovery went."""
+        if self.target.board.down is None or self.recover is None:
+            return observations
+        if self.recoveries >= MAX_RECOVERIES:
+            return observations
+        self.recoveries += 1
+        note = self.recover()
+        return [
+            dataclasses.replace(o, infra_error=f"{o.infra_error}; {note}") if o.infra_error else o
+            for o in observations
+        ]
