@@ -46,12 +46,12 @@ from harness.judge.verdict import ARRAYS_DROPPED_FOR, FAILING_VERDICTS
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
-from harness.results.records import CaseRecord, case_slug, record_key
+from harness.results.records import BOARD_LOG, CaseRecord, case_slug, record_key
 from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
 REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
-COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", REPRO_SCRIPT)
+COPIED = ("model.onnx", "toolkit.json", "dataset.txt", "build.log", BOARD_LOG, REPRO_SCRIPT)
 DROPPABLE = {verdict for dropped in ARRAYS_DROPPED_FOR.values() for verdict in dropped}
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)

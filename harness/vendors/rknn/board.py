@@ -27,7 +27,8 @@ import numpy as np
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.transport import BoardConnectionError
+from harness.boards.kernel_log import kernel_log
+from harness.boards.transport import BoardConnectionError, open_transport
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.buildlog import parse_build_log
@@ -99,6 +100,7 @@ class BoardBackend:
         self._session: RunnerSession | None = None
         self._feed = ConversionFeed(self.cache)
         self._case_ids: dict[str, str] = {}
+        self._started_at: dict[str, float] = {}  # job id -> when it began on the board
         atexit.register(self.close)
 
     @property
@@ -141,6 +143,7 @@ class BoardBackend:
         conversions = converting.result()
         case_jobs: list[CaseJob] = []
         self._case_ids = {}
+        self._started_at = {}
         for index, (job, conversion) in enumerate(zip(batch, conversions, strict=True)):
             if conversion.rknn_path is not None:
                 job_id = f"c{index}"
@@ -159,7 +162,10 @@ class BoardBackend:
                 unsettled -= 1
                 if not unsettled:  # let the shipping loop end as it would: the session stays
                     done.update(settled)
-            yield self._observation(conversion, done.pop(job_id, None))
+            observation = self._observation(conversion, done.pop(job_id, None))
+            if observation.infra_error and job_id in self._started_at:  # lost on the board
+                observation.board_log = self._kernel_log(self._started_at[job_id])
+            yield observation
 
     def prefetch(self, jobs: Sequence[Job]) -> None:
         """Convert ``jobs`` (the next batch) in the background, while the board runs."""
@@ -242,6 +248,7 @@ class BoardBackend:
             session.pin_npu(npu_devfreq(self.board.platform, self.board.sysroot), want)
 
     def _started(self, job_id: str) -> None:
+        self._started_at[job_id] = time.monotonic()
         if self.on_case_started is not None:
             self.on_case_started(self._case_ids[job_id])
 
@@ -303,6 +310,21 @@ class BoardBackend:
         else:
             self._session = session
         return None
+
+    def _kernel_log(self, started: float) -> str:
+        """The board's kernel log since ``started`` (host clock), or why there is none."""
+        if self.down is not None:
+            return ""  # it does not answer: nothing to read, and no time to lose on it
+        try:
+            transport = open_transport(
+                self.board, trust_on_first_use=self.trust_on_first_use, timeout=10
+            )
+            try:
+                return kernel_log(transport, time.monotonic() - started)
+            finally:
+                transport.close()
+        except BoardError as exc:
+            return f"# board kernel log not read: {exc}\n"
 
     def _drop(self) -> None:
         if self._session is not None:
