@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from harness.boards.inventory import Board, BoardFileError
+from harness.boards.labgrid_env import env_platform_boards
 from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
@@ -207,8 +208,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_farm_options(group: pytest.OptionGroup) -> None:
-    """labgrid places as the run's boards (README "Board farms"); ``--lg-coordinator`` is
-    labgrid's own pytest option (its plugin comes with the ``farm`` extra), else LG_COORDINATOR."""
+    """labgrid places as the run's boards (docs/farms.md); ``--lg-coordinator`` and
+    ``--lg-env`` (an environment file naming the place) are labgrid's own pytest options (its
+    plugin comes with the ``farm`` extra)."""
     group.addoption("--lg-place", default=None, metavar="NAME", help="run on this labgrid place")
     group.addoption(
         "--lg-tags",
@@ -476,11 +478,20 @@ def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
     """The inventory's boards of ``platform``, each a labgrid place with ``--lg-place`` or
     ``--lg-tags``; an invalid board file or option is a usage error."""
     option = config.getoption
+    runtimes = _vendor(config).runtimes
+    if option("lg_env", None):  # labgrid's own option, as --lg-coordinator
+        if option("lg_place") or option("lg_tags"):
+            raise pytest.UsageError("--lg-env and --lg-place/--lg-tags: give one of them")
+        where = (Path(option("boards")), option("lg_wait"), option("lg_coordinator", None))
+        try:
+            return env_platform_boards(Path(option("lg_env")), platform, runtimes, *where)
+        except (BoardFileError, ValueError) as exc:
+            raise pytest.UsageError(f"--lg-env: {exc}") from None
     try:
         farm = farm_options(
             option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
         )
-        boards = platform_boards(Path(option("boards")), platform, _vendor(config).runtimes)
+        boards = platform_boards(Path(option("boards")), platform, runtimes)
     except BoardFileError as exc:
         raise pytest.UsageError(f"--boards: {exc}") from None
     except ValueError as exc:

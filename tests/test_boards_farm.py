@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import psutil
 import pytest
 import yaml
 from labgrid_farm import Farm, PowerSwitch, farm_board_file
-from sshd import SELECTION, SshServer, suite_command, wait_until, write_sysroot
+from sshd import SELECTION, SshServer, keygen, suite_command, wait_until, write_sysroot
 from test_boards_check import hil_boards
 
 from harness.boards.farm import Lease, PlaceError
@@ -504,3 +505,34 @@ def test_a_board_whose_sshd_stops_mid_run_is_power_cycled_and_the_run_goes_on(
     assert "was power-cycled through its labgrid place and answered again after" in lost.detail
     for case in (SELECTION[0], *SELECTION[2:]):
         assert records[case].backend == "rk3562-a" and records[case].verdict != "infra-error"
+
+
+def test_a_labgrid_environment_file_names_the_place_and_the_key(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path
+) -> None:
+    coordinator, servers = farm
+    folder = boards_folder(coordinator, servers, tmp_path, place="rk3562-a")
+    board_file = folder / "farm-rk3562.yaml"
+    document = yaml.safe_load(board_file.read_text())
+    document["auth"] = {"key_file": str(keygen(tmp_path / "stranger"))}  # not authorized
+    board_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    (folder / "keys").mkdir()
+    shutil.copy(servers[0].user_key, folder / "keys" / "hil_ed25519")
+    env = folder / "env.yaml"  # beside the board file, as labgrid users keep it
+    env.write_text(yaml.safe_dump({
+        "targets": {"main": {"resources": {"RemotePlace": {"name": "rk3562-b"}},
+                             "drivers": {"SSHDriver": {"keyfile": "keys/hil_ed25519"}}}},
+        "options": {"coordinator_address": coordinator.address},
+    }))  # fmt: skip
+    (tmp_path / "no boards").mkdir()
+    code, output = finish(
+        run_suite(tmp_path, folder, "--lg-env", str(env), "--boards", str(tmp_path / "no boards"))
+    )
+    assert code == 0, output
+    assert {r.backend for r in read_records(tmp_path / "results")} == {"rk3562-b"}
+    assert coordinator.acquired() == [] and coordinator.reservations().strip() == ""
+
+    env.write_text(yaml.safe_dump({"targets": {"main": {"resources": {}}}}))
+    code, output = finish(run_suite(tmp_path, folder, "--lg-env", str(env)))  # in --boards
+    assert code == 4, output  # a usage error naming the file and the key
+    assert f"{env}" in output and "targets.main.resources.RemotePlace" in output
