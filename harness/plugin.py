@@ -656,18 +656,18 @@ def hil_executors(
                     note = fallback_note(assignment.down)
                     annotate = lambda record: run.mark(_noted(record, note))  # noqa: E731
             else:
-                on_board = stack.enter_context(
-                    vendor.board_target(
-                        board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
+
+                def on_board(board: Board) -> BoardWithFallback:
+                    target = stack.enter_context(
+                        vendor.board_target(
+                            board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
+                        )
                     )
-                )
-                fallback = functools.partial(simulator, sdk)
-                backend = watch_lease(
-                    BoardWithFallback(on_board, fallback, option("board_down") == "sim"),
-                    _platform_boards(pytestconfig, platform),
-                    assignment,
-                    sdk,
-                )
+                    fallback = functools.partial(simulator, sdk)
+                    return BoardWithFallback(target, fallback, option("board_down") == "sim")
+
+                boards = _platform_boards(pytestconfig, platform)
+                backend = watch_lease(on_board, board, boards, assignment, sdk, stack)
             return CaseExecutor(
                 results,
                 backend,

@@ -14,7 +14,6 @@ for the simulator instead, which every record of its cases then says.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import subprocess
 import time
@@ -267,26 +266,21 @@ class BoardWithFallback:
 
 
 def watch_lease(
-    target: BoardWithFallback,
+    target_for: Callable[[Board], BoardWithFallback],
+    board: Board,
     boards: list[Board],
     assignment: Assignment,
-    sdk: str | None = None,
+    sdk: str | None,
+    leases: ExitStack,
 ) -> Any:
-    """``target`` of a leased place checked after each batch (``WatchedLease``), power-cycled
-    when its board stops answering unless its board file says ``recovery: none``; other
-    targets as they are."""
+    """The target of ``board`` (``target_for`` makes it); a leased place's is a
+    ``WatchedLease`` (``boards``: the platform's board files, one of them the place's)."""
+    target = target_for(board)
     if assignment.place is None:
         return target
-    (board,) = (board for board in boards if board.name == assignment.board)
-    farm, token = board.farm, assignment.place["token"]
-    assert farm is not None
-    held = functools.partial(lease_held, farm, token)
-    recover = None
-    if farm.recovery == "power-cycle":
-        leased = assigned_board(boards, assignment)
-        assert leased is not None
-        recover = functools.partial(_power_cycled, target.board, leased, farm, token, sdk)
-    return WatchedLease(target, held, assignment.place["name"], token, recover)
+    (board_file,) = (each for each in boards if each.name == assignment.board)
+    return WatchedLease(target, board, board_file, assignment.place["token"], sdk,
+                        target_for, leases)  # fmt: skip
 
 
 MAX_RECOVERIES = 3  # per board and run: a board that keeps falling over is given up on
@@ -331,26 +325,31 @@ def _power_cycled(
 
 
 class WatchedLease:
-    """A leased place's target whose lease is checked once each batch has run: once the
-    coordinator no longer gives the place to the run's reservation (it restarted and forgot
-    it, or someone took the place away), that batch's cases and every later one are infra
-    errors naming the lost lease, and the board is not used again. A board that stopped
-    answering during the batch is recovered with ``recover`` (a power cycle), at most
-    ``MAX_RECOVERIES`` times; the batch's lost cases say how that went."""
+    """A leased place's target whose lease is checked once each batch has run.
+
+    Once the coordinator no longer gives the place to the run's reservation (it restarted and
+    forgot it, or someone took the place away), that batch's cases are infra errors naming
+    the lost lease, the board is let go, and a place is leased again (by the board file,
+    waiting up to its ``wait``) for the next cases; when none comes, every later case is an
+    infra error saying so. A board that stopped answering during a batch is power-cycled
+    through its place (``recovery: power-cycle``), at most ``MAX_RECOVERIES`` times; the
+    batch's lost cases say how that went.
+    """
 
     def __init__(
         self,
         target: BoardWithFallback,
-        held: Callable[[], bool | None],
-        place: str,
+        board: Board,
+        board_file: Board,
         token: str,
-        recover: Callable[[], str] | None = None,
+        sdk: str | None,
+        target_for: Callable[[Board], BoardWithFallback],
+        leases: ExitStack,
     ) -> None:
-        self.target = target
-        self.held = held
-        self.place = place
-        self.token = token
-        self.recover = recover
+        assert board_file.farm is not None
+        self.target, self.board, self.token = target, board, token
+        self.farm, self.board_file, self.sdk = board_file.farm, board_file, sdk
+        self.target_for, self.leases = target_for, leases
         self.recoveries = 0
         self.lost: str | None = None
 
@@ -368,28 +367,59 @@ class WatchedLease:
     def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
         """The batch's observations once it has run and the lease still holds."""
         batch = list(jobs)
-        if self.lost is None:
-            observations = list(self.target.stream(batch))
-            if self.held() is not False:
-                yield from self._recovered(observations)
-                return
-            self.lost = (
-                f"labgrid place {self.place}: the lease (reservation {self.token}) was lost "
-                "while this batch ran (the coordinator restarted, or the place was taken "
-                "away); no case runs on the place any more"
-            )
-            log.warning("%s", self.lost)
+        if self.lost is not None:
+            for _ in batch:
+                yield self._lost(self.lost)
+            return
+        observations = list(self.target.stream(batch))
+        if lease_held(self.farm, self.token) is not False:
+            yield from self._recovered(observations)
+            return
+        lost = (
+            f"labgrid place {self.board.name}: the lease (reservation {self.token}) was lost "
+            "while this batch ran (the coordinator restarted, or the place was taken away)"
+        )
+        log.warning("%s; leasing a place again", lost)
+        self.target.board.close()
+        try:
+            self._lease_again()
+        except PlaceError as exc:
+            self.lost = f"{lost}; no place could be leased again: {exc}"
+            note = self.lost
+        else:
+            note = f"{lost}; leased again: labgrid place {self.board.name} runs the next cases"
+        log.warning("%s", note)
         for _ in batch:
-            yield Observation(backend=self.place, infra_error=self.lost, observes=self.observes)
+            yield self._lost(note)
+
+    def _lost(self, why: str) -> Observation:
+        return Observation(backend=self.board.name, infra_error=why, observes=self.observes)
+
+    def _lease_again(self) -> None:
+        """A new lease by the board file, checked, held until the run ends, and its target."""
+        lease = Lease(self.farm)
+        service = lease.acquire()
+        assert lease.place is not None and lease.token is not None
+        with ExitStack() as held:
+            held.callback(lease.release)
+            board = leased_board(self.board_file, lease.place, service)
+            report = check(board, sdk=self.sdk)
+            if report["status"] != "ok":
+                problem = "; ".join(report["problems"]) or report["status"]
+                raise PlaceError(f"labgrid place {board.name} is {report['status']}: {problem}")
+            self.leases.push(held.pop_all())
+        self.board, self.token = board, lease.token
+        self.target = self.target_for(board)
+        self.recoveries = 0
 
     def _recovered(self, observations: list[Observation]) -> list[Observation]:
         """``observations``, the lost ones saying how the board's recovery went."""
-        if self.target.board.down is None or self.recover is None:
+        if self.target.board.down is None or self.farm.recovery != "power-cycle":
             return observations
         if self.recoveries >= MAX_RECOVERIES:
             return observations
         self.recoveries += 1
-        note = self.recover()
+        note = _power_cycled(self.target.board, self.board, self.farm, self.token, self.sdk)
         return [
             dataclasses.replace(o, infra_error=f"{o.infra_error}; {note}") if o.infra_error else o
             for o in observations
