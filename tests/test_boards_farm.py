@@ -300,7 +300,11 @@ def test_each_worker_has_one_lease_from_discovery_to_its_last_case(
     verbs = [call["args"][2] if call["args"][0] == "-p" else call["args"][0] for call in calls]
     assert verbs.count("reserve") == 2 and verbs.count("acquire") == 2, verbs
     assert verbs.count("release") == 2 and verbs.count("cancel-reservation") == 2, verbs
-    assert len({call["pid"] for call in calls}) == 1  # the controller only: no worker leases
+    leasing = {"reserve", "wait", "acquire", "release", "cancel-reservation"}
+    by = {c["pid"] for c, verb in zip(calls, verbs, strict=True) if verb in leasing}
+    assert len(by) == 1  # the controller only: no worker leases
+    checks = {c["pid"] for c, verb in zip(calls, verbs, strict=True) if verb == "show"} - by
+    assert len(checks) == 2  # each worker asks after its batches whether its lease holds
     first_release = min(c["at"] for c, v in zip(calls, verbs, strict=True) if v == "release")
     last_acquire = max(c["at"] for c, v in zip(calls, verbs, strict=True) if v == "acquire")
     records = read_records(tmp_path / "results")
