@@ -130,7 +130,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--require-board",
         action="store_true",
-        help="with --backend auto: no answering board for the platform is an error",
+        help="with --backend auto: no board file for the platform is an error (a configured "
+        "board that is down stops the run anyway)",
     )
     group.addoption(
         "--board-down",
