@@ -411,7 +411,8 @@ def _assign_boards(config: pytest.Config) -> list[dict[str, Any]]:
     reports: list[dict[str, Any]] = []
     for platform in _platforms(config):
         boards = _platform_boards(config, platform)
-        if not boards and (config.getoption("backend") == "board" or _require(config)):
+        required = config.getoption("backend") == "board" or config.getoption("require_board")
+        if not boards and required:
             where = config.getoption("boards")
             raise pytest.UsageError(f"no board file for platform {platform} in {where}")
         config.stash[_ASSIGNMENTS][platform], checked = assign_boards(
@@ -432,10 +433,6 @@ def _say(config: pytest.Config, text: str) -> None:
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         sys.stderr.write(printable(text) + "\n")
         sys.stderr.flush()
-
-
-def _require(config: pytest.Config) -> bool:
-    return bool(config.getoption("require_board"))
 
 
 def _workers(config: pytest.Config) -> int:
@@ -647,7 +644,9 @@ def hil_executors(
 
         @functools.cache
         def executor(sdk: str, platform: str) -> CaseExecutor:
-            board, assignment = _board(pytestconfig, platform)
+            sim = option("backend") == "sim"  # reads no board file
+            boards = [] if sim else _platform_boards(pytestconfig, platform)
+            board, assignment = _board(pytestconfig, platform, boards)
             run = _NIGHTLY[0]
             annotate = run.mark
             backend: Target
@@ -667,7 +666,6 @@ def hil_executors(
                     fallback = functools.partial(simulator, sdk)
                     return BoardWithFallback(target, fallback, option("board_down") == "sim")
 
-                boards = _platform_boards(pytestconfig, platform)
                 backend = watch_lease(on_board, board, boards, assignment, sdk, stack)
             return CaseExecutor(
                 results,
@@ -689,9 +687,11 @@ def hil_executors(
         yield executor
 
 
-def _board(config: pytest.Config, platform: str) -> tuple[Board | None, Assignment]:
-    """This process's board of ``platform`` as the run's first process chose it (None: the
-    simulator), and that choice."""
+def _board(
+    config: pytest.Config, platform: str, boards: list[Board]
+) -> tuple[Board | None, Assignment]:
+    """This process's board of ``platform`` (``boards``: the platform's) as the run's first
+    process chose it (None: the simulator), and that choice."""
     if config.getoption("backend") == "sim":
         return None, Assignment(None, "--backend sim")
     worker = getattr(config, "workerinput", None)
@@ -699,7 +699,7 @@ def _board(config: pytest.Config, platform: str) -> tuple[Board | None, Assignme
         assignment = Assignment.from_json(worker[_WORKER_BOARDS][platform])
     else:
         assignment = config.stash[_ASSIGNMENTS][platform][0]
-    return assigned_board(_platform_boards(config, platform), assignment), assignment
+    return assigned_board(boards, assignment), assignment
 
 
 def _noted(record: CaseRecord, note: str) -> CaseRecord:

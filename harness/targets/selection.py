@@ -36,10 +36,6 @@ from harness.timeouts import timeout_problem
 log = logging.getLogger(__name__)
 
 
-class NoBoardError(RuntimeError):
-    """A board was required (``--backend board`` or ``--require-board``) and none answered."""
-
-
 def platform_boards(directory: Path, platform: str, runtimes: Runtimes) -> list[Board]:
     """The inventory's boards of ``platform`` (``runtimes``: those board files may name), their
     key and known_hosts files there (``check_files``); no inventory folder means no boards."""
@@ -49,11 +45,6 @@ def platform_boards(directory: Path, platform: str, runtimes: Runtimes) -> list[
     for board in boards:
         check_files(board)
     return boards
-
-
-def worker_board(boards: list[Board], worker_id: str | None) -> Board:
-    """The board of this pytest process: ``gwN`` takes boards[N % len(boards)]."""
-    return boards[worker_index(worker_id) % len(boards)]
 
 
 def worker_index(worker_id: str | None) -> int:
