@@ -58,7 +58,7 @@ def test_hil_run_on_a_refusing_board_says_so_at_once_and_each_retry(
     where = f"board loopback ({sshd.user}@127.0.0.1:{sshd.port})"
     assert first.startswith(f"{where}: cannot connect: connection refused"), first + rest
     assert still_running, first + rest
-    retries = [line for line in rest.splitlines() if "attempt" in line]
+    retries = [line for line in (first + rest).splitlines() if "attempt" in line]
     assert retries[0].endswith("attempt 1 failed, next in 0.5 s (gives up 30 s after the first)")
     assert retries[1].endswith("attempt 2 failed, next in 1 s (gives up 30 s after the first)")
     assert all(line.startswith(f"{where}: cannot connect: connection refused") for line in retries)
