@@ -28,6 +28,7 @@ class Farm:
         self.address = f"127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen[bytes]] = []
         self.exporters: dict[str, tuple[Path, subprocess.Popen[bytes]]] = {}  # name: config
+        self.places: set[str] = set()
         self.processes.append(self._coordinator())
         self._wait_listening()
 
@@ -55,6 +56,15 @@ class Farm:
         """Stop the coordinator, wait ``down_s``, start it again on the same port (it keeps
         its places, not their reservations or acquisitions); the exporters, which end when
         their coordinator goes, are started again as a farm's service manager would."""
+        # as a farm's coordinator long since would have: its places saved (it saves every 15 s)
+        saved = self.root / "places.yaml"
+        deadline = time.monotonic() + 60
+        while not self.places <= set(
+            yaml.safe_load(saved.read_text() if saved.is_file() else "") or {}
+        ):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the coordinator did not save its places: {saved}")
+            time.sleep(0.5)
         coordinator = self.processes[0]
         coordinator.terminate()
         coordinator.wait(timeout=30)
@@ -124,6 +134,7 @@ class Farm:
 
     def place(self, name: str, board: str, exporter: str = "exp", **tags: str) -> None:
         self.client("-p", name, "create")
+        self.places.add(name)
         self.client("-p", name, "add-match", f"{exporter}/{board}/NetworkService")
         if tags:
             self.client("-p", name, "set-tags", *(f"{k}={v}" for k, v in tags.items()))
