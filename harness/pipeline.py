@@ -42,7 +42,7 @@ from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
 from harness.results.journal import Journal
-from harness.results.records import CaseRecord, case_folder, without_secrets
+from harness.results.records import BOARD_LOG, CaseRecord, case_folder, without_secrets
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
@@ -339,6 +339,8 @@ class CaseExecutor:
         clock = time.monotonic()
         case, built, references, folder = item.case, item.built, item.references, item.folder
         (folder / "build.log").write_text(redact(observation.log))
+        if observation.board_log:
+            (folder / BOARD_LOG).write_text(redact(observation.board_log))
         tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:

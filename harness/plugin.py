@@ -9,6 +9,7 @@ a test failure.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -23,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError
+from harness.boards.labgrid_env import env_platform_boards
 from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
@@ -42,7 +43,7 @@ from harness.names import sdk_version
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
 from harness.pipeline import OBSERVED_CAP, CaseExecutor, Vendor, host_versions
-from harness.report.matrix import MODELS_NOT_RUN_KEY, UNPROBED_KEY
+from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import (
     RUN_META_NAME,
@@ -53,11 +54,16 @@ from harness.results.journal import (
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import DEFAULT_BATCH, BatchSizes, Scheduler, upcoming_cases
 from harness.targets.selection import (
+    Assignment,
+    BoardDown,
     BoardWithFallback,
-    NoBoardError,
+    assign_boards,
+    assigned_board,
+    fallback_note,
     farm_options,
     platform_boards,
-    select_board,
+    watch_lease,
+    worker_index,
 )
 from harness.targets.target import Target
 from harness.text import printable, warn_weak_secrets
@@ -80,6 +86,13 @@ _KNOWN_CHANGED: list[str] = []
 # Warnings the summary counts instead of pytest listing each (-W default::<this> lists them)
 _QUIET = ("DocDriftWarning", "KnownIssueChangedWarning")
 _NIGHTLY: list[nightly.NightlyRun] = []  # this process's known issues, baseline, tier
+
+
+# A configured board down at the start (unreachable, no place leased, failed version check):
+# not a test result, so neither one of pytest's statuses nor a failure.
+BOARD_DOWN_EXIT = 6
+_ASSIGNMENTS = pytest.StashKey[dict[str, list[Assignment]]]()  # platform -> one per worker
+_WORKER_BOARDS = "npu_hil_boards"  # workerinput key: platform -> this worker's assignment
 
 
 class InfrastructureError(Exception):
@@ -107,8 +120,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--backend",
         choices=("auto", "sim", "board"),
         default="auto",
-        help="where cases run: a configured board if any, else the simulator (auto); "
-        "always the simulator (sim); a board or an error (board)",
+        help="where cases run: the configured boards if any (a board that is down stops the "
+        f"run, exit status {BOARD_DOWN_EXIT}), else the simulator (auto); always the simulator "
+        "(sim); a board or an error (board)",
+    )
+    group.addoption(
+        "--board-fallback",
+        choices=("none", "simulator"),
+        default="none",
+        help="a configured board that is down at the start: the run stops (none), or its cases "
+        "run on the simulator, every record saying so (simulator)",
     )
     group.addoption("--strict-docs", action="store_true", help="fail on documentation drift")
     group.addoption("--results", default="results", help="results directory (default results)")
@@ -124,7 +145,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--require-board",
         action="store_true",
-        help="with --backend auto: no answering board for the platform is an error",
+        help="with --backend auto: no board file for the platform is an error (a configured "
+        "board that is down stops the run anyway)",
     )
     group.addoption(
         "--board-down",
@@ -205,8 +227,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_farm_options(group: pytest.OptionGroup) -> None:
-    """labgrid places as the run's boards (docs/boards.md, "Board farms"); ``--lg-coordinator`` is
-    labgrid's own pytest option (its plugin comes with the ``farm`` extra), else LG_COORDINATOR."""
+    """labgrid places as the run's boards (docs/farms.md); ``--lg-coordinator`` and
+    ``--lg-env`` (an environment file naming the place) are labgrid's own pytest options (its
+    plugin comes with the ``farm`` extra)."""
     group.addoption("--lg-place", default=None, metavar="NAME", help="run on this labgrid place")
     group.addoption(
         "--lg-tags",
@@ -233,8 +256,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_NIGHTLY[0], nightly.PLUGIN_NAME)
     if not hasattr(config, "workerinput"):  # the xdist controller, or a plain run
         results = Path(config.getoption("results"))
-        meta = {**_run_metadata(config), **_NIGHTLY[0].run_metadata()}
-        _require_board(config, meta["boards"])
+        stopped: BoardDown | None = None
+        try:
+            boards = _assign_boards(config)
+        except BoardDown as exc:
+            boards, stopped = exc.reports, exc
+        meta = {**_run_metadata(config, boards), **_NIGHTLY[0].run_metadata()}
+        downs = [a.down for a in _assigned(config) if a.down] + ([stopped.down] if stopped else [])
+        if downs:
+            meta[BOARD_DOWN_KEY] = [
+                {**down, "cases": "simulator" if stopped is None else "not run"} for down in downs
+            ]
         if not config.option.collectonly:  # it runs nothing: an earlier run's results stay
             try:
                 write_run_metadata(results, meta)
@@ -242,6 +274,12 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(
                     f"--results {results}: cannot write {RUN_META_NAME}: {exc.strerror or exc}"
                 ) from None
+        if stopped is not None:
+            pytest.exit(
+                f"npu-hil: {stopped}: the run stopped before any case (exit status "
+                f"{BOARD_DOWN_EXIT}; --board-fallback simulator runs its cases on the simulator)",
+                returncode=BOARD_DOWN_EXIT,
+            )
         warn_weak_secrets()
 
 
@@ -250,6 +288,8 @@ def _check_options(config: pytest.Config) -> None:
     _vendor(config)
     _sdks(config)
     _check_timeout(config)
+    if config.getoption("backend") == "board" and config.getoption("board_fallback") != "none":
+        raise pytest.UsageError("--board-fallback simulator: not with --backend board")
     if config.getoption("hil_batch") < 1:
         raise pytest.UsageError(f"--hil-batch {config.getoption('hil_batch')}: at least 1")
     _check_folder(config, "results")
@@ -281,10 +321,11 @@ def _check_cache(config: pytest.Config, option: str, cache: CacheFolder) -> None
 
 
 def _check_timeout(config: pytest.Config) -> None:
-    value = config.getoption("hil_timeout")
-    problem = timeout_problem(value)
-    if problem is not None:
-        raise pytest.UsageError(f"--hil-timeout {value:g}: {problem}")
+    for option in ("hil_timeout", "lg_wait"):
+        value = config.getoption(option)
+        problem = timeout_problem(value)
+        if problem is not None:
+            raise pytest.UsageError(f"--{option.replace('_', '-')} {value:g}: {problem}")
 
 
 def _check_folder(config: pytest.Config, option: str) -> None:
@@ -353,7 +394,7 @@ def _sdks(config: pytest.Config) -> list[str]:
     return config.stash[_SDKS]
 
 
-def _run_metadata(config: pytest.Config) -> dict[str, Any]:
+def _run_metadata(config: pytest.Config, boards: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": _platform(config),
@@ -362,7 +403,7 @@ def _run_metadata(config: pytest.Config) -> dict[str, Any]:
         "versions": {**host_versions(), **_vendor(config).versions()},
         "sdks": _sdks(config),
         DOCUMENTS_KEY: "; ".join(c.source.document for c in _catalogues(config)),
-        "boards": _discovery(config),
+        "boards": boards,
         UNPROBED_KEY: _unprobed(config),
         MODELS_NOT_RUN_KEY: _directory(config).not_run,
         **_documented(config),
@@ -390,44 +431,108 @@ def _unprobed(config: pytest.Config) -> list[dict[str, str]]:
     ]
 
 
-def _require_board(config: pytest.Config, discovered: list[dict[str, Any]]) -> None:
-    """Stop before any case when a board is required and none of the platform answers."""
-    if config.getoption("backend") != "board" and not config.getoption("require_board"):
-        return
-    if not discovered:
-        where = config.getoption("boards")
-        raise pytest.UsageError(f"no board file for platform {_platform(config)} in {where}")
-    if not any(report["status"] == "ok" for report in discovered):
-        problems = "; ".join(
-            f"board {r['board']} is {r['status']}: {'; '.join(r['problems'])}" for r in discovered
-        )
-        raise pytest.UsageError(printable(problems))  # board text
-
-
-def _discovery(config: pytest.Config) -> list[dict[str, Any]]:
-    """What each board of the platform reports about itself (none with --backend sim)."""
-    if config.getoption("backend") == "sim":
+def _assign_boards(config: pytest.Config) -> list[dict[str, Any]]:
+    """Choose every process's board of each platform before any case (leases held until the
+    run ends); the discovery reports of the boards checked. ``BoardDown``: a configured board
+    is down and no fallback was asked for; a usage error when a board is required and none is
+    configured."""
+    config.stash[_ASSIGNMENTS] = {}
+    if config.getoption("backend") == "sim" or config.option.collectonly:
         return []
-    return [
-        check(board, sdk=_sdks(config)[0])
-        for platform in _platforms(config)
-        for board in _platform_boards(config, platform)
-    ]
+    leases = ExitStack()
+    config.add_cleanup(leases.close)
+    reports: list[dict[str, Any]] = []
+    for platform in _platforms(config):
+        boards = _platform_boards(config, platform)
+        required = config.getoption("backend") == "board" or config.getoption("require_board")
+        if not boards and required:
+            where = config.getoption("boards")
+            raise pytest.UsageError(f"no board file for platform {platform} in {where}")
+        config.stash[_ASSIGNMENTS][platform], checked = assign_boards(
+            boards,
+            _workers(config),
+            fallback=config.getoption("board_fallback") == "simulator",
+            sdk=_sdks(config)[0],
+            leases=leases,
+            progress=functools.partial(_say, config),
+        )
+        reports += checked
+    return reports
+
+
+def _say(config: pytest.Config, text: str) -> None:
+    """A line on the terminal now, outside pytest's capture (it runs before the reporter)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        sys.stderr.write(printable(text) + "\n")
+        sys.stderr.flush()
+
+
+def _workers(config: pytest.Config) -> int:
+    """How many processes run cases: xdist's workers (``-n N``, ``--tx``), else this one."""
+    if config.getoption("dist", "no") == "no":
+        return 1
+    specs = config.getoption("tx", None) or []
+    return sum(int(s.split("*")[0]) if s.split("*")[0].isdigit() else 1 for s in specs) or 1
+
+
+def _assigned(config: pytest.Config) -> list[Assignment]:
+    return [a for each in config.stash.get(_ASSIGNMENTS, {}).values() for a in each]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker starting: the boards the controller chose for it."""
+    index = worker_index(node.gateway.id)
+    node.workerinput[_WORKER_BOARDS] = {
+        platform: assignments[index % len(assignments)].to_json()
+        for platform, assignments in node.config.stash[_ASSIGNMENTS].items()
+    }
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Where each process runs its cases, on the terminal before any case (outside capture)."""
+    lines = []
+    for platform, assignments in config.stash.get(_ASSIGNMENTS, {}).items():
+        for index, assignment in enumerate(assignments):
+            who = f" gw{index}" if len(assignments) > 1 else ""
+            lines.append(
+                printable(
+                    f"npu-hil{who}: {platform} running on {assignment.backend_name}: "
+                    f"{assignment.why}"
+                )
+            )
+    return lines
 
 
 def _platform_boards(config: pytest.Config, platform: str) -> list[Board]:
     """The inventory's boards of ``platform``, each a labgrid place with ``--lg-place`` or
     ``--lg-tags``; an invalid board file or option is a usage error."""
     option = config.getoption
+    runtimes = _vendor(config).runtimes
+    if option("lg_env", None):  # labgrid's own option, as --lg-coordinator
+        if option("lg_place") or option("lg_tags"):
+            raise pytest.UsageError("--lg-env and --lg-place/--lg-tags: give one of them")
+        where = (Path(option("boards")), option("lg_wait"), option("lg_coordinator", None))
+        try:
+            return env_platform_boards(Path(option("lg_env")), platform, runtimes, *where)
+        except (BoardFileError, ValueError) as exc:
+            raise pytest.UsageError(f"--lg-env: {exc}") from None
     try:
         farm = farm_options(
             option("lg_coordinator", None), option("lg_place"), option("lg_tags"), option("lg_wait")
         )
-        boards = platform_boards(Path(option("boards")), platform, _vendor(config).runtimes)
+        boards = platform_boards(Path(option("boards")), platform, runtimes)
     except BoardFileError as exc:  # it quotes the board file
         raise pytest.UsageError(printable(f"--boards: {exc}")) from None
     except ValueError as exc:
         raise pytest.UsageError(printable(str(exc))) from None
+    if farm and not boards:
+        raise pytest.UsageError(
+            f"--lg-place/--lg-tags: no board file for platform {platform} in "
+            f"{option('boards')}: a labgrid place needs one for its keys, known_hosts, work "
+            "directory and runtime"
+        )
     return [dataclasses.replace(board, farm=farm) for board in boards] if farm else boards
 
 
@@ -572,19 +677,29 @@ def hil_executors(
 
         @functools.cache
         def executor(sdk: str, platform: str) -> CaseExecutor:
-            board = _board(pytestconfig, platform, stack)
+            sim = option("backend") == "sim"  # reads no board file
+            boards = [] if sim else _platform_boards(pytestconfig, platform)
+            board, assignment = _board(pytestconfig, platform, boards)
+            run = _NIGHTLY[0]
+            annotate = run.mark
             backend: Target
             if board is None:
                 backend = simulator(sdk)
+                if assignment.down is not None:
+                    note = fallback_note(assignment.down)
+                    annotate = lambda record: run.mark(_noted(record, note))  # noqa: E731
             else:
-                on_board = stack.enter_context(
-                    vendor.board_target(
-                        board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
+
+                def on_board(board: Board) -> BoardWithFallback:
+                    target = stack.enter_context(
+                        vendor.board_target(
+                            board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
+                        )
                     )
-                )
-                fallback = functools.partial(simulator, sdk)
-                backend = BoardWithFallback(on_board, fallback, option("board_down") == "sim")
-            run = _NIGHTLY[0]
+                    fallback = functools.partial(simulator, sdk)
+                    return BoardWithFallback(target, fallback, option("board_down") == "sim")
+
+                backend = watch_lease(on_board, board, boards, assignment, sdk, stack)
             return CaseExecutor(
                 results,
                 backend,
@@ -592,7 +707,7 @@ def hil_executors(
                 models,
                 vendor.judge,
                 vendor.recipe,
-                annotate=run.mark,
+                annotate=annotate,
                 timeout_for=run.timeout_for,
                 sdk=sdk,
                 perf=run.perf,
@@ -606,31 +721,23 @@ def hil_executors(
         yield executor
 
 
-def _board(config: pytest.Config, platform: str, leases: ExitStack) -> Board | None:
-    """This process's board of ``platform``, or None for the simulator (a labgrid place is
-    leased into ``leases``); says which on the terminal."""
-    mode = config.getoption("backend")
-    if mode == "sim":
-        return None
-    boards = _platform_boards(config, platform)
-    worker = getattr(config, "workerinput", {}).get("workerid")
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    try:
-        board, selection = select_board(
-            boards,
-            worker,
-            require=mode == "board" or config.getoption("require_board"),
-            sdk=_sdks(config)[0],
-            leases=leases,
-            progress=reporter.write_line if reporter is not None else None,
-        )
-    except NoBoardError as exc:
-        raise pytest.UsageError(
-            printable(f"{exc} (--boards {config.getoption('boards')})")
-        ) from None
-    if reporter is not None:
-        reporter.write_line(f"npu-hil: running on {selection.backend_name}: {selection.why}")
-    return board
+def _board(
+    config: pytest.Config, platform: str, boards: list[Board]
+) -> tuple[Board | None, Assignment]:
+    """This process's board of ``platform`` (``boards``: the platform's) as the run's first
+    process chose it (None: the simulator), and that choice."""
+    if config.getoption("backend") == "sim":
+        return None, Assignment(None, "--backend sim")
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        assignment = Assignment.from_json(worker[_WORKER_BOARDS][platform])
+    else:
+        assignment = config.stash[_ASSIGNMENTS][platform][0]
+    return assigned_board(boards, assignment), assignment
+
+
+def _noted(record: CaseRecord, note: str) -> CaseRecord:
+    return dataclasses.replace(record, warnings=[*record.warnings, note])
 
 
 @pytest.fixture(scope="session")
@@ -763,6 +870,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    downs = [a.down for a in _assigned(config) if a.down]
+    if downs:
+        terminalreporter.section("npu-hil boards down", red=True)
+        for down in downs:
+            terminalreporter.write_line(fallback_note(down))
     if not _VERDICT_COUNTS:
         return
     terminalreporter.section("npu-hil verdicts")

@@ -17,6 +17,7 @@ from test_boards_check import hil_boards
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board
+from harness.plugin import BOARD_DOWN_EXIT
 from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
@@ -143,16 +144,20 @@ def test_a_run_stops_the_board_before_any_case_and_records_its_versions(
 ) -> None:
     folder = tmp_path / "boards"
     sshd.board_file(folder, sysroot=str(write_sysroot(tmp_path / "s", runtime=OLD_RUNTIME)))
-    required = run_suite(tmp_path, folder, "--backend", "board")
-    assert required.returncode == 4, required.stdout + required.stderr  # usage error
-    assert "board loopback is incompatible" in required.stderr
-    assert "librknnrt 1.6.0" in required.stderr
-    assert "Invalid RKNN model version 6" in required.stderr
-    assert not (tmp_path / "results" / "journal.jsonl").exists()  # no case ran
+    for backend in ("board", "auto"):  # a configured board that fails the check stops the run
+        required = run_suite(tmp_path, folder, "--backend", backend)
+        assert required.returncode == BOARD_DOWN_EXIT, required.stdout + required.stderr
+        assert f"board loopback ({sshd.user}@127.0.0.1:{sshd.port}) is incompatible" in (
+            required.stderr
+        )
+        assert "librknnrt 1.6.0" in required.stderr
+        assert "Invalid RKNN model version 6" in required.stderr
+        assert not (tmp_path / "results" / "journal.jsonl").exists()  # no case ran
 
-    fallback = run_suite(tmp_path, folder)  # --backend auto: the simulator, saying why
+    fallback = run_suite(tmp_path, folder, "--board-fallback", "simulator")  # asked for
     assert fallback.returncode == 0, fallback.stdout + fallback.stderr
-    assert "running on simulator: board loopback incompatible" in fallback.stdout
+    assert "running on simulator: board loopback" in fallback.stdout
+    assert "is incompatible" in fallback.stdout
     meta = read_run_metadata(tmp_path / "results")
     (board,) = meta["boards"]
     assert (board["status"], board["runtime_library"]) == ("incompatible", OLD_RUNTIME)

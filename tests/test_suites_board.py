@@ -1,12 +1,13 @@
 """The operator suite on a loopback board (real sshd, real runner), and the simulator fallback.
 
-Done-when of the board issue, as a user runs it: with a board file for the platform the suite
-runs through SSH and every result names the board; without one, or with the board down, the
-same command runs on the simulator and says so.
+As a user runs it: with a board file for the platform the suite runs through SSH and every
+result names the board; without one the same command runs on the simulator and says so; with
+the board down it stops (or, when asked, runs on the simulator, every record saying why).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,10 +15,13 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sshd import SshServer, onnx_model, write_sysroot
 
 from harness.boards.inventory import Board
 from harness.diskcache import entries
+from harness.plugin import BOARD_DOWN_EXIT
+from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
@@ -29,13 +33,28 @@ SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
 
 
-def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_suite(
+    tmp_path: Path,
+    boards: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    capture: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """The suite's CASES; pytest's capture off unless ``capture``."""
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
-    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-s"]
+    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider"]
+    command += [] if capture else ["-s"]
     command += ["--results", str(tmp_path / "results"), "--hil-cache", "off"]
     command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
     command += ["--boards", str(boards), *args]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def board_folder(sshd: SshServer, tmp_path: Path) -> Path:
@@ -82,19 +101,54 @@ def test_without_a_board_file_the_same_command_uses_the_simulator(tmp_path: Path
     assert {r.backend for r in read_records(tmp_path / "results")} == {"simulator"}
 
 
-def test_a_board_that_does_not_answer_falls_back_or_is_an_error(
-    sshd: SshServer, tmp_path: Path
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [([], {}), (["-n", "2"], {}), ([], {"PYTHONUNBUFFERED": "1"})],
+    ids=["plain", "xdist", "unbuffered"],
+)
+def test_a_configured_board_that_does_not_answer_stops_the_run(
+    sshd: SshServer, tmp_path: Path, args: list[str], env: dict[str, str]
 ) -> None:
     boards = board_folder(sshd, tmp_path)
     sshd.stop()
-    run = run_suite(tmp_path, boards)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "running on simulator: board loopback unreachable" in run.stdout
-    assert {r.backend for r in read_records(tmp_path / "results")} == {"simulator"}
+    run = run_suite(tmp_path, boards, *args, env=env, capture=True)  # --backend auto
+    assert run.returncode == BOARD_DOWN_EXIT, run.stdout + run.stderr
+    said = f"board loopback ({sshd.user}@127.0.0.1:{sshd.port}) is unreachable"
+    assert said in run.stderr and "the run stopped before any case" in run.stderr
+    assert not (tmp_path / "results" / "journal.jsonl").exists()  # no case ran
+    meta = read_run_metadata(tmp_path / "results")
+    (down,) = meta["board_down"]
+    assert (down["board"], down["status"], down["cases"]) == ("loopback", "unreachable", "not run")
+    header = dict(run_header([], meta))
+    assert header["board down"].startswith(f"loopback ({sshd.user}@127.0.0.1:{sshd.port}) ")
+    assert header["board down"].endswith("the run stopped before any case")
+    assert next(iter(header)) == "board down"  # the report's first line
 
     required = run_suite(tmp_path, boards, "--require-board")
-    assert required.returncode == 4  # pytest's usage error
-    assert "board loopback is unreachable" in required.stderr
+    assert required.returncode == BOARD_DOWN_EXIT
+    assert "board loopback" in required.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_the_simulator_fallback_is_asked_for_and_every_record_says_so(
+    sshd: SshServer, tmp_path: Path, args: list[str]
+) -> None:
+    boards = board_folder(sshd, tmp_path)
+    sshd.stop()
+    run = run_suite(tmp_path, boards, "--board-fallback", "simulator", *args, capture=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    note = "board loopback"
+    records = read_records(tmp_path / "results")
+    assert {r.backend for r in records} == {"simulator"} and len(records) == len(CASES)
+    for record in records:
+        (said,) = [w for w in record.warnings if w.startswith(note)]
+        assert "is unreachable" in said and "ran on the simulator instead" in said
+    summary = run.stdout[run.stdout.index("npu-hil boards down") :]
+    assert "board loopback" in summary.splitlines()[1]
+    assert "running on simulator: board loopback" in run.stdout  # the header, before any case
+    meta = read_run_metadata(tmp_path / "results")
+    header = run_header(records, meta)
+    assert header[0][0] == "board down" and "its cases ran on the simulator" in header[0][1]
 
 
 def test_backend_board_without_a_board_is_a_usage_error(tmp_path: Path) -> None:

@@ -30,19 +30,22 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
+from harness.boards.leases import Mark, marks, process_identity
 from harness.boards.settings import FarmSettings, SshSettings
+from harness.text import printable
 
 log = logging.getLogger(__name__)
 
 PLACE_FIELD = "{place}"  # in a farm board's workdir: the leased place's name
 POLL_S = 5.0  # how often a waiting lease says so
 CLIENT_TIMEOUT_S = 60.0
+STALE_TIMEOUT_S = 15.0  # per labgrid-client call releasing a stale lease
 _RELEASED = b"released"  # what the harness tells its guard when it released the place itself
 _RESOURCE = re.compile(r"^Acquired resource '[^']*' \(([^)]*)\):$")
 
@@ -66,7 +69,8 @@ def _command(farm: FarmSettings, *args: str) -> list[str]:
 
 
 def _client(farm: FarmSettings, *args: str, timeout: float = CLIENT_TIMEOUT_S) -> str:
-    """labgrid-client's stdout; PlaceError with its last line of stderr when it fails."""
+    """labgrid-client's stdout; PlaceError with its last line of stderr when it fails
+    (``CoordinatorLost`` when the coordinator is away or forgot the reservation)."""
     try:
         done = subprocess.run(
             _command(farm, *args), capture_output=True, text=True, timeout=timeout, check=False
@@ -77,11 +81,30 @@ def _client(farm: FarmSettings, *args: str, timeout: float = CLIENT_TIMEOUT_S) -
         lines = (done.stderr or done.stdout).strip().splitlines()
         where = farm.coordinator or "the default coordinator"
         verb = args[2] if args[0] == "-p" else args[0]
-        raise PlaceError(
-            f"labgrid-client {verb} at {where}: "
-            f"{lines[-1] if lines else f'exit status {done.returncode}'}"
-        )
+        last = printable(lines[-1]) if lines else f"exit status {done.returncode}"
+        kind = CoordinatorLost if any(_LOST.search(line) for line in lines) else PlaceError
+        raise kind(f"labgrid-client {verb} at {where}: {last}")
     return done.stdout
+
+
+class CoordinatorLost(PlaceError):
+    """The coordinator does not answer, or no longer knows the reservation (it restarted)."""
+
+
+# labgrid-client's words for a coordinator that is away or restarted (and forgot reservations)
+_LOST = re.compile(
+    r"Could not connect to coordinator|coordinator is unavailable|failed to connect to all "
+    r"addresses|Socket closed|Connection reset|UNAVAILABLE|"
+    r"[Rr]eservation \w+ does not exist|reservation token \w+ matches nothing"
+)
+
+
+class _Unusable(PlaceError):
+    """The place allocated has no NetworkService (its exporter or resource is gone)."""
+
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(reason)
+        self.token = token
 
 
 class Lease:
@@ -92,54 +115,130 @@ class Lease:
         self.progress = progress
         self.token: str | None = None
         self.place: str | None = None
+        self._acquired = False
+        self._mark: Mark | None = None
         self._guard: subprocess.Popen[bytes] | None = None
 
     def acquire(self) -> dict[str, Any]:
-        """Reserve, wait for, and acquire a place; its NetworkService parameters."""
+        """Release this host's stale leases from the coordinator, then reserve, wait for, and
+        acquire a place; its NetworkService parameters.
+
+        Within the farm's ``wait_s``: a coordinator that goes away or restarts is tried again
+        every ``POLL_S`` seconds, and a place without a NetworkService is skipped (its
+        reservation keeps it from being allocated again) for another matching one.
+        """
+        released, problems = release_stale(_coordinator(self.farm))
+        for line in released + problems:
+            self.progress(line)
+        deadline = time.monotonic() + self.farm.wait_s
+        skipped: dict[str, str] = {}  # reservation token -> why its place was skipped
+        try:
+            while True:
+                try:
+                    return self._acquire_once(deadline, skipped)
+                except _Unusable as exc:
+                    skipped[exc.token] = str(exc)
+                    if set(self.farm.filters) == {"name"}:  # no other place would do
+                        raise PlaceError(str(exc)) from None
+                    self.progress(f"{exc}; trying another {self.farm.wanted}")
+                except CoordinatorLost as exc:
+                    self.release()
+                    left = deadline - time.monotonic()
+                    if left < POLL_S:
+                        raise PlaceError(
+                            f"{exc} (until the end of the {self.farm.wait_s:g} s wait)"
+                        ) from None
+                    self.progress(
+                        f"{exc}; trying again in {POLL_S:g} s ({left:.0f} s of the wait left)"
+                    )
+                    time.sleep(POLL_S)
+        finally:
+            for token in skipped:
+                with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
+                    _client(self.farm, "cancel-reservation", token)
+
+    def _acquire_once(self, deadline: float, skipped: dict[str, str]) -> dict[str, Any]:
         filters = [f"{key}={value}" for key, value in sorted(self.farm.filters.items())]
         reply = _client(self.farm, "reserve", "--shell", *filters)
-        found = re.search(r"LG_TOKEN=(\w+)", reply)
+        found = re.search(r"LG_TOKEN=(\w{1,64})\b", reply)
         if found is None:
-            raise PlaceError(f"labgrid-client reserve gave no token: {reply.strip()[:200]}")
+            raise PlaceError(f"labgrid-client reserve gave no token: {printable(reply[:200])}")
         self.token = found[1]
-        self._start_guard()
         try:
-            self._wait()
-            _client(self.farm, "-p", f"+{self.token}", "acquire")
-            self.place, service = _network_service(
-                _client(self.farm, "-p", f"+{self.token}", "show")
-            )
-        except BaseException:
-            self.release()
+            self._start_guard()
+            self._wait(deadline, skipped)
+            self._acquired = True  # before asking: a reply lost on the way still acquired it
+            try:
+                _client(self.farm, "-p", f"+{self.token}", "acquire")
+            except PlaceError as exc:
+                if "no matching remote resource" not in str(exc):
+                    raise
+                self._acquired = False
+                self._unusable(f"its resources are not exported (exporter gone?): {exc}")
+            show = _client(self.farm, "-p", f"+{self.token}", "show")
+            try:
+                self.place, service = network_service(show)
+            except PlaceError as exc:
+                self._unusable(str(exc))
+            self._marked(self.place)
+        except BaseException as exc:
+            if not isinstance(exc, _Unusable):
+                self.release()
             raise
         log.info("leased labgrid place %s (reservation %s)", self.place, self.token)
         return service
 
-    def _wait(self) -> None:
-        """Until the coordinator allocates a place to the reservation, or ``wait_s`` passes."""
+    def _unusable(self, why: str) -> NoReturn:
+        """Let the allocated place go (not its reservation: that keeps the place from being
+        allocated to this lease again) and say why it cannot be used."""
         assert self.token is not None
-        started = time.monotonic()
+        token = self.token
+        try:
+            shown = _client(self.farm, "-p", f"+{token}", "show", timeout=STALE_TIMEOUT_S)
+            found = re.search(r"^Place '([^'\n]*)':$", shown, re.M)
+            name = f"labgrid place {place_name(found[1])}" if found else "a labgrid place"
+        except (PlaceError, subprocess.TimeoutExpired):
+            name = "a labgrid place"
+        self._let_go()
+        raise _Unusable(token, why if why.startswith("labgrid ") else f"{name}: {why}")
+
+    def _marked(self, place: str | None) -> None:
+        """This host's mark of the lease (``harness.boards.leases``), held by this process and
+        its guard."""
+        assert self.token is not None and self._guard is not None
+        holders = [process_identity(os.getpid()), process_identity(self._guard.pid)]
+        self._mark = Mark(_coordinator(self.farm), self.token, place, [h for h in holders if h])
+        self._mark.write()
+
+    def _wait(self, deadline: float, skipped: dict[str, str]) -> None:
+        """Until the coordinator allocates a place to the reservation, or ``deadline``."""
+        assert self.token is not None
         while True:
-            remaining = self.farm.wait_s - (time.monotonic() - started)
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
+                passed = f"; skipped: {'; '.join(skipped.values())}" if skipped else ""
                 raise PlaceError(
                     f"no {self.farm.wanted} became free at "
                     f"{self.farm.coordinator or 'the default coordinator'} within "
-                    f"{self.farm.wait_s:g} s (reservation {self.token} cancelled)"
+                    f"{self.farm.wait_s:g} s (reservation {self.token} cancelled){passed}"
                 )
             try:
                 _client(self.farm, "wait", self.token, timeout=min(POLL_S, remaining))
                 return
             except subprocess.TimeoutExpired:
-                waited = time.monotonic() - started
+                waited = self.farm.wait_s - (deadline - time.monotonic())
                 self.progress(
                     f"waiting for {self.farm.wanted} (reservation {self.token}): "
                     f"{waited:.0f} s of {self.farm.wait_s:g} s"
                 )
 
     def _start_guard(self) -> None:
-        """The process that releases the place if this one dies without doing it."""
-        argv = [sys.executable, "-m", "harness.boards.farm", *_command(self.farm), self.token or ""]
+        """The process that releases the place if this one dies without doing it (and the mark
+        naming both, before any place is acquired)."""
+        assert self.token is not None
+        mark = Mark(_coordinator(self.farm), self.token, None, []).path
+        argv = [sys.executable, "-m", "harness.boards.farm", str(mark), *_command(self.farm)]
+        argv.append(self.token)
         source = str(Path(__file__).resolve().parents[2])  # the folder holding harness/
         path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
         self._guard = subprocess.Popen(
@@ -149,81 +248,212 @@ class Lease:
             env={**os.environ, "PYTHONPATH": path},
             start_new_session=True,  # a signal to the harness's process group spares it
         )
+        self._marked(None)
 
-    def release(self) -> None:
-        """Release the place (if acquired) and cancel the reservation; never raises."""
-        if self.token is None:
-            return
-        if self.place is not None:
+    def _let_go(self) -> None:
+        """Release the place (if acquired), tell the guard, remove the mark; the reservation
+        stays."""
+        if self._acquired:
             with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
                 _client(self.farm, "-p", f"+{self.token}", "release")
-        try:
-            _client(self.farm, "cancel-reservation", self.token)
-        except (PlaceError, subprocess.TimeoutExpired) as exc:
-            log.warning("cannot cancel labgrid reservation %s: %s", self.token, exc)
         if self._guard is not None:
             with contextlib.suppress(OSError):
                 assert self._guard.stdin is not None
                 self._guard.stdin.write(_RELEASED)
                 self._guard.stdin.close()
             self._guard.wait(timeout=10)
-        log.info("released labgrid place %s (reservation %s)", self.place, self.token)
-        self.token = self.place = None
+            self._guard = None
+        if self._mark is not None:
+            self._mark.remove()
+        self.token = self.place = self._mark = None
+        self._acquired = False
+
+    def release(self) -> None:
+        """Release the place (if acquired) and cancel the reservation; never raises."""
+        token, place = self.token, self.place
+        if token is None:
+            return
+        self._let_go()
+        try:
+            _client(self.farm, "cancel-reservation", token)
+        except (PlaceError, subprocess.TimeoutExpired) as exc:
+            log.warning("cannot cancel labgrid reservation %s: %s", token, exc)
+        log.info("released labgrid place %s (reservation %s)", place, token)
 
 
-def _network_service(show: str) -> tuple[str, dict[str, Any]]:
-    """The place's name and its acquired NetworkService's parameters from ``show``."""
-    place = re.search(r"^Place '([^']+)':$", show, re.M)
+def power_cycle(farm: FarmSettings, token: str) -> None:
+    """Switch the leased place's power off and on again (its power resource, such as a
+    NetworkPowerPort, through ``labgrid-client power cycle``); PlaceError if it cannot."""
+    _client(farm, "-p", f"+{token}", "power", "cycle")
+
+
+def lease_held(farm: FarmSettings, token: str) -> bool | None:
+    """Whether the coordinator still gives a place to reservation ``token``; None when it
+    does not answer (it may come back with the lease or without)."""
+    try:
+        show = _client(farm, "-p", f"+{token}", "show", timeout=STALE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None
+    except CoordinatorLost as exc:
+        return False if "matches nothing" in str(exc) else None
+    except PlaceError:
+        return False
+    acquired = re.search(r"^  acquired: (.*)$", show, re.M)
+    return acquired is not None and acquired[1] != "None"
+
+
+def network_service(show: str) -> tuple[str, dict[str, Any]]:
+    """The place's name and its acquired NetworkService's address, port and username from
+    ``labgrid-client show``; PlaceError for anything else (the coordinator and exporters are
+    outside the harness: their text is checked like a file's)."""
+    place = re.search(r"^Place '([^'\n]*)':$", show, re.M)
+    name = f"place {place_name(place[1])}" if place else "the place"
     lines = show.splitlines()
     for index, line in enumerate(lines):
         found = _RESOURCE.match(line)
-        if found and found[1].split("/")[2] == "NetworkService":
+        if found and found[1].split("/")[2:3] == ["NetworkService"]:
             block = []
             for following in lines[index + 1 :]:
                 if not following.startswith("  "):
                     break
                 block.append(following)
-            params: dict[str, Any] = ast.literal_eval("\n".join(block).strip())["params"]
+            try:
+                resource = ast.literal_eval("\n".join(block).strip())
+                params = resource["params"]
+                service = {
+                    "address": params["address"],
+                    "port": params.get("port", 22),
+                    "username": params["username"],
+                }
+            except (ValueError, TypeError, SyntaxError, KeyError, MemoryError, RecursionError):
+                raise PlaceError(f"labgrid {name}: its NetworkService cannot be read") from None
+            _check_service(name, service)
             if place is not None:
-                return place[1], params
-    name = place[1] if place else "the place"
-    raise PlaceError(f"labgrid {name} has no NetworkService resource to reach the board by SSH")
+                return place[1], service
+    raise PlaceError(
+        f"labgrid {name} has no NetworkService resource to reach the board by SSH "
+        "(its exporter or resource is gone, or the place has none)"
+    )
+
+
+# A place name becomes a folder name (``{place}`` in a board's workdir) and a record's backend.
+_PLACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_HOST = re.compile(r"^[A-Za-z0-9_.:\[\]%-]{1,253}$")
+_USER = re.compile(r"^[A-Za-z0-9._][A-Za-z0-9._-]{0,63}$")
+
+
+def place_name(name: str) -> str:
+    """``name`` as the coordinator gave it, when it can name a folder; else PlaceError (with
+    the name made printable: it may carry anything)."""
+    if not _PLACE_NAME.match(name) or ".." in name:
+        raise PlaceError(
+            f"labgrid place name {printable(repr(name))[:140]} is not usable: a place's name "
+            "names its work directory, so it is letters, digits, '.', '_' and '-' only"
+        )
+    return name
+
+
+def _check_service(place: str, service: dict[str, Any]) -> None:
+    address, port, user = service["address"], service["port"], service["username"]
+    bad = [
+        what
+        for what, good in (
+            ("address", isinstance(address, str) and _HOST.match(address)),
+            ("port", isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536),
+            ("username", isinstance(user, str) and _USER.match(user)),
+        )
+        if not good
+    ]
+    if bad:
+        raise PlaceError(f"labgrid {place}: its NetworkService has no usable {' or '.join(bad)}")
 
 
 @contextlib.contextmanager
 def lease(board: Board, progress: Callable[[str], None] = log.warning) -> Iterator[Board]:
-    """``board`` (a farm board) on a leased place: named after the place, reached at its
-    NetworkService with the board file's keys, ``{place}`` in its workdir replaced by the
-    place's name (places that share one host); released on leaving."""
+    """``board`` (a farm board) on a leased place (``leased_board``), released on leaving."""
     assert board.farm is not None
     if not isinstance(board.transport, SshSettings):
         raise PlaceError(f"board {board.name}: a labgrid place is reached by SSH, not adb")
     held = Lease(board.farm, progress)
     service = held.acquire()
     try:
-        transport = dataclasses.replace(
-            board.transport,
-            host=str(service["address"]),
-            port=int(service.get("port", 22)),
-            user=str(service["username"]),
-        )
         assert held.place is not None
-        workdir = board.workdir.replace(PLACE_FIELD, held.place)
-        yield dataclasses.replace(
-            board, name=held.place, transport=transport, workdir=workdir, farm=None
-        )
+        yield leased_board(board, held.place, service)
     finally:
         held.release()
 
 
+def leased_board(board: Board, place: str, service: Mapping[str, Any]) -> Board:
+    """``board`` (a farm board) as the leased ``place``: named after it, reached at its
+    NetworkService ``service`` with the board file's keys, ``{place}`` in its workdir replaced
+    by the place's name (places that share one host)."""
+    assert isinstance(board.transport, SshSettings)
+    place = place_name(place)
+    _check_service(f"place {place}", dict(service))
+    transport = dataclasses.replace(
+        board.transport,
+        host=str(service["address"]),
+        port=int(service.get("port", 22)),
+        user=str(service["username"]),
+    )
+    workdir = board.workdir.replace(PLACE_FIELD, place)
+    return dataclasses.replace(board, name=place, transport=transport, workdir=workdir, farm=None)
+
+
+def release_stale(
+    coordinator: str | None, *, everywhere: bool = False
+) -> tuple[list[str], list[str]]:
+    """Release the leases this host and user hold on ``coordinator`` (every coordinator with
+    ``everywhere``) whose holders are all gone (``harness.boards.leases``): what was released,
+    and what could not be (its coordinator does not answer: the mark stays for the next try)."""
+    released, problems = [], []
+    for mark in marks():
+        if (mark.coordinator != coordinator and not everywhere) or not mark.stale:
+            continue
+        farm = FarmSettings(mark.coordinator, {})
+        what = (
+            f"labgrid place {mark.place or '(not yet known)'} (reservation {mark.token}) at "
+            f"{mark.coordinator or 'the default coordinator'}"
+        )
+        try:
+            _client(farm, "-p", f"+{mark.token}", "release", timeout=STALE_TIMEOUT_S)
+        except (PlaceError, subprocess.TimeoutExpired) as exc:
+            try:  # not acquired any more, or the coordinator is away?
+                _client(farm, "places", timeout=STALE_TIMEOUT_S)
+            except (PlaceError, subprocess.TimeoutExpired):
+                problems.append(f"cannot release stale {what}: {_reason(exc)}")
+                continue
+        else:
+            pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
+            released.append(f"released stale {what}: its holders (pid {pids}) are gone")
+        with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
+            _client(farm, "cancel-reservation", mark.token, timeout=STALE_TIMEOUT_S)
+        mark.remove()
+    return released, problems
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"the coordinator did not answer within {exc.timeout:g} s"
+    return str(exc)
+
+
+def _coordinator(farm: FarmSettings) -> str | None:
+    """The coordinator labgrid-client talks to for ``farm`` (None: labgrid's default)."""
+    return farm.coordinator or os.environ.get("LG_COORDINATOR") or None
+
+
 def _guard(argv: list[str]) -> int:
-    """``python -m harness.boards.farm LABGRID-CLIENT [ARGS...] TOKEN``: wait for the harness
-    (stdin); unless it said it released the place, release it and cancel the reservation."""
-    *client, token = argv
+    """``python -m harness.boards.farm MARK LABGRID-CLIENT [ARGS...] TOKEN``: wait for the
+    harness (stdin); unless it said it released the place, release it, cancel the reservation
+    and remove the lease's mark."""
+    mark, *client, token = argv
     if sys.stdin.buffer.read() == _RELEASED:
         return 0
     for args in (["-p", f"+{token}", "release"], ["cancel-reservation", token]):
         subprocess.run([*client, *args], capture_output=True, timeout=CLIENT_TIMEOUT_S, check=False)
+    with contextlib.suppress(FileNotFoundError):
+        Path(mark).unlink()
     return 0
 
 

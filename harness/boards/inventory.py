@@ -192,6 +192,22 @@ def load_board(path: Path, runtimes: Runtimes) -> Board:
     return board
 
 
+def check_files(board: Board, *, new_known_hosts: bool = False) -> None:
+    """The files an SSH board's file names are there: its ``auth.key_file`` and, unless
+    ``new_known_hosts`` (trust on first use creates it), its ``known_hosts``. A missing one is
+    a bad board file, not an unreachable board: ``BoardFileError`` naming the file and key."""
+    settings = board.transport
+    if not isinstance(settings, SshSettings):
+        return
+    named = [("auth.key_file", settings.key_file)]
+    if not new_known_hosts:
+        named.append(("known_hosts", settings.known_hosts))
+    for key, path in named:
+        if path is not None and not path.is_file():
+            why = "is not a file" if path.exists() else "does not exist"
+            raise BoardFileError(board.source, key, _NOT_SHOWN, f"{path} {why}")
+
+
 def validate(path: Path, document: object, schema: Mapping[str, Any]) -> None:
     """Check ``document`` (all or part of the board file at ``path``) against a JSON schema;
     the best-matching error is raised as a ``BoardFileError``."""

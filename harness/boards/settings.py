@@ -61,6 +61,10 @@ LABGRID_SCHEMA: dict[str, Any] = {
             "additionalProperties": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+$"},
         },
         "wait": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+        # a board that stops answering mid-run: power-cycled through the place's power
+        # resource, then waited for (seconds) before it is given up on
+        "recovery": {"enum": ["power-cycle", "none"]},
+        "recovery_wait": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
     },
     "oneOf": [{"required": ["place"]}, {"required": ["tags"]}],
 }
@@ -114,6 +118,8 @@ class FarmSettings:
     coordinator: str | None  # None: LG_COORDINATOR, else labgrid's default
     filters: dict[str, str]  # labgrid reservation filters: {"name": place} or the tags
     wait_s: float = 600.0
+    recovery: str = "power-cycle"  # or "none": a board that stops answering stays down
+    recovery_wait_s: float = 180.0  # for SSH to come back after a power cycle
 
     @property
     def wanted(self) -> str:
@@ -126,7 +132,13 @@ class FarmSettings:
 def farm_settings(doc: Mapping[str, Any]) -> FarmSettings:
     """The board file's (schema-checked) ``labgrid`` section."""
     filters = {"name": doc["place"]} if "place" in doc else dict(doc["tags"])
-    return FarmSettings(doc.get("coordinator"), filters, float(doc.get("wait", 600.0)))
+    return FarmSettings(
+        doc.get("coordinator"),
+        filters,
+        float(doc.get("wait", 600.0)),
+        doc.get("recovery", "power-cycle"),
+        float(doc.get("recovery_wait", 180.0)),
+    )
 
 
 TransportSettings = SshSettings | AdbSettings

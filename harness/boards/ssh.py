@@ -9,9 +9,11 @@ a changed key is always refused. ``connect`` gives an ``SshTransport``
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import logging
 import os
+import socket
 import time
 
 import paramiko
@@ -149,6 +151,35 @@ def _load_known_hosts(client: paramiko.SSHClient, board: Board) -> None:
     )
 
 
+# errno -> what it means for reaching a board, in words
+_ERRNO_CAUSES = {
+    errno.ECONNREFUSED: "connection refused (nothing listens on that port)",
+    errno.EHOSTUNREACH: "host unreachable (no route to it)",
+    errno.ENETUNREACH: "network unreachable",
+    errno.ECONNRESET: "the connection was reset by the board",
+    errno.ETIMEDOUT: "no answer (timed out)",
+}
+
+
+def _cause(exc: BaseException, timeout: float) -> str:
+    """Why a connection failed, in words, without paramiko's own types and texts."""
+    if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) and exc.errors:
+        exc = next(iter(exc.errors.values()))  # one address tried per board
+    if isinstance(exc, socket.gaierror):
+        return "the host name does not resolve"
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return f"no answer within {timeout:g} s"
+    if isinstance(exc, OSError) and exc.errno in _ERRNO_CAUSES:
+        return _ERRNO_CAUSES[exc.errno]
+    if isinstance(exc, EOFError):
+        return "the board closed the connection"
+    if isinstance(exc, paramiko.SSHException) and "banner" in str(exc):
+        return f"no SSH server answered (no SSH banner within {timeout:g} s)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def connect(
     board: Board, *, trust_on_first_use: bool = False, timeout: float = 10.0
 ) -> SshTransport:
@@ -193,7 +224,7 @@ def connect(
         raise
     except _LINK_ERRORS as exc:
         client.close()
-        raise BoardConnectionError(f"{where}: cannot connect: {exc}") from None
+        raise BoardConnectionError(f"{where}: cannot connect: {_cause(exc, timeout)}") from None
     transport = client.get_transport()
     assert transport is not None  # connect() succeeded
     transport.set_keepalive(15)

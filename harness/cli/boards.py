@@ -1,10 +1,12 @@
 """``hil boards check [PATH ...]``: reach every board of the inventory (board files, folders
-of them; default ``./boards``) and report what it really is.
+of them; default ``./boards``) and report what it really is; ``hil boards release-stale``:
+free the labgrid places of npu-hil runs that were killed.
 
 Exit status: 0 when every board is reachable, is the SoC its file says and runs versions that
 work with the host's toolkit, 1 when any board is unreachable, mismatched or incompatible (its
-versions are named with the fix), 2 on bad input (no or invalid board files). A progress line per
-board goes to stderr, so ``--json`` output on stdout stays machine-readable.
+versions are named with the fix), 2 on bad input (no or invalid board files, a key or
+known_hosts file that is not there). A progress line per board goes to stderr, so ``--json``
+output on stdout stays machine-readable.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.discovery import check
-from harness.boards.inventory import Board, BoardFileError, load_inventory
+from harness.boards.farm import release_stale
+from harness.boards.inventory import Board, BoardFileError, check_files, load_inventory
+from harness.boards.leases import lease_dir
 from harness.terminal import columns, emit
 from harness.timeouts import timeout_problem
 from harness.vendors import all_runtimes, vendor_commands
@@ -75,6 +79,18 @@ def register(subparsers: Subparsers) -> None:
         help="seconds to connect, and again to probe (default: 10, at most one day)",
     )
     parser.set_defaults(handler=_check, parser=parser)
+    summary = (
+        "release the labgrid places this host and user hold through npu-hil runs that are gone "
+        "(a killed CI job): a clean-up step for CI"
+    )
+    stale = commands.add_parser("release-stale", help=summary, description=summary)
+    stale.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="only the leases of this coordinator (default: every coordinator)",
+    )
+    stale.set_defaults(handler=_release_stale)
     for register_vendor_commands in vendor_commands("boards"):
         register_vendor_commands(commands)
 
@@ -100,6 +116,11 @@ def _check(args: argparse.Namespace) -> int:
         if not found:
             args.parser.error(f"{path}: no board files (*.yaml) in this folder")
         boards += [board for board in found if board.source not in {b.source for b in boards}]
+    try:
+        for board in boards:
+            check_files(board, new_known_hosts=args.trust_new_host_keys)
+    except BoardFileError as exc:
+        args.parser.error(str(exc))
     reports = []
     for board in boards:
         emit(f"checking {board.name} ({board.address}) ... ", err=True)
@@ -108,6 +129,18 @@ def _check(args: argparse.Namespace) -> int:
         reports.append(report)
     emit((json.dumps(reports, indent=2) if args.json else _table(reports)) + "\n")
     return 0 if all(report["status"] == "ok" for report in reports) else 1
+
+
+def _release_stale(args: argparse.Namespace) -> int:
+    """Exit status 0 when no stale lease is left, 1 when a coordinator did not answer."""
+    released, problems = release_stale(args.coordinator, everywhere=args.coordinator is None)
+    for line in released:
+        emit(f"{line}\n")
+    for line in problems:
+        emit(f"hil: {line}\n", err=True)
+    if not released and not problems:
+        emit(f"no stale lease in {lease_dir()}\n")
+    return 1 if problems else 0
 
 
 def _table(reports: list[dict[str, Any]]) -> str:

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.boards.inventory import Board, BoardFileError, load_board
+from harness.boards.inventory import Board, BoardFileError, check_files, load_board
 from harness.cases.user_models import refused_case
 from harness.cli.names import platform_type
 from harness.cli.parser import deprecated_alias
@@ -374,6 +374,8 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
             boards = platform_boards(args.boards, args.platform, vendor.runtimes)
         else:
             boards = [load_board(args.boards, vendor.runtimes)]
+        for board in boards:
+            check_files(board)
     except BoardFileError as exc:
         raise _BadInput(str(exc)) from None
     if not boards:
@@ -410,7 +412,7 @@ def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
-    if layers:
+    if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing
         rows = [("layer", "op", "target", "dtype")]
         rows += [
             (

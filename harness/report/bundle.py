@@ -52,7 +52,7 @@ from harness.report.causes import causes
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
-from harness.results.records import CaseRecord, case_slug, record_key
+from harness.results.records import BOARD_LOG, CaseRecord, case_slug, record_key
 from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
@@ -60,6 +60,7 @@ REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's jo
 # observed-summary.json: a case folder's observed outputs over its cap, summarised
 COPIED = (
     *("model.onnx", "toolkit.json", "dataset.txt", "build.log", "observed-summary.json"),
+    BOARD_LOG,
     REPRO_SCRIPT,
 )
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")

@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # baseline imports diff, which imports this module
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 # run.json: [{"model": name, "reason": "not runnable: ..." | "not selected: ..."}] (--models)
 MODELS_NOT_RUN_KEY = "models_not_run"
+# run.json: the configured boards that were down at the start, {"board", "address", "status",
+# "problem", "cases": "simulator" (--board-fallback simulator) or "not run" (the run stopped)}
+BOARD_DOWN_KEY = "board_down"
 LEFT_OUT_KEY = "left_out"  # run.json: [{"id": case id, "reason": text}, ...] not run (tier)
 # run.json entries the run header shows (the others go to the collapsed run details)
 HEADER_KEYS = (
@@ -353,6 +356,7 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
     if meta.get(MODELS_NOT_RUN_KEY):
         cases += f" ({len(meta[MODELS_NOT_RUN_KEY])} models not run)"
     header = [
+        ("board down", "; ".join(map(_board_down, meta.get(BOARD_DOWN_KEY, [])))),
         (
             "platforms",
             ", ".join(sorted({r.platform for r in records} or {meta.get("platform", "")})),
@@ -368,6 +372,19 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
         ("known issues", _text(meta["known_issues"]) if meta.get("known_issues") else "none"),
     ]
     return [(key, text) for key, text in header if text]
+
+
+def _board_down(down: Mapping[str, Any]) -> str:
+    """A board that was down at the start, and where its cases went."""
+    cases = (
+        "its cases ran on the simulator (--board-fallback simulator)"
+        if down.get("cases") == "simulator"
+        else "the run stopped before any case"
+    )
+    return (
+        f"{down.get('board')} ({down.get('address')}) {down.get('status')}: "
+        f"{down.get('problem')}: {cases}"
+    )
 
 
 def _board_versions(report: Mapping[str, Any]) -> str:

@@ -122,6 +122,10 @@ def record_key(record: CaseRecord) -> str:
     return case_key(record.id, record.sdk)
 
 
+# In a case folder lost on a board: the board's kernel log since the case started
+BOARD_LOG = "board-kernel.log"
+
+
 def case_folder(case_id: str, sdk: str) -> str:
     """The case folder relative to the results directory, one per case and SDK."""
     return f"cases/{case_slug(case_key(case_id, sdk))}"

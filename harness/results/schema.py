@@ -167,6 +167,17 @@ RUN_SCHEMA: dict[str, Any] = _record(
             ),
         },
         "tier": {"enum": ["default", "full"]},
+        # configured boards down at the start (``harness.report.matrix.BOARD_DOWN_KEY``)
+        "board_down": {
+            "type": "array",
+            "items": _record(
+                ["board", "status", "problem", "cases"],
+                {
+                    **{name: _STRING for name in ("board", "address", "status", "problem")},
+                    "cases": {"enum": ["simulator", "not run"]},
+                },
+            ),
+        },
         "baseline": {"type": ["string", "null"]},
         "known_issues": {"type": ["string", "null"]},
         # models of --models that are not cases (not runnable, not selected)

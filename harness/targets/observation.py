@@ -29,6 +29,9 @@ class Observation:
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     log: str = ""  # build/run log, kept for repro bundles
+    # The board's kernel log since the case started, for a case lost on the board (timeout,
+    # crash, lost runner): ``harness.boards.kernel_log``; empty otherwise.
+    board_log: str = ""
     # Timed runs (Job.perf): {"clock", "warmup", "samples_s", "capped", "conditions_before",
     # "conditions_after", "layers", ...} (``harness.targets.timing.timing_record``), or
     # {"unavailable": why}; empty when no timing was asked for.

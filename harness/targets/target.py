@@ -45,6 +45,9 @@ class BoardTarget(StreamingTarget, PrefetchingTarget, Protocol):
 
     down: str | None  # why the board was given up on; None while it is usable
 
+    def close(self) -> None:
+        """Stop using the board (its runner, its lock); safe to repeat."""
+
 
 def observe(target: Target, jobs: Iterable[Job]) -> Generator[Observation, None, None]:
     """Observations of ``jobs`` in order: one batch for a streaming target, else one by one."""

@@ -27,7 +27,8 @@ import numpy as np
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.transport import BoardConnectionError
+from harness.boards.kernel_log import kernel_log
+from harness.boards.transport import BoardConnectionError, open_transport
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable
@@ -100,6 +101,7 @@ class BoardBackend:
         self._session: RunnerSession | None = None
         self._feed = ConversionFeed(self.cache)
         self._case_ids: dict[str, str] = {}
+        self._started_at: dict[str, float] = {}  # job id -> when it began on the board
         atexit.register(self.close)
 
     @property
@@ -142,6 +144,7 @@ class BoardBackend:
         conversions = converting.result()
         case_jobs: list[CaseJob] = []
         self._case_ids = {}
+        self._started_at = {}
         for index, (job, conversion) in enumerate(zip(batch, conversions, strict=True)):
             if conversion.rknn_path is not None:
                 job_id = f"c{index}"
@@ -160,7 +163,10 @@ class BoardBackend:
                 unsettled -= 1
                 if not unsettled:  # let the shipping loop end as it would: the session stays
                     done.update(settled)
-            yield self._observation(conversion, done.pop(job_id, None))
+            observation = self._observation(conversion, done.pop(job_id, None))
+            if observation.infra_error and job_id in self._started_at:  # lost on the board
+                observation.board_log = self._kernel_log(self._started_at[job_id])
+            yield observation
 
     def prefetch(self, jobs: Sequence[Job]) -> None:
         """Convert ``jobs`` (the next batch) in the background, while the board runs."""
@@ -245,6 +251,7 @@ class BoardBackend:
             session.pin_npu(npu_devfreq(self.board.platform, self.board.sysroot), want)
 
     def _started(self, job_id: str) -> None:
+        self._started_at[job_id] = time.monotonic()
         if self.on_case_started is not None:
             self.on_case_started(self._case_ids[job_id])
 
@@ -255,7 +262,7 @@ class BoardBackend:
         if self._session is None and self.down is None:
             unreachable = self._open_once()
             if unreachable is not None:
-                log.debug("board %s: %s; retried when a case needs it", self.name, unreachable)
+                log.warning("%s; tried again when a case needs it", unreachable)
 
     def _session_or_down(self) -> RunnerSession | None:
         """The open session, or a new one; None (and ``down`` set) when the board is lost."""
@@ -266,13 +273,21 @@ class BoardBackend:
         self._drop()
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.5
+        attempt = 1
         while (unreachable := self._open_once()) is not None:
             if time.monotonic() + pause > deadline:
-                self.down = str(unreachable)
+                self.down = f"{unreachable} ({attempt} attempts in {self.reconnect_s:g} s)"
                 return None
-            log.info("board %s: %s; reconnecting", self.name, printable(str(unreachable)))
+            log.warning(
+                "%s; attempt %d failed, next in %g s (gives up %g s after the first)",
+                printable(str(unreachable)),
+                attempt,
+                pause,
+                self.reconnect_s,
+            )
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
+            attempt += 1
         return self._session
 
     def _open_once(self) -> BoardConnectionError | None:
@@ -298,6 +313,21 @@ class BoardBackend:
         else:
             self._session = session
         return None
+
+    def _kernel_log(self, started: float) -> str:
+        """The board's kernel log since ``started`` (host clock), or why there is none."""
+        if self.down is not None:
+            return ""  # it does not answer: nothing to read, and no time to lose on it
+        try:
+            transport = open_transport(
+                self.board, trust_on_first_use=self.trust_on_first_use, timeout=10
+            )
+            try:
+                return kernel_log(transport, time.monotonic() - started)
+            finally:
+                transport.close()
+        except BoardError as exc:
+            return f"# board kernel log not read: {exc}\n"
 
     def _drop(self) -> None:
         if self._session is not None:
