@@ -200,9 +200,9 @@ def test_simulated_ceil_mode_average_pool_matches_both_references(
     assert record.reference["used"] == SPEC and record.reference["unavailable"] == {}
     assert set(record.reference["metrics"]) == {SPEC, ORT}
     assert record.reference["agreement"][ORT]["agrees"] is True
-    folder = tmp_path / record.artifacts
-    ort = np.load(next((folder / "reference-ort").glob("*.npy")))
-    np.testing.assert_allclose(ort, np.load(next((folder / "reference").glob("*.npy"))), 1e-6)
+    case = CASES[CEIL]  # the folder keeps no references: they are drawn again from the recipe
+    outputs = host_references(build_model(case.op, case.params, case.seed)).outputs
+    np.testing.assert_allclose(outputs[ORT][0], outputs[SPEC][0], 1e-6)
 
 
 def test_simulated_opset_13_ceil_mode_average_pool_is_a_reference_disagreement(
@@ -246,7 +246,6 @@ def test_simulated_pow_with_an_int8_exponent_records_the_single_reference(
     assert "no CPU kernel" in record.reference["unavailable"][ORT]
     assert record.reference["agreement"] == {}
     assert not (tmp_path / record.artifacts / "reference-ort").exists()
-    assert (tmp_path / record.artifacts / "reference").is_dir()
 
 
 def test_reports_list_a_disagreement_with_both_values() -> None:

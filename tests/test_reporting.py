@@ -559,7 +559,7 @@ def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_pat
     )
     assert table[2][1] == "2C 1V (1 known)"
     assert (
-        'class="v-confirmed" title="confirmed"><a href="#'
+        'class="v-confirmed" title="confirmed"><a href="report-cases/'
         in (folder / "report.html")
         .read_text(encoding="utf-8")
         .split('id="overview"')[1]

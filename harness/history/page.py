@@ -18,7 +18,7 @@ from pathlib import Path
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS, queries
 from harness.history.store import Store
 from harness.judge.verdict import VERDICTS
-from harness.report.matrix import case_anchor
+from harness.report.matrix import case_href
 from harness.results.records import CaseRecord
 
 PAGE_NAME = "history.html"
@@ -27,9 +27,11 @@ RECENT = 7  # nights: "changed recently"
 COLOURS = {
     "confirmed": "#2e9d4f",
     "limit-confirmed": "#2b8cbe",
+    "limit-rewritten": "#5fa8d3",
     "doc-drift": "#e0a800",
     "doc-inconsistent": "#8d99a6",
     "violation": "#d62839",
+    "unrunnable": "#b5179e",
     "wrong-result": "#8b1e3f",
     "reference-disagreement": "#8e44ad",
     "infra-error": "#555555",
@@ -103,12 +105,15 @@ def render_page(
     return "\n".join(parts) + "\n"
 
 
-def _report_link(results: str, folder: Path, anchor: str = "") -> str:
-    """A run's report relative to the page (its results folder without a report)."""
+def _report_link(results: str, folder: Path, case: str = "") -> str:
+    """A run's report relative to the page (its results folder without a report), or the
+    card of a ``case`` there (``case_href``: relative to report.html)."""
     report = Path(results) / "report.html"
-    target = report if report.is_file() else Path(results)
-    link = os.path.relpath(target, folder.absolute())
-    return escape(link + (f"#{anchor}" if anchor and report.is_file() else ""))
+    if not report.is_file():
+        return escape(os.path.relpath(Path(results), folder.absolute()))
+    page, _, anchor = case.partition("#")
+    link = os.path.relpath(Path(results) / page if page else report, folder.absolute())
+    return escape(link + (f"#{anchor}" if anchor else ""))
 
 
 def _charts(counts: list[queries.NightCounts], folder: Path) -> str:
@@ -185,7 +190,7 @@ def _recent(histories: list[queries.CaseHistory], folder: Path) -> str:
             verdict=item.since.verdict,
             sdk=item.since.sdk,
         )
-        link = _report_link(item.since.results, folder, case_anchor(record))
+        link = _report_link(item.since.results, folder, case_href(record))
         what = "; ".join(f"{c.what} {c.before} → {c.after}" for c in item.changes) or "nothing"
         rows.append(
             f"<tr><td><code>{escape(item.case)}</code></td><td>{escape(item.since.sdk)}</td>"

@@ -52,8 +52,9 @@ class Baseline:
         self,
         path: str | os.PathLike[str],
         failing: tuple[str, ...],
-        latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
         aliases: Mapping[str, str] | None = None,
+        *,
+        latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
     ) -> None:
         """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
         that fail a run. ``latest``: the baseline's record_key -> (verdict, timing) read
