@@ -48,7 +48,7 @@ def test_hil_run_on_a_refusing_board_says_so_at_once_and_each_retry(
     (tmp_path / "relu.onnx").write_bytes(onnx_model("Relu"))
     sshd.stop()
     started = time.monotonic()
-    run = hil(tmp_path, "run", "relu.onnx", "--board", str(board), "--results", "results")
+    run = hil(tmp_path, "run", "relu.onnx", "--boards", str(board), "--results", "results")
     assert run.stderr is not None
     first = run.stderr.readline()
     said_at = time.monotonic() - started
@@ -80,7 +80,7 @@ def test_a_missing_key_or_known_hosts_file_is_bad_input(
     (tmp_path / "relu.onnx").write_bytes(onnx_model("Relu"))
     model = str(tmp_path / "relu.onnx")
     results = ["--results", str(tmp_path / "results")]
-    assert main(["run", model, "--board", str(board), *results]) == 2
+    assert main(["run", model, "--boards", str(board), *results]) == 2
     err = capsys.readouterr().err
     assert str(board) in err and key in err and f"{missing} does not exist" in err, err
 

@@ -34,7 +34,7 @@ def test_hil_run_runs_a_model_whose_file_name_is_not_utf8(
 ) -> None:
     model = tmp_path / f"{BAD}.onnx"
     model.write_bytes(onnx_model("Relu"))
-    assert main(["run", str(model), "--results", str(tmp_path / "r"), "--cache", "off"]) == 0
+    assert main(["run", str(model), "--results", str(tmp_path / "r"), "--hil-cache", "off"]) == 0
     [record] = read_records(tmp_path / "r")
     assert record.id == f"rk3562/model/{SHOWN}/float16"
     assert record.source["model"] == str(tmp_path / f"{SHOWN}.onnx")
@@ -46,7 +46,7 @@ def test_hil_run_refuses_a_broken_model_whose_name_is_not_utf8_with_its_record(
 ) -> None:
     model = tmp_path / f"{BAD}.onnx"
     model.write_bytes(b"not a model")
-    assert main(["run", str(model), "--results", str(tmp_path / "r"), "--cache", "off"]) == 2
+    assert main(["run", str(model), "--results", str(tmp_path / "r"), "--hil-cache", "off"]) == 2
     [record] = read_records(tmp_path / "r")
     assert record.verdict == "bad-input" and SHOWN in record.id
     assert SHOWN in capsys.readouterr().err
