@@ -36,3 +36,21 @@ def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
     assert sum(a.size for a in large_built.inputs) <= SMALL_INPUTS or input_span(
         job_for(large, large_built), large_built.inputs
     ) == float(np.ptp(np.concatenate([a.ravel() for a in large_built.inputs])))
+
+
+def test_a_bundle_reads_a_toolkit_log_whose_stamp_stands_alone_on_a_line():
+    # seen in a full test run: the verbose log held "D RKNN: [11:31:55.439]" with nothing after
+    # it, and the bundle's reproduce.py died parsing it (IndexError) instead of reproducing
+    from harness.vendors.rknn.repro_template import parse_layers
+
+    log = "\n".join(
+        [
+            "D RKNN: [11:31:55.439] Network Layer Information Table",
+            "D RKNN: [11:31:55.439] ID   OpType  DataType Target InputShape",
+            "D RKNN: [11:31:55.439] 1    MaxPool FLOAT16  NPU    (1,4,8,8)",
+            "D RKNN: [11:31:55.439]",
+            "D RKNN: [11:31:55.439] 2    Pad     FLOAT16  NPU    (1,4,6,8)",
+            "D RKNN: [11:31:55.440] ------------------------------------------",
+        ]
+    )
+    assert [layer["op"] for layer in parse_layers(log)] == ["MaxPool", "Pad"]

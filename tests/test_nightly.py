@@ -180,8 +180,12 @@ def test_known_issues_vendor_is_the_file_the_vendor_ships(tmp_path: Path) -> Non
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     assert read_run_metadata(tmp_path / "results")["known_issues"] == str(SHIPPED)
-    entries = len(load_known_issues(SHIPPED).entries)
-    assert f"0 as expected, 0 changed, {entries} stale entries" in output
+    entries = load_known_issues(SHIPPED).entries
+    # a run of one rk3562 case: the rk3562 file's entries could have matched and did not;
+    # the other platform groups' files say nothing about it
+    mine = sum(entry.file == "rk3562-simulator.yaml" for entry in entries)
+    others = len(entries) - mine
+    assert f"0 as expected, 0 changed, {mine} stale entries, {others} for other platforms" in output
 
 
 def test_bad_known_issues_option_is_a_usage_error(tmp_path: Path) -> None:

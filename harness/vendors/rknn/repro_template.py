@@ -394,7 +394,12 @@ def parse_layers(log: str) -> list[dict[str, str]]:
     layers: list[dict[str, str]] = []
     columns: list[str] = []
     for line in log.splitlines():
-        text = line.split("] ", 1)[1] if line.startswith("D RKNN: [") else line
+        # "D RKNN: [time] text"; the toolkit also prints the stamp alone ("D RKNN: [time]")
+        stamped = line.startswith("D RKNN: [")
+        _, cut, rest = line.partition("] ")
+        text = rest if stamped and cut else "" if stamped else line
+        if not text.strip():
+            continue
         if "Network Layer Information Table" in text:
             layers, columns = [], []
         elif not columns and "OpType" in text and "Target" in text:
