@@ -13,6 +13,8 @@ know) is refused with ``StoreError``.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -159,7 +161,7 @@ def _engine(url: URL) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
@@ -169,6 +171,21 @@ def _engine(url: URL) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _wal(cursor: Any) -> None:
+    """Switch the file to write-ahead logging. SQLite does not wait out its busy timeout for
+    that switch: while a second process creates the same new store, it answers "database is
+    locked" at once, so it is tried again (with a pause) until the busy timeout has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _reason(exc: SQLAlchemyError) -> str:
