@@ -655,7 +655,7 @@ def _summary(
         return entry
     expected = reference.reshape(-1)
     atol, rtol = tolerance.get("atol", 0.0), tolerance.get("rtol", 0.0)
-    differing, first = 0, []
+    differing, first = 0, list[dict[str, Any]]()
     for start in range(0, flat.size, chunk):
         got = flat[start : start + chunk].astype(np.float64)
         want = expected[start : start + chunk].astype(np.float64)
