@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.layout import horizon
+from harness.vendors.horizon import layout as horizon
 from harness.layout.errors import LayoutError
 
 # Seed 000: the three inputs of the example model (validShape, stride as the model declares them)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.layout import tcim
+from harness.vendors.houmo import layout as tcim
 from harness.layout.errors import LayoutError
 
 
