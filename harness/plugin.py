@@ -703,7 +703,7 @@ def hil_executors(
 
                 def on_board(board: Board) -> BoardWithFallback:
                     target = stack.enter_context(
-                        vendor.board_target(
+                        vendor.on_board(
                             board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
                         )
                     )

@@ -131,17 +131,26 @@ class Vendor:
                 f"of its platforms {', '.join(self.platforms)}"
             )
 
+    def on_board(
+        self, board: Board, conversions: Path | None, timeout_s: float, sdk: str | None
+    ) -> AbstractContextManager[BoardTarget]:
+        """``board_target``; a LookupError when the vendor runs cases on no board (its boards
+        name its runtimes, so a vendor without a board target has none)."""
+        if self.board_target is None:
+            raise LookupError(self.not_runnable(on_board=True))
+        return self.board_target(board, conversions, timeout_s, sdk)
+
     def target(
         self, board: Board | None, timeout_s: float, cache: str
     ) -> AbstractContextManager[Target]:
         """On the default SDK: ``board`` when one is given, else the simulator with its
         result cache in folder ``cache`` ("off": none). A LookupError says why there is no
         such target (``not_runnable``)."""
-        if board is not None and self.board_target is not None:
-            return self.board_target(board, None, timeout_s, None)
-        if board is None and self.simulator is not None:
-            return self.simulator(timeout_s, None if cache == "off" else Path(cache), None)
-        raise LookupError(self.not_runnable(board is not None))
+        if board is not None:
+            return self.on_board(board, None, timeout_s, None)
+        if self.simulator is None:
+            raise LookupError(self.not_runnable())
+        return self.simulator(timeout_s, None if cache == "off" else Path(cache), None)
 
     def not_runnable(self, on_board: bool = False) -> str:
         """Why this host cannot run the vendor's cases: it has no simulator (or no board
