@@ -119,7 +119,7 @@ class VersionCheck:
     """A board's versions judged against the host's: ``errors`` keep the board from running
     cases, ``warnings`` are recorded; each names both versions and the fix."""
 
-    host: dict[str, str]  # the host-side versions compared, e.g. {"rknn_toolkit2": "2.5.0"}
+    host: dict[str, str]  # the host-side versions compared, the toolkit's name -> its version
     errors: list[str]
     warnings: list[str]
 
