@@ -162,10 +162,17 @@ def vendor_lines() -> list[str]:
     """One line per vendor, loaded or not, for listings and report headers."""
     lines = []
     for vendor in vendors():
-        runs = "simulator" if vendor.simulator is not None else "no simulator"
-        boards = ", boards" if vendor.board_target is not None else ""
-        lacks = vendor.missing()
-        status = f"not runnable here: {lacks}" if lacks else f"runs on: {runs}{boards}"
+        targets = [
+            name
+            for name, has in (("simulator", vendor.simulator), ("boards", vendor.board_target))
+            if has
+        ]
+        if lacks := vendor.missing():
+            status = f"not runnable here: {lacks}"
+        elif targets:
+            status = f"runs on: {', '.join(targets)}"
+        else:
+            status = "no simulator, no board target"
         lines.append(f"{vendor.name}: {', '.join(vendor.platforms)} ({status})")
     lines += [f"{gone.name}: unavailable ({gone.reason})" for gone in unavailable()]
     return lines

@@ -7,21 +7,32 @@ document's text verbatim, ``inconsistent`` where the document contradicts itself
 worked examples. ``LayoutRules`` turns it into what a ``Vendor`` hands the harness: the
 ``Document`` ``hil docs show`` reads (one entry holding every rule), the report's documented
 rows, and an operator catalogue with no operators (the rules constrain no operator).
+
+No target runs such rules: a vendor's suite checks the harness's computation of them against
+the document's worked examples and invariants on the host, and journals each case's checks
+(``journal_checks``), so the report's documented rows show which rows were checked.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.cases.case import Case
 from harness.catalogue.documents import Document, Entry, Group
 from harness.catalogue.limits import LIMIT_KINDS, Limit
 from harness.catalogue.loader import CatalogueError, load_yaml
 from harness.catalogue.operators import OperatorCatalogue, Source
+from harness.pipeline import host_versions
 from harness.report.documented_rows import DOCUMENTED_KEY
+from harness.results.journal import Journal
+from harness.results.records import CaseRecord
+
+HOST = "host"  # the backend of a rule checked by the harness's own computation
 
 _TOP = ("title", "version", "document", "section", "entry", "description", "groups", "rules")
 
@@ -46,8 +57,10 @@ class LayoutRules:
         """The constants the rules state for ``platform``'s group (in any case)."""
         return self._group_of(platform)["constants"]
 
-    def limits(self) -> tuple[Limit, ...]:
+    def limits(self, platform: str) -> tuple[Limit, ...]:
+        """The rules as documented limits for ``platform``'s group: its constants filled in."""
         source = f"{self.data['document']} § {self.data['section']}"
+        constants = self.constants(platform)
         return tuple(
             Limit(
                 id=f"{self.data['entry']}/{rule['id']}",
@@ -55,7 +68,9 @@ class LayoutRules:
                 text=rule["text"],
                 source=source,
                 op=self.data["entry"],
-                rule={"reason": rule["reason"]} if "reason" in rule else {},
+                subject=rule.get("subject", ""),
+                values=tuple(rule["values"]) if "values" in rule else None,
+                rule=_reading(rule, constants),
                 inconsistent=rule.get("inconsistent"),
             )
             for rule in self.data["rules"]
@@ -63,19 +78,20 @@ class LayoutRules:
 
     def document(self) -> Mapping[str, Document]:
         """Its one version -> the document (``Vendor.documents``)."""
-        entry = Entry(
-            name=self.data["entry"],
-            section=str(self.data["section"]),
-            page=0,  # the document is not paginated
-            description=self.data["description"],
-            limits=self.limits(),
-        )
         groups = tuple(
             Group(
                 section=str(self.data["section"]),
                 name=group["name"],
                 targets=tuple(t.lower() for t in group["targets"]),
-                entries=(entry,),
+                entries=(
+                    Entry(
+                        name=self.data["entry"],
+                        section=str(self.data["section"]),
+                        page=0,  # the document is not paginated
+                        description=self.data["description"],
+                        limits=self.limits(group["targets"][0]),
+                    ),
+                ),
             )
             for group in self.data["groups"]
         )
@@ -97,7 +113,6 @@ class LayoutRules:
             for group in self.data["groups"]
             if platform == "all" or group is self._group_of(platform)
         ]
-        rows = [{"limit": lim.id, "kind": lim.kind, "text": lim.text} for lim in self.limits()]
         return {
             DOCUMENTED_KEY: [
                 {
@@ -105,7 +120,10 @@ class LayoutRules:
                     "document": self.data["document"],
                     "group": group["name"],
                     "targets": list(group["targets"]),
-                    "rows": rows,
+                    "rows": [
+                        {"limit": limit.id, "kind": limit.kind, "text": limit.text}
+                        for limit in self.limits(group["targets"][0])
+                    ],
                 }
                 for group in groups
             ]
@@ -117,6 +135,15 @@ class LayoutRules:
                 return group
         known = ", ".join(self.targets)
         raise LookupError(f"{self.data['document']} has no platform {platform!r}; known: {known}")
+
+
+def _reading(rule: Mapping[str, Any], constants: Mapping[str, Any]) -> dict[str, Any]:
+    """A rule's structured reading, each "$name" value its group's constant."""
+    reading = {
+        key: constants[value[1:]] if isinstance(value, str) and value.startswith("$") else value
+        for key, value in rule.get("reading", {}).items()
+    }
+    return reading | ({"reason": rule["reason"]} if "reason" in rule else {})
 
 
 @functools.cache
@@ -141,3 +168,43 @@ def load_rules(path: Path) -> LayoutRules:
                 path, f"rules[{index}].kind", rule["kind"], "is not a kind of documented limit"
             )
     return LayoutRules(path, data)
+
+
+def rule_check(
+    prop: str, limits: Sequence[str], documented: object, observed: object
+) -> dict[str, Any]:
+    """A record's check of one property: "confirmed" when the computed value is the
+    document's, else "wrong-result"."""
+    status = "confirmed" if documented == observed else "wrong-result"
+    return {
+        "prop": prop,
+        "limits": list(limits),
+        "documented": str(documented),
+        "observed": str(observed),
+        "status": status,
+    }
+
+
+def journal_checks(results: Path, case: Case, checks: Sequence[Mapping[str, Any]]) -> CaseRecord:
+    """Journal ``case``'s record in the results directory ``results``: its checks, and the
+    verdict "confirmed" when each is, else the first failing check's status."""
+    failing = [check for check in checks if check["status"] != "confirmed"]
+    record = CaseRecord(
+        id=case.id,
+        platform=case.platform,
+        op=case.op,
+        dtype=case.dtype,
+        limit=case.limit,
+        value=case.value,
+        documented=case.documented,
+        backend=HOST,
+        verdict=failing[0]["status"] if failing else "confirmed",
+        detail="; ".join(f"{c['prop']}: {c['observed']}, not {c['documented']}" for c in failing),
+        versions=host_versions(),
+        source=dict(case.source),
+        started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        params=dict(case.params),
+        checks=[dict(check) for check in checks],
+    )
+    Journal(results).append(record)
+    return record

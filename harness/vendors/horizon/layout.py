@@ -31,6 +31,7 @@ from harness.layout.strided import StridedTensor, check_rank, check_shape, check
 from harness.vendors.rules import load_rules
 
 RULES = load_rules(Path(__file__).with_name("data") / "stride-rules.yaml")
+RULE_IDS = tuple(rule["id"] for rule in RULES.data["rules"])  # in the document's order
 # W-direction alignment (bytes) of Y and UV input strides, per platform (seed 000).
 PLATFORM_ALIGNMENT: dict[str, int] = {t: RULES.constants(t)["alignment"] for t in RULES.targets}
 DYNAMIC = -1

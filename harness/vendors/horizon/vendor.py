@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.cases.case import Case
 from harness.vendors.base import Vendor
 from harness.vendors.horizon import layout, layout_cli
 
 SUITE = "horizon-layout"  # suites/test_horizon_layout.py
+
+
+def _rule_of(example: dict[str, Any]) -> str:
+    """The rule a worked example probes: the W-direction alignment of Y and UV inputs, the
+    other inputs' being unaffected by it."""
+    return (
+        "yuv-w-alignment" if example["kind"] in layout.IMAGE_CHANNELS else "static-input-unaffected"
+    )
 
 
 def example_cases(platform: str) -> list[Case]:
@@ -20,7 +30,7 @@ def example_cases(platform: str) -> list[Case]:
             platform=target,
             op=rules["entry"],
             dtype="uint8",
-            limit=f"{rules['entry']}/yuv-w-alignment",
+            limit=f"{rules['entry']}/{_rule_of(example)}",
             value=f"validShape={example['valid_shape']}",
             documented="supported",
             params={**example, "filled": example["filled"][layout.PLATFORM_ALIGNMENT[target]]},
