@@ -326,9 +326,12 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     except ValueError as exc:  # it names the variable and the value
         raise _BadInput(str(exc)) from None
     try:
-        return vendor_for(args.platform)
+        vendor = vendor_for(args.platform)
     except LookupError as exc:
         raise _BadInput(f"--platform: {exc}") from None
+    if vendor.simulator is None and vendor.board_target is None:
+        raise _BadInput(f"--platform {args.platform}: {vendor.not_runnable()}")
+    return vendor
 
 
 def _results(args: argparse.Namespace, default: Path) -> Path:

@@ -122,6 +122,8 @@ def run_probe(args: argparse.Namespace) -> int:
         vendor = vendor_for(args.platform)
     except LookupError as exc:
         parser.error(f"--platform: {exc}")
+    if vendor.simulator is None and vendor.board_target is None:
+        parser.error(f"--platform {args.platform}: {vendor.not_runnable()}")
     try:
         catalogue = vendor.operators(args.platform)
     except LookupError as exc:  # "all", or a platform its documents have no section for
