@@ -192,19 +192,21 @@ def platform_named(name: str, *, allow_all: bool = False) -> str:
     """The platform ``name`` means, spelt as the vendor spells it: in any case (``RK3588`` is
     rk3588), ``all`` only where the caller takes every platform. A LookupError says what is
     known and the closest name."""
-    known = sorted(p for vendor in vendors() for p in vendor.platforms)
+    known = [p for vendor in vendors() for p in sorted(vendor.platforms)]
+    # by vendor, the default's first: "rk2118, ..., rv1126b (rknn); J6B, ... (horizon)"
+    listed = "; ".join(f"{', '.join(sorted(v.platforms))} ({v.name})" for v in vendors())
     wanted = name.strip().lower()
     if wanted == ALL_PLATFORMS:
         if allow_all:
             return ALL_PLATFORMS
-        raise LookupError(f"'{name}' is not a platform here: give one of {', '.join(known)}")
+        raise LookupError(f"'{name}' is not a platform here: give one of {listed}")
     for platform in known:
         if platform.lower() == wanted:
             return platform
     every = ", or all (every one)" if allow_all else ""
     gone = "".join(f"; vendor {v.name} is unavailable ({v.reason})" for v in unavailable())
     raise LookupError(
-        f"unknown platform {name!r}; known: {', '.join(known)}{every}"
+        f"unknown platform {name!r}; known: {listed}{every}"
         f"{suggestion(name, known)}{gone}"
     )
 
