@@ -153,13 +153,11 @@ class Vendor:
         return self.simulator(timeout_s, None if cache == "off" else Path(cache), None)
 
     def not_runnable(self, on_board: bool = False) -> str:
-        """Why this host cannot run the vendor's cases: it has no simulator (or no board
-        target), or lacks what it needs."""
-        if on_board and self.board_target is None:
+        """Why this host cannot run the vendor's cases, called when it lacks the target: no
+        board target (``on_board``), else no simulator."""
+        if on_board:
             return f"vendor {self.name} runs cases on no board: not runnable here"
-        if not on_board and self.simulator is None:
-            return (
-                f"vendor {self.name} has no simulator and no board of the platform is "
-                "configured: not runnable on this host"
-            )
-        return f"vendor {self.name}: {self.missing()}"
+        return (
+            f"vendor {self.name} has no simulator and no board of the platform is configured: "
+            "not runnable on this host"
+        )

@@ -56,5 +56,5 @@ VENDOR = Vendor(
     documented=layout.RULES.documented,
     commands={"layout": [layout_cli.register]},
     dtypes=("uint8",),
-    library_names=("hobot_dnn", "libdnn", "hbdk"),
+    library_names=(),  # seed 000 names no library or tool of the vendor
 )

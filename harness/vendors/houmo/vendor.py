@@ -61,5 +61,5 @@ VENDOR = Vendor(
     documented=layout.RULES.documented,
     commands={"layout": [layout_cli.register]},
     dtypes=("uint8",),
-    library_names=("tcim_lite", "libtcim"),
+    library_names=("tcim_lite",),  # its Python runtime, as seed 002 names it
 )
