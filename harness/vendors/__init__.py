@@ -193,7 +193,7 @@ def platform_named(name: str, *, allow_all: bool = False) -> str:
     rk3588), ``all`` only where the caller takes every platform. A LookupError says what is
     known and the closest name."""
     known = [p for vendor in vendors() for p in sorted(vendor.platforms)]
-    # by vendor, the default's first: "rk2118, ..., rv1126b (rknn); J6B, ... (horizon)"
+    # by vendor, the default first: "p1, p2 (vendor); q1 (other vendor)"
     listed = "; ".join(f"{', '.join(sorted(v.platforms))} ({v.name})" for v in vendors())
     wanted = name.strip().lower()
     if wanted == ALL_PLATFORMS:
