@@ -206,8 +206,7 @@ def platform_named(name: str, *, allow_all: bool = False) -> str:
     every = ", or all (every one)" if allow_all else ""
     gone = "".join(f"; vendor {v.name} is unavailable ({v.reason})" for v in unavailable())
     raise LookupError(
-        f"unknown platform {name!r}; known: {listed}{every}"
-        f"{suggestion(name, known)}{gone}"
+        f"unknown platform {name!r}; known: {listed}{every}{suggestion(name, known)}{gone}"
     )
 
 
