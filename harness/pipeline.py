@@ -17,21 +17,17 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from harness import __version__
-from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
-from harness.catalogue.documents import Document
-from harness.catalogue.operators import OperatorCatalogue
-from harness.diskcache import CacheFolder
 from harness.judge.checks import Judge
 from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -45,12 +41,9 @@ from harness.results.journal import Journal
 from harness.results.records import BOARD_LOG, CaseRecord, case_folder, without_secrets
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
-from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
+from harness.targets.target import PrefetchingTarget, Target, observe
 from harness.targets.timing import PerfRequest, TimingError, timing_record
 from harness.text import redact
-
-if TYPE_CHECKING:
-    from harness.terminal import Registrar
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
 # quantization range covers the data that is compared.
@@ -65,69 +58,6 @@ GENERIC_JUDGE = Judge(GENERIC_OBSERVERS)
 # The files that reproduce a job with a vendor's own tools (name -> content), written into the
 # case folder.
 Recipe = Callable[[Job], Mapping[str, bytes]]
-
-
-@dataclass(frozen=True)
-class Vendor:
-    """What a vendor package hands the harness (``harness.vendors.vendor_for(platform)``).
-
-    The stages are vendor-neutral; a vendor fills them in. The plugin and the CLI use only
-    what this record holds, so a second vendor is a sibling package plus one line in
-    ``harness.vendors``.
-    """
-
-    name: str
-    platforms: tuple[str, ...]
-    default_platform: str  # what a run targets without --platform (the first vendor's)
-    versions: Callable[[], dict[str, str]]  # host-side tool versions every run records
-    # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
-    # raises ValueError with the reason (not installed, say).
-    sdks: Callable[[str | None], list[str]]
-    # The operators probed on a platform: its documented operators, their limits read.
-    operators: Callable[[str], OperatorCatalogue]
-    # Model declarations of the vendor's own case sources (the operators' are always there).
-    models: Mapping[str, OperatorSpec]
-    # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one).
-    case_sources: Mapping[str, Callable[[str], list[Case]]]
-    # What the vendor's documents say for a platform, as run.json entries the report lists:
-    # titled groups of documented rows (``harness.report.documented_rows.DOCUMENTED_KEY``).
-    documented: Callable[[str], dict[str, Any]]
-    # Its operator documents, every published version (as printed, "V2.3.2") -> document.
-    documents: Callable[[], Mapping[str, Document]]
-    # (case, SDK) -> record ``source`` fields: the document the SDK is judged against
-    # ("judged_against", "fallback" when it has none of its own, "document_changed", ...).
-    judged_against: Callable[[Case, str], dict[str, str]]
-    judge: Judge  # the generic observers plus the vendor's
-    recipe: Recipe
-    runtimes: Runtimes  # the runtimes a board file of this vendor may name
-    # Compiled layer type -> the type it stands for (a release's renames: exGRU -> GRU)
-    layer_aliases: Mapping[str, str]
-    # (timeout_s, result cache folder or None, SDK or None: this environment's) -> the
-    # simulator, a context manager.
-    simulator: Callable[[float, Path | None, str | None], AbstractContextManager[Target]]
-    # (board, conversion cache folder or None: the vendor's shared one, timeout_s, SDK or
-    # None) -> the board's target.
-    board_target: Callable[
-        [Board, Path | None, float, str | None], AbstractContextManager[BoardTarget]
-    ]
-    simulator_cache: CacheFolder  # the simulator's result cache (``--hil-cache``)
-    conversion_cache: CacheFolder  # models converted for its boards (``--hil-conversion-cache``)
-    # The known issues of its default run (``--known-issues vendor``), or None: it ships none
-    known_issues: Path | None
-    # Its own subcommands by group: "hil" (``hil sdk``), "boards", "layout" (``hil layout X``)
-    commands: Mapping[str, Sequence[Registrar]]
-    # ONNX operator type -> the entries its documents name it by, where the names differ
-    # (Conv -> Convolution): what ``hil docs show Conv`` shows
-    operator_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def target(
-        self, board: Board | None, timeout_s: float, cache: str
-    ) -> AbstractContextManager[Target]:
-        """On the default SDK: ``board`` when one is given, else the simulator with its
-        result cache in folder ``cache`` ("off": none)."""
-        if board is not None:
-            return self.board_target(board, None, timeout_s, None)
-        return self.simulator(timeout_s, None if cache == "off" else Path(cache), None)
 
 
 def host_versions() -> dict[str, str]:

@@ -29,7 +29,7 @@ from harness.boards.labgrid_env import env_platform_boards
 from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
-from harness.cases.operators import DTYPES, operator_cases
+from harness.cases.operators import operator_cases
 from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.judge import comparison_cache
@@ -42,7 +42,7 @@ from harness.models.budget import size_budget
 from harness.names import sdk_version
 from harness.nightly import perf as latency
 from harness.nightly import run as nightly
-from harness.pipeline import OBSERVED_CAP, CaseExecutor, Vendor, host_versions
+from harness.pipeline import OBSERVED_CAP, CaseExecutor, host_versions
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import (
@@ -70,14 +70,18 @@ from harness.text import printable, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import (
     ALL_PLATFORMS,
-    CONVERSION_CACHE,
-    DEFAULT_PLATFORM,
-    SIMULATOR_CACHE,
+    cache_help,
+    case_dtypes,
+    default_vendor,
+    fill_run_defaults,
     layer_aliases,
+    not_runnable_header,
+    other_vendors_suite,
     platform_named,
     regenerate,
     vendor_for,
 )
+from harness.vendors.base import Vendor
 
 _VERDICT_COUNTS: Counter[str] = Counter()  # this process's verdicts, for the summary
 # verdict -> [cases whose record holds warnings, warnings], and known issues that changed
@@ -113,8 +117,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--platform",
         default=None,
         metavar="P[,P...]|all",
-        help=f"target platforms, in any case (default {DEFAULT_PLATFORM}); 'all': every one of "
-        "the vendor",
+        help=f"target platforms, in any case (default {default_vendor().default_platform}); 'all': "
+        "every one of the vendor",
     )
     group.addoption(
         "--backend",
@@ -188,9 +192,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--hil-cache",
-        default=str(SIMULATOR_CACHE.directory()),
-        help=f"simulator result cache directory (env {SIMULATOR_CACHE.dir_env}; size cap "
-        f"{SIMULATOR_CACHE.cap_env}, default 2G); 'off' disables it",
+        default=None,
+        help=f"simulator result cache directory ({cache_help('simulator_cache')}; size cap "
+        "default 2G); 'off' disables it",
     )
     group.addoption(
         "--hil-reference-cache",
@@ -206,9 +210,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--hil-conversion-cache",
-        default=str(CONVERSION_CACHE.directory()),
+        default=None,
         help="converted models for boards, shared by every results directory "
-        f"(env {CONVERSION_CACHE.dir_env}; size cap {CONVERSION_CACHE.cap_env}, default 2G)",
+        f"({cache_help('conversion_cache')}; size cap default 2G)",
     )
     nightly.add_options(group)
     _add_farm_options(group)
@@ -249,7 +253,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "supported: the case is documented as supported")
     for quiet in _QUIET:
         config.addinivalue_line("filterwarnings", f"ignore::{__name__}.{quiet}")
-    for dtype in DTYPES:
+    for dtype in case_dtypes():
         config.addinivalue_line("markers", f"{dtype}: a case of data type {dtype} (-m {dtype})")
     _check_options(config)
     _NIGHTLY[:] = [nightly.NightlyRun(config, _vendor(config).known_issues)]
@@ -285,6 +289,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_options(config: pytest.Config) -> None:
     """Stop with a usage error (exit 4) before collection when an option value is unusable."""
+    fill_run_defaults(config.option)
     _vendor(config)
     _sdks(config)
     _check_timeout(config)
@@ -298,16 +303,16 @@ def _check_options(config: pytest.Config) -> None:
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
-        _check_cache(config, "hil_cache", SIMULATOR_CACHE)
+        _check_cache(config, "hil_cache", _vendor(config).simulator_cache)
     if config.getoption("hil_reference_cache") != "off":
         _check_cache(config, "hil_reference_cache", reference_cache.CACHE)
     if config.getoption("hil_comparison_cache") != "off":
         _check_cache(config, "hil_comparison_cache", comparison_cache.CACHE)
-    if config.getoption("backend") != "sim":
-        _check_cache(config, "hil_conversion_cache", CONVERSION_CACHE)
+    if config.getoption("backend") != "sim" and config.getoption("hil_conversion_cache") != "off":
+        _check_cache(config, "hil_conversion_cache", _vendor(config).conversion_cache)
 
 
-def _check_cache(config: pytest.Config, option: str, cache: CacheFolder) -> None:
+def _check_cache(config: pytest.Config, option: str, cache: CacheFolder | None) -> None:
     """A cache folder that is usable and the cache's own (``diskcache.claim``), and its cap."""
     _check_folder(config, option)
     try:
@@ -315,7 +320,8 @@ def _check_cache(config: pytest.Config, option: str, cache: CacheFolder) -> None
     except CacheFolderError as exc:
         raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None
     try:
-        cache.cap()
+        if cache is not None:  # None: the run's vendor has none of this kind
+            cache.cap()
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
 
@@ -351,7 +357,7 @@ _DIRECTORY = pytest.StashKey[DirectoryCases]()
 def _platform(config: pytest.Config) -> str:
     """``--platform`` as the vendor spells it: one platform, several (``rk3588,rv1106``; in
     any case) or ``all``; an unknown name is a usage error naming the closest."""
-    spec = str(config.getoption("platform") or DEFAULT_PLATFORM)
+    spec = str(config.getoption("platform") or default_vendor().default_platform)
     names = [name.strip() for name in spec.split(",")]
     try:
         if len(names) == 1:
@@ -492,7 +498,7 @@ def pytest_configure_node(node: Any) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Where each process runs its cases, on the terminal before any case (outside capture)."""
-    lines = []
+    lines = not_runnable_header()
     for platform, assignments in config.stash.get(_ASSIGNMENTS, {}).items():
         for index, assignment in enumerate(assignments):
             who = f" gw{index}" if len(assignments) > 1 else ""
@@ -591,6 +597,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     marker = metafunc.definition.get_closest_marker("hil_suite")
     sources = _case_sources(metafunc.config)
+    if marker and (elsewhere := other_vendors_suite(marker.args[0], _vendor(metafunc.config))):
+        skip = pytest.mark.skip(reason=elsewhere)  # another vendor's suite: no error
+        metafunc.parametrize("hil_case", [pytest.param(None, id="vendor", marks=skip)])
+        return
     if marker is None or marker.args[0] not in sources:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid}: a test using hil_case needs "
@@ -671,6 +681,8 @@ def hil_executors(
 
         @functools.cache
         def simulator(sdk: str) -> Target:
+            if vendor.simulator is None:  # its cases run on its boards only
+                pytest.skip(vendor.not_runnable())
             cache_dir = option("hil_cache")
             cache = None if cache_dir == "off" else Path(cache_dir)
             return stack.enter_context(vendor.simulator(option("hil_timeout"), cache, sdk))
@@ -692,7 +704,7 @@ def hil_executors(
 
                 def on_board(board: Board) -> BoardWithFallback:
                     target = stack.enter_context(
-                        vendor.board_target(
+                        vendor.on_board(
                             board, Path(option("hil_conversion_cache")), option("hil_timeout"), sdk
                         )
                     )

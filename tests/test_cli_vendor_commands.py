@@ -34,12 +34,13 @@ def _choices(parser: argparse.ArgumentParser, *path: str) -> list[str]:
 def test_each_group_offers_every_vendors_commands(
     group: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rknn = vendors.VENDORS[0]
+    rknn = vendors.vendor_named("rknn")
     other = dataclasses.replace(rknn, name="other", commands={group: [_hello]})
     path = [] if group == "hil" else [group]
     before = _choices(build_parser(), *path)
     assert "hello" not in before
-    monkeypatch.setattr(vendors, "VENDORS", (rknn, other))
+    every = vendors.vendors()
+    monkeypatch.setattr(vendors, "vendors", lambda: (*every, other))
     assert _choices(build_parser(), *path) == [*before, "hello"]
     assert main([*path, "hello", "--name", "npu"]) == 3
     assert capsys.readouterr().out == "hello npu\n"
@@ -47,9 +48,9 @@ def test_each_group_offers_every_vendors_commands(
 
 def test_the_rknn_commands_are_the_vendors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the vendor's record (no commands), hil has no RKNN subcommands left."""
-    rknn = vendors.VENDORS[0]
+    rknn = vendors.vendor_named("rknn")
     mute = dataclasses.replace(rknn, commands={})
-    monkeypatch.setattr(vendors, "VENDORS", (mute,))
+    monkeypatch.setattr(vendors, "vendors", lambda: (mute,))
     parser = build_parser()
     assert "sdk" not in _choices(parser)
     assert "build-runner" not in _choices(parser, "boards")

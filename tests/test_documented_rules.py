@@ -20,12 +20,12 @@ from harness.judge.observers import rewrite_of
 from harness.models import subjects
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
-from harness.vendors import VENDORS
+from harness.vendors import vendor_named
 from harness.vendors.rknn.buildlog import parse_build_log
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
 
 LOGS = Path(__file__).parent / "data" / "buildlogs"
-RKNN = VENDORS[0]
+RKNN = vendor_named("rknn")
 OUT = [np.arange(6, dtype=np.float32)]
 MATCH = compare(OUT, OUT, tolerance_for("float16"))
 

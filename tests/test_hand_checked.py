@@ -8,9 +8,9 @@ import numpy as np
 from harness.cases.operators import operator_cases
 from harness.models import build_model
 from harness.pipeline import SMALL_INPUTS, input_span, job_for
-from harness.vendors import VENDORS
+from harness.vendors import vendor_named
 
-RKNN = VENDORS[0]
+RKNN = vendor_named("rknn")
 
 
 def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.layout import horizon
 from harness.layout.errors import LayoutError
+from harness.vendors.horizon import layout as horizon
 
 # Seed 000: the three inputs of the example model (validShape, stride as the model declares them)
 # and the actual shapes of the dynamic ones.

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.layout import tcim
 from harness.layout.errors import LayoutError
+from harness.vendors.houmo import layout as tcim
 
 
 def test_seed_contiguous_example() -> None:

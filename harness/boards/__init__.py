@@ -1,12 +1,12 @@
 """Boards, vendor-neutral: inventory files, the transports (SSH, adb), discovery, on-board locking.
 
     from harness.boards.inventory import load_inventory
-    from harness.vendors.rknn.board import BoardBackend
-    from harness.vendors.rknn.runtimes import RUNTIMES
+    from harness.vendors import vendor_for
 
-    board = load_inventory(Path("boards"), RUNTIMES)[0]
-    with BoardBackend(board) as backend:
-        observation = backend.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
+    vendor = vendor_for("rk3562")
+    board = load_inventory(Path("boards"), vendor.runtimes)[0]
+    with vendor.on_board(board, None, 600.0, None) as target:
+        observation = target.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
 
 Importing this package imports nothing else; ``ssh`` loads paramiko, ``adb`` adbutils. Runner
 sessions and the backend that runs cases on a board belong to the vendor packages

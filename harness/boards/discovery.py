@@ -25,18 +25,14 @@ from harness.boards.transport import (
 from harness.text import printable
 
 UNKNOWN = "unknown"
-
-# $1 sysroot (probe-path prefix), $2 board python, $3 work directory, $4 python probe code.
-_SCRIPT = r"""
+# The script's vendor-neutral parts; a board's runtime adds its own sections between them
+# (``BoardProbe.script``), using the helpers. $1 sysroot (probe-path prefix), $2 board python,
+# $3 work directory, $4 python probe code.
+_PREFIX = r"""
 root=${1%/}
 echo @@compatible
 cat "$root/proc/device-tree/compatible" 2>/dev/null | tr '\000' '\n'
 echo
-echo @@driver
-for f in sys/kernel/debug/rknpu/version sys/kernel/debug/rknpu/driver_version \
-         proc/rknpu/version proc/rknpu/driver_version; do
-    if [ -r "$root/$f" ]; then cat "$root/$f" 2>/dev/null; echo; break; fi
-done
 # the first of the files "$@" that exists, with the sysroot prefix
 first() { for f in "$@"; do if [ -r "$root/$f" ]; then echo "$root/$f"; return; fi; done; }
 # the first line of file $2 holding $1 (an ERE), read with strings or, without it, grep -a
@@ -44,25 +40,8 @@ version() {
     [ -n "$2" ] || return 0
     { strings "$2" 2>/dev/null || grep -a -o -E "$1[^\"]*" "$2"; } | grep -m 1 -E "$1"
 }
-library=$(first usr/lib/librknnrt.so usr/lib64/librknnrt.so usr/lib/librknnmrt.so)
-echo @@runtime
-version 'librknnm?rt version' "$library"
-echo @@runtime_mtime
-if [ -n "$library" ]; then stat -c %Y "$library" 2>/dev/null || date -r "$library" +%s; fi
-echo @@server
-version 'rknn_server version' "$(first usr/bin/rknn_server vendor/bin/rknn_server \
-    oem/usr/bin/rknn_server)"
-echo @@server_started
-for p in "$root"/proc/[0-9]*; do
-    if [ "$(cat "$p/comm" 2>/dev/null)" = rknn_server ]; then
-        # start: boot time + field 22 of its stat (clock ticks since boot)
-        btime=$(sed -n 's/^btime //p' "$root/proc/stat" 2>/dev/null)
-        ticks=$(sed 's/.*) //' "$p/stat" 2>/dev/null | cut -d ' ' -f 20)
-        hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
-        [ -n "$btime" ] && [ -n "$ticks" ] && echo $((btime + ticks / hz))
-        break
-    fi
-done
+"""
+_SUFFIX = r"""
 echo @@python
 "$2" -c "$4" 2>/dev/null
 echo @@disk
@@ -90,16 +69,17 @@ job=$!
 ) </dev/null >/dev/null 2>&1 &
 wait "$job"
 """
+# The board python's version, then each of a runtime's Python distributions' ("unknown": none)
 _PYTHON_PROBE = """\
 import platform
 print(platform.python_version())
-try:
-    import importlib.metadata as metadata
-    print(metadata.version("rknn-toolkit-lite2"))
-except Exception:
-    print("unknown")
+for name in {packages!r}:
+    try:
+        import importlib.metadata as metadata
+        print(metadata.version(name))
+    except Exception:
+        print("unknown")
 """
-_SOC = re.compile(r"^rockchip,(r[kv]\d{4}[a-z]?)$")
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)+)")
 
 
@@ -108,24 +88,25 @@ def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str
 
     Past ``timeout`` the host gives up (BoardConnectionError) and the board kills the probe.
     """
-    script = ["sh", "-c", _SCRIPT, "sh", board.sysroot, board.python, board.workdir, _PYTHON_PROBE]
+    own = board.runtime.discovery
+    code = _PYTHON_PROBE.format(packages=list(own.python_packages))
+    script = ["sh", "-c", _PREFIX + own.script + _SUFFIX, "sh"]
+    script += [board.sysroot, board.python, board.workdir, code]
     argv = ["sh", "-c", _DEADLINE, "sh", str(math.ceil(timeout)), *script]
     result = transport.run(shell_command(argv), timeout=timeout)
     sections = _sections(printable(result.stdout.decode(errors="replace")))
     compatible = sections.get("compatible", [])
-    socs = [m[1] for m in map(_SOC.match, compatible) if m]
-    python = [*sections.get("python", []), UNKNOWN, UNKNOWN]
+    socs = [m[1] for m in map(own.soc.match, compatible) if m]
+    python = [*sections.get("python", []), UNKNOWN]
+    packages = [*python[1:], *[UNKNOWN] * len(own.python_packages)][: len(own.python_packages)]
     return {
         "soc": socs[-1] if socs else UNKNOWN,
         "compatible": compatible,
         "npu_driver": _driver(sections.get("driver", [])),
-        "runtime_library": _runtime(sections.get("runtime", [])),
-        "runtime_library_mtime": _epoch(sections.get("runtime_mtime", [])),
-        "rknn_server": _runtime(sections.get("server", [])),
-        "rknn_server_started": _epoch(sections.get("server_started", [])),
-        "rknn_toolkit_lite2": python[1],
+        **own.facts(sections, packages),
         "python": python[0],
         "disk_free_bytes": _disk_free(sections.get("disk", [])),
+        "versions_shown": [list(pair) for pair in own.shown],
     }
 
 
@@ -200,22 +181,22 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 
 def _driver(lines: list[str]) -> str:
-    """'RKNPU driver: v0.9.8' -> '0.9.8'."""
+    """'NPU driver: v0.9.8' -> '0.9.8'."""
     if not lines:
         return UNKNOWN
     match = _VERSION.search(lines[0])
     return match[1] if match else lines[0]
 
 
-def _runtime(lines: list[str]) -> str:
-    """'librknnrt version: 2.3.0 (c949ad889d@2024-11-07T11:35:33)' -> '2.3.0 (c949...)', and
-    the same of 'rknn_server version: ...'."""
+def version_text(lines: list[str]) -> str:
+    """A library's or tool's version line: 'libx version: 2.3.0 (c949ad889d@2024-11-07)'
+    -> '2.3.0 (c949ad889d@2024-11-07)'."""
     if not lines:
         return UNKNOWN
     return lines[0].split("version", 1)[1].lstrip(": ").strip() or UNKNOWN
 
 
-def _epoch(lines: list[str]) -> int | str:
+def epoch(lines: list[str]) -> int | str:
     """Seconds since the epoch from the section's first line."""
     return int(lines[0]) if lines and lines[0].isdigit() else UNKNOWN
 

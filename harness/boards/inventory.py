@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -119,9 +119,28 @@ class VersionCheck:
     """A board's versions judged against the host's: ``errors`` keep the board from running
     cases, ``warnings`` are recorded; each names both versions and the fix."""
 
-    host: dict[str, str]  # the host-side versions compared, e.g. {"rknn_toolkit2": "2.5.0"}
+    host: dict[str, str]  # the host-side versions compared, the toolkit's name -> its version
     errors: list[str]
     warnings: list[str]
+
+
+Sections = Mapping[str, list[str]]  # the script's output: section name -> its lines
+
+
+@dataclass(frozen=True)
+class BoardProbe:
+    """What a board's runtime looks for on it, besides what every board shows (SoC, Python,
+    free disk): its vendor's part of the one discovery round trip (``Runtime.discovery``)."""
+
+    # sh code between the neutral parts, printing "@@name" headed sections (a "driver"
+    # section: the NPU driver's version line); it may use ``first`` and ``version``
+    script: str
+    python_packages: tuple[str, ...]  # distributions whose board-side versions it reads
+    soc: re.Pattern[str]  # a device-tree compatible string -> group 1: the SoC
+    # (sections, the packages' versions in order) -> its fields of the report
+    facts: Callable[[Sections, list[str]], dict[str, Any]]
+    # report field -> title: the versions ``hil boards check`` and the report header show
+    shown: tuple[tuple[str, str], ...]
 
 
 class Runtime(Protocol):
@@ -130,6 +149,10 @@ class Runtime(Protocol):
     @property
     def name(self) -> str:
         """The board file's ``runtime`` value."""
+
+    @property
+    def discovery(self) -> BoardProbe:
+        """What discovery looks for on the board besides what every board shows."""
 
     def check_versions(self, facts: Mapping[str, Any], sdk: str | None = None) -> VersionCheck:
         """The board's ``facts`` (discovery) against the host's tools of release ``sdk``

@@ -3,8 +3,8 @@
 A ``Limit`` is one documented, countable constraint with the document's verbatim text and its
 source; what case generation and the reports count. The operator tables
 (``harness.catalogue.operators``) fill the structured fields (the operator, tensor role,
-subject, interval or value set, condition, rule); the model I/O tables (RKNN's:
-``harness.vendors.rknn.catalogue.model_io``) name the platform group and keep the cell text,
+subject, interval or value set, condition, rule); a vendor's model I/O tables
+(its catalogue package) name the platform group and keep the cell text,
 which their own rules parse.
 
 Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:

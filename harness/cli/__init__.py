@@ -23,6 +23,7 @@ from harness.cli import layout as layout_cli
 from harness.cli import models as models_cli
 from harness.cli import probe as probe_cli
 from harness.cli import report as reporting_cli
+from harness.cli import vendors as vendors_cli
 from harness.cli.parser import HilParser
 from harness.terminal import quiet_stdout
 from harness.vendors import vendor_commands
@@ -40,6 +41,7 @@ REGISTRARS: list[Registrar] = [
     known_issues_cli.register,
     models_cli.register,
     probe_cli.register,
+    vendors_cli.register,
 ]
 
 

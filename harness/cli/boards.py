@@ -28,17 +28,10 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 DEFAULT_BOARDS = Path("boards")
-_COLUMNS = (
-    ("board", "board"),
-    ("status", "status"),
-    ("soc", "soc"),
-    ("npu_driver", "driver"),
-    ("runtime_library", "librknnrt"),
-    ("rknn_server", "rknn_server"),
-    ("rknn_toolkit_lite2", "lite2"),
-    ("python", "python"),
-    ("disk_free_bytes", "disk free"),
-)
+# The table's columns; between driver and python, the versions each board's runtime shows
+# (its discovery report's ``versions_shown``)
+_FIRST = (("board", "board"), ("status", "status"), ("soc", "soc"), ("npu_driver", "driver"))
+_LAST = (("python", "python"), ("disk_free_bytes", "disk free"))
 
 
 def register(subparsers: Subparsers) -> None:
@@ -144,8 +137,10 @@ def _release_stale(args: argparse.Namespace) -> int:
 
 
 def _table(reports: list[dict[str, Any]]) -> str:
-    rows = [[title for _, title in _COLUMNS]]
-    rows += [[_cell(report.get(key, "")) for key, _ in _COLUMNS] for report in reports]
+    shown = dict(pair for report in reports for pair in report.get("versions_shown", []))
+    table = [*_FIRST, *shown.items(), *_LAST]
+    rows = [[title for _, title in table]]
+    rows += [[_cell(report.get(key, "")) for key, _ in table] for report in reports]
     lines = columns(rows)
     hosts = {f"{k} {v}" for r in reports for k, v in r.get("host_versions", {}).items()}
     notes = [f"host: {', '.join(sorted(hosts))}"] if hosts else []

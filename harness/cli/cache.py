@@ -1,7 +1,8 @@
 """``hil cache info`` and ``hil cache prune``: the shared on-disk caches and their size caps.
 
-Four caches live under ``~/.cache/npu-hil/``: ``rknn/`` (models converted for boards, shared
-by every results directory; env ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``),
+Four caches live under ``~/.cache/npu-hil/``: a vendor's conversion cache (models converted
+for its boards, in a folder of the vendor's name, shared by every results directory; env
+``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``),
 ``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``), both keyed by model,
 toolkit calls and toolkit version, so entries of several SDKs sit side by side, ``ref/``
 (host references; env ``HIL_REFERENCE_CACHE``, cap ``HIL_REFERENCE_CACHE_MAX``), keyed by

@@ -109,7 +109,8 @@ def _run(name: str, body: Callable[[list[str]], int]) -> int:
 
 def _limit_lines(limit: Limit) -> list[str]:
     mark = f"  INCONSISTENT: {limit.inconsistent}" if limit.inconsistent else ""
-    lines = [f"  {limit.id}  [p. {limit.page}]", f"    reading: {reading(limit)}{mark}"]
+    page = f"  [p. {limit.page}]" if limit.page else ""  # a document without pages: none
+    lines = [f"  {limit.id}{page}", f"    reading: {reading(limit)}{mark}"]
     return lines + [f"    | {line}" for line in limit.text.splitlines()]
 
 
@@ -144,7 +145,8 @@ def _entry_lines(doc: Document, group: Group, entry: Entry, targets: tuple[str, 
     marker, the platform-wide rules for ``targets``, each limit, the notes and the headings
     (the lines that state no rule of their own)."""
     out = [
-        f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name}), p. {entry.page}"
+        f"{entry.name}: {doc.title} {doc.version} § {entry.section} ({group.name})"
+        + (f", p. {entry.page}" if entry.page else "")
     ]
     out += [f"  {line}" for line in entry.description.splitlines() if line.strip()]
     unsupported = [lim for lim in entry.limits if lim.kind == "absent"]

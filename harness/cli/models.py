@@ -37,7 +37,7 @@ from harness.modelfiles.prepare import (
     read_calibration,
 )
 from harness.models.budget import size_budget
-from harness.pipeline import Vendor, host_versions
+from harness.pipeline import host_versions
 from harness.report import write_reports
 from harness.report.bundle import BundleError, case_dir, make_bundle, make_bundles_for_failures
 from harness.results.journal import (
@@ -57,12 +57,14 @@ from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
 from harness.vendors import (
-    DEFAULT_PLATFORM,
-    SIMULATOR_CACHE,
+    cache_help,
+    default_vendor,
+    fill_run_defaults,
     layer_aliases,
     regenerate,
     vendor_for,
 )
+from harness.vendors.base import Vendor
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -97,8 +99,8 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--platform",
         type=platform_type(),
-        default=DEFAULT_PLATFORM,
-        help=f"target platform, in any case (default {DEFAULT_PLATFORM})",
+        default=None,
+        help=f"target platform, in any case (default {default_vendor().default_platform})",
     )
     parser.add_argument(
         "--boards",
@@ -138,9 +140,8 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     deprecated_alias(parser, "--timeout", "--hil-timeout")
     parser.add_argument(
         "--hil-cache",
-        default=str(SIMULATOR_CACHE.directory()),
-        help=f"simulator result cache folder, or 'off' (default {SIMULATOR_CACHE.dir_env}, "
-        f"else ~/.cache/npu-hil/{SIMULATOR_CACHE.folder})",
+        default=None,
+        help=f"simulator result cache folder, or 'off' ({cache_help('simulator_cache')})",
     )
     deprecated_alias(parser, "--cache", "--hil-cache")
 
@@ -314,6 +315,7 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
+    fill_run_defaults(args)  # the platform's vendor's cache folder
     problem = timeout_problem(args.hil_timeout)
     if problem is not None:
         raise _BadInput(f"--hil-timeout {args.hil_timeout:g}: {problem}")
@@ -324,9 +326,12 @@ def _vendor(args: argparse.Namespace) -> Vendor:
     except ValueError as exc:  # it names the variable and the value
         raise _BadInput(str(exc)) from None
     try:
-        return vendor_for(args.platform)
+        vendor = vendor_for(args.platform)
     except LookupError as exc:
         raise _BadInput(f"--platform: {exc}") from None
+    if vendor.simulator is None and vendor.board_target is None:
+        raise _BadInput(f"--platform {args.platform}: {vendor.not_runnable()}")
+    return vendor
 
 
 def _results(args: argparse.Namespace, default: Path) -> Path:

@@ -28,7 +28,7 @@ from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
-from harness.pipeline import CaseExecutor, Vendor, host_versions
+from harness.pipeline import CaseExecutor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
 from harness.probe.steps import Bound, Skipped, numeric_bounds, unsearchable
 from harness.report.bundle import BundleError, make_bundle
@@ -39,7 +39,8 @@ from harness.targets.selection import platform_boards
 from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM, SIMULATOR_CACHE, regenerate, vendor_for
+from harness.vendors import cache_help, default_vendor, fill_run_defaults, regenerate, vendor_for
+from harness.vendors.base import Vendor
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -54,8 +55,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--platform",
         type=platform_type(),
-        default=DEFAULT_PLATFORM,
-        help=f"target platform, in any case (default {DEFAULT_PLATFORM})",
+        default=None,
+        help=f"target platform, in any case (default {default_vendor().default_platform})",
     )
     parser.add_argument(
         "-k",
@@ -85,8 +86,9 @@ def register(subparsers: Subparsers) -> None:
     deprecated_alias(parser, "--timeout", "--hil-timeout")
     parser.add_argument(
         "--hil-cache",
-        default=str(SIMULATOR_CACHE.directory()),
-        help=f"simulator result cache directory (env {SIMULATOR_CACHE.dir_env}); 'off' disables it",
+        default=None,
+        help=f"simulator result cache directory ({cache_help('simulator_cache')}); 'off' "
+        "disables it",
     )
     parser.add_argument(
         "--boards",
@@ -112,6 +114,7 @@ def _positive(text: str) -> int:
 
 def run_probe(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
+    fill_run_defaults(args)  # the platform's vendor's cache folder
     problem = timeout_problem(args.hil_timeout)
     if problem is not None:
         parser.error(f"--hil-timeout {args.hil_timeout:g}: {problem}")
@@ -119,6 +122,8 @@ def run_probe(args: argparse.Namespace) -> int:
         vendor = vendor_for(args.platform)
     except LookupError as exc:
         parser.error(f"--platform: {exc}")
+    if vendor.simulator is None and vendor.board_target is None:
+        parser.error(f"--platform {args.platform}: {vendor.not_runnable()}")
     try:
         catalogue = vendor.operators(args.platform)
     except LookupError as exc:  # "all", or a platform its documents have no section for

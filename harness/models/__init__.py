@@ -97,7 +97,7 @@ def _probing(op: str, spec: OperatorSpec) -> Probing:
 PROBING: dict[str, Probing] = {op: _probing(op, spec) for op, spec in OPERATOR_SPECS.items()}
 
 # The compiler passes that add layers to an operator's typical model on every build (the build
-# log's fuse_ops lines, rknn-toolkit2 2.5.0): its ordinary lowering, never a rewrite meeting
+# log's fuse_ops lines of the toolkit, 2.5.0): its ordinary lowering, never a rewrite meeting
 # a documented edge (``harness.judge.observers.rewrite_of``).
 ROUTINE_REWRITES: dict[str, tuple[str, ...]] = {
     "Div": ("convert_div_to_expand_div",),

@@ -116,7 +116,7 @@ UNARY = {
     # The toolkit's own activations, which it makes of the ONNX forms.
     "exSwish": "Swish",
     "exMish": "Mish",
-    # rknn-toolkit2 2.5.0 fuses the Erf form into one exGelu layer (rk3588, rk3576, rk3562).
+    # The toolkit (2.5.0) fuses the Erf form into one exGelu layer (rk3588, rk3576, rk3562).
     "exGelu": "Gelu",
 }
 

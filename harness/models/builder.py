@@ -15,9 +15,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-# Opset 19, the newest rknn-toolkit2's load_onnx accepts (docs/rknn.md): the operators' current
-# definitions, which the spec's reference implementation (onnx.reference) follows. IR 9 is the
-# first IR version that carries opset 19.
+# Opset 19, the newest the toolkit's load_onnx accepts (the vendor's page of the docs): the
+# operators' current definitions, which the spec's reference implementation (onnx.reference)
+# follows. IR 9 is the first IR version that carries opset 19.
 OPSET = 19
 IR_VERSION = 9
 

@@ -255,7 +255,7 @@ def _out_hw(kind: str, p: Params) -> list[int]:
     return [_output_size(kind, p.raw("shape")[2 + axis], axis, values) for axis in range(2)]
 
 
-# The toolkit's layer-table names (rknn-toolkit2 2.5.0 simulator, rk3588 and rk3562): a plain
+# The toolkit's layer-table names (its 2.5.0 simulator, rk3588 and rk3562): a plain
 # or depthwise convolution is a "Conv" layer; a fused one is one layer named after the fusion
 # ("ConvRelu", "ConvTransposeSigmoid"), which is what tells a case that the fusion happened.
 LAYERS = {"Convolution": "Conv", "DepthwiseConvolution": "Conv", "ConvTranspose": "ConvTranspose"}

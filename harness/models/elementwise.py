@@ -29,7 +29,8 @@ from harness.models.builder import (
 
 # Both operands are graph inputs by default: the toolkit rewrites a constant divisor into a
 # Mul, and a constant operand would test the constant path rather than the operator
-# (docs/rknn.md). ``b_constant: 1`` makes B a float32 initializer, the documented constTensor.
+# (the vendor's page of the docs). ``b_constant: 1`` makes B a float32 initializer, the
+# documented constTensor.
 BINARY_DEFAULTS = {"a_shape": [1, 8, 4, 6], "b_shape": [1, 8, 1, 6], "b_constant": 0}
 
 Operands = Callable[[np.random.Generator, list[int], list[int]], list[np.ndarray]]

@@ -1,5 +1,5 @@
 """The toolkit's own operators of the operator list (its ex* entries) as the ONNX patterns
-rknn-toolkit2 fuses into one layer of that name: exGlu, exNorm, exMatMul, exWindow,
+the toolkit fuses into one layer of that name: exGlu, exNorm, exMatMul, exWindow,
 exSDPAttention.
 (exGelu, exSwish and exMish are activations: ``harness.models.activations``.)
 
@@ -214,7 +214,7 @@ OPERATORS = {
             size=lambda s: s["b"] * (s["n"] * s["k"] + s["k"] * s["m"] + s["n"] * s["m"]),
         ),
     ),
-    # rknn-toolkit2 2.3.2 compiles it to one exSDPAttention layer; 2.5.0's rule for it fails
+    # The toolkit 2.3.2 compiles it to one exSDPAttention layer; 2.5.0's rule for it fails
     # the build under numpy 2 (TypeError: only 0-dimensional arrays can be converted to
     # Python scalars).
     "exSDPAttention": OperatorSpec(

@@ -50,7 +50,7 @@ from harness.results.records import CaseRecord, case_key, flaky_text, record_key
 from harness.results.runs import SHARD_KEY
 from harness.text import printable
 from harness.timeouts import timeout_problem
-from harness.vendors import DEFAULT_PLATFORM, layer_aliases
+from harness.vendors import default_vendor, layer_aliases
 
 PLUGIN_NAME = "npu-hil-nightly"
 OFF = "off"
@@ -210,7 +210,7 @@ class NightlyRun:
             return dict(read_run_metadata(self.results).get(HISTORY_KEY, {}))
         option = self.config.getoption
         job = configuration(
-            str(option("platform") or DEFAULT_PLATFORM),
+            str(option("platform") or default_vendor().default_platform),
             option("sdk"),
             str(option("backend")),
             self.tier,

@@ -43,9 +43,9 @@ import stat
 import tarfile
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.causes import causes
@@ -68,9 +68,16 @@ REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
 BINARY_SUFFIXES = (".npy", ".onnx")
 
 
-# Writes into a bundle's folder the arrays its case folder did not keep (inputs, references,
-# calibration data), drawn again from the record's recipe; raises ValueError when it cannot.
-Regenerate = Callable[[CaseRecord, Path], None]
+class Regenerate(Protocol):
+    """A record's vendor recipe, as a bundle uses it."""
+
+    def __call__(self, record: CaseRecord, folder: Path) -> None:
+        """Write into a bundle's folder the arrays its case folder did not keep (inputs,
+        references, calibration data), drawn again from the record's recipe; raises
+        ValueError when it cannot."""
+
+    def how_to_run(self, record: CaseRecord) -> Sequence[str]:
+        """The README's "How to run" lines (Markdown): what reproducing the case needs."""
 
 
 class BundleError(ValueError):
@@ -255,7 +262,9 @@ def _fill(folder: Path, case_dir: Path, record: CaseRecord, regenerate: Regenera
         raise BundleError(f"{case_dir / 'toolkit.json'}: not valid JSON ({exc})") from None
     _write_json(folder / "toolkit.json", _without_secrets(toolkit))
     _write_json(folder / "case.json", _without_secrets(record.to_json()))
-    (folder / "README.md").write_text(_readme(record, folder, left_out), encoding="utf-8")
+    how_to_run = regenerate.how_to_run(record) if regenerate is not None else ()
+    readme = _readme(record, folder, left_out, how_to_run)
+    (folder / "README.md").write_text(readme, encoding="utf-8")
 
 
 def _copy(source: Path, destination: Path, name: str, left_out: list[str]) -> None:
@@ -297,7 +306,9 @@ def _without_secrets(data: Any) -> Any:
     return data
 
 
-def _readme(record: CaseRecord, folder: Path, left_out: list[str]) -> str:
+def _readme(
+    record: CaseRecord, folder: Path, left_out: list[str], how_to_run: Sequence[str]
+) -> str:
     source = record.source
     quote = " ".join(str(source.get("text", "")).split())
     lines = [
@@ -329,20 +340,7 @@ def _readme(record: CaseRecord, folder: Path, left_out: list[str]) -> str:
         "",
         "## How to run",
         "",
-        "Needs python3, numpy and rknn-toolkit2 (the version under versions above).",
-        "",
-        "```",
-        "python3 reproduce.py                                  # the toolkit's simulator",
-        f"python3 reproduce.py --target {record.platform} --device-id ID   # a board (adb id)",
-        "python3 reproduce.py --board BOARD.yaml   # an npu-hil board over SSH (needs npu-hil)",
-        "```",
-        "",
-        "It builds model.onnx with toolkit.json's configuration in a temporary folder (nothing",
-        "is written here), runs inputs/*.npy and compares the whole observation with the one",
-        "recorded in case.json: outcome (outputs or the stage that failed), placement and",
-        "precision per op type, and whether the outputs match reference/*.npy within the",
-        "recorded tolerance. Exit status: 0 the recorded verdict reproduced, 1 it did not (what",
-        "differs is printed), 2 it could not run. `--log FILE` keeps the toolkit's output.",
+        *(how_to_run or [f"{REPRO_SCRIPT} in this folder reproduces the case."]),
         "",
         "## Files",
         "",

@@ -65,12 +65,9 @@ SHORT = {
     "infra-error": "E",
     "bad-input": "B",
 }
-# The board versions (run.json "boards") the header shows, with their titles
-_BOARD_VERSIONS = (
-    ("runtime_library", "runtime library"),
-    ("npu_driver", "driver"),
-    ("rknn_server", "rknn_server"),
-)
+# The board versions (run.json "boards") the header shows, with their titles, besides those
+# the board's runtime names in its discovery report (``versions_shown``)
+_BOARD_VERSIONS = (("runtime_library", "runtime library"), ("npu_driver", "driver"))
 CAUSE_WIDTH = 96  # characters of a failure's one-line cause: one line at 1280 px
 
 
@@ -389,9 +386,12 @@ def _board_down(down: Mapping[str, Any]) -> str:
 
 def _board_versions(report: Mapping[str, Any]) -> str:
     """One board of run.json: its status and the versions the version check compared."""
+    shown = dict(_BOARD_VERSIONS)
+    for key, title in report.get("versions_shown", []):
+        shown.setdefault(key, title)
     versions = ", ".join(
         f"{title} {report[key]}"
-        for key, title in _BOARD_VERSIONS
+        for key, title in shown.items()
         if report.get(key, "unknown") != "unknown"
     )
     warnings = len(report.get("version_warnings", []))

@@ -17,8 +17,8 @@ Results directory layout (the contract between execution, the plugin and the rep
         reference/<index>_<name>.npy       the host reference the comparison used
         reference-ort/<index>_<name>.npy   onnxruntime's outputs, where it ran
         observed/<index>_<name>.npy   absent when the backend produced no output
-        the vendor's job recipe   what reproduces the job with the vendor's own tools; for
-                             RKNN: toolkit.json, dataset.txt + dataset/ (int8), reproduce.py
+        the vendor's job recipe   what reproduces the job with the vendor's own tools; e.g.
+                             toolkit.json, dataset.txt + dataset/ (int8), reproduce.py
         build.log
       report.md, report.html         written by ``hil report``
       bundles/<slug>/, bundles/<slug>.tar.gz   repro bundles (``hil repro``, failing cases)

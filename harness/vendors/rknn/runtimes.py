@@ -18,12 +18,20 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from harness.boards.inventory import Board, BoardFileError, VersionCheck, board_path, validate
+from harness.boards.inventory import (
+    Board,
+    BoardFileError,
+    BoardProbe,
+    VersionCheck,
+    board_path,
+    validate,
+)
 from harness.targets.job import Job
 from harness.vendors.rknn.c_runner import request_files
 from harness.vendors.rknn.c_session import CRunnerSession
 from harness.vendors.rknn.compatibility import check_versions
 from harness.vendors.rknn.convert import build_calls
+from harness.vendors.rknn.discovery import PROBE
 from harness.vendors.rknn.platforms import (
     CORE_MASKS,
     LITE2_PLATFORMS,
@@ -46,6 +54,7 @@ class RknnRuntime:
     software: ClassVar[str]  # what runs the model on the board, for messages
     platforms: ClassVar[tuple[str, ...]] = PLATFORMS
     keys: ClassVar[Mapping[str, Any]] = {"core_mask": {"enum": list(CORE_MASKS)}}
+    discovery: ClassVar[BoardProbe] = PROBE  # what discovery looks for on the board
     test_faults: ClassVar[bool] = False  # acts out BoardBackend's TEST ONLY faults
     # What the runner reports beyond the outputs decides which properties a board observes.
     observes: ClassVar[frozenset[str]] = PYTHON_RUNNER_OBSERVES

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.pipeline import Vendor
 from harness.report.documented_rows import DOCUMENTED_KEY
+from harness.vendors.base import Vendor
 from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
 from harness.vendors.rknn.board import board_target
+from harness.vendors.rknn.bundle_readme import how_to_run
 from harness.vendors.rknn.catalogue.model_io import ModelIOError
 from harness.vendors.rknn.catalogue.operators import operator_catalogue
 from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
@@ -24,6 +25,20 @@ from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.simulator.cache import CACHE as SIM_CACHE
 from harness.vendors.rknn.toolkit import recipe, toolkit_version
+
+# The toolkit's, runtime's and board tools' names: words no vendor-neutral module says
+LIBRARY_NAMES = (
+    "rknn",
+    "rknnlite",
+    "rknn-toolkit2",
+    "rknn_toolkit2",
+    "rknn-toolkit-lite2",
+    "rknn_toolkit_lite2",
+    "librknnrt",
+    "librknnmrt",
+    "rknn_server",
+    "rknpu",
+)
 
 
 def _documented(platform: str) -> dict[str, Any]:
@@ -42,6 +57,13 @@ def _simulator(timeout_s: float, cache: Path | None, sdk: str | None = None) -> 
         cache=SimCache(cache, toolkit=toolkit) if cache else None,
         python=python,
     )
+
+
+def _missing() -> str | None:
+    """Without rknn-toolkit2 this host has no simulator and converts no model for a board."""
+    if toolkit_version() == "not installed":
+        return "rknn-toolkit2 is not installed (README, Set-up)"
+    return None
 
 
 def _sdks(spec: str | None) -> list[str]:
@@ -76,6 +98,9 @@ VENDOR = Vendor(
     simulator_cache=SIM_CACHE,
     conversion_cache=CONVERSION_CACHE,
     known_issues=Path(__file__).with_name("data") / "known-issues",  # one file per group
+    missing=_missing,
+    library_names=LIBRARY_NAMES,
+    how_to_run=how_to_run,
     commands={
         "hil": [sdk_cli.register],
         "boards": [c_runner_cli.register],

@@ -20,23 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from harness.layout.align import align_up
 from harness.layout.errors import LayoutError
-from harness.layout.tcim import StridedTensor, check_rank, check_shape, check_strides
+from harness.layout.strided import StridedTensor, check_rank, check_shape, check_strides
+from harness.vendors.rules import load_rules
 
+RULES = load_rules(Path(__file__).with_name("data") / "stride-rules.yaml")
+RULE_IDS = tuple(rule["id"] for rule in RULES.data["rules"])  # in the document's order
 # W-direction alignment (bytes) of Y and UV input strides, per platform (seed 000).
-PLATFORM_ALIGNMENT: dict[str, int] = {
-    "J6E": 32,
-    "J6M": 32,
-    "J6B": 32,
-    "J6H": 64,
-    "J6P": 64,
-    "S6P": 64,
-}
+PLATFORM_ALIGNMENT: dict[str, int] = {t: RULES.constants(t)["alignment"] for t in RULES.targets}
 DYNAMIC = -1
 KINDS = ("auto", "y", "uv", "other")
 # Channel count (last NHWC dimension) of each image input kind.

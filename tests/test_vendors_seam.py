@@ -1,0 +1,163 @@
+"""The vendor seam from the outside: the registry, the run's defaults, Horizon and Houmo.
+
+Horizon J6 and Houmo TCIM are vendors without a simulator or board target: ``hil docs show``
+reads their rules, their suites check the rules against the documents' worked examples on the
+host and journal the checks, and the report lists the documented rows they cited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.catalogue.loader import CatalogueError
+from harness.cli import main
+from harness.vendors import fill_run_defaults, vendor_for, vendor_named
+from harness.vendors.rules import load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+HIL = str(shutil.which("hil", path=str(Path(sys.executable).parent)))
+HORIZON_RULES = ROOT / "harness" / "vendors" / "horizon" / "data" / "stride-rules.yaml"
+
+
+def _env(*front: Path) -> dict[str, str]:
+    path = [*map(str, front), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _options(platform: str | None) -> argparse.Namespace:
+    return argparse.Namespace(platform=platform, hil_cache=None, hil_conversion_cache=None)
+
+
+def test_a_runs_defaults_are_its_vendors() -> None:
+    rknn = vendor_named("rknn")
+    assert rknn.simulator_cache is not None and rknn.conversion_cache is not None
+    options = _options(None)  # no --platform: the default vendor's platform and caches
+    fill_run_defaults(options)
+    assert options.platform == rknn.default_platform
+    assert options.hil_cache == str(rknn.simulator_cache.directory())
+    assert options.hil_conversion_cache == str(rknn.conversion_cache.directory())
+    options = _options("J6E,J6M")  # a vendor with no caches: none
+    fill_run_defaults(options)
+    assert (options.platform, options.hil_cache, options.hil_conversion_cache) == (
+        "J6E,J6M",
+        "off",
+        "off",
+    )
+    given = argparse.Namespace(platform="tcim", hil_cache="/tmp/mine", hil_conversion_cache=None)
+    fill_run_defaults(given)  # what was given stays
+    assert (given.platform, given.hil_cache, given.hil_conversion_cache) == (
+        "tcim",
+        "/tmp/mine",
+        "off",
+    )
+
+
+def test_platforms_find_their_vendor_in_any_case() -> None:
+    assert vendor_for("j6h").name == "horizon"
+    assert vendor_for("TCIM").name == "houmo"
+    assert vendor_for("RK3588").name == "rknn"
+    with pytest.raises(LookupError, match="unknown platform 'j7'"):
+        vendor_for("j7")
+
+
+def test_hil_docs_show_answers_for_a_j6_platform(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["docs", "show", "stride", "--platform", "J6H"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("stride: Horizon J6 input stride rules seed 000 § stride (J6H/P, S6P)\n")
+    assert "reading: stride[0] and stride[1] (bytes) of Y and UV inputs: multiples of 64" in out
+    assert "| Make sure the filled value satisfies $stride[idx] >= stride[idx+1] *" in out
+    assert main(["docs", "show", "stride", "--platform", "J6B"]) == 0
+    assert "multiples of 32" in capsys.readouterr().out
+
+
+def test_hil_vendors_lists_each_vendor_and_one_it_cannot_load(tmp_path: Path) -> None:
+    """A registered vendor whose package needs what is not installed: listed with the reason,
+    and named in a run's header; the others work as before."""
+    site = tmp_path / "site"
+    info = site / "ghost-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ghost\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[npu_hil.vendors]\nghost = ghostvendor:VENDOR\n")
+    (site / "ghostvendor.py").write_text("import ghost_toolkit_not_installed\n")
+    env = _env(site)
+    done = _run([HIL, "vendors"], env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("rknn: rk3562, ")
+    assert "horizon: J6E, J6M, J6B, J6H, J6P, S6P (no simulator, no board target)" in lines
+    assert "houmo: TCIM (no simulator, no board target)" in lines
+    reason = "cannot be loaded: No module named 'ghost_toolkit_not_installed'"
+    assert f"ghost: unavailable ({reason})" in lines
+    header = _run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "suites",
+            "--collect-only",
+            "--platform",
+            "J6E",
+            "-p",
+            "no:cacheprovider",
+            "--results",
+            str(tmp_path / "r"),
+        ],
+        env,
+    )
+    assert header.returncode == 0, header.stdout + header.stderr
+    assert f"npu-hil: vendor ghost unavailable: {reason}" in header.stdout
+
+
+def test_the_layout_suites_journal_their_checks_and_the_report_lists_the_rows(
+    tmp_path: Path,
+) -> None:
+    results = tmp_path / "results"
+    command = [sys.executable, "-m", "pytest", "suites", "--platform", "J6E", "-q"]
+    done = _run([*command, "-p", "no:cacheprovider", "--results", str(results)], _env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+    records = [json.loads(line) for line in (results / "journal.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == [
+        "J6E/stride/input_roi",
+        "J6E/stride/input_uv",
+        "J6E/stride/input_y",
+    ]
+    assert {(r["backend"], r["verdict"]) for r in records} == {("host", "confirmed")}
+    y = next(r for r in records if r["id"] == "J6E/stride/input_y")
+    assert {
+        "prop": "stride",
+        "documented": "[49280, 224, 1, 1]",
+        "status": "confirmed",
+    }.items() <= y["checks"][0].items()
+    meta = json.loads((results / "run.json").read_text())
+    [group] = meta["documented_rows"]
+    assert (group["group"], len(group["rows"])) == ("J6E/M/B", 3)
+    report = _run([HIL, "report", str(results)], _env())
+    assert report.returncode == 0, report.stderr
+    text = (results / "report.md").read_text()
+    assert "## Horizon J6 input stride rules: J6E/M/B on host" in text
+    assert text.count("| **confirmed** |") >= 3  # every rule checked, each confirmed
+
+
+def test_a_rules_file_with_an_unknown_kind_names_file_field_and_value(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.yaml"
+    bad.write_text(HORIZON_RULES.read_text().replace("kind: multiple-of", "kind: aligned", 1))
+    with pytest.raises(CatalogueError) as caught:
+        load_rules(bad)
+    assert str(caught.value) == (
+        f"{bad}: rules[1].kind: is not a kind of documented limit (value: 'aligned')"
+    )
