@@ -43,7 +43,7 @@ from harness.judge.comparison_cache import ComparisonCache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import build_model
 from harness.models.reference import ReferenceCache
-from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
+from harness.policy.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, job_for
 from harness.scheduler import Scheduler
 from harness.vendors.rknn.catalogue.operators import operator_catalogue

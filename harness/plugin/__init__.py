@@ -40,8 +40,8 @@ from harness.models import OPERATOR_SPECS
 from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
 from harness.names import sdk_version
-from harness.nightly import perf as latency
-from harness.nightly import run as nightly
+from harness.policy import perf as latency
+from harness.plugin import run_policy as nightly
 from harness.pipeline import OBSERVED_CAP, CaseExecutor, Vendor, host_versions
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY

@@ -1,7 +1,7 @@
 """The nightly parts of a pytest run, as a pytest plugin object that ``harness.plugin``
 registers: options, the slow tier at collection, progress lines, the end-of-run summary
 of known issues, flaky cases, baseline changes, cases left out and timeouts, and the run
-written into the history store at its end (``harness.nightly.flaky``).
+written into the history store at its end (``harness.policy.flaky``).
 
 ``harness.plugin.check_verdict`` asks ``excuse`` and ``changed`` before failing a case.
 """
@@ -21,19 +21,19 @@ from harness.history.location import ENV as STORE_ENV
 from harness.history.location import StoreError, configured, shown
 from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.nightly import perf
-from harness.nightly.baseline import Baseline
-from harness.nightly.flaky import LAST, RunHistory
-from harness.nightly.known_issues import (
+from harness.policy import perf
+from harness.policy.baseline import Baseline
+from harness.policy.flaky import LAST, RunHistory
+from harness.policy.known_issues import (
     AS_EXPECTED,
     CHANGED,
     KnownIssues,
     KnownIssuesError,
     load_known_issues,
 )
-from harness.nightly.progress import DEFAULT_EVERY, Progress
-from harness.nightly.shards import Shard, parse_shard, selection_digest, split
-from harness.nightly.tiers import (
+from harness.policy.progress import DEFAULT_EVERY, Progress
+from harness.policy.shards import Shard, parse_shard, selection_digest, split
+from harness.policy.tiers import (
     DEFAULT_BUDGET_S,
     DEFAULT_SLOW_TIMEOUT_S,
     TIERS,
