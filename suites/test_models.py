@@ -15,7 +15,5 @@ from harness.results.records import CaseRecord
 pytestmark = pytest.mark.hil_suite("models")
 
 
-def test_model(
-    hil_record: CaseRecord, hil_policy: RunPolicy, pytestconfig: pytest.Config
-) -> None:
+def test_model(hil_record: CaseRecord, hil_policy: RunPolicy, pytestconfig: pytest.Config) -> None:
     check_verdict(hil_record, pytestconfig.getoption("strict_docs"), hil_policy)

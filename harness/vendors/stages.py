@@ -49,15 +49,15 @@ def stages_for(
     tolerances |= {
         case_op: tolerances[op] for case_op, op in (documented or {}).items() if op in tolerances
     }
-    kept = Stages()
+    defaults = Stages()
     return Stages(
         models={**OPERATOR_SPECS, **vendor.models, **(models or {})},
         tolerances=tolerances,
         judge=vendor.judge,
         recipe=vendor.recipe,
         judged_against=vendor.judged_against,
-        annotate=annotate or kept.annotate,
-        timeout_for=timeout_for or kept.timeout_for,
+        annotate=annotate or defaults.annotate,
+        timeout_for=timeout_for or defaults.timeout_for,
         perf=perf,
         references=references,
         comparisons=comparisons,
