@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 READERS = {  # reader -> (imports, the call measured)
     "Baseline": (
-        "from harness.nightly.baseline import Baseline\n"
+        "from harness.policy.baseline import Baseline\n"
         "from harness.judge.verdict import FAILING_VERDICTS",
         "Baseline(sys.argv[1], FAILING_VERDICTS)",
     ),

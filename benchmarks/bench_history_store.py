@@ -38,7 +38,7 @@ WRITE = """
 import sys, time
 started = time.monotonic()
 from pathlib import Path
-from harness.nightly.flaky import RunHistory
+from harness.policy.flaky import RunHistory
 from harness.results.journal import read_records
 history = RunHistory(sys.argv[1])
 history.write(Path(sys.argv[2]), read_records(sys.argv[2]))

@@ -53,12 +53,14 @@ from harness.judge.comparison_cache import ComparisonCache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import FAMILIES, build_model
 from harness.models.reference import ReferenceCache
-from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, job_for
+from harness.policy.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.scheduler import Scheduler
+from harness.vendors import vendor_for
 from harness.vendors.rknn.catalogue.operators import operator_catalogue
 from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
+from harness.vendors.stages import default_sdk, stages_for
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
 FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
@@ -134,17 +136,19 @@ def run_floor(folder: Path, first: int) -> None:
         note_event(events_file, events, index)
 
 
-def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None:
+def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host: Path) -> None:
     """The cases through the harness, noting their events in ``results``."""
     references, comparisons = ReferenceCache(host / "ref"), ComparisonCache(host / "cmp")
+    vendor = vendor_for(platform)
+    stages = stages_for(
+        vendor,
+        [operator_catalogue(platform)],
+        references=references.references,
+        comparisons=comparisons.compare_references,
+        drop_arrays_for=ARRAYS_DROPPED_FOR["findings"],  # the plugin's default
+    )
     with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
-        executor = CaseExecutor(
-            results,
-            pool,
-            references=references.references,
-            comparisons=comparisons.compare_references,
-            drop_arrays_for=ARRAYS_DROPPED_FOR["findings"],  # the plugin's default
-        )
+        executor = CaseExecutor(results, pool, stages, default_sdk(vendor))
         scheduler = Scheduler(executor.execute_many)
         events: list[list[float | None]] = []
         results.mkdir(parents=True, exist_ok=True)
@@ -241,7 +245,7 @@ def main() -> None:
         return
     cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
-        run_harness(cases, args.dir / args.results, args.dir / args.sim, args.dir)
+        run_harness(cases, args.platform, args.dir / args.results, args.dir / args.sim, args.dir)
         return
 
     rounds = []

@@ -38,7 +38,7 @@ from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
 from harness.results.journal import Journal
-from harness.results.records import BOARD_LOG, CaseRecord, case_folder, without_secrets
+from harness.results.records import BOARD_LOG, CaseRecord, case_folder
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import PrefetchingTarget, Target, observe
@@ -98,61 +98,83 @@ def job_for(
     )
 
 
-class CaseExecutor:
-    """Executes cases on one target and journals each record the moment it has a verdict.
+def _no_recipe(job: Job) -> Mapping[str, bytes]:
+    return {}
 
-    ``judge`` holds the observers of every property the cases expect: the generic ones by
-    default, a vendor's (``Vendor.judge``) when the plugin wires it in; ``recipe`` gives the
-    files that reproduce a job with the vendor's tools (none by default); ``sdk`` the vendor
-    SDK release the target runs, which every record carries (part of its identity); ``perf``
-    asks the target to time every case too (``--perf``); ``references`` computes a model's
-    host references (``ReferenceCache.references`` keeps them on disk), ``comparisons``
-    compares observed outputs with them (``ComparisonCache.compare_references`` likewise).
-    A case folder gets the model and recipe when the case is prepared, the build log when
-    it is judged, and its observed outputs once the verdict is known, unless that is in
-    ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the plugin's ``--keep-arrays``), up
-    to ``observed_cap`` bytes (above it ``observed-summary.json``: statistics and the first
-    differing elements). Inputs, references and calibration data are drawn again from the
-    record's recipe when a bundle needs them (``regenerate_arrays``); a user's case, or
-    ``observed_cap`` None, keeps every array as it was. A full matrix's arrays are tens of
-    gigabytes, mostly of cases with nothing to hand to the vendor.
+
+def _no_document(case: Case, sdk: str) -> dict[str, str]:
+    return {}
+
+
+def _unmarked(record: CaseRecord) -> CaseRecord:
+    return record
+
+
+def _no_timeout(case: Case) -> float | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Stages:
+    """What an executor does with a case around running it on its target, one field per stage.
+
+    Every entry point (the plugin, ``hil probe``, ``hil run``, ``hil reduce``, the benchmarks)
+    builds its stages with ``harness.vendors.stages.stages_for``, so each writes the same
+    record fields; the defaults are a vendor-less harness (the tests' own targets).
+
+    ``models`` are the model declarations cases name in ``Case.op``; ``tolerances`` the
+    catalogue's per-operator overrides (op -> dtype -> fields); ``judge`` holds the observers
+    of every property the cases expect (``Vendor.judge``: the generic ones plus the vendor's);
+    ``recipe`` gives the files that reproduce a job with the vendor's tools; ``judged_against``
+    the record ``source`` fields naming the document a case's SDK is judged against;
+    ``annotate`` marks a record before it is journaled (the known issues, say);
+    ``timeout_for`` a case's own time limit (the slow tier's), None: the target's;
+    ``perf`` asks the target to time every case too (``--perf``); ``references`` computes a
+    model's host references (``ReferenceCache.references`` keeps them on disk),
+    ``comparisons`` compares observed outputs with them (``ComparisonCache.compare_references``
+    likewise). The arrays policy: a case folder keeps its observed outputs unless its verdict
+    is in ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the plugin's
+    ``--keep-arrays``), up to ``observed_cap`` bytes (above it ``observed-summary.json``:
+    statistics and the first differing elements; None: every array, inputs and references
+    too).
+    """
+
+    models: Mapping[str, OperatorSpec] = field(default_factory=lambda: OPERATOR_SPECS)
+    tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict)
+    judge: Judge = GENERIC_JUDGE
+    recipe: Recipe = _no_recipe
+    judged_against: Callable[[Case, str], dict[str, str]] = _no_document
+    annotate: Callable[[CaseRecord], CaseRecord] = _unmarked
+    timeout_for: Callable[[Case], float | None] = _no_timeout
+    perf: PerfRequest | None = None
+    references: Callable[[BuiltModel], References] = host_references
+    comparisons: Compare = compare_references
+    drop_arrays_for: Collection[str] = ()
+    observed_cap: int | None = OBSERVED_CAP
+
+
+class CaseExecutor:
+    """Executes cases on one target with its ``stages`` and journals each record the moment
+    it has a verdict; ``sdk`` is the vendor SDK release the target runs, which every record
+    carries (part of its identity).
+
+    A case folder gets the model and recipe when the case is prepared, the build log when it
+    is judged, and its observed outputs once the verdict is known, as the stages' arrays policy
+    says. Inputs, references and calibration data are drawn again from the record's recipe
+    when a bundle needs them (``regenerate_arrays``); a user's case, or ``observed_cap`` None,
+    keeps every array as it was. A full matrix's arrays are tens of gigabytes, mostly of cases
+    with nothing to hand to the vendor.
     """
 
     def __init__(
-        self,
-        results_dir: Path,
-        target: Target,
-        tolerances: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
-        models: Mapping[str, OperatorSpec] = OPERATOR_SPECS,
-        judge: Judge = GENERIC_JUDGE,
-        recipe: Recipe = lambda job: {},
-        annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
-        timeout_for: Callable[[Case], float | None] = lambda case: None,
-        sdk: str = "",
-        perf: PerfRequest | None = None,
-        judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
-        references: Callable[[BuiltModel], References] = host_references,
-        comparisons: Compare = compare_references,
-        drop_arrays_for: Collection[str] = (),
-        observed_cap: int | None = OBSERVED_CAP,
+        self, results_dir: Path, target: Target, stages: Stages | None = None, sdk: str = ""
     ) -> None:
         self.results_dir = results_dir
-        self.perf = perf
         self.target = target
-        self.tolerances = tolerances or {}  # op -> dtype -> overrides, from the catalogue
+        self.stages = stages or Stages()
         self.journal = Journal(results_dir)
-        self.models = models  # the model declarations cases name in Case.op
-        self.judge = judge
-        self.recipe = recipe
-        self.annotate = annotate  # e.g. the known-issues mark, before the record is journaled
-        self.timeout_for = timeout_for  # a case's own time limit (the slow tier's), or None
         self.versions = host_versions()
         self.sdk = sdk
-        self.judged_against = judged_against  # Vendor.judged_against: the SDK's own document
-        self.references = references
-        self.comparisons = comparisons
-        self.drop_arrays_for = drop_arrays_for
-        self.observed_cap = observed_cap
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -241,17 +263,18 @@ class CaseExecutor:
         self.target.prefetch([item.job for item in ready])
 
     def _prepare(self, case: Case) -> _Prepared:
+        stages = self.stages
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         with caught_warnings() as found:
-            built = build_model(case.op, case.params, case.seed, self.models)
-            references = self.references(built)
-            job = job_for(case, built, self.models)
-            job.timeout_s = self.timeout_for(case)
-            job.perf = self.perf
+            built = build_model(case.op, case.params, case.seed, stages.models)
+            references = stages.references(built)
+            job = job_for(case, built, stages.models)
+            job.timeout_s = stages.timeout_for(case)
+            job.perf = stages.perf
             folder = self.results_dir / case_folder(case.id, self.sdk)
             _clear(folder)
-            recipe = self.recipe(job)
+            recipe = stages.recipe(job)
             arrays = [name for name in recipe if name.endswith(".npy")]
             _write_files(folder, built, {n: recipe[n] for n in recipe if n not in arrays})
         prepare_s = time.monotonic() - clock
@@ -271,10 +294,11 @@ class CaseExecutor:
         (folder / "build.log").write_text(redact(observation.log))
         if observation.board_log:
             (folder / BOARD_LOG).write_text(redact(observation.board_log))
-        tolerance = tolerance_for(case.dtype, self.tolerances.get(case.op, {}).get(case.dtype))
+        stages = self.stages
+        tolerance = tolerance_for(case.dtype, stages.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
-            comparison = self.comparisons(
+            comparison = stages.comparisons(
                 observation.outputs,
                 references.outputs,
                 references.used,
@@ -286,9 +310,9 @@ class CaseExecutor:
         except TimingError as exc:  # the outputs may be fine; the run is not usable as timed
             perf = {"unavailable": f"{observation.backend}'s timing is not usable: {exc}"}
             observation = replace(observation, infra_error=perf["unavailable"])
-        verdict = self.judge(case, observation, comparison, built.nodes)
-        if verdict.verdict not in self.drop_arrays_for:
-            cap = None if case.from_user else self.observed_cap
+        verdict = stages.judge(case, observation, comparison, built.nodes)
+        if verdict.verdict not in stages.drop_arrays_for:
+            cap = None if case.from_user else stages.observed_cap
             _write_arrays(item, observation, cap, tolerance)
         return CaseRecord(
             **self._case_fields(case),
@@ -313,10 +337,9 @@ class CaseExecutor:
 
     def _journaled(self, record: CaseRecord, sync: bool = False) -> CaseRecord:
         # Appended unsynced: execute_many syncs its batch's records once (``Journal.append``).
-        # What leaves here (journal, pytest messages, JUnit properties) carries no secret.
-        record = CaseRecord.from_json(without_secrets(self.annotate(record).to_json()))
-        self.journal.append(record, sync=sync)
-        return record
+        # What leaves here (journal, pytest messages, JUnit properties) is the journal's
+        # redacted record: it carries no secret.
+        return self.journal.append(self.stages.annotate(record), sync=sync)
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
         """The journaled record of a case whose model, inputs or references could not be
@@ -359,7 +382,7 @@ class CaseExecutor:
             "limit": case.limit,
             "value": case.value,
             "documented": case.documented,
-            "source": {**case.source, **self.judged_against(case, self.sdk)},
+            "source": {**case.source, **self.stages.judged_against(case, self.sdk)},
             "seed": case.seed,
             "deciding_limit": case.deciding_limit,
             "not_isolable": case.not_isolable,

@@ -9,11 +9,11 @@ onnx.backend.test.__file__))')/data/node" --models-select catalogue``.
 
 import pytest
 
-from harness.plugin import check_verdict
+from harness.plugin import RunPolicy, check_verdict
 from harness.results.records import CaseRecord
 
 pytestmark = pytest.mark.hil_suite("models")
 
 
-def test_model(hil_record: CaseRecord, pytestconfig: pytest.Config) -> None:
-    check_verdict(hil_record, strict_docs=pytestconfig.getoption("strict_docs"))
+def test_model(hil_record: CaseRecord, hil_policy: RunPolicy, pytestconfig: pytest.Config) -> None:
+    check_verdict(hil_record, pytestconfig.getoption("strict_docs"), hil_policy)

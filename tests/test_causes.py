@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.nightly.baseline import Baseline
+from harness.policy.baseline import Baseline
 from harness.report import write_reports
 from harness.report.causes import (
     GROUPED,

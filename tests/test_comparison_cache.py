@@ -14,7 +14,7 @@ from harness.diskcache import entries
 from harness.judge import comparison_cache
 from harness.judge.compare import Comparison, tolerance_for
 from harness.judge.comparison_cache import ComparisonCache
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.simulator import SimulatorPool
 
@@ -96,10 +96,14 @@ def test_the_executor_judges_alike_with_the_comparison_cache_it_is_given(
     with SimulatorPool(workers=1) as pool:
         plain = list(CaseExecutor(tmp_path / "a", pool).execute_many(cases))
         compare = cache.compare_references
-        cold = list(CaseExecutor(tmp_path / "b", pool, comparisons=compare).execute_many(cases))
+        cold = list(
+            CaseExecutor(tmp_path / "b", pool, Stages(comparisons=compare)).execute_many(cases)
+        )
         stored = len(entries(tmp_path / "cmp"))
         monkeypatch.setattr(comparison_cache, "compare_references", not_again)
-        warm = list(CaseExecutor(tmp_path / "c", pool, comparisons=compare).execute_many(cases))
+        warm = list(
+            CaseExecutor(tmp_path / "c", pool, Stages(comparisons=compare)).execute_many(cases)
+        )
     assert stored == len(cases)
     fields = [(r.verdict, r.metrics, r.reference, r.detail) for r in plain]
     assert [(r.verdict, r.metrics, r.reference, r.detail) for r in cold] == fields

@@ -22,7 +22,7 @@ from test_boards_inventory import board_doc, refused, write
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
 from harness.cases.operators import operator_cases
-from harness.pipeline import CaseExecutor, regenerate_arrays
+from harness.pipeline import CaseExecutor, Stages, regenerate_arrays
 from harness.report import write_reports
 from harness.report.bundle import make_bundle
 from harness.report.markdown import render_markdown
@@ -117,7 +117,9 @@ def test_passwords_the_run_was_given_leave_no_file(
     )
     results = tmp_path / "results"
     case = operator_cases(seed_catalogue()).cases[0]
-    record = CaseExecutor(results, LeakyTarget([readme, named]), recipe=recipe).execute(case)
+    record = CaseExecutor(results, LeakyTarget([readme, named]), Stages(recipe=recipe)).execute(
+        case
+    )
     assert record.verdict == "infra-error", record.detail
     case_dir = results / record.artifacts
     planted = case_dir / "dataset.txt"  # tests the bundle's scrubbing on its own

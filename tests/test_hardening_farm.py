@@ -21,7 +21,7 @@ from sshd import SshServer
 from harness.boards.farm import PlaceError, leased_board, network_service, place_name
 from harness.boards.inventory import Board, load_board
 from harness.boards.leases import LEASE_DIR_ENV, Mark, marks
-from harness.plugin import pytest_report_header
+from harness.plugin.boards import pytest_report_header
 from harness.targets.selection import Assignment, assigned_board
 from harness.vendors.rknn.runtimes import RUNTIMES
 
@@ -77,10 +77,10 @@ def test_a_good_place_names_its_own_folder_under_the_board_files_work_dir(
 
 
 def test_the_running_on_line_carries_no_escape_from_a_board_or_place(tmp_path: Path) -> None:
-    from harness.plugin import _ASSIGNMENTS
+    from harness.plugin.boards import ASSIGNMENTS
 
     assignments = {"rk3562": [Assignment(None, "board \x1b]0;owned\x07x down")]}
-    config = SimpleNamespace(stash={_ASSIGNMENTS: assignments})
+    config = SimpleNamespace(stash={ASSIGNMENTS: assignments})
     (line,) = pytest_report_header(config)  # type: ignore[arg-type]
     assert "\x1b" not in line and "\x07" not in line and "board" in line
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_nightly import POW_0_ENTRY, _record, known_file
 
 from harness.cli import main
-from harness.nightly.known_issues import (
+from harness.policy.known_issues import (
     KnownIssuesError,
     escape_glob,
     glob_match,
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-from harness.nightly.known_issues import KnownIssuesError, load_known_issues
+from harness.policy.known_issues import KnownIssuesError, load_known_issues
 try:
     known = load_known_issues(sys.argv[1])
 except KnownIssuesError as error:

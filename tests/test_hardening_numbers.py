@@ -19,8 +19,8 @@ from test_reporting import hil
 
 from harness.diskcache import cap_from_env
 from harness.models.budget import size_budget
-from harness.nightly.perf import slower, summary_lines
-from harness.nightly.shards import parse_shard
+from harness.policy.perf import slower, summary_lines
+from harness.policy.shards import parse_shard
 from harness.results.journal import JournalError, read_records, read_run_metadata
 from harness.results.latency import REGRESSION, Threshold, latency_change, timed
 from harness.results.runs import read_run

@@ -25,7 +25,7 @@ from harness.cases.operators import operator_cases
 from harness.catalogue.properties import RESULT
 from harness.models import build_model
 from harness.models.reference import host_references
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.report.bundle import BundleError, bundle_dir, make_bundle, tarball_path
 from harness.results.journal import (
     JOURNAL_NAME,
@@ -389,13 +389,13 @@ def test_a_rerun_that_fails_early_leaves_nothing_of_the_previous_run(tmp_path: P
             ),
         ]
     )
-    executor = CaseExecutor(tmp_path, target, recipe=lambda job: {"dataset.txt": b"old\n"})
+    executor = CaseExecutor(tmp_path, target, Stages(recipe=lambda job: {"dataset.txt": b"old\n"}))
     first = executor.execute(case)
     folder = tmp_path / first.artifacts
     assert (folder / "observed").is_dir() and (folder / "dataset.txt").is_file()
     (folder / "left-by-hand.txt").write_text("stale")
 
-    executor.recipe = lambda job: {}
+    executor.stages = Stages()
     second = executor.execute(case)
     assert second.artifacts == first.artifacts and second.verdict != first.verdict
     assert not (folder / "observed").exists()

@@ -19,7 +19,7 @@ from harness.catalogue.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import prepare
 from harness.models import OPERATOR_SPECS
 from harness.models.builder import OperatorSpec
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import finished_ids, read_records
 from harness.results.records import record_key
 from harness.targets.job import Job
@@ -49,7 +49,7 @@ def run_leaky(
     """``case`` on a backend that repeats ``secret`` in its error and log, then journaled: its
     free text redacted, its identity whole, so ``--resume`` skips it."""
     models = {**OPERATOR_SPECS, **(specs or {})}
-    executor = CaseExecutor(results, LeakyBuild(secret), models=models, recipe=recipe)
+    executor = CaseExecutor(results, LeakyBuild(secret), Stages(models=models, recipe=recipe))
     record = executor.execute(case)
     assert record.id == case.id  # the record handed back keeps its id too
     assert REDACTED in record.detail and f"={secret}" not in record.detail

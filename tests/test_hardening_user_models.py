@@ -33,7 +33,7 @@ from harness.modelfiles.prepare import ModelFileError, load_model, prepare, read
 from harness.models import build_model
 from harness.models.budget import BYTES_ENV, ELEMENTS_ENV, size_budget
 from harness.models.reference import NoReferenceError, host_references, spec_unavailable
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import Journal, finished_ids, read_records
 from harness.targets.job import Job
 from harness.targets.observation import Observation
@@ -401,7 +401,7 @@ def test_a_model_no_reference_runs_is_a_bad_input_record_never_sent_to_the_backe
 ) -> None:
     prepared = prepare(_gather_out_of_range(), "gather", "gather.onnx")
     case, specs = model_case(prepared, "rk3562", "float16")
-    executor = CaseExecutor(tmp_path, _Unreachable(), models=specs)
+    executor = CaseExecutor(tmp_path, _Unreachable(), Stages(models=specs))
     record = executor.execute(case)
     assert record.verdict == "bad-input" and record.backend == "host"
     assert "no host reference runs the model" in record.detail
@@ -429,7 +429,7 @@ def test_outputs_the_harness_cannot_judge_are_an_infra_error_record_with_the_fol
     """A fault no model causes today (a bool input once did): a judge that raises."""
     prepared = prepare(_relu([1, 4]), "relu", "relu.onnx")
     case, specs = model_case(prepared, "rk3562", "float16")
-    executor = CaseExecutor(tmp_path, _Echo(), models=specs, judge=_judge_with_a_bug)  # type: ignore[arg-type]
+    executor = CaseExecutor(tmp_path, _Echo(), Stages(models=specs, judge=_judge_with_a_bug))  # type: ignore[arg-type]
     record = executor.execute(case)
     assert record.verdict == "infra-error"
     assert (

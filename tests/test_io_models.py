@@ -14,7 +14,7 @@ from onnx import numpy_helper
 
 from harness.models import OPERATORS, BuiltModel, ModelParamError
 from harness.models.reference import ORT, SPEC, host_references
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.vendors.rknn import io_checks, io_models
 from harness.vendors.rknn.io_cases import platform_cases
 from harness.vendors.rknn.io_models import build_io_model
@@ -198,8 +198,7 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CaseExecutor]
         yield CaseExecutor(
             Path(tmp_path_factory.mktemp("io-results")),
             pool,
-            models=io_models.MODELS,
-            judge=io_checks.JUDGE,
+            Stages(models=io_models.MODELS, judge=io_checks.JUDGE),
         )
 
 

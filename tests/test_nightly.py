@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
-from harness.nightly.baseline import Baseline
-from harness.nightly.known_issues import PERF_REGRESSION, KnownIssuesError, load_known_issues
-from harness.nightly.progress import Progress
-from harness.nightly.tiers import estimated_cost, slow_reason
+from harness.policy.baseline import Baseline
+from harness.policy.known_issues import PERF_REGRESSION, KnownIssuesError, load_known_issues
+from harness.policy.progress import Progress
+from harness.policy.tiers import estimated_cost, slow_reason
 from harness.report.diff import diff_records, summarize
 from harness.results.journal import Journal, read_records, read_run_metadata
 from harness.results.records import CaseRecord
@@ -207,7 +207,7 @@ def test_known_issue_patterns_are_literal_but_for_star_and_question_mark(tmp_pat
 
 
 def test_schema_verdicts_are_the_judge_verdicts_but_infra_error_and_bad_input() -> None:
-    schema = yaml.safe_load((ROOT / "harness/nightly/known-issues.schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "harness/policy/known-issues.schema.yaml").read_text())
     listed = schema["properties"]["known_issues"]["items"]["properties"]["verdict"]["enum"]
     # and perf-regression, which covers a case's slowdown (--perf), never its verdict
     assert listed == [

@@ -17,7 +17,7 @@ from harness.judge.verdict import BAD_INPUT
 from harness.models import build_model
 from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import read_records
 from harness.targets.job import Job
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
@@ -129,11 +129,15 @@ def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> No
     cache = ReferenceCache(tmp_path / "ref")
     with SimulatorPool(workers=1) as pool:
         first = list(
-            CaseExecutor(tmp_path / "a", pool, references=cache.references).execute_many(cases)
+            CaseExecutor(tmp_path / "a", pool, Stages(references=cache.references)).execute_many(
+                cases
+            )
         )
         stored = len(entries(tmp_path / "ref"))
         again = list(
-            CaseExecutor(tmp_path / "b", pool, references=cache.references).execute_many(cases)
+            CaseExecutor(tmp_path / "b", pool, Stages(references=cache.references)).execute_many(
+                cases
+            )
         )
     assert stored == len(cases)
     assert [r.verdict for r in again] == [r.verdict for r in first]

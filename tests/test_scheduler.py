@@ -21,7 +21,7 @@ from sshd import runner_processes
 from harness.boards.inventory import Board
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.pipeline import CaseExecutor
+from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import read_records
 from harness.scheduler import BatchSizes, Scheduler
 from harness.targets.job import Job
@@ -69,7 +69,7 @@ def test_cases_run_in_growing_batches_and_are_journaled_in_order(
     simulator: SimulatorPool, tmp_path: Path
 ) -> None:
     cases = pow_cases(7)
-    executor = CaseExecutor(tmp_path, simulator, judge=JUDGE)
+    executor = CaseExecutor(tmp_path, simulator, Stages(judge=JUDGE))
     scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4))
     assert run_in_order(scheduler, cases) == [case.id for case in cases]
     assert scheduler.batches == [2, 4, 1]
@@ -110,7 +110,7 @@ def test_a_runner_killed_mid_batch_costs_only_the_case_in_flight(
                 psutil.Process(process.pid).kill()
 
     with BoardBackend(loopback_board, cache=board_cache, on_case_started=kill_runner) as board:
-        executor = CaseExecutor(tmp_path, board, judge=JUDGE)
+        executor = CaseExecutor(tmp_path, board, Stages(judge=JUDGE))
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4))
         assert run_in_order(scheduler, cases) == [case.id for case in cases]
     assert killed
@@ -190,7 +190,7 @@ def test_the_next_batch_is_converted_while_the_board_runs_this_one(
     cases = pow_cases(6)
     cache = RecordingCache(tmp_path / "conversions")
     with BoardBackend(loopback_board, cache=cache) as board:
-        executor = CaseExecutor(tmp_path / "results", board, judge=JUDGE)
+        executor = CaseExecutor(tmp_path / "results", board, Stages(judge=JUDGE))
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4), executor.prefetch)
         assert run_in_order(scheduler, cases) == [case.id for case in cases]
     assert scheduler.batches == [2, 4]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.nightly.shards import parse_shard, split
+from harness.policy.shards import parse_shard, split
 from harness.results.journal import read_records, read_run_metadata
 from harness.results.runs import read_run
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from harness.cases.operators import operator_cases
-from harness.pipeline import FIRST_DIFFERING, CaseExecutor, _summary
+from harness.pipeline import FIRST_DIFFERING, CaseExecutor, Stages, _summary
 from harness.report.bundle import BundleError, make_bundle
 from harness.targets.target import Target
 from harness.vendors import regenerate
@@ -51,7 +51,7 @@ def _reproduce(bundle: Path) -> subprocess.CompletedProcess[str]:
 def test_outputs_over_the_cap_are_summarised_and_the_bundle_still_reproduces(
     simulator: Target, tmp_path: Path
 ) -> None:
-    executor = CaseExecutor(tmp_path, simulator, recipe=VENDOR.recipe, observed_cap=256)
+    executor = CaseExecutor(tmp_path, simulator, Stages(recipe=VENDOR.recipe, observed_cap=256))
     record = executor.execute(CASES[WRONG_FP16])
     assert record.verdict == "wrong-result"
     folder = tmp_path / record.artifacts
@@ -71,7 +71,9 @@ def test_outputs_over_the_cap_are_summarised_and_the_bundle_still_reproduces(
 
 
 def test_an_int8_bundle_draws_its_calibration_data_again(simulator: Target, tmp_path: Path) -> None:
-    record = CaseExecutor(tmp_path, simulator, recipe=VENDOR.recipe).execute(CASES[WRONG_INT8])
+    record = CaseExecutor(tmp_path, simulator, Stages(recipe=VENDOR.recipe)).execute(
+        CASES[WRONG_INT8]
+    )
     folder = tmp_path / record.artifacts
     assert [p.relative_to(folder).as_posix() for p in folder.rglob("*.npy")] == ["observed/0_Y.npy"]
     bundle = make_bundle(tmp_path, WRONG_INT8, regenerate=regenerate)
@@ -83,7 +85,9 @@ def test_an_int8_bundle_draws_its_calibration_data_again(simulator: Target, tmp_
 def test_a_model_that_does_not_come_out_the_same_is_not_bundled(
     simulator: Target, tmp_path: Path
 ) -> None:
-    record = CaseExecutor(tmp_path, simulator, recipe=VENDOR.recipe).execute(CASES[WRONG_FP16])
+    record = CaseExecutor(tmp_path, simulator, Stages(recipe=VENDOR.recipe)).execute(
+        CASES[WRONG_FP16]
+    )
     model = tmp_path / record.artifacts / "model.onnx"
     model.write_bytes(model.read_bytes() + b"\0")
     with pytest.raises(BundleError, match=r"is not the case's model\.onnx"):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from test_journal import make_record
 
-from harness.nightly.baseline import Baseline
-from harness.nightly.known_issues import load_known_issues
-from harness.nightly.perf import PerfJudge, slower, summary_lines, suspect
+from harness.policy.baseline import Baseline
+from harness.policy.known_issues import load_known_issues
+from harness.policy.perf import PerfJudge, slower, summary_lines, suspect
 from harness.results.journal import Journal
 from harness.results.latency import Threshold, latency_change
 from harness.results.records import CaseRecord

@@ -72,10 +72,10 @@ def _spelling(action: argparse.Action) -> str:
 def _pytest_options() -> str:
     from _pytest.config.argparsing import Parser
 
-    from harness import plugin
+    from harness.plugin import options
 
     parser = Parser(_ispytest=True)  # what pytest itself hands pytest_addoption
-    plugin.pytest_addoption(parser)
+    options.pytest_addoption(parser)
     rows = ["| option | meaning |", "|---|---|"]
     for group in parser._groups:
         for option in group.options:

@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.nightly.known_issues import KnownIssuesError, load_known_issues, starting_file
+from harness.policy.known_issues import KnownIssuesError, load_known_issues, starting_file
 from harness.results.journal import JournalError, read_records
 from harness.terminal import emit
 from harness.vendors import layer_aliases, vendor_for

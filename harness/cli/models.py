@@ -48,6 +48,7 @@ from harness.results.journal import (
 )
 from harness.results.records import CaseRecord
 from harness.targets.selection import platform_boards
+from harness.targets.target import Target
 from harness.targets.timing import PerfRequest, add_perf_options, perf_request
 from harness.terminal import columns, emit
 from harness.text import printable, shown_name, warn_weak_secrets
@@ -65,6 +66,7 @@ from harness.vendors import (
     vendor_for,
 )
 from harness.vendors.base import Vendor
+from harness.vendors.stages import default_sdk, stages_for
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -192,9 +194,7 @@ def run_model(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = ModelRunner(
-            results, backend, args.platform, dtype, vendor.judge, vendor.recipe, perf
-        )
+        runner = _runner(vendor, results, backend, args.platform, dtype, perf)
         record = runner.run(prepared)
         _print_record(record, prepared)
         if perf is not None:
@@ -224,7 +224,7 @@ def run_reduce(args: argparse.Namespace) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = ModelRunner(results, backend, args.platform, dtype, vendor.judge, vendor.recipe)
+        runner = _runner(vendor, results, backend, args.platform, dtype)
         if original is None:
             original = runner.run(prepared)
             _print_record(original, prepared)
@@ -280,7 +280,8 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
     name = args.name or shown_name(args.model.stem)
     case = refused_case(name, shown_name(str(args.model)), args.platform, dtype)
     with bad.vendor.target(None, args.hil_timeout, "off") as backend:  # never started
-        record = ModelRunner(bad.results, backend, args.platform, dtype).refuse(case, bad.error)
+        runner = _runner(bad.vendor, bad.results, backend, args.platform, dtype)
+        record = runner.refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
     _finish(bad.results)
     return _bad_input(bad)
@@ -312,6 +313,20 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
         raise _BadInput(str(exc)) from None
     prepared.source = {**original.source, "case": original.id}
     return vendor, prepared, _results(args, results), original
+
+
+def _runner(
+    vendor: Vendor,
+    results: Path,
+    backend: Target,
+    platform: str,
+    dtype: str,
+    perf: PerfRequest | None = None,
+) -> ModelRunner:
+    """The runner of a user's model with the suites' stages, on this environment's SDK."""
+    return ModelRunner(
+        results, backend, platform, dtype, stages_for(vendor, perf=perf), default_sdk(vendor)
+    )
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:

@@ -26,7 +26,6 @@ from harness.catalogue.operators import OperatorCatalogue
 from harness.cli.names import platform_type
 from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
-from harness.models import OPERATOR_SPECS
 from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, host_versions
 from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
@@ -41,6 +40,7 @@ from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
 from harness.vendors import cache_help, default_vendor, fill_run_defaults, regenerate, vendor_for
 from harness.vendors.base import Vendor
+from harness.vendors.stages import default_sdk, stages_for
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -199,10 +199,8 @@ def _run(
         emit(f"{record.id}: {record.observed()} after {len(record.steps)} steps\n")
 
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        models = {**OPERATOR_SPECS, **vendor.models}
-        executor = CaseExecutor(
-            results, backend, catalogue.tolerances(), models, vendor.judge, vendor.recipe
-        )
+        stages = stages_for(vendor, [catalogue])
+        executor = CaseExecutor(results, backend, stages, default_sdk(vendor))
         answers = probe(bounds, executor, args.steps, finished)
     for item in skipped:
         record = skipped_record(item)

@@ -3,7 +3,7 @@ baseline as an inline SVG chart (no scripts; each bar links to its case's card),
 slowest layers of the cases that recorded a per-layer table.
 
 The judgement against the baseline is the run's own (``perf.baseline`` of each record: the
-threshold and the confirming re-run of ``harness.nightly.perf``). Records without timing say
+threshold and the confirming re-run of ``harness.policy.perf``). Records without timing say
 why (the simulator has none), instead of numbers.
 """
 

@@ -80,13 +80,15 @@ class Journal:
     def __init__(self, results_dir: str | os.PathLike[str]) -> None:
         self.path = Path(results_dir) / JOURNAL_NAME
 
-    def append(self, record: CaseRecord, sync: bool = True) -> None:
+    def append(self, record: CaseRecord, sync: bool = True) -> CaseRecord:
         """Write one line atomically with respect to other appenders, and (``sync``) make it
-        durable. A batch appends without ``sync`` and calls ``sync`` once at its end: a
-        process killed meanwhile loses nothing written, a machine that goes down loses at
-        most that batch's lines (which ``--resume`` runs again). JournalWriteError when the
-        line cannot be written."""
-        text = json.dumps(without_secrets(record.to_json()), ensure_ascii=False, allow_nan=True)
+        durable; the record as written, the run's secrets redacted (the journal is the one
+        place that redacts a record). A batch appends without ``sync`` and calls ``sync`` once
+        at its end: a process killed meanwhile loses nothing written, a machine that goes
+        down loses at most that batch's lines (which ``--resume`` runs again).
+        JournalWriteError when the line cannot be written."""
+        data = without_secrets(record.to_json())
+        text = json.dumps(data, ensure_ascii=False, allow_nan=True)
         # A file name's byte that is not UTF-8 (a lone surrogate) that reached a message is
         # kept as the text \xNN (``harness.text.shown_name``), as the names in ids are.
         line = (UNDECODED.sub(_shown_in_json, text) + "\n").encode("utf-8", "backslashreplace")
@@ -96,6 +98,7 @@ class Journal:
             raise JournalWriteError(
                 f"{self.path}: cannot append the record of {record.id}: {exc.strerror or exc}"
             ) from None
+        return CaseRecord.from_json(data)
 
     def _append(self, line: bytes, sync: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

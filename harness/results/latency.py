@@ -4,7 +4,7 @@ A case is slower (a performance regression) when its median exceeds the baseline
 than ``max(k * MAD, percent% of the baseline median)``, the MAD being the larger of the two
 runs' (a noisy run on either side widens the margin); faster by the same margin is an
 improvement. A case without timing on either side is "not compared". The nightly run confirms
-a regression by running the case again (``harness.nightly.perf``); the report and ``hil diff``
+a regression by running the case again (``harness.policy.perf``); the report and ``hil diff``
 use the same judgement on the records.
 """
 

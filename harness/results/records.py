@@ -89,7 +89,7 @@ class CaseRecord:
     # zero ..."), captured per case: pytest would blame whichever test started the batch.
     warnings: list[str] = field(default_factory=list)
     # A failure of a case the history store shows flapping in this configuration
-    # (``harness.nightly.flaky``): {"flips", "runs", "rate"} over its last stored runs.
+    # (``harness.policy.flaky``): {"flips", "runs", "rate"} over its last stored runs.
     flaky: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:

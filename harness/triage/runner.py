@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from harness.cases.case import Case
 from harness.cases.user_models import model_case
-from harness.judge.checks import Judge
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import OperatorSpec
-from harness.pipeline import GENERIC_JUDGE, CaseExecutor, Recipe
+from harness.pipeline import CaseExecutor, Stages
 from harness.results.records import CaseRecord
 from harness.targets.target import Target
-from harness.targets.timing import PerfRequest
 
 
 class ModelRunner:
@@ -25,24 +24,19 @@ class ModelRunner:
         backend: Target,
         platform: str,
         dtype: str,
-        judge: Judge = GENERIC_JUDGE,
-        recipe: Recipe = lambda job: {},
-        perf: PerfRequest | None = None,
+        stages: Stages,
+        sdk: str,
     ) -> None:
+        """``stages`` and ``sdk``: as the suites' executor gets them
+        (``harness.vendors.stages.stages_for``)."""
         self.results = results
         self.platform = platform
         self.dtype = dtype
-        self._models: dict[str, OperatorSpec] = {}  # filled per case; the executor reads it
+        # the stages' declarations, and each model's as it is run; the executor reads it
+        self._models: dict[str, OperatorSpec] = dict(stages.models)
         # every array, uncapped: triage compares observed and reference tensors layer by layer
-        self.executor = CaseExecutor(
-            results,
-            backend,
-            models=self._models,
-            judge=judge,
-            recipe=recipe,
-            perf=perf,
-            observed_cap=None,
-        )
+        stages = replace(stages, models=self._models, observed_cap=None)
+        self.executor = CaseExecutor(results, backend, stages, sdk)
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:
         case, specs = model_case(prepared, self.platform, self.dtype, kind)

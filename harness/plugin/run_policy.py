@@ -1,9 +1,10 @@
-"""The nightly parts of a pytest run, as a pytest plugin object that ``harness.plugin``
-registers: options, the slow tier at collection, progress lines, the end-of-run summary
-of known issues, flaky cases, baseline changes, cases left out and timeouts, and the run
-written into the history store at its end (``harness.nightly.flaky``).
-
-``harness.plugin.check_verdict`` asks ``excuse`` and ``changed`` before failing a case.
+"""The run policy in a pytest run (``RunPolicy``): the known issues, baseline, history store,
+tier, shard and performance gate of the run, what the executor's stages and
+``check_verdict`` ask of them (``mark``, ``timeout_for``, ``excuse``, ``slower``,
+``changed``), and the policy's own hooks: the slow tier and the shard at collection,
+progress lines, the end-of-run summary of known issues, flaky cases, baseline changes,
+cases left out and timeouts, and the run written into the history store at its end
+(``harness.policy.flaky``).
 """
 
 from __future__ import annotations
@@ -17,29 +18,23 @@ from typing import Any
 import pytest
 
 from harness.cases.case import Case
-from harness.history.location import ENV as STORE_ENV
-from harness.history.location import StoreError, configured, shown
+from harness.history.location import StoreError, shown
 from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.nightly import perf
-from harness.nightly.baseline import Baseline
-from harness.nightly.flaky import LAST, RunHistory
-from harness.nightly.known_issues import (
+from harness.plugin.options import OFF, VENDOR
+from harness.policy import perf
+from harness.policy.baseline import Baseline
+from harness.policy.flaky import LAST, RunHistory
+from harness.policy.known_issues import (
     AS_EXPECTED,
     CHANGED,
     KnownIssues,
     KnownIssuesError,
     load_known_issues,
 )
-from harness.nightly.progress import DEFAULT_EVERY, Progress
-from harness.nightly.shards import Shard, parse_shard, selection_digest, split
-from harness.nightly.tiers import (
-    DEFAULT_BUDGET_S,
-    DEFAULT_SLOW_TIMEOUT_S,
-    TIERS,
-    estimated_cost,
-    slow_reason,
-)
+from harness.policy.progress import Progress
+from harness.policy.shards import Shard, parse_shard, selection_digest, split
+from harness.policy.tiers import estimated_cost, slow_reason
 from harness.results.journal import (
     JournalError,
     read_records,
@@ -49,79 +44,10 @@ from harness.results.journal import (
 from harness.results.records import CaseRecord, case_key, flaky_text, record_key
 from harness.results.runs import SHARD_KEY
 from harness.text import printable
-from harness.timeouts import timeout_problem
-from harness.vendors import default_vendor, layer_aliases
+from harness.vendors import layer_aliases
 
-PLUGIN_NAME = "npu-hil-nightly"
-OFF = "off"
-VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
+PLUGIN_NAME = "npu-hil-policy"
 TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
-
-
-def add_options(group: pytest.OptionGroup) -> None:
-    perf.add_options(group)
-    group.addoption(
-        "--known-issues",
-        default=OFF,
-        metavar="FILE",
-        help="known-issues YAML file: matching cases that behave as recorded do not fail "
-        f"the run; '{VENDOR}': the file the vendor ships for its default run (default off)",
-    )
-    group.addoption(
-        "--strict-known", action="store_true", help="a known issue that changed fails its case"
-    )
-    group.addoption(
-        "--baseline",
-        default=None,
-        metavar="DIR|last",
-        help="results of a previous run: only new failures and regressions fail; "
-        f"'{LAST}': the last run of this configuration in the history store",
-    )
-    group.addoption(
-        "--hil-db",
-        default=None,
-        metavar="URL|FILE|off",
-        help="history store every run is written to at its end: a PostgreSQL or SQLite URL, "
-        f"or an SQLite file (env {STORE_ENV}; default {configured()}); 'off': none",
-    )
-    group.addoption(
-        "--flaky-ok",
-        action="store_true",
-        help="a failure of a case the history store shows flapping does not fail the run",
-    )
-    group.addoption(
-        "--tier",
-        choices=TIERS,
-        default="default",
-        help="default: leave out the slow tier (cases estimated over --case-budget); full: "
-        "run every case",
-    )
-    group.addoption(
-        "--case-budget",
-        type=float,
-        default=DEFAULT_BUDGET_S,
-        help=f"estimated seconds above which a case is in the slow tier ({DEFAULT_BUDGET_S:g})",
-    )
-    group.addoption(
-        "--slow-timeout",
-        type=float,
-        default=DEFAULT_SLOW_TIMEOUT_S,
-        help="seconds one slow-tier case may take, instead of --hil-timeout "
-        f"({DEFAULT_SLOW_TIMEOUT_S:g}; above 0, at most a day)",
-    )
-    group.addoption(
-        "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only the I-th of N parts of the selected cases, split stably by case id and "
-        "balanced by their cost estimates (one CI job per part; hil report merges them)",
-    )
-    group.addoption(
-        "--progress-every",
-        type=int,
-        default=DEFAULT_EVERY,
-        help=f"outside a terminal (CI): a progress line every N cases ({DEFAULT_EVERY}; 0: none)",
-    )
 
 
 def _item_case_id(item: Any) -> str:
@@ -145,9 +71,17 @@ def _case_id(nodeid: str) -> str:
     return rest[:-1] if bracket and rest.endswith("]") else nodeid
 
 
-class NightlyRun:
-    def __init__(self, config: pytest.Config, shipped_known_issues: Path | None) -> None:
-        """``shipped_known_issues``: the vendor's file, what ``--known-issues vendor`` names."""
+class RunPolicy:
+    """The run's policy (``harness.policy``) as one pytest run applies it; kept in the run
+    configuration (``harness.plugin.configure.RunConfig.policy``) and registered as the
+    plugin object of the policy's own hooks."""
+
+    def __init__(
+        self, config: pytest.Config, shipped_known_issues: Path | None, platform: str
+    ) -> None:
+        """``shipped_known_issues``: the vendor's file, what ``--known-issues vendor`` names;
+        ``platform``: ``--platform`` as given (or the default), the history store's
+        configuration. The options were checked (``harness.plugin.options.check_options``)."""
         option = config.getoption
         config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
         self.config = config
@@ -157,12 +91,7 @@ class NightlyRun:
         self.strict_known: bool = option("strict_known")
         self.every: int = option("progress_every")
         self.slow_timeout: float = option("slow_timeout")
-        for name, value in (("--case-budget", self.budget), ("--slow-timeout", self.slow_timeout)):
-            problem = timeout_problem(value)
-            if problem is not None:
-                raise pytest.UsageError(f"{name} {value:g}: {problem}")
-        if self.every < 0:
-            raise pytest.UsageError(f"--progress-every {self.every}: must be 0 or more")
+        self.platform = platform
         self.shard: Shard | None = None
         if option("shard") is not None:
             try:
@@ -210,7 +139,7 @@ class NightlyRun:
             return dict(read_run_metadata(self.results).get(HISTORY_KEY, {}))
         option = self.config.getoption
         job = configuration(
-            str(option("platform") or default_vendor().default_platform),
+            self.platform,
             option("sdk"),
             str(option("backend")),
             self.tier,

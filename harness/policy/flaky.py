@@ -30,7 +30,7 @@ from harness.history.location import (
     sqlite_file,
 )
 from harness.history.runinfo import this_host
-from harness.nightly.baseline import Baseline
+from harness.policy.baseline import Baseline
 from harness.results.records import CaseRecord
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Where a long run is: cases done of total, elapsed, estimated remaining, the current case.
 
-The estimate weighs the remaining cases by their cost estimates (``harness.nightly.tiers``)
+The estimate weighs the remaining cases by their cost estimates (``harness.policy.tiers``)
 at the pace seen so far (elapsed seconds per estimated second of the cases done), so one slow
 case ahead shows up in the estimate before it starts.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.nightly.tiers import estimated_cost
+from harness.policy.tiers import estimated_cost
 
 DEFAULT_EVERY = 25  # cases between two progress lines in a log (CI, not a terminal)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.nightly.known_issues import glob_match
+from harness.policy.known_issues import glob_match
 
 COSTS_PATH = Path(__file__).with_name("costs.yaml")
 TIERS = ("default", "full")

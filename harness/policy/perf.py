@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.nightly.baseline import Baseline
+from harness.policy.baseline import Baseline
 from harness.results.latency import (
     IMPROVEMENT,
     NOT_COMPARED,
