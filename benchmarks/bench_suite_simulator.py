@@ -46,9 +46,9 @@ from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, job_for
 from harness.scheduler import Scheduler
-from harness.vendors.rknn.catalogue.operators import operator_catalogue
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.toolkit import write_dataset
+from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.toolkit.calls import write_dataset
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
 

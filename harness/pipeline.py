@@ -29,9 +29,9 @@ import numpy as np
 from harness import __version__
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
-from harness.catalogue.documents import Document
-from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder
+from harness.documented.documents import Document
+from harness.documented.operators import OperatorCatalogue
 from harness.judge.checks import Judge
 from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
 from harness.judge.observers import GENERIC_OBSERVERS
@@ -46,7 +46,7 @@ from harness.results.records import BOARD_LOG, CaseRecord, case_folder, without_
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import BoardTarget, PrefetchingTarget, Target, observe
-from harness.targets.timing import PerfRequest, TimingError, timing_record
+from harness.targets.timing import JobTiming, TimingError, timing_record
 from harness.text import redact
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class CaseExecutor:
         annotate: Callable[[CaseRecord], CaseRecord] = lambda record: record,
         timeout_for: Callable[[Case], float | None] = lambda case: None,
         sdk: str = "",
-        perf: PerfRequest | None = None,
+        perf: JobTiming | None = None,
         judged_against: Callable[[Case, str], dict[str, str]] = lambda case, sdk: {},
         references: Callable[[BuiltModel], References] = host_references,
         comparisons: Compare = compare_references,

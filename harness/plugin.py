@@ -30,8 +30,8 @@ from harness.cases.case import Case
 from harness.cases.model_dir import KIND as MODELS_KIND
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import DTYPES, operator_cases
-from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder, CacheFolderError, claim
+from harness.documented.operators import OperatorCatalogue
 from harness.judge import comparison_cache
 from harness.judge.compare import Compare, compare_references
 from harness.judge.verdict import ARRAYS_DROPPED_FOR, BAD_INPUT, FAILING_VERDICTS, VERDICTS

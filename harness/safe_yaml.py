@@ -1,4 +1,5 @@
-"""Reading catalogue YAML files: parse, validate against a JSON schema, report errors precisely.
+"""The one safe YAML loader (``DataLoader``) every file a user or vendor hands over is read with:
+parse, validate against a JSON schema, report errors precisely.
 
 Every error names the file, the key path inside it and the offending value, because the
 people correcting a table are reading a vendor PDF side by side with the YAML.
@@ -13,7 +14,6 @@ from typing import Any
 import jsonschema
 import yaml
 
-DATA_DIR = Path(__file__).parent / "data"
 # libyaml's loader when PyYAML was built with it: the catalogue loads ten times faster.
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

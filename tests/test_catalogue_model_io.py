@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.catalogue.loader import CatalogueError, key_path
-from harness.vendors.rknn.catalogue.model_io import (
+from harness.safe_yaml import CatalogueError, key_path
+from harness.vendors.rknn.documents.model_io import (
     DEFAULT_PATH,
     ModelIOError,
     dilated_kernel,
     load_model_io,
 )
-from harness.vendors.rknn.io_cases import WidthRule
+from harness.vendors.rknn.model_io.cases import WidthRule
 
 SEED = Path(__file__).parents[1] / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"
 LINES = SEED.read_text(encoding="utf-8").splitlines()

@@ -16,15 +16,15 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.catalogue.limits import LIMIT_KINDS, Limit
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.catalogue.operators import (
+from harness.documented.limits import LIMIT_KINDS, Limit
+from harness.documented.operators import (
     SCHEMA_PATH,
     OperatorCatalogue,
     Tolerance,
     load_operators,
 )
-from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
+from harness.safe_yaml import CatalogueError, load_yaml
+from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
 
 SEED = next((Path(__file__).parents[1] / "docs" / "seeds").glob("001_*.txt"))
 SEED_LINES = SEED.read_text(encoding="utf-8").splitlines()

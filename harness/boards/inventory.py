@@ -34,8 +34,8 @@ from harness.boards.settings import (
     TransportSettings,
     farm_settings,
 )
-from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 from harness.names import suggestion
+from harness.safe_yaml import CatalogueError, key_path, load_yaml
 from harness.text import clipped, declare_secret_variable, printable
 
 _NOT_SHOWN = "<not shown>"

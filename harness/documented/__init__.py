@@ -1,6 +1,8 @@
-"""The constraint catalogue: vendor-documented limits, transcribed as YAML data under ``data/``."""
+"""The vocabulary of vendor documents, shared by every vendor: limits, formulas, intervals,
+documented properties, the document records of ``hil docs`` (Document > Group > Entry) and the
+operators a document lists. Code, not data: each vendor package holds its documents' data."""
 
-from harness.catalogue.intervals import Interval
-from harness.catalogue.loader import CatalogueError
+from harness.documented.intervals import Interval
+from harness.safe_yaml import CatalogueError
 
 __all__ = ["CatalogueError", "Interval"]

@@ -2,7 +2,7 @@
 
 A vendor keeps the data and reads its own wording (``harness.vendors.<vendor>``); this module
 is the vocabulary the CLI and the reports use: an ``Entry`` is one operator section with its
-limits (``harness.catalogue.limits.Limit``, verbatim text beside the structured reading), a
+limits (``harness.documented.limits.Limit``, verbatim text beside the structured reading), a
 ``Group`` one platform section, a ``Document`` one version. ``diff`` compares two versions
 limit by limit, ``stats`` counts what is structured.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from harness.catalogue.limits import Limit
+from harness.documented.limits import Limit
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,14 @@
 vendor keeps its files), checks its meaning and returns an ``OperatorCatalogue``.
 ``OperatorCatalogue.limits()`` flattens it into ``Limit`` records, the unit that case
 generation and reports count. A catalogue may also hold ``ListedOperator``s: operators as a
-whole-document operator list states them (``harness.catalogue.documents.Entry``), their limits
+whole-document operator list states them (``harness.documented.documents.Entry``), their limits
 already read; case generation sees either through ``DocumentedOperator``.
 
 A limit stated once per tensor role counts once per role (GRU's hidden_size range appears in
 W, R, B, initial_h, Y and Y_h: six limits). Recommendations ("no limitation, 4-alignment
 recommended") and notes are kept on the model but are not limits.
 
-Limit kinds and fields: ``harness.catalogue.limits``.
+Limit kinds and fields: ``harness.documented.limits``.
 
 ``role`` is a tensor role name (``X``, ``input``), ``attr`` for attributes, ``dtype`` for type
 variables, ``broadcast`` for an operator's broadcasting forms, ``op`` for operator-wide facts.
@@ -31,11 +31,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
 
-from harness.catalogue.intervals import Interval
-from harness.catalogue.limits import Condition, Limit, LimitKind, Scalar
-from harness.catalogue.loader import DATA_DIR, CatalogueError, key_path, load_validated
+from harness.documented.intervals import Interval
+from harness.documented.limits import Condition, Limit, LimitKind, Scalar
+from harness.safe_yaml import CatalogueError, key_path, load_validated
 
-SCHEMA_PATH = DATA_DIR / "operators.schema.yaml"
+SCHEMA_PATH = Path(__file__).with_name("operators.schema.yaml")
 
 
 MultiCoreStatus = Literal["supported", "not-yet-supported", "not-stated"]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.catalogue.properties import PRECISION
+from harness.documented.properties import PRECISION
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.report.documented_rows import (
     DOCUMENTED_KEY,
@@ -201,7 +201,7 @@ class Failure:
 
 
 @dataclass(frozen=True)
-class Unprobed:
+class Untested:
     """Documented limits of one operator property no case probes, for one reason (or the
     same reason with other numbers): one row for what would be near-duplicate rows."""
 
@@ -226,7 +226,7 @@ class Report:
     # the vendor's documented rows per platform group
     documented: list[DocumentedSection] = field(default_factory=list)
     # Documented limits no case probes, for the operators that ran (run.json "unprobed")
-    unprobed: list[Unprobed] = field(default_factory=list)
+    unprobed: list[Untested] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
     probes: list[ProbeRecord] = field(default_factory=list)  # ``hil probe``'s bounds
@@ -285,16 +285,16 @@ def one_line_cause(record: CaseRecord) -> str:
     return textwrap.shorten(text, max(CAUSE_WIDTH - len(note), 40), placeholder=" ...") + note
 
 
-def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Unprobed]:
+def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Untested]:
     """run.json's unprobed limits of the operators in ``ops``, one row per operator, property
     and reason (numbers in the reason aside), in catalogue order."""
-    groups: dict[tuple[str, str, str], Unprobed] = {}
+    groups: dict[tuple[str, str, str], Untested] = {}
     for entry in entries:
         op, *roles, prop = entry["limit"].split("/")
         if op not in ops:
             continue
         group = groups.setdefault(
-            (op, prop, re.sub(r"\d+", "#", entry["reason"])), Unprobed(op, prop, [], [])
+            (op, prop, re.sub(r"\d+", "#", entry["reason"])), Untested(op, prop, [], [])
         )
         for role in ["/".join(roles)] if roles else []:
             if role not in group.roles:

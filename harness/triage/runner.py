@@ -12,7 +12,7 @@ from harness.models.builder import OperatorSpec
 from harness.pipeline import GENERIC_JUDGE, CaseExecutor, Recipe
 from harness.results.records import CaseRecord
 from harness.targets.target import Target
-from harness.targets.timing import PerfRequest
+from harness.targets.timing import JobTiming
 
 
 class ModelRunner:
@@ -27,7 +27,7 @@ class ModelRunner:
         dtype: str,
         judge: Judge = GENERIC_JUDGE,
         recipe: Recipe = lambda job: {},
-        perf: PerfRequest | None = None,
+        perf: JobTiming | None = None,
     ) -> None:
         self.results = results
         self.platform = platform

@@ -11,15 +11,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
 from harness.boards.inventory import VersionCheck
+from harness.vendors.rknn import DATA_DIR
 
-RULES_FILE = Path(__file__).parent / "data" / "compatibility.yaml"
+RULES_FILE = DATA_DIR / "compatibility.yaml"
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["rules"],

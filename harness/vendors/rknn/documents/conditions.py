@@ -14,12 +14,13 @@ for a session and put it back: the ``userspace`` governor where the kernel has i
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-CONDITIONS_FILE = Path(__file__).with_name("data") / "conditions.yaml"
+from harness.vendors.rknn import DATA_DIR
+
+CONDITIONS_FILE = DATA_DIR / "conditions.yaml"
 
 # $1 the NPU devfreq folder, $2 the frequency in Hz or "max". Prints "GOVERNOR MIN MAX" (what
 # RESTORE puts back), then the frequency and how it was pinned.

@@ -7,7 +7,7 @@ I/O tables are 2.5.0's own documents; for anything else 2.5.0 falls back to V2.3
 record says so (``fallback``).
 
 The cases are generated from seed 001 on RK3562 and from the newest operator list elsewhere
-(``harness.vendors.rknn.catalogue.operators``). A case run on another release carries what
+(``harness.vendors.rknn.documents.operators``). A case run on another release carries what
 that release's own document says of the same limit (``document_reading``: for a seed limit its
 counterpart, for a listed one the limit of the same id), so the report can tell a verdict that
 changed because the document changed from one that changed because the SDK did.
@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterable
 
 from harness.cases.case import Case
-from harness.catalogue.documents import Group, reading
-from harness.catalogue.limits import Limit
-from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
-from harness.vendors.rknn.operator_list.catalogue import TITLE, group, model_io, versions
+from harness.documented.documents import Group, reading
+from harness.documented.limits import Limit
+from harness.vendors.rknn.documents.operator_list.committed import TITLE, group, model_io, versions
+from harness.vendors.rknn.documents.operators import operator_catalogue, seed_catalogue
 
 MODEL_IO_SEED = "003"  # the model-I/O seed's number, as its file name starts
 

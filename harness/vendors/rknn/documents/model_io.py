@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.catalogue.limits import Limit
-from harness.catalogue.loader import CatalogueError, key_path, load_validated
+from harness.documented.limits import Limit
 from harness.names import suggestion
+from harness.safe_yaml import CatalogueError, key_path, load_validated
+from harness.vendors.rknn import DATA_DIR
 
-DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "model-io.yaml"
 SCHEMA_PATH = DATA_DIR / "model-io.schema.yaml"
 

@@ -17,20 +17,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 
-from harness.catalogue.documents import Entry, Group
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import (
+from harness.documented.documents import Entry, Group
+from harness.documented.limits import Limit
+from harness.documented.operators import (
     DocumentedOperator,
     ListedOperator,
     OperatorCatalogue,
     Source,
     load_operators,
 )
-from harness.vendors.rknn.operator_list.catalogue import TITLE, cpu_rule, group, versions
+from harness.vendors.rknn import DATA_DIR
+from harness.vendors.rknn.documents.operator_list.committed import TITLE, cpu_rule, group, versions
 
-SEED_PATH = Path(__file__).parent / "data" / "rknn2-2.5.0" / "rk3562-operators.yaml"
+SEED_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
 
 
 def cases_version() -> str:

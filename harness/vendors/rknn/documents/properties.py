@@ -1,7 +1,7 @@
 """The documented properties Rockchip cases expect, and which of them each target observes.
 
 Property names are the ``prop`` of a case's expectations and of its record's checks. A target
-observes a property when what it reports lets an observer (``harness.vendors.rknn.io_checks``)
+observes a property when what it reports lets an observer (``harness.vendors.rknn.model_io.checks``)
 check it: the host build log shows placement, the precision each layer runs in (the layer
 table's DataType), compiler rewrites and the compiled tensor forms for the simulator and for
 boards alike (a board runs the model its host converted); a board's C runner also queries the
@@ -10,7 +10,7 @@ runtime's tensor attributes (``w_stride``, ``size_with_stride``, native formats)
 
 from __future__ import annotations
 
-from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
+from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
 
 INPUT_STRIDE = "input buffer stride"
 W_STRIDE = "w_stride attribute"

@@ -1,8 +1,8 @@
 """Cases from the model I/O catalogue (seed 003): input rows, convolution widths, output rows.
 
 Every case is an ordinary :class:`harness.cases.case.Case` of an I/O model
-(``harness.vendors.rknn.io_models``) carrying the documented expectations it probes, one per
-property of ``harness.vendors.rknn.properties``. Representative values, not sweeps:
+(``harness.vendors.rknn.model_io.models``) carrying the documented expectations it probes, one per
+property of ``harness.vendors.rknn.documents.properties``. Representative values, not sweeps:
 
 - input rows: per row, a 3x3 first-layer Convolution (1-D for a not-4-D row) fed the row's
   input type (``float32`` stands for "Other types" and "Unrestricted"); channel 3 at width
@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.cases.case import Case, Expect, case_seed
-from harness.catalogue.properties import PRECISION, RESULT
+from harness.documented.properties import PRECISION, RESULT
 from harness.layout.align import align_up
-from harness.vendors.rknn.catalogue.model_io import (
+from harness.vendors.rknn.documents.model_io import (
     OTHER_TYPES,
     UNRESTRICTED,
     Group,
@@ -42,9 +42,7 @@ from harness.vendors.rknn.catalogue.model_io import (
     dilated_kernel,
     load_model_io,
 )
-from harness.vendors.rknn.io_models import CONV_TYPES
-from harness.vendors.rknn.layout import input_stride, output_layout
-from harness.vendors.rknn.properties import (
+from harness.vendors.rknn.documents.properties import (
     BACKEND,
     INPUT_STRIDE,
     NC1HWC2_C2,
@@ -55,6 +53,8 @@ from harness.vendors.rknn.properties import (
     W_STRIDE,
     WIDTH_LIMIT,
 )
+from harness.vendors.rknn.model_io.layout import input_stride, output_layout
+from harness.vendors.rknn.model_io.models import CONV_TYPES
 
 FIRST_CONV = "FirstConv"
 CONV_OUTPUT = "ConvOutput"
@@ -513,8 +513,8 @@ def _output_expect(
     yield Expect(
         NC1HWC2_C2,
         ids,
-        f"C2 = {found.channel_align} (the channel alignment, as harness.vendors.rknn.layout "
-        "decodes it)",
+        f"C2 = {found.channel_align} (the channel alignment, as "
+        "harness.vendors.rknn.model_io.layout decodes it)",
         {"c2": found.channel_align, "hw_align": found.hw_align},
     )
 

@@ -42,10 +42,7 @@ from harness.judge.observers import GENERIC_OBSERVERS, by_documentation, placeme
 from harness.judge.verdict import LAYOUT_PHASE, PLACEMENT_PHASE, UNOBSERVED
 from harness.layout.align import align_up
 from harness.vendors.rknn import QUERIED_TENSOR
-from harness.vendors.rknn.buildlog import parse_build_log, tensor_sizes
-from harness.vendors.rknn.io_models import CONV_NODE, INPUT_NAME, OUTPUT_NAME
-from harness.vendors.rknn.layout import LayoutError, pack_nc1hwc2, unpack_nc1hwc2
-from harness.vendors.rknn.properties import (
+from harness.vendors.rknn.documents.properties import (
     BACKEND,
     INPUT_STRIDE,
     NC1HWC2_C2,
@@ -56,6 +53,9 @@ from harness.vendors.rknn.properties import (
     W_STRIDE,
     WIDTH_LIMIT,
 )
+from harness.vendors.rknn.model_io.layout import LayoutError, pack_nc1hwc2, unpack_nc1hwc2
+from harness.vendors.rknn.model_io.models import CONV_NODE, INPUT_NAME, OUTPUT_NAME
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log, tensor_sizes
 
 ITEMSIZE = {"INT8": 1, "UINT8": 1, "INT16": 2, "FLOAT16": 2, "FLOAT32": 4, "INT32": 4}
 # Compiler "E" lines that say nothing about the convolution under test (rknn-toolkit2 2.5.0).
@@ -207,9 +207,9 @@ def _nc1hwc2_size(expect: Expect, seen: Seen) -> Outcome:
 def _nc1hwc2_c2(expect: Expect, seen: Seen) -> Outcome:
     """Decode, with the documented C2, the NC1HWC2 memory the compiler describes.
 
-    The simulator returns NCHW; the native buffer is rebuilt from it with the native C2 and
-    the channel planes the Size column shows, then read back by ``harness.vendors.rknn.layout`` with
-    the documented C2: a different element order scrambles the result.
+    The simulator returns NCHW; the native buffer is rebuilt from it with the native C2 and the
+    channel planes the Size column shows, then read back by ``harness.vendors.rknn.model_io.layout``
+    with the documented C2: a different element order scrambles the result.
     """
     entry, observed = _output_entry(seen)
     outputs = seen.observation.outputs

@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.layout.align import align_up
 from harness.layout.errors import LayoutError
-from harness.vendors.rknn.catalogue.model_io import (
+from harness.vendors.rknn.documents.model_io import (
     InputRule,
     ModelIO,
     ModelIOError,

@@ -1,5 +1,5 @@
 """``hil layout rknn-input`` and ``hil layout rknn-output``: RKNN zero-copy buffer layouts
-(``harness.vendors.rknn.layout``), printed like every ``hil layout`` rule."""
+(``harness.vendors.rknn.model_io.layout``), printed like every ``hil layout`` rule."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from harness.layout.command import Result, add_command, ints
-from harness.vendors.rknn import layout as rknn
+from harness.vendors.rknn.model_io import layout as rknn
 
 if TYPE_CHECKING:
     from harness.terminal import Subparsers

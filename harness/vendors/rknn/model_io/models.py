@@ -2,8 +2,8 @@
 
 ``FirstConv``: the network's first layer is a Convolution, a depthwise Convolution or a
 ConvTranspose with a given kernel and dilation, on a 4-D (N, C, H, W) or 3-D (N, C, W) input.
-The drawn data goes through the zero-copy input buffer ``harness.vendors.rknn.layout`` lays out
-for it (NHWC, width padded to ``w_stride``, the padding filled with garbage) and is read back,
+The drawn data goes through the zero-copy input buffer ``harness.vendors.rknn.model_io.layout`` lays
+out for it (NHWC, width padded to ``w_stride``, the padding filled with garbage) and is read back,
 in the configured input type, before it is fed; the host reference gets the data as drawn, so a
 layout bug shows up as a wrong result.
 
@@ -22,7 +22,7 @@ from onnx import helper
 
 from harness.models import build_model
 from harness.models.builder import BuiltModel, Graph, OperatorSpec, Params, uniform
-from harness.vendors.rknn.layout import pack_input, unpack_input
+from harness.vendors.rknn.model_io.layout import pack_input, unpack_input
 
 # The seed's convolution types (the catalogue's N-formula keys) and their ONNX form.
 CONV_TYPES = ("Convolution", "DepthwiseConvolution", "ConvTranspose")

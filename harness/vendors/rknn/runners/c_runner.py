@@ -3,10 +3,10 @@
 Boards of the RV1103/RV1106/RK2118 class have only the RKNN C API, so cases run there through
 ``hil_c_runner``. Nothing here uses SSH: a request is a folder (model, ``in/input_<i>.npy``, an
 ``out/`` for the runner) that the board layer copies over and back
-(``harness.vendors.rknn.c_batch``);
+(``harness.vendors.rknn.runners.c_batch``);
 ``read_request`` turns what came back into an ``Observation``. Output buffers are decoded from
 the native layout the runner reports (NC1HWC2 or channel-padded NHWC) through
-``harness.vendors.rknn.layout``.
+``harness.vendors.rknn.model_io.layout``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 from harness.targets.observation import Observation
 from harness.text import clipped
 from harness.vendors.rknn import BOARD_FILES, QUERIED_TENSOR
-from harness.vendors.rknn.buildlog import parse_layer_times
-from harness.vendors.rknn.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
+from harness.vendors.rknn.model_io.layout import LayoutError, unpack_nc1hwc2, unpack_nhwc_output
+from harness.vendors.rknn.toolkit.buildlog import parse_layer_times
 
 RUNNER_SOURCE = BOARD_FILES / "c-runner"
 RUNNER_BINARY = "hil_c_runner"
@@ -42,7 +42,7 @@ class ExitMeaning:
     infra: bool  # True: says nothing about the NPU; False: the runtime refused or failed
 
 
-# The runner's exit codes (harness/vendors/rknn/board_files/c-runner/README.md).
+# The runner's exit codes (harness/vendors/rknn/runners/board_files/c-runner/README.md).
 EXIT_CODES = {
     0: ExitMeaning("ok", False),
     10: ExitMeaning("runner usage error", True),
@@ -133,7 +133,7 @@ def core_mask_value(name: str) -> int:
 
 
 @dataclass(frozen=True)
-class RunnerRequest:
+class CRunnerJob:
     """One case's folder; the runner is started inside it with ``argv``."""
 
     directory: Path
@@ -150,7 +150,7 @@ class RunnerRequest:
         perf: Mapping[str, Any] | None = None,
     ) -> list[str]:
         """The runner's command line, paths relative to ``directory``; ``perf``: a
-        ``PerfRequest.to_json()`` (timed runs, and the per-layer table if it asks)."""
+        ``JobTiming.to_json()`` (timed runs, and the per-layer table if it asks)."""
         argv = [runner, self.model, self.inputs, self.outputs]
         if core_mask is not None:
             argv += ["--core-mask", str(core_mask)]
@@ -173,7 +173,7 @@ def request_files(
     """
     if layout not in ("NCHW", "NHWC"):
         raise ValueError(f"layout must be NCHW or NHWC, got {layout!r}")
-    request = RunnerRequest(Path())
+    request = CRunnerJob(Path())
     files = {request.model: model}
     for i, array in enumerate(inputs):
         array = np.asarray(array)
@@ -189,9 +189,9 @@ def request_files(
 
 def write_request(
     directory: Path, model: bytes, inputs: Sequence[np.ndarray], layout: str = "NCHW"
-) -> RunnerRequest:
+) -> CRunnerJob:
     """Lay out one case in ``directory`` (see ``request_files``)."""
-    request = RunnerRequest(Path(directory))
+    request = CRunnerJob(Path(directory))
     for name, data in request_files(model, inputs, layout).items():
         path = request.directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,7 +200,7 @@ def write_request(
 
 
 def read_request(
-    request: RunnerRequest,
+    request: CRunnerJob,
     backend: str,
     exit_code: int | None = None,
     stderr: str | None = None,

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.text import printable
-from harness.vendors.rknn.c_runner import RunnerBuildError, build_runner
 from harness.vendors.rknn.platforms import MRT_PLATFORMS, PLATFORMS
+from harness.vendors.rknn.runners.c_runner import RunnerBuildError, build_runner
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]

@@ -2,12 +2,12 @@
 
 Same connection, lock, probe, timeouts and fault classes as the Python runner's session
 (``RunnerSession``); what differs is the runtime. ``open()`` keeps the board's copy of the
-binary (``<workdir>/hil_c_runner``) and pushes the board file's ``c_runner`` when the board's
-sha256 differs or the copy is missing. Each batch then takes ONE stream: one tar in (every case
-folder and the ``run.sh`` driver, ``harness.vendors.rknn.c_batch``), one tar stream out, read as
-it arrives, so the host knows the case in flight and its runner's pid. The board needs ``sh``,
-``tar`` and the coreutils the lock and discovery use (busybox has them all); ``sha256sum`` is
-optional: without it the binary is pushed on every session.
+binary (``<workdir>/hil_c_runner``) and pushes the board file's ``c_runner`` when the board's sha256
+differs or the copy is missing. Each batch then takes ONE stream: one tar in (every case folder and
+the ``run.sh`` driver, ``harness.vendors.rknn.runners.c_batch``), one tar stream out, read as it
+arrives, so the host knows the case in flight and its runner's pid. The board needs ``sh``, ``tar``
+and the coreutils the lock and discovery use (busybox has them all); ``sha256sum`` is optional:
+without it the binary is pushed on every session.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from harness.boards.lock import BoardBusy
 from harness.boards.transport import BoardConnectionError
 from harness.targets.observation import Observation
 from harness.text import printable
-from harness.vendors.rknn.c_batch import (
+from harness.vendors.rknn.runners.c_batch import (
     CONDITIONS,
     BatchCase,
     StreamError,
@@ -36,16 +36,16 @@ from harness.vendors.rknn.c_batch import (
     conditions_file,
     read_stream,
 )
-from harness.vendors.rknn.c_runner import (
+from harness.vendors.rknn.runners.c_runner import (
     RUNNER_BINARY,
-    RunnerRequest,
+    CRunnerJob,
     core_mask_value,
     read_request,
 )
-from harness.vendors.rknn.runner_session import (
-    CaseJob,
-    CaseResult,
+from harness.vendors.rknn.runners.runner_session import (
     RunnerFailed,
+    RunnerJob,
+    RunnerReply,
     RunnerSession,
     batch_tar,
 )
@@ -98,8 +98,8 @@ class CRunnerSession(RunnerSession):
         }
 
     def run(
-        self, jobs: Sequence[CaseJob], on_started: Callable[[str], None] | None = None
-    ) -> Iterator[CaseResult]:
+        self, jobs: Sequence[RunnerJob], on_started: Callable[[str], None] | None = None
+    ) -> Iterator[RunnerReply]:
         """Ship ``jobs`` in one tar over one stream and yield their results as they end.
 
         Raises ``ConnectionLost`` or ``RunnerFailed`` naming the case in flight.
@@ -145,7 +145,7 @@ class CRunnerSession(RunnerSession):
                     if on_started is not None:
                         on_started(job.id)
                     continue
-                observation = read_request(RunnerRequest(Path(folder, job.id)), self.board.name)
+                observation = read_request(CRunnerJob(Path(folder, job.id)), self.board.name)
                 readings = conditions(Path(folder, job.id))
                 if observation.perf and readings:
                     observation.perf["conditions_before"] = readings["before"]
@@ -175,10 +175,10 @@ class CRunnerSession(RunnerSession):
         self._kill_runner()
 
 
-def _batch_case(job: CaseJob) -> BatchCase:
+def _batch_case(job: RunnerJob) -> BatchCase:
     mask = None if job.core_mask == "auto" else core_mask_value(job.core_mask)
     timeout_ms = max(1, round(job.timeout_s * 1000))
-    request = RunnerRequest(Path(job.id))
+    request = CRunnerJob(Path(job.id))
     args = request.argv("", core_mask=mask, timeout_ms=timeout_ms, perf=job.perf)[1:]
     files = (
         {**job.files, CONDITIONS: conditions_file(job.conditions)} if job.conditions else job.files
@@ -186,7 +186,7 @@ def _batch_case(job: CaseJob) -> BatchCase:
     return BatchCase(job.id, files, args)
 
 
-def _case_result(job: CaseJob, observation: Observation, seconds: float) -> CaseResult:
+def _case_result(job: RunnerJob, observation: Observation, seconds: float) -> RunnerReply:
     """One runner run (``read_request``) as the session's result for its job."""
     if observation.outputs is not None:
         status = "ok"
@@ -195,7 +195,7 @@ def _case_result(job: CaseJob, observation: Observation, seconds: float) -> Case
     else:
         status = "infra-error"
     versions = observation.versions
-    return CaseResult(
+    return RunnerReply(
         id=job.id,
         status=status,
         outputs=observation.outputs,

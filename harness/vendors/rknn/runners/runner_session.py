@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from harness.boards import BoardError
-from harness.boards.discovery import probe
+from harness.boards.discovery import read_facts
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
 from harness.boards.transport import (
@@ -46,7 +46,7 @@ from harness.boards.transport import (
 )
 from harness.text import printable
 from harness.vendors.rknn import BOARD_FILES
-from harness.vendors.rknn.conditions import PIN, RESTORE
+from harness.vendors.rknn.documents.conditions import PIN, RESTORE
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class RunnerFailed(BoardError):
 
 
 @dataclass
-class CaseJob:
+class RunnerJob:
     """One case for the runner: files for its folder and how to run it."""
 
     id: str  # protocol id and folder name, e.g. "c0"; never the caller's case id
@@ -110,7 +110,7 @@ class CaseJob:
     timeout_s: float
     core_mask: str
     test_fault: str | None = None
-    perf: dict[str, Any] | None = None  # PerfRequest.to_json(): time the case too
+    perf: dict[str, Any] | None = None  # JobTiming.to_json(): time the case too
     conditions: dict[str, str] = field(default_factory=dict)  # name -> file read around timing
 
     def header(self) -> dict[str, Any]:
@@ -129,7 +129,7 @@ class CaseJob:
 
 
 @dataclass
-class CaseResult:
+class RunnerReply:
     id: str
     # "ok", "runtime-error", "timeout" (board-side), "corrupt" (in transit) or "infra-error"
     status: str
@@ -217,7 +217,7 @@ class RunnerSession:
             self.lock.acquire(self.lock_wait_s)
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
             self._heartbeat.start()
-            self.facts = probe(self.board, self.transport)
+            self.facts = read_facts(self.board, self.transport)
             self._check_versions()
             self._install()
         except BaseException:
@@ -294,8 +294,8 @@ class RunnerSession:
     # -- batches -----------------------------------------------------------------------------
 
     def run(
-        self, jobs: Sequence[CaseJob], on_started: Callable[[str], None] | None = None
-    ) -> Iterator[CaseResult]:
+        self, jobs: Sequence[RunnerJob], on_started: Callable[[str], None] | None = None
+    ) -> Iterator[RunnerReply]:
         """Ship ``jobs`` in one tar and yield their results in order of completion.
 
         Ends early (``usable`` turns False) when the runner exits after a board-side timeout;
@@ -367,7 +367,7 @@ class RunnerSession:
             self._kill_runner()
             raise RunnerFailed(f"unreadable frame {doing}: {exc}", self.in_flight) from None
 
-    def _result(self, frame: dict[str, Any], payload: bytes) -> CaseResult:
+    def _result(self, frame: dict[str, Any], payload: bytes) -> RunnerReply:
         try:
             return _result(frame, payload)
         except (KeyError, TypeError, ValueError) as exc:
@@ -575,7 +575,7 @@ class RunnerSession:
             )
 
 
-def batch_frame(jobs: Sequence[CaseJob]) -> bytes:
+def batch_frame(jobs: Sequence[RunnerJob]) -> bytes:
     """The batch message: the cases, then all their files as ONE uncompressed tar."""
     header = {"type": "batch", "cases": [job.header() for job in jobs]}
     files = {f"{job.id}/{name}": data for job in jobs for name, data in job.files.items()}
@@ -595,7 +595,7 @@ def batch_tar(files: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
+def _result(frame: dict[str, Any], payload: bytes) -> RunnerReply:
     """A result frame with its outputs checked against their checksums; ValueError (or
     KeyError, TypeError) when the frame is not what the runner sends."""
     if frame["status"] not in ("ok", "runtime-error", "timeout"):
@@ -604,7 +604,7 @@ def _result(frame: dict[str, Any], payload: bytes) -> CaseResult:
     timings = dict(frame.get("timings", {}))
     if not all(isinstance(v, int | float) and math.isfinite(v) for v in timings.values()):
         raise ValueError(f"timings {_shown(timings)}")
-    result = CaseResult(
+    result = RunnerReply(
         id=frame["case"],
         status=frame["status"],
         error=None if error is None else _shown(error),

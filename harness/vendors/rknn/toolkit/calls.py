@@ -15,7 +15,6 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +117,7 @@ def harness_env() -> dict[str, str]:
 
 @functools.cache
 def _harness_only_folder() -> str:
-    package = Path(__file__).resolve().parents[2]
+    package = Path(__file__).resolve().parents[3]
     digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
     folder = Path(tempfile.gettempdir()) / f"npu-hil-path-{digest}"
     link = folder / "harness"
@@ -155,7 +154,7 @@ def recipe(job: Job) -> Files:
         "inference": calls["inference"],
     }
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
-    script = resources.files("harness.vendors.rknn").joinpath("repro_template.py").read_bytes()
+    script = Path(__file__).with_name("repro_template.py").read_bytes()
     calibration = dataset_files(job.dataset) if job.dataset else Files({})
     return Files(
         {"toolkit.json": lambda: settings, REPRO_SCRIPT: lambda: script, **calibration.makers}

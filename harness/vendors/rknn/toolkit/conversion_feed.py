@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from harness.targets.job import Job
 from harness.text import printable
-from harness.vendors.rknn.convert import Conversion, ConversionCache
+from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
 
 log = logging.getLogger(__name__)
 

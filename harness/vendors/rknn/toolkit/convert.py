@@ -7,13 +7,13 @@ calibration arrays and the toolkit version. A toolkit rejection is cached like a
 is deterministic); a hang is not. A converter that dies building a model builds it once more
 in a fresh converter: the same death in the same toolkit call is a compiler crash, cached as a
 rejection with how it died (``Conversion.aborted``); anything else is not cached
-(``harness.vendors.rknn.crash``).
+(``harness.vendors.rknn.toolkit.crash``).
 
 Builds run in one long-lived converter process per cache (``python -m
-harness.vendors.rknn.convert``, started by ``toolkit_process`` with the cache's interpreter, so
-another SDK's environment can convert): it imports the toolkit once and then builds one staged
-folder per job. A child process, because a boundary-probing model can crash or hang the
-compiler (that costs the build in flight; the next build starts a new converter), and because
+harness.vendors.rknn.toolkit.convert``, started by ``toolkit.process`` with the cache's interpreter,
+so another SDK's environment can convert): it imports the toolkit once and then builds one staged
+folder per job. A child process, because a boundary-probing model can crash or hang the compiler
+(that costs the build in flight; the next build starts a new converter), and because
 the compiler's tables come from C and can only be captured at the file-descriptor level.
 Parallel pytest-xdist workers share the cache safely: each key is built under an flock on
 ``<key>.lock`` (taken in sorted order, so no two workers deadlock) in a staging folder that is
@@ -52,14 +52,14 @@ from harness.diskcache import (
     touch,
 )
 from harness.targets.job import Job, calibration_key
-from harness.vendors.rknn.crash import Death, after_two_deaths
-from harness.vendors.rknn.toolkit import (
+from harness.vendors.rknn.toolkit.calls import (
     MODEL_FILE,
     toolkit_calls,
     toolkit_version,
     write_dataset,
 )
-from harness.vendors.rknn.toolkit_process import ToolkitProcess, parent_pipes
+from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
+from harness.vendors.rknn.toolkit.process import ToolkitProcess, parent_pipes
 
 FORMAT = 1  # bump when the entry layout changes
 RKNN_FILE = "model.rknn"
@@ -292,7 +292,7 @@ class _Converter(ToolkitProcess):
     """The converter process (host side): started once, then one staged folder per job."""
 
     def __init__(self, python: str) -> None:
-        super().__init__("harness.vendors.rknn.convert", python)
+        super().__init__("harness.vendors.rknn.toolkit.convert", python)
         self.ready = False
         self.died: int | None = None  # the exit code, when it died during a build
         atexit.register(self.stop)
@@ -364,7 +364,7 @@ def main() -> int:
 
 def _build_one(rknn_class: Any, folder: Path) -> str | None:
     """The toolkit's rejection message, or None when model.rknn was exported."""
-    from harness.vendors.rknn.simulator.worker import Rejected, call_stage, captured_output
+    from harness.vendors.rknn.toolkit.simulator.worker import Rejected, call_stage, captured_output
 
     os.chdir(folder)  # the toolkit drops intermediate files into the working directory
     calls = json.loads((folder / CALLS_FILE).read_text())

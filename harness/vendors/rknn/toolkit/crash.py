@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.vendors.rknn.buildlog import crash_site
-from harness.vendors.rknn.toolkit import STAGE_FILE
+from harness.vendors.rknn.toolkit.buildlog import crash_site
+from harness.vendors.rknn.toolkit.calls import STAGE_FILE
 
 
 @dataclass(frozen=True)

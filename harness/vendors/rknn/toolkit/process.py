@@ -20,7 +20,7 @@ import tempfile
 from multiprocessing.connection import Connection
 from typing import IO
 
-from harness.vendors.rknn.toolkit import harness_env
+from harness.vendors.rknn.toolkit.calls import harness_env
 
 libc = ctypes.CDLL(None)  # the C library, for prctl (and the worker's fflush)
 

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from harness.text import clipped, printable
-from harness.vendors.rknn.toolkit import toolkit_version
+from harness.vendors.rknn.toolkit.calls import toolkit_version
 
 RECIPES = "sdk-recipes.yaml"
 MANIFEST = "sdk.json"

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING
 
 from harness.terminal import columns, emit
-from harness.vendors.rknn import sdk
+from harness.vendors.rknn.toolkit import sdk
 
 if TYPE_CHECKING:
     from harness.terminal import Subparsers

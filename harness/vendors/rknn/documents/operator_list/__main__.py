@@ -1,6 +1,6 @@
-"""``python -m harness.vendors.rknn.operator_list``: regenerate the catalogue YAML.
+"""``python -m harness.vendors.rknn.documents.operator_list``: regenerate the catalogue YAML.
 
-    python -m harness.vendors.rknn.operator_list [TEXT ...] [--check]
+    python -m harness.vendors.rknn.documents.operator_list [TEXT ...] [--check]
 
 Each TEXT (default: every ``docs/rknn-operator-list/V*.txt``) becomes
 ``harness/vendors/rknn/data/operator-list/<version>/``; ``--check`` writes nothing and exits 1
@@ -14,12 +14,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.vendors.rknn.operator_list.catalogue import DATA_DIR, OVERRIDES, TEXT_DIR
-from harness.vendors.rknn.operator_list.extract import dump, extract, load_overrides, version_of
+from harness.vendors.rknn.documents.operator_list.committed import DATA_DIR, OVERRIDES, TEXT_DIR
+from harness.vendors.rknn.documents.operator_list.extract import (
+    dump,
+    extract,
+    load_overrides,
+    version_of,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.vendors.rknn.operator_list")
+    parser = argparse.ArgumentParser(prog="python -m harness.vendors.rknn.documents.operator_list")
     parser.add_argument("texts", nargs="*", type=Path)
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.vendors.rknn.catalogue.model_io import ModelIOError, load_model_io
-from harness.vendors.rknn.operator_list import reading
-from harness.vendors.rknn.operator_list.document import Line, sections
+from harness.vendors.rknn.documents.model_io import ModelIOError, load_model_io
+from harness.vendors.rknn.documents.operator_list import reading
+from harness.vendors.rknn.documents.operator_list.document import Line, sections
 
 _FIELD = re.compile(r"^–\s*(?P<key>描述|规格约束|说明)\s*:?\s*(?P<value>.*)$")
 _NOTE = re.compile(r"^\s*(?P<n>\d+)\.\s+(?P<text>.+)$")

@@ -1,9 +1,9 @@
-"""The committed operator-list YAML read into ``harness.catalogue.documents`` records.
+"""The committed operator-list YAML read into ``harness.documented.documents`` records.
 
 ``data/operator-list/<version>/`` holds one file per chapter-3 platform group
 (``3.2-rk3588.yaml``), ``cpu.yaml`` (chapter 4) and ``model-io.yaml`` (chapter 5), all
-written by ``python -m harness.vendors.rknn.operator_list`` from ``docs/rknn-operator-list/``
-and ``overrides.yaml``.
+written by ``python -m harness.vendors.rknn.documents.operator_list`` from
+``docs/rknn-operator-list/`` and ``overrides.yaml``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.documents import Document, Entry, Group
-from harness.catalogue.limits import Limit
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.catalogue.operators import CpuRule
-from harness.vendors.rknn.operator_list.reading import interval
+from harness.documented.documents import Document, Entry, Group
+from harness.documented.limits import Limit
+from harness.documented.operators import CpuRule
+from harness.safe_yaml import CatalogueError, load_yaml
+from harness.vendors.rknn import DATA_DIR as VENDOR_DATA
+from harness.vendors.rknn.documents.operator_list.reading import interval
 
-DATA_DIR = Path(__file__).parents[1] / "data" / "operator-list"
+DATA_DIR = VENDOR_DATA / "operator-list"
 OVERRIDES = DATA_DIR / "overrides.yaml"
 # The extracted texts live beside the project's other documents (a source checkout only).
-TEXT_DIR = Path(__file__).parents[4] / "docs" / "rknn-operator-list"
+TEXT_DIR = Path(__file__).parents[5] / "docs" / "rknn-operator-list"
 TITLE = "RKNN Compiler Support Operator List"
 
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.vendors.rknn.operator_list import reading
-from harness.vendors.rknn.operator_list.document import Entry, Item
+from harness.vendors.rknn.documents.operator_list import reading
+from harness.vendors.rknn.documents.operator_list.document import Entry, Item
 
 # A role and its type variables (``x_tensor : *T2``: a stray asterisk before the type).
 _ROLE = re.compile(

@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.vendors.rknn.operator_list import chapters, reading
-from harness.vendors.rknn.operator_list.document import Line, entry, pages, sections
-from harness.vendors.rknn.operator_list.entries import read_entry
+from harness.safe_yaml import CatalogueError, load_yaml
+from harness.vendors.rknn.documents.operator_list import chapters, reading
+from harness.vendors.rknn.documents.operator_list.document import Line, entry, pages, sections
+from harness.vendors.rknn.documents.operator_list.entries import read_entry
 from harness.vendors.rknn.platforms import PLATFORMS
 
 _VERSION = re.compile(r"发布\s*v(?P<version>\d+\.\d+\.\d+)")

@@ -1,6 +1,6 @@
 """One line of an operator entry read as a structured limit, or kept as free text with why.
 
-A reading is a dict of ``Limit`` fields (``harness.catalogue.limits``) without the id, text and
+A reading is a dict of ``Limit`` fields (``harness.documented.limits``) without the id, text and
 source, which the caller adds. The wording the document uses for each kind:
 
 - ``x ∈ [1, 31]``, ``(0, 8192]``, ``(0, ∞]``: a range; ``∈ {0, 1, 2, 3}``: a set (``values``);
@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from harness.catalogue.intervals import Interval
+from harness.documented.intervals import Interval
 
 Reading = dict[str, Any]
 

@@ -6,7 +6,7 @@
 Importing this package does not import the toolkit; only the worker processes do.
 """
 
-from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.simulator.pool import SimulatorPool
+from harness.vendors.rknn.toolkit.simulator.cache import SimCache
+from harness.vendors.rknn.toolkit.simulator.pool import SimulatorPool
 
 __all__ = ["SimCache", "SimulatorPool"]

@@ -20,7 +20,7 @@ import numpy as np
 from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
-from harness.vendors.rknn.toolkit import toolkit_calls, toolkit_version
+from harness.vendors.rknn.toolkit.calls import toolkit_calls, toolkit_version
 
 CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes

@@ -44,12 +44,12 @@ from typing import Any
 
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.crash import Death, after_two_deaths
-from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
-from harness.vendors.rknn.simulator.cache import SimCache
-from harness.vendors.rknn.toolkit import LOG_FILE
-from harness.vendors.rknn.toolkit_process import ToolkitProcess
+from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
+from harness.vendors.rknn.toolkit.calls import LOG_FILE
+from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
+from harness.vendors.rknn.toolkit.process import ToolkitProcess
+from harness.vendors.rknn.toolkit.simulator.cache import SimCache
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
@@ -63,7 +63,7 @@ class _Worker(ToolkitProcess):
     """One worker process and the pipes to it."""
 
     def __init__(self, python: str) -> None:
-        super().__init__("harness.vendors.rknn.simulator.worker", python)
+        super().__init__("harness.vendors.rknn.toolkit.simulator.worker", python)
         self.versions: dict[str, str] | None = None  # set by the worker's hello
 
     def ready(self) -> bool:

@@ -1,7 +1,7 @@
 """A simulator worker process: imports rknn-toolkit2 once, then runs one job per message.
 
-Started by ``pool.py`` as ``python -m harness.vendors.rknn.simulator.worker PARENT_PID`` with
-stdin carrying ``(Job, workdir)`` messages and stdout carrying reply dicts
+Started by ``pool.py`` as ``python -m harness.vendors.rknn.toolkit.simulator.worker
+PARENT_PID`` with stdin carrying ``(Job, workdir)`` messages and stdout carrying reply dicts
 (multiprocessing.connection framing). The toolkit prints its verbose tables from C (librknnc,
 stdout) and its Python messages through logging (stderr), so for each job file descriptors 1
 and 2 are pointed at ``workdir/toolkit.log``. Measured: the compiler flushes its own lines, so
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from harness.targets.job import Job
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.toolkit import (
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
+from harness.vendors.rknn.toolkit.calls import (
     LOG_FILE,
     MODEL_FILE,
     STAGE_FILE,
@@ -45,7 +45,7 @@ from harness.vendors.rknn.toolkit import (
     toolkit_version,
     write_dataset,
 )
-from harness.vendors.rknn.toolkit_process import die_with_parent, libc, parent_pipes
+from harness.vendors.rknn.toolkit.process import die_with_parent, libc, parent_pipes
 
 # Test-only fault hook, for faults the real toolkit cannot be made to show on demand: a comma
 # list of "<kind>:<case_id>" makes the worker, inside that case's build call, exit with code 3
