@@ -41,7 +41,7 @@ def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
 def test_a_bundle_reads_a_toolkit_log_whose_stamp_stands_alone_on_a_line():
     # seen in a full test run: the verbose log held "D RKNN: [11:31:55.439]" with nothing after
     # it, and the bundle's reproduce.py died parsing it (IndexError) instead of reproducing
-    from harness.vendors.rknn.toolkit.repro_template import parse_layers
+    from harness.vendors.rknn.repro_template import parse_layers
 
     log = "\n".join(
         [

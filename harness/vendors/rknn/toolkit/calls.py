@@ -15,6 +15,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,7 @@ def recipe(job: Job) -> Files:
         "inference": calls["inference"],
     }
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
-    script = Path(__file__).with_name("repro_template.py").read_bytes()
+    script = resources.files("harness.vendors.rknn").joinpath("repro_template.py").read_bytes()
     calibration = dataset_files(job.dataset) if job.dataset else Files({})
     return Files(
         {"toolkit.json": lambda: settings, REPRO_SCRIPT: lambda: script, **calibration.makers}
