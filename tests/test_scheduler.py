@@ -25,7 +25,7 @@ from harness.pipeline import CaseExecutor
 from harness.results.journal import read_records
 from harness.scheduler import BatchSizes, Scheduler
 from harness.targets.job import Job
-from harness.vendors.rknn.board import BoardTarget
+from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.model_io.checks import JUDGE
 from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
@@ -109,7 +109,7 @@ def test_a_runner_killed_mid_batch_costs_only_the_case_in_flight(
                 killed.append(process.pid)
                 psutil.Process(process.pid).kill()
 
-    with BoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as board:
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as board:
         executor = CaseExecutor(tmp_path, board, judge=JUDGE)
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4))
         assert run_in_order(scheduler, cases) == [case.id for case in cases]
@@ -189,7 +189,7 @@ def test_the_next_batch_is_converted_while_the_board_runs_this_one(
 ) -> None:
     cases = pow_cases(6)
     cache = RecordingCache(tmp_path / "conversions")
-    with BoardTarget(loopback_board, cache=cache) as board:
+    with RknnBoardTarget(loopback_board, cache=cache) as board:
         executor = CaseExecutor(tmp_path / "results", board, judge=JUDGE)
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4), executor.prefetch)
         assert run_in_order(scheduler, cases) == [case.id for case in cases]

@@ -25,7 +25,7 @@ from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
-from harness.vendors.rknn.board import BoardTarget
+from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
@@ -184,7 +184,9 @@ def test_a_board_lost_mid_run_moves_later_cases_to_the_simulator(
         def simulator() -> SimulatorPool:
             return stack.enter_context(SimulatorPool())
 
-        board = stack.enter_context(BoardTarget(loopback_board, cache=board_cache, reconnect_s=2))
+        board = stack.enter_context(
+            RknnBoardTarget(loopback_board, cache=board_cache, reconnect_s=2)
+        )
         fallback = BoardWithFallback(board, simulator, to_simulator=True)
         assert fallback.run(relu("first")).backend == "loopback"
         sshd.stop()

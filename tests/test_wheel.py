@@ -42,14 +42,14 @@ import harness
 from harness.boards.inventory import load_board
 from harness.targets.job import Job
 from harness.vendors.rknn import BOARD_FILES
-from harness.vendors.rknn.board import BoardTarget
+from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 board = load_board(Path(sys.argv[1]), RUNTIMES)
 x = np.load(sys.argv[3])
 job = Job(Path(sys.argv[2]).read_bytes(), [x], board.platform, case_id="relu")
-with BoardTarget(board, cache=ConversionCache(Path(sys.argv[4]))) as backend:
+with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[4]))) as backend:
     observation = backend.run(job)
     uploads = sorted(Path(board.workdir).glob("session-*/hil_board_runner.py"))
     uploaded = [hashlib.sha256(path.read_bytes()).hexdigest() for path in uploads]

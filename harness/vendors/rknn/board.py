@@ -1,6 +1,6 @@
 """Run cases on a board: the board's counterpart of the simulator pool, same job, same record.
 
-``BoardTarget(board).stream(jobs)`` converts each ONNX model on the host (cached; the
+``RknnBoardTarget(board).stream(jobs)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
 runner in one tar and yields one ``Observation`` per job as the board finishes it
 (``run_batch`` collects them), ``backend`` being the board's name. The board's runtime
@@ -63,7 +63,7 @@ class _Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-class BoardTarget:
+class RknnBoardTarget:
     """Runs Jobs on one board; use as a context manager (or call ``close``).
 
     ``timeout_s`` bounds each case on the board (and, plus ``host_grace_s``, on the host);
@@ -406,7 +406,7 @@ class BoardTarget:
         self._feed.close()
         atexit.unregister(self.close)
 
-    def __enter__(self) -> BoardTarget:
+    def __enter__(self) -> RknnBoardTarget:
         return self
 
     def __exit__(
@@ -445,7 +445,7 @@ def case_job(
     )
 
 
-BoardBackend = BoardTarget  # its name before it said it is a target, kept for repro bundles
+BoardBackend = RknnBoardTarget  # its name before it said it is a target, kept for repro bundles
 
 
 def _settled(outcome: _Outcome) -> bool:
@@ -454,9 +454,9 @@ def _settled(outcome: _Outcome) -> bool:
 
 def board_target(
     board: Board, rknn_cache: Path | None, timeout_s: float, sdk: str | None = None
-) -> BoardTarget:
+) -> RknnBoardTarget:
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
     python, toolkit = interpreter(sdk)
     cache = ConversionCache(rknn_cache or CACHE.directory(), python=python, toolkit=toolkit)
-    return BoardTarget(board, cache=cache, timeout_s=timeout_s)
+    return RknnBoardTarget(board, cache=cache, timeout_s=timeout_s)

@@ -46,7 +46,7 @@ class RknnRuntime:
     software: ClassVar[str]  # what runs the model on the board, for messages
     platforms: ClassVar[tuple[str, ...]] = PLATFORMS
     keys: ClassVar[Mapping[str, Any]] = {"core_mask": {"enum": list(CORE_MASKS)}}
-    test_faults: ClassVar[bool] = False  # acts out BoardTarget's TEST ONLY faults
+    test_faults: ClassVar[bool] = False  # acts out RknnBoardTarget's TEST ONLY faults
     # What the runner reports beyond the outputs decides which properties a board observes.
     observes: ClassVar[frozenset[str]] = PYTHON_RUNNER_OBSERVES
     core_mask: str = "auto"
