@@ -215,8 +215,8 @@ def run_on_board(
     )
     say(f"running on board {board.name} ({board.address})")
     try:
-        with RknnBoardTarget(board) as backend:
-            seen = backend.run(job)
+        with RknnBoardTarget(board) as target:
+            seen = target.run(job)
     except BoardError as exc:
         raise CannotRun(f"board {board.name}: {exc}") from None
     Path(log).write_text(seen.log, encoding="utf-8")
