@@ -69,8 +69,9 @@ def _alias_error(problem: str, node: yaml.Node) -> yaml.YAMLError:
     return yaml.composer.ComposerError(None, None, problem, node.start_mark)
 
 
-class CatalogueError(ValueError):
-    """A catalogue file that cannot be used: names file, key path and value."""
+class DataFileError(ValueError):
+    """A data file (a document's YAML, a board file) that cannot be used: names file, key path
+    and value."""
 
     def __init__(self, file: Path | str, key_path: str, value: object, message: str) -> None:
         self.file = str(file)
@@ -89,7 +90,7 @@ def key_path(parts: Iterable[object]) -> str:
     return out
 
 
-def load_yaml(path: Path, error: type[CatalogueError] = CatalogueError) -> Any:
+def load_yaml(path: Path, error: type[DataFileError] = DataFileError) -> Any:
     """The parsed file. A syntax error gives its position and the parser's problem but never
     the offending line, which in a board file may hold a secret; ``error`` is the raised type."""
     try:
@@ -119,5 +120,5 @@ def load_validated(path: Path, schema_path: Path) -> Any:
     if errors:
         error = jsonschema.exceptions.best_match(errors)
         assert error is not None  # errors is non-empty
-        raise CatalogueError(path, key_path(error.absolute_path), error.instance, error.message)
+        raise DataFileError(path, key_path(error.absolute_path), error.instance, error.message)
     return document

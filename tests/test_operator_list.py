@@ -16,7 +16,7 @@ from harness.documented import documents, formulas
 from harness.documented.documents import diff, stats
 from harness.documented.formulas import holds
 from harness.models import OPERATOR_SPECS, subjects
-from harness.safe_yaml import CatalogueError, load_yaml
+from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn.documents.judged import counterpart, same_reading
 from harness.vendors.rknn.documents.operator_list import chapters, reading
 from harness.vendors.rknn.documents.operator_list import committed as catalogue
@@ -246,7 +246,7 @@ def test_an_override_must_cite_every_place_it_matches() -> None:
 def test_an_override_without_a_reason_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "overrides.yaml"
     path.write_text("overrides:\n  - {text: x, at: [], read_as: 'a<b'}\n", encoding="utf-8")
-    with pytest.raises(CatalogueError, match=r"overrides\[0\].*reason"):
+    with pytest.raises(DataFileError, match=r"overrides\[0\].*reason"):
         load_overrides(path)
 
 

@@ -3,6 +3,6 @@ documented properties, the document records of ``hil docs`` (Document > Group > 
 operators a document lists. Code, not data: each vendor package holds its documents' data."""
 
 from harness.documented.intervals import Interval
-from harness.safe_yaml import CatalogueError
+from harness.safe_yaml import DataFileError
 
-__all__ = ["CatalogueError", "Interval"]
+__all__ = ["DataFileError", "Interval"]

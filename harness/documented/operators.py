@@ -33,7 +33,7 @@ from typing import Any, Literal, NoReturn, Protocol
 
 from harness.documented.intervals import Interval
 from harness.documented.limits import Condition, Limit, LimitKind, Scalar
-from harness.safe_yaml import CatalogueError, key_path, load_validated
+from harness.safe_yaml import DataFileError, key_path, load_validated
 
 SCHEMA_PATH = Path(__file__).with_name("operators.schema.yaml")
 
@@ -507,7 +507,7 @@ class _Reader:
         self.file = file
 
     def fail(self, at: _Path, value: object, message: str) -> NoReturn:
-        raise CatalogueError(self.file, key_path(at), value, message)
+        raise DataFileError(self.file, key_path(at), value, message)
 
     def interval(self, text: str, at: _Path) -> Interval:
         try:

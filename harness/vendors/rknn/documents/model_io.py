@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.documented.limits import Limit
 from harness.names import suggestion
-from harness.safe_yaml import CatalogueError, key_path, load_validated
+from harness.safe_yaml import DataFileError, key_path, load_validated
 from harness.vendors.rknn import DATA_DIR
 
 DEFAULT_PATH = DATA_DIR / "rknn2-2.5.0" / "model-io.yaml"
@@ -307,8 +307,8 @@ class _Reader:
         self.doc = doc
         self.limits: dict[str, Limit] = {}
 
-    def fail(self, where: list[str | int], value: object, message: str) -> CatalogueError:
-        return CatalogueError(self.path, key_path(where), value, message)
+    def fail(self, where: list[str | int], value: object, message: str) -> DataFileError:
+        return DataFileError(self.path, key_path(where), value, message)
 
     def match(
         self, pattern: re.Pattern[str], text: str, where: list[str | int], like: str

@@ -15,7 +15,7 @@ from typing import Any
 from harness.documented.documents import Document, Entry, Group
 from harness.documented.limits import Limit
 from harness.documented.operators import CpuRule
-from harness.safe_yaml import CatalogueError, load_yaml
+from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn import DATA_DIR as VENDOR_DATA
 from harness.vendors.rknn.documents.operator_list.reading import interval
 
@@ -30,7 +30,7 @@ def _limit(raw: dict[str, Any], op: str, source: str, path: Path) -> Limit:
     try:
         span = interval(raw["interval"]) if "interval" in raw else None
     except ValueError as error:
-        raise CatalogueError(path, f"{raw['id']}.interval", raw["interval"], str(error)) from None
+        raise DataFileError(path, f"{raw['id']}.interval", raw["interval"], str(error)) from None
     values = raw.get("values")
     return Limit(
         id=raw["id"],

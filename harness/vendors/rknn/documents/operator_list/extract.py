@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from harness.safe_yaml import CatalogueError, load_yaml
+from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn.documents.operator_list import chapters, reading
 from harness.vendors.rknn.documents.operator_list.document import Line, entry, pages, sections
 from harness.vendors.rknn.documents.operator_list.entries import read_entry
@@ -140,11 +140,11 @@ def _absent(docs: Mapping[str, dict[str, Any]], names: Mapping[str, list[str]]) 
 def load_overrides(path: Path) -> list[dict[str, Any]]:
     document = load_yaml(path)
     if not isinstance(document, dict) or not isinstance(document.get("overrides"), list):
-        raise CatalogueError(path, "overrides", document, "expected a list under 'overrides'")
+        raise DataFileError(path, "overrides", document, "expected a list under 'overrides'")
     for i, override in enumerate(document["overrides"]):
         for key in ("text", "at", "reason", "entry" if "entry" in override else "read_as"):
             if key not in override:
-                raise CatalogueError(path, f"overrides[{i}]", override, f"missing '{key}'")
+                raise DataFileError(path, f"overrides[{i}]", override, f"missing '{key}'")
     return list(document["overrides"])
 
 
