@@ -5,7 +5,7 @@
 Starts its own OpenSSH server on 127.0.0.1 (tests/sshd.py) as an RK3562 board whose runner
 uses the simulator stand-in, converts one tiny model, then runs N cases two ways:
 
-- batched: one BoardBackend, one SSH connection, one persistent runner, one tar per batch;
+- batched: one RknnBoardTarget, one SSH connection, one persistent runner, one tar per batch;
 - naive: per case a new SSH connection (host key check, key auth) and a fresh Python runner
   process (interpreter start and runtime import), one case, exit.
 
@@ -32,10 +32,15 @@ from sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
 from harness.boards.inventory import Board, load_board  # noqa: E402
 from harness.boards.transport import Stream, open_transport, shell_command  # noqa: E402
 from harness.targets.job import Job  # noqa: E402
-from harness.vendors.rknn.board import BoardBackend, case_job  # noqa: E402
-from harness.vendors.rknn.convert import ConversionCache  # noqa: E402
-from harness.vendors.rknn.runner_session import RUNNER_NAME, RUNNER_PATH, batch_frame, runner_module  # noqa: E402
+from harness.vendors.rknn.board import RknnBoardTarget, case_job  # noqa: E402
+from harness.vendors.rknn.runners.runner_session import (  # noqa: E402
+    RUNNER_NAME,
+    RUNNER_PATH,
+    batch_frame,
+    runner_module,
+)
 from harness.vendors.rknn.runtimes import RUNTIMES  # noqa: E402
+from harness.vendors.rknn.toolkit.convert import ConversionCache  # noqa: E402
 
 
 def requests(count: int) -> list[Job]:
@@ -54,7 +59,7 @@ def requests(count: int) -> list[Job]:
 
 def batched(board: Board, cache: ConversionCache, cases: list[Job]) -> tuple[float, float]:
     """(seconds to open the session with a first case, seconds for all ``cases``)."""
-    with BoardBackend(board, cache=cache) as backend:
+    with RknnBoardTarget(board, cache=cache) as backend:
         started = time.perf_counter()
         assert backend.run(cases[0]).infra_error is None
         opened = time.perf_counter() - started

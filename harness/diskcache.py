@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from harness.models.budget import parse_size
+from harness.sizes import parse_size
 
 T = TypeVar("T")
 RECENT_S = 600.0

@@ -1,6 +1,6 @@
 """Model I/O suites (seed 003): input width alignment, convolution width limits, output layouts.
 
-One test per case (``harness.vendors.rknn.io_cases``) for ``--platform X`` (``all``: every
+One test per case (``harness.vendors.rknn.model_io.cases``) for ``--platform X`` (``all``: every
 documented target). Each record lists a check per documented property; properties the target
 that ran the case cannot observe are checks with status ``unobserved`` and never make a test
 pass or fail.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.boards import BoardError
 from harness.boards.inventory import load_board
-from harness.vendors.rknn.runner_session import CaseJob
+from harness.vendors.rknn.runners.runner_session import RunnerJob
 from harness.vendors.rknn.runtimes import RUNTIMES, rknn_runtime
 
 HOST_GRACE_S = 1.0
@@ -22,7 +22,7 @@ HOST_GRACE_S = 1.0
 def main(board_file: str, timeout_s: str) -> dict[str, object]:
     board = load_board(Path(board_file), RUNTIMES)
     session = rknn_runtime(board).session(board, "hostile-test", host_grace_s=HOST_GRACE_S)
-    job = CaseJob("c0", {"model.rknn": b"not a model"}, [], "nchw", float(timeout_s), "auto")
+    job = RunnerJob("c0", {"model.rknn": b"not a model"}, [], "nchw", float(timeout_s), "auto")
     outcome: dict[str, object] = {}
     try:
         session.open()

@@ -14,9 +14,9 @@ from postgres import Cluster, need_binaries
 from sshd import SshServer, write_sysroot
 
 from harness.boards.inventory import Board, load_board
-from harness.vendors.rknn import sdk
-from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RUNTIMES
+from harness.vendors.rknn.toolkit import sdk
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 
 @pytest.fixture

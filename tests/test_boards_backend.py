@@ -1,4 +1,4 @@
-"""BoardBackend on a loopback board: real sshd, real runner, the toolkit simulator as runtime."""
+"""RknnBoardTarget on a loopback board: real sshd, real runner, the toolkit simulator as runtime."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from sshd import onnx_model, runner_processes, with_ssh
 
 from harness.boards.inventory import Board
 from harness.targets.job import Job
-from harness.vendors.rknn import sdk
-from harness.vendors.rknn.board import BoardBackend, board_target
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.board import RknnBoardTarget, board_target
 from harness.vendors.rknn.runtimes import RknnLite
+from harness.vendors.rknn.toolkit import sdk
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 RNG = np.random.default_rng(7)
 
@@ -37,7 +37,7 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
         model=onnx_model("Add", inputs=2), inputs=[x0, x1], target_platform="rk3562", case_id="add"
     )
     requests = [relu_case("relu"), add, relu_case("relu wide", (1, 8, 2, 16))]
-    with BoardBackend(loopback_board, cache=board_cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
         observations = backend.run_batch(requests)
         runners = runner_processes(loopback_board.workdir)
         assert len(runners) == 1  # one persistent runner served the whole batch
@@ -101,7 +101,7 @@ def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
     )
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     cache = ConversionCache(tmp_path / "cache", python=str(python))
-    with BoardBackend(loopback_board, cache=cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=cache) as backend:
         (observation,) = backend.run_batch([relu_case("relu")])
     assert observation.outputs is not None, observation.infra_error
     assert seen.read_text().strip() == "True"
@@ -114,7 +114,7 @@ def test_a_build_rejection_needs_no_board(
     neither waits for it nor gives it up."""
     broken = Job(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
     unreachable = with_ssh(loopback_board, port=1)  # refuses every connection
-    with BoardBackend(unreachable, cache=board_cache) as backend:
+    with RknnBoardTarget(unreachable, cache=board_cache) as backend:
         observation = backend.run(broken)
         assert backend.down is None
     assert observation.failed_stage == "build" and observation.error
@@ -127,7 +127,7 @@ def test_a_runtime_rejection_is_a_runtime_failure(
     wrong = dataclasses.replace(
         relu_case("wrong input"), inputs=[np.ones((1, 3, 4, 5), np.float32)]
     )
-    with BoardBackend(loopback_board, cache=board_cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
         bad, good = backend.run_batch([wrong, relu_case("fine")])
     assert bad.failed_stage == "runtime" and bad.error and bad.infra_error is None
     assert good.outputs is not None and good.failed_stage is None
@@ -145,7 +145,7 @@ def test_int8_case_ships_its_calibration_data(
         quantize=True,
         dataset=dataset,
     )
-    with BoardBackend(loopback_board, cache=board_cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
         observation = backend.run(request)
     assert observation.infra_error is None and observation.outputs is not None
     np.testing.assert_allclose(observation.outputs[0], np.maximum(x, 0), atol=0.05)
@@ -155,7 +155,7 @@ def test_int8_case_ships_its_calibration_data(
 def test_wrong_platform_and_misplaced_test_faults_are_refused(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    with BoardBackend(loopback_board, cache=board_cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
         request = dataclasses.replace(relu_case("x"), target_platform="rk3588")
         with pytest.raises(
             ValueError, match="targets rk3588, but board loopback is platform rk3562"
@@ -165,7 +165,7 @@ def test_wrong_platform_and_misplaced_test_faults_are_refused(
             backend.run_batch([relu_case("x")], test_faults={"nope": "hang"})
     lite = dataclasses.replace(loopback_board, runtime=RknnLite())
     with (
-        BoardBackend(lite, cache=board_cache) as backend,
+        RknnBoardTarget(lite, cache=board_cache) as backend,
         pytest.raises(ValueError, match="test faults need"),
     ):
         backend.run(relu_case("x"), test_fault="hang")
@@ -175,7 +175,7 @@ def test_a_board_without_the_runtime_is_down_with_the_reason(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
     lite = dataclasses.replace(loopback_board, runtime=RknnLite())  # not installed here
-    with BoardBackend(lite, cache=board_cache) as backend:
+    with RknnBoardTarget(lite, cache=board_cache) as backend:
         first, second = backend.run_batch([relu_case("a"), relu_case("b")])
         assert backend.down is not None and "cannot load runtime" in backend.down
     assert first.infra_error is not None and "rknnlite" in first.infra_error

@@ -1,4 +1,4 @@
-"""Runtime c-runner over a real loopback SSH board, through BoardBackend.
+"""Runtime c-runner over a real loopback SSH board, through RknnBoardTarget.
 
 The C runner (``board_files/c-runner``) really compiled here against the C API test double
 (tests/c_api_double, built as librknnmrt.so), pushed to the board by the harness and driven by
@@ -33,15 +33,15 @@ from sysfs import write_sysfs
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.targets.timing import PerfRequest, timing_record
-from harness.vendors.rknn import io_checks
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.c_runner import RUNNER_BINARY, build_runner
-from harness.vendors.rknn.convert import Conversion, ConversionCache
-from harness.vendors.rknn.io_cases import platform_cases
-from harness.vendors.rknn.layout import input_stride, output_layout
-from harness.vendors.rknn.properties import W_STRIDE
+from harness.targets.timing import JobTiming, timing_record
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.documents.properties import W_STRIDE
+from harness.vendors.rknn.model_io import checks as io_checks
+from harness.vendors.rknn.model_io.cases import platform_cases
+from harness.vendors.rknn.model_io.layout import input_stride, output_layout
+from harness.vendors.rknn.runners.c_runner import RUNNER_BINARY, build_runner
 from harness.vendors.rknn.runtimes import RUNTIMES
+from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
 
 BOARD_TOOLS = (
     "sh", "tar", "cat", "mkdir", "rm", "rmdir", "mv", "chmod", "kill", "date", "stat", "touch",
@@ -228,7 +228,7 @@ def test_a_batch_runs_on_a_c_runner_board_in_one_stream(
         small("small", models, "sleep run 500"),  # the driver is still there to be seen
     ]
     seen: list[list[int]] = []
-    with BoardBackend(
+    with RknnBoardTarget(
         board, cache=cache, on_case_started=lambda _: seen.append(drivers(board))
     ) as backend:
         observations = backend.run_batch(requests)
@@ -306,7 +306,7 @@ def test_every_runtime_failure_is_classified_and_costs_only_its_case(
     ]
     models["load failure"] = b"\x00not a model"
     seen: list[list[int]] = []
-    with BoardBackend(
+    with RknnBoardTarget(
         board,
         cache=cache,
         timeout_s=1,
@@ -349,7 +349,7 @@ def test_a_wedged_runner_is_killed_by_the_host_timeout(
             wedged.extend(drivers(board) + runners(board))
             os.kill(runners(board)[0], signal.SIGSTOP)
 
-    with BoardBackend(
+    with RknnBoardTarget(
         board, cache=cache, timeout_s=2, host_grace_s=2, on_case_started=stop
     ) as backend:
         stopped, after = backend.run_batch(requests)
@@ -374,7 +374,7 @@ def test_a_dropped_connection_retries_the_case_and_the_orphaned_driver_stops(
             server.stop()  # the connection dies mid-case
             server.start()
 
-    with BoardBackend(board, cache=cache, on_case_started=drop) as backend:
+    with RknnBoardTarget(board, cache=cache, on_case_started=drop) as backend:
         before, victim = backend.run_batch(requests)
         assert backend.down is None
     assert_small(before)
@@ -396,7 +396,7 @@ def test_the_runner_is_pushed_when_missing_or_changed_and_only_then(
     assert host is not None and not on_board.exists()
 
     def run_once() -> os.stat_result:
-        with BoardBackend(board, cache=cache) as backend:
+        with RknnBoardTarget(board, cache=cache) as backend:
             assert_small(backend.run(small("case", models)))
         assert on_board.read_bytes() == host.read_bytes()
         return on_board.stat()
@@ -421,7 +421,7 @@ def test_without_sha256sum_on_the_board_the_runner_is_pushed_every_time(
     board, _ = c_board_for(tools=[tool for tool in BOARD_TOOLS if tool != "sha256sum"])
     inodes = []
     for _ in range(2):
-        with BoardBackend(board, cache=cache) as backend:
+        with RknnBoardTarget(board, cache=cache) as backend:
             assert_small(backend.run(small("case", models)))
         inodes.append(Path(board.workdir, RUNNER_BINARY).stat().st_ino)
     assert inodes[0] != inodes[1]
@@ -436,7 +436,7 @@ def test_hostile_work_directory_is_only_data(
     hostile = "work dir 'q' \"dq\"; touch PWNED1; $(touch PWNED2) `touch PWNED3` & | > x \\"
     workdir = tmp_path / hostile / "-n"
     board, _ = c_board_for(workdir=str(workdir))
-    with BoardBackend(board, cache=cache) as backend:
+    with RknnBoardTarget(board, cache=cache) as backend:
         first, second = backend.run_batch([small("a", models), small("b", models)])
         assert Path(workdir, ".hil-lock").is_dir()
     assert_small(first)
@@ -453,7 +453,7 @@ def test_a_board_whose_runner_is_not_built_is_refused(
     built = tmp_path / "not-built" / RUNNER_BINARY
     missing = dataclasses.replace(board, runtime=dataclasses.replace(board.runtime, binary=built))
     with pytest.raises(BoardFileError) as info:
-        BoardBackend(missing)
+        RknnBoardTarget(missing)
     assert info.value.key_path == "c_runner"
     assert str(board.source) in str(info.value) and "not-built" in str(info.value)
 
@@ -470,7 +470,7 @@ def rknnrt_runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def timed(job: Job, layers: bool = True, platform: str = "rv1106") -> Job:
-    perf = PerfRequest(warmup=1, runs=6, cap_s=5, layers=layers)
+    perf = JobTiming(warmup=1, runs=6, cap_s=5, layers=layers)
     return dataclasses.replace(job, perf=perf, target_platform=platform)
 
 
@@ -482,7 +482,7 @@ def test_timed_runs_on_an_mrt_board_use_the_wall_clock_and_read_its_clocks(
     board, _ = c_board_for()
     write_sysfs(Path(board.sysroot))
     job = timed(small("timed", models, "sleep run 20"))
-    with BoardBackend(board, cache=cache) as backend:
+    with RknnBoardTarget(board, cache=cache) as backend:
         [observation] = backend.run_batch([job])
     assert_small(observation)
     record = timing_record(observation.perf)
@@ -504,7 +504,7 @@ def test_timed_runs_on_an_rknnrt_board_use_the_runtimes_clock_and_layer_table(
 ) -> None:
     board, _ = c_board_for(c_runner=str(rknnrt_runner), platform="rk3588", soc="rk3588")
     job = timed(small("timed", models, "sleep run 20"), platform="rk3588")
-    with BoardBackend(board, cache=cache) as backend:
+    with RknnBoardTarget(board, cache=cache) as backend:
         [observation] = backend.run_batch([job])
     assert_small(observation)
     record = timing_record(observation.perf)

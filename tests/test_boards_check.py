@@ -16,7 +16,7 @@ import psutil
 import pytest
 from sshd import SshServer, alive, write_sysroot
 
-from harness.boards.discovery import check, probe
+from harness.boards.discovery import check, read_facts
 from harness.boards.inventory import Board
 from harness.boards.transport import open_transport
 from harness.cli import boards as cli
@@ -55,7 +55,7 @@ def test_other_driver_locations_are_probed(loopback_board: Board, tmp_path: Path
     (root / "proc/rknpu/driver_version").write_text("RKNPU driver: v0.8.2\n")
     client = open_transport(loopback_board)
     try:
-        facts = probe(dataclasses.replace(loopback_board, sysroot=str(root)), client)
+        facts = read_facts(dataclasses.replace(loopback_board, sysroot=str(root)), client)
     finally:
         client.close()
     assert facts["npu_driver"] == "0.8.2"

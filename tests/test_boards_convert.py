@@ -15,8 +15,8 @@ import pytest
 from sshd import onnx_model, wait_until
 
 from harness.targets.job import Job
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.convert import Conversion, ConversionCache
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
+from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
 
 X = np.ones((1, 3, 4, 4), np.float32)
 
@@ -104,7 +104,7 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
         "import sys, numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from pathlib import Path\n"
         "from sshd import onnx_model\n"
-        "from harness.vendors.rknn.convert import ConversionCache\n"
+        "from harness.vendors.rknn.toolkit.convert import ConversionCache\n"
         "from harness.targets.job import Job\n"
         "r = Job(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
         "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"

@@ -14,8 +14,8 @@ from sshd import SshServer, onnx_model, runner_processes, wait_until
 from harness.boards.inventory import Board
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 RNG = np.random.default_rng(11)
 SLOW = (1, 16, 256, 256)  # the stand-in needs ~0.4 s to build this: a fault lands mid-case
@@ -54,7 +54,7 @@ def test_a_dropped_connection_is_reestablished_and_the_case_retried_once(
             sshd.stop()  # listener and session processes killed: the connection dies
             sshd.start()
 
-    with BoardBackend(loopback_board, cache=board_cache, on_case_started=drop_server) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=drop_server) as backend:
         observations = backend.run_batch(requests)
         assert backend.down is None
     for observation, request in zip(observations, requests, strict=True):
@@ -75,7 +75,7 @@ def test_a_board_that_stays_down_is_marked_down_and_fails_fast(
         if case_id == "victim":
             sshd.stop()
 
-    backend = BoardBackend(
+    backend = RknnBoardTarget(
         loopback_board, cache=board_cache, reconnect_s=2, on_case_started=kill_server
     )
     with backend:
@@ -105,7 +105,7 @@ def test_a_killed_runner_costs_one_case_and_a_new_runner_takes_over(
             for pid in pids[case_id]:
                 psutil.Process(pid).kill()
 
-    with BoardBackend(loopback_board, cache=board_cache, on_case_started=kill_runner) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as backend:
         before, victim, after = backend.run_batch(requests)
     assert_correct(before, requests[0])
     assert_correct(after, requests[2])
@@ -121,7 +121,9 @@ def test_a_hanging_case_times_out_on_the_board_and_costs_only_itself(
 ) -> None:
     requests = [case("before"), case("hangs"), case("after")]
     # A host grace far beyond the case timeout: only the board-side deadline can end the hang.
-    with BoardBackend(loopback_board, cache=board_cache, timeout_s=3, host_grace_s=120) as backend:
+    with RknnBoardTarget(
+        loopback_board, cache=board_cache, timeout_s=3, host_grace_s=120
+    ) as backend:
         before, hung, after = backend.run_batch(requests, test_faults={"hangs": "hang"})
     assert hung.infra_error is not None
     assert "no result within the case timeout on the board" in hung.infra_error
@@ -141,7 +143,7 @@ def test_a_wedged_runner_is_caught_by_the_host_timeout_and_killed(
         if case_id == "wedges":
             wedged.extend(runner_pids(loopback_board))
 
-    with BoardBackend(
+    with RknnBoardTarget(
         loopback_board, cache=board_cache, timeout_s=2, host_grace_s=2, on_case_started=remember
     ) as backend:
         stopped, after = backend.run_batch(requests, test_faults={"wedges": "wedge"})
@@ -156,7 +158,7 @@ def test_an_output_corrupted_in_transit_is_caught_by_its_checksum(
 ) -> None:
     requests = [case("before"), case("corrupted"), case("after")]
     pids: list[list[int]] = []
-    with BoardBackend(
+    with RknnBoardTarget(
         loopback_board,
         cache=board_cache,
         on_case_started=lambda _: pids.append(runner_pids(loopback_board)),
@@ -181,7 +183,7 @@ def test_hostile_work_directory_and_case_ids_are_only_data(
     ids = ["a; touch PWNED4", "$(touch PWNED5)", "`touch PWNED6`", "' \" \\ \n", "-rf /"]
     requests = [case(case_id) for case_id in ids]
     started: list[str] = []
-    with BoardBackend(board, cache=board_cache, on_case_started=started.append) as backend:
+    with RknnBoardTarget(board, cache=board_cache, on_case_started=started.append) as backend:
         observations = backend.run_batch(requests, test_faults={ids[1]: "corrupt-output"})
         assert Path(workdir, ".hil-lock").is_dir()
     assert started == ids

@@ -21,8 +21,8 @@ from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
 from harness.boards.transport import open_transport
 from harness.targets.job import Job
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 TESTS = Path(__file__).parent
 
@@ -39,28 +39,28 @@ def lock_dir(board: Board) -> Path:
 def test_a_second_harness_finds_the_board_busy_then_free(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    with BoardBackend(loopback_board, cache=board_cache) as first:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as first:
         assert first.run(relu("first")).infra_error is None
         owner = json.loads((lock_dir(loopback_board) / "owner").read_text())
         assert owner["pid"] == os.getpid() and owner["host"] == socket.gethostname()
-        with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=0) as second:
+        with RknnBoardTarget(loopback_board, cache=board_cache, lock_wait_s=0) as second:
             refused = second.run(relu("second"))
     assert refused.infra_error is not None and "board loopback is in use" in refused.infra_error
     assert f'"pid": {os.getpid()}' in refused.infra_error  # who holds it, to go and ask
     assert not lock_dir(loopback_board).exists()
-    with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=0) as third:
+    with RknnBoardTarget(loopback_board, cache=board_cache, lock_wait_s=0) as third:
         assert third.run(relu("third")).infra_error is None
 
 
 def test_a_waiting_harness_gets_the_board_when_it_is_released(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    first = BoardBackend(loopback_board, cache=board_cache)
+    first = RknnBoardTarget(loopback_board, cache=board_cache)
     assert first.run(relu("first")).infra_error is None
     releaser = threading.Timer(1.5, first.close)
     releaser.start()
     started = time.monotonic()
-    with BoardBackend(loopback_board, cache=board_cache, lock_wait_s=60) as second:
+    with RknnBoardTarget(loopback_board, cache=board_cache, lock_wait_s=60) as second:
         assert second.run(relu("second")).infra_error is None
     releaser.join()
     assert time.monotonic() - started >= 1.5
@@ -106,7 +106,7 @@ def test_a_live_holder_with_a_stale_heartbeat_is_taken_over(loopback_board: Boar
 def test_the_heartbeat_keeps_a_short_lease_alive(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    with BoardBackend(loopback_board, cache=board_cache, lease_s=2) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache, lease_s=2) as backend:
         assert backend.run(relu("holder")).infra_error is None
         beat = lock_dir(loopback_board) / "heartbeat"
         first_beat = beat.stat().st_mtime
@@ -141,8 +141,8 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 import numpy as np
 from sshd import onnx_model
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.boards.inventory import load_board
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.targets.job import Job
@@ -150,7 +150,7 @@ from harness.targets.job import Job
 board = load_board(Path(sys.argv[1]), RUNTIMES)
 request = Job(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
                      target_platform="rk3562", case_id="hangs")
-with BoardBackend(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,
+with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,
                   on_case_started=lambda case: print("STARTED", case, flush=True)) as backend:
     backend.run(request, test_fault="hang")
 """

@@ -16,7 +16,7 @@ import pytest
 from children import default_signals
 from sshd import wait_until
 
-from harness.vendors.rknn.runner_session import RUNNER_PATH, runner_module
+from harness.vendors.rknn.runners.runner_session import RUNNER_PATH, runner_module
 
 RUNNER = runner_module()
 

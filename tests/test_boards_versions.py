@@ -21,10 +21,10 @@ from harness.plugin import BOARD_DOWN_EXIT
 from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.compatibility import check_versions, rules
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.toolkit import toolkit_version
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.documents.compatibility import check_versions, rules
+from harness.vendors.rknn.toolkit.calls import toolkit_version
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 OLD_RUNTIME = "1.6.0 (9a7b5d24c@2023-12-13T17:31:11)"
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
@@ -106,7 +106,7 @@ def test_the_board_is_refused_before_any_case_runs(
     board = old_runtime_board(loopback_board, tmp_path)
     x = np.ones((1, 3, 4, 4), np.float32)
     job = Job(onnx_model("Relu"), [x], "rk3562", case_id="relu")
-    with BoardBackend(board, cache=board_cache, reconnect_s=1) as backend:
+    with RknnBoardTarget(board, cache=board_cache, reconnect_s=1) as backend:
         (observation,) = backend.run_batch([job])
         assert runner_processes(board.workdir) == []  # no runner was ever started
         assert not list(Path(board.workdir).glob("session-*"))

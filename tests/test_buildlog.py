@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.vendors.rknn.buildlog import BuildLog, parse_build_log
+from harness.vendors.rknn.toolkit.buildlog import BuildLog, parse_build_log
 
 LOGS = Path(__file__).parent / "data" / "buildlogs"
 

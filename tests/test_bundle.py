@@ -26,7 +26,7 @@ from harness.report.bundle import BundleError, make_bundle, make_bundles_for_fai
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
-from harness.vendors.rknn.toolkit import recipe
+from harness.vendors.rknn.toolkit.calls import recipe
 
 SECRET = "s3cret-Value-42"
 INT8_TOLERANCE = {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98}

@@ -1,7 +1,7 @@
 """The C runner, really compiled with the host gcc and run against a test double of the C API.
 
 The double (tests/c_api_double) is built as librknnmrt.so and librknnrt.so; its "models" are
-text descriptors (see rknn_double.c). Every run goes through ``RunnerRequest.argv`` and
+text descriptors (see rknn_double.c). Every run goes through ``CRunnerJob.argv`` and
 ``observation_from_run``, the same path the board layer takes after copying files back.
 """
 
@@ -24,13 +24,15 @@ from c_double import DOUBLE, build_double, descriptor
 from sshd import alive, wait_until
 
 from harness.targets.observation import Observation
-from harness.vendors.rknn import c_runner_cli
-from harness.vendors.rknn.c_batch import BatchCase, StreamError, batch_files, read_stream
-from harness.vendors.rknn.c_runner import (
+from harness.vendors.rknn.model_io.layout import input_stride, output_layout
+from harness.vendors.rknn.platforms import CORE_MASKS
+from harness.vendors.rknn.runners import c_runner_cli
+from harness.vendors.rknn.runners.c_batch import BatchCase, StreamError, batch_files, read_stream
+from harness.vendors.rknn.runners.c_runner import (
     CORE_MASK_VALUES,
     RUNNER_SOURCE,
+    CRunnerJob,
     RunnerBuildError,
-    RunnerRequest,
     build_runner,
     core_mask_value,
     decode_outputs,
@@ -39,9 +41,7 @@ from harness.vendors.rknn.c_runner import (
     request_files,
     write_request,
 )
-from harness.vendors.rknn.layout import input_stride, output_layout
-from harness.vendors.rknn.platforms import CORE_MASKS
-from harness.vendors.rknn.runner_session import MAX_CASE_BYTES
+from harness.vendors.rknn.runners.runner_session import MAX_CASE_BYTES
 
 RUN_TIMEOUT_S = 30
 
@@ -68,7 +68,7 @@ def rt_runner(libdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(
-    runner: Path, request: RunnerRequest, *, extra: Sequence[str] = (), timeout_ms: int = 10000
+    runner: Path, request: CRunnerJob, *, extra: Sequence[str] = (), timeout_ms: int = 10000
 ) -> tuple[Observation, subprocess.CompletedProcess[str]]:
     argv = request.argv(str(runner), timeout_ms=timeout_ms) + list(extra)
     done = subprocess.run(
@@ -78,7 +78,7 @@ def run(
     return observation_from_run("double", done.returncode, done.stderr, out), done
 
 
-def sidecar(request: RunnerRequest) -> dict:
+def sidecar(request: CRunnerJob) -> dict:
     return json.loads((request.directory / request.outputs / "result.json").read_text())
 
 
@@ -94,7 +94,7 @@ def test_unaligned_width_is_padded_to_w_stride_and_padding_never_leaks(
     observation, done = run(mrt_runner, write_request(tmp_path, model, [x]))
 
     assert done.returncode == 0, done.stderr
-    attr = sidecar(RunnerRequest(tmp_path))["inputs"][0]["attr"]
+    attr = sidecar(CRunnerJob(tmp_path))["inputs"][0]["attr"]
     # The catalogue's RV1106 uint8 row (width aligned to 16) predicts what the runtime reports.
     predicted = input_stride("rv1106", "int8", "uint8", x.shape, "NHWC")
     assert (attr["w_stride"], attr["size_with_stride"]) == (224, predicted.size_with_stride)
@@ -171,7 +171,7 @@ def test_nchw_reported_fp16_input_and_channel_padded_nhwc_output(
     np.testing.assert_array_equal(observation.outputs[0], want)
 
 
-def _case(tmp_path: Path, *lines: str) -> RunnerRequest:
+def _case(tmp_path: Path, *lines: str) -> CRunnerJob:
     x = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(1, 2, 3, 4)
     model = descriptor(
         "input name=x type=UINT8 shape=1,2,3,4 align=16",
@@ -272,28 +272,28 @@ def test_help_exits_0(mrt_runner: Path) -> None:
     assert done.returncode == 0 and done.stdout.startswith("usage: hil_c_runner MODEL.rknn")
 
 
-def _drop_input(request: RunnerRequest) -> None:
+def _drop_input(request: CRunnerJob) -> None:
     (request.directory / "in" / "input_0.npy").unlink()
 
 
-def _wrong_shape(request: RunnerRequest) -> None:
+def _wrong_shape(request: CRunnerJob) -> None:
     np.save(request.directory / "in" / "input_0.npy", np.zeros((1, 3, 3, 2), np.uint8))
 
 
-def _wrong_dtype(request: RunnerRequest) -> None:
+def _wrong_dtype(request: CRunnerJob) -> None:
     np.save(request.directory / "in" / "input_0.npy", np.zeros((1, 3, 4, 2), np.float64))
 
 
-def _extra_input(request: RunnerRequest) -> None:
+def _extra_input(request: CRunnerJob) -> None:
     np.save(request.directory / "in" / "input_1.npy", np.zeros((1, 3, 4, 2), np.uint8))
 
 
-def _truncated(request: RunnerRequest) -> None:
+def _truncated(request: CRunnerJob) -> None:
     path = request.directory / "in" / "input_0.npy"
     path.write_bytes(path.read_bytes()[:-5])
 
 
-def _drop_model(request: RunnerRequest) -> None:
+def _drop_model(request: CRunnerJob) -> None:
     (request.directory / request.model).unlink()
 
 
@@ -325,7 +325,7 @@ def test_input_problems_are_infrastructure_errors(
 def test_core_mask_with_librknnrt(rt_runner: Path, tmp_path: Path) -> None:
     _, done = run(rt_runner, _case(tmp_path / "a"), extra=["--core-mask", "0x7"])
     assert done.returncode == 0, done.stderr
-    assert sidecar(RunnerRequest(tmp_path / "a"))["core_mask"] == 7
+    assert sidecar(CRunnerJob(tmp_path / "a"))["core_mask"] == 7
     refused, done = run(rt_runner, _case(tmp_path / "b"), extra=["--core-mask", "8"])
     assert done.returncode == 22
     assert refused.infra_error is not None and "rknn_set_core_mask(0x8)" in refused.infra_error
@@ -345,7 +345,7 @@ def write_files(root: Path, files: dict[str, bytes]) -> None:
 
 
 def batch_case(name: str, model: bytes, x: np.ndarray, timeout_ms: int = 5000) -> BatchCase:
-    args = RunnerRequest(Path(name)).argv("", timeout_ms=timeout_ms)[1:]
+    args = CRunnerJob(Path(name)).argv("", timeout_ms=timeout_ms)[1:]
     return BatchCase(name, request_files(model, [x]), args)
 
 
@@ -378,12 +378,12 @@ def test_a_batch_runs_through_its_driver_as_one_stream(mrt_runner: Path, tmp_pat
     assert events[0].pids[0] == driver.pid == events[2].pids[0]  # the driver, then each runner
     assert events[0].pids[1] != events[2].pids[1]
     first, second = (
-        read_request(RunnerRequest(tmp_path / "host" / c), "double") for c in ["c0", "c1"]
+        read_request(CRunnerJob(tmp_path / "host" / c), "double") for c in ["c0", "c1"]
     )
     assert first.outputs is not None and first.outputs[0].tolist() == [[[[11.0] * 3] * 2]]
     assert second.failed_stage == "runtime" and "failed to submit" in str(second.error)
     assert sorted(p.name for p in (tmp_path / "batch").iterdir()) == ["run.sh"]  # cases sent
-    assert read_request(RunnerRequest(tmp_path / "never-ran"), "double").infra_error == (
+    assert read_request(CRunnerJob(tmp_path / "never-ran"), "double").infra_error == (
         "runner left no exit code: did it run?"
     )
 

@@ -28,9 +28,9 @@ from harness.diskcache import (
 )
 from harness.models.reference import ReferenceCache
 from harness.targets.job import Job
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.simulator.cache import CACHE as SIM_FOLDER
+from harness.vendors.rknn.toolkit.convert import ConversionCache
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator.cache import CACHE as SIM_FOLDER
 
 HOUR = 3600.0
 

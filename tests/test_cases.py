@@ -9,13 +9,13 @@ import yaml
 
 from harness.cases.case import case_seed
 from harness.cases.operators import documented_status, element_count, operator_cases, subjects
-from harness.catalogue.operators import load_operators
-from harness.catalogue.properties import PLACEMENT, RESULT
+from harness.documented.operators import load_operators
+from harness.documented.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.models import build_model
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
-from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
+from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
 
 
 @pytest.fixture(scope="module")

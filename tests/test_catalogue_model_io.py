@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.catalogue.loader import CatalogueError, key_path
-from harness.vendors.rknn.catalogue.model_io import (
+from harness.safe_yaml import DataFileError, key_path
+from harness.vendors.rknn.documents.model_io import (
     DEFAULT_PATH,
     ModelIOError,
     dilated_kernel,
     load_model_io,
 )
-from harness.vendors.rknn.io_cases import WidthRule
+from harness.vendors.rknn.model_io.cases import WidthRule
 
 SEED = Path(__file__).parents[1] / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"
 LINES = SEED.read_text(encoding="utf-8").splitlines()
@@ -434,7 +434,7 @@ def test_malformed_catalogue_names_file_key_and_value(
     _set(doc, path, value)
     bad = tmp_path / "model-io.yaml"
     bad.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(CatalogueError) as caught:
+    with pytest.raises(DataFileError) as caught:
         load_model_io(bad)
     assert caught.value.file == str(bad)
     assert caught.value.key_path == where
@@ -446,7 +446,7 @@ def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
     _set(doc, [*COND0, "n", 0, "inconsistent"], "")
     bad = tmp_path / "model-io.yaml"
     bad.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(CatalogueError) as caught:
+    with pytest.raises(DataFileError) as caught:
         load_model_io(bad)
     assert caught.value.key_path == "groups[0].convolution.conditions[0].n[0].inconsistent"
 

@@ -16,15 +16,15 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.catalogue.limits import LIMIT_KINDS, Limit
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.catalogue.operators import (
+from harness.documented.limits import LIMIT_KINDS, Limit
+from harness.documented.operators import (
     SCHEMA_PATH,
     OperatorCatalogue,
     Tolerance,
     load_operators,
 )
-from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
+from harness.safe_yaml import DataFileError, load_yaml
+from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
 
 SEED = next((Path(__file__).parents[1] / "docs" / "seeds").glob("001_*.txt"))
 SEED_LINES = SEED.read_text(encoding="utf-8").splitlines()
@@ -618,7 +618,7 @@ def test_malformed_catalogue_is_rejected_precisely(
     tmp_path: Path, change: Callable[[dict[str, Any]], None], where: str, shown: str
 ) -> None:
     path = _variant(tmp_path, change)
-    with pytest.raises(CatalogueError) as caught:
+    with pytest.raises(DataFileError) as caught:
         load_operators(path)
     message = str(caught.value)
     assert message.startswith(f"{path}: {where}: "), message
@@ -651,5 +651,5 @@ def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
     raw["operators"]["Pow"]["dtypes"]["T1"]["inconsistent"] = ""
     bad = tmp_path / "rk3562-operators.yaml"
     bad.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(CatalogueError, match=r"operators\.Pow\.dtypes\.T1\.inconsistent"):
+    with pytest.raises(DataFileError, match=r"operators\.Pow\.dtypes\.T1\.inconsistent"):
         load_operators(bad)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from harness.cli import main
-from harness.vendors.rknn.operator_list import catalogue
+from harness.vendors.rknn.documents.operator_list import committed as catalogue
 
 
 def hil(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

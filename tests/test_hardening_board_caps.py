@@ -30,12 +30,12 @@ from harness.boards.inventory import Board, load_board
 from harness.boards.ssh import connect
 from harness.boards.transport import MAX_OUTPUT, BoardConnectionError
 from harness.vendors.rknn import BOARD_FILES
-from harness.vendors.rknn.c_batch import StreamError, read_stream
-from harness.vendors.rknn.runner_session import (
+from harness.vendors.rknn.runners.c_batch import StreamError, read_stream
+from harness.vendors.rknn.runners.runner_session import (
     MAX_CASE_BYTES,
-    CaseJob,
     ConnectionLost,
     RunnerFailed,
+    RunnerJob,
     RunnerSession,
     runner_module,
 )
@@ -369,7 +369,7 @@ def fuzz_board(tmp_path_factory: pytest.TempPathFactory) -> Board:
 def test_fuzzed_board_output_ends_in_results_or_a_runner_failure(
     fuzz_board: Board, data: bytes
 ) -> None:
-    jobs = [CaseJob(f"c{i}", {"model.rknn": b"m"}, [], "nchw", 30, "auto") for i in range(2)]
+    jobs = [RunnerJob(f"c{i}", {"model.rknn": b"m"}, [], "nchw", 30, "auto") for i in range(2)]
     session, stream = fed_session(data, fuzz_board)
     results = []
     try:

@@ -30,7 +30,7 @@ from harness.report.matrix import build_report
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable, redact, redacted
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 REPO = Path(__file__).resolve().parents[1]

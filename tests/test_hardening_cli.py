@@ -18,7 +18,7 @@ from harness.probe.runner import SelectionError, select
 from harness.probe.steps import numeric_bounds
 from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.probes import PROBES_NAME
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 HIL = Path(sys.executable).with_name("hil")

@@ -38,7 +38,7 @@ from harness.judge.comparison_cache import ComparisonCache
 from harness.models import build_model
 from harness.models.reference import SPEC, ReferenceCache
 from harness.results.journal import Journal, JournalWriteError, read_records
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
 FOLDER = CacheFolder("test", "test", "HIL_TEST_CACHE", "HIL_TEST_CACHE_MAX", "test entries")

@@ -26,7 +26,7 @@ from harness.results.latency import REGRESSION, Threshold, latency_change, timed
 from harness.results.runs import read_run
 from harness.results.schema import MAX_SHARDS
 from harness.targets.timing import TimingError, timing_record
-from harness.vendors.rknn.c_runner import observation_from_run
+from harness.vendors.rknn.runners.c_runner import observation_from_run
 
 NOT_NUMBERS = [math.nan, math.inf, -math.inf, -1.0]
 

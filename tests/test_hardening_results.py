@@ -22,7 +22,7 @@ from test_journal import make_record
 from test_reporting import hil
 
 from harness.cases.operators import operator_cases
-from harness.catalogue.properties import RESULT
+from harness.documented.properties import RESULT
 from harness.models import build_model
 from harness.models.reference import host_references
 from harness.pipeline import CaseExecutor, Stages
@@ -38,7 +38,7 @@ from harness.results.journal import (
 from harness.results.records import CaseRecord
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 
 # (field, wrong value, the field path the message must name)
 BAD_FIELDS = [

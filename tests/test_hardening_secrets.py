@@ -15,7 +15,7 @@ from test_hardening_boards import recipe
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.cases.user_models import model_case
-from harness.catalogue.properties import PLACEMENT, RESULT
+from harness.documented.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import prepare
 from harness.models import OPERATOR_SPECS
 from harness.models.builder import OperatorSpec
@@ -25,7 +25,7 @@ from harness.results.records import record_key
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import REDACTED, warn_weak_secrets
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 
 
 class LeakyBuild:

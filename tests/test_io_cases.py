@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from harness.cases.case import Case
-from harness.catalogue.properties import PRECISION
+from harness.documented.properties import PRECISION
 from harness.judge.compare import Comparison
 from harness.report.documented_rows import DOCUMENTED_KEY, NOT_RUN, documented_sections
 from harness.report.markdown import md_escape, render_markdown
@@ -23,11 +23,8 @@ from harness.results.journal import read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord
 from harness.targets.observation import Observation
 from harness.vendors.rknn import QUERIED_TENSOR
-from harness.vendors.rknn.buildlog import crash_site, parse_build_log
-from harness.vendors.rknn.catalogue.model_io import ModelIOError, load_model_io
-from harness.vendors.rknn.io_cases import documented_rows, model_io_cases, platform_cases
-from harness.vendors.rknn.io_checks import JUDGE, OBSERVERS
-from harness.vendors.rknn.properties import (
+from harness.vendors.rknn.documents.model_io import ModelIOError, load_model_io
+from harness.vendors.rknn.documents.properties import (
     BACKEND,
     C_RUNNER_OBSERVES,
     INPUT_STRIDE,
@@ -36,6 +33,9 @@ from harness.vendors.rknn.properties import (
     W_STRIDE,
     WIDTH_LIMIT,
 )
+from harness.vendors.rknn.model_io.cases import documented_rows, model_io_cases, platform_cases
+from harness.vendors.rknn.model_io.checks import JUDGE, OBSERVERS
+from harness.vendors.rknn.toolkit.buildlog import crash_site, parse_build_log
 
 TARGETS = load_model_io().targets
 judge = JUDGE
@@ -370,7 +370,8 @@ def test_cpu_fallback_confirms_a_limit_and_violates_support() -> None:
 
 def test_a_compiler_abort_after_an_error_is_a_rejected_build() -> None:
     """The compiler rejects some networks by aborting ("failed to tile argb mode layer!" then
-    SIGABRT, measured on rv1103b and rk2118); a rerun confirms it (harness.vendors.rknn.crash)."""
+    SIGABRT, measured on rv1103b and rk2118); a rerun confirms it
+    (harness.vendors.rknn.toolkit.crash)."""
     log = build_log([], [], errors=("failed to tile argb mode layer!",))
     site = crash_site(log)
     assert site.endswith("after: RKNN: failed to tile argb mode layer!")

@@ -13,10 +13,10 @@ from harness.cases.operators import operator_cases
 from harness.report import write_reports
 from harness.report.sdk_matrix import build_sdk_matrix
 from harness.results.journal import Journal
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.io_cases import model_io_cases
-from harness.vendors.rknn.operator_list import catalogue
-from harness.vendors.rknn.operator_list.judged import document_version, judged_against
+from harness.vendors.rknn.documents.judged import document_version, judged_against
+from harness.vendors.rknn.documents.operator_list import committed as catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.model_io.cases import model_io_cases
 from tests.test_journal import make_record
 
 

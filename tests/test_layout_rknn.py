@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.vendors.rknn.catalogue.model_io import load_model_io
-from harness.vendors.rknn.layout import (
+from harness.vendors.rknn.documents.model_io import load_model_io
+from harness.vendors.rknn.model_io.layout import (
     LayoutError,
     input_stride,
     native_shape,

@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 
 from harness.cases.operators import documented_status, governing_limits, operator_cases
-from harness.catalogue.documents import Entry
-from harness.catalogue.formulas import FormulaError, evaluate, holds, names
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import ListedOperator, OperatorCatalogue, Source
+from harness.documented.documents import Entry
+from harness.documented.formulas import FormulaError, evaluate, holds, names
+from harness.documented.limits import Limit
+from harness.documented.operators import ListedOperator, OperatorCatalogue, Source
 from harness.models import PROBING, subjects, with_subject
-from harness.vendors.rknn.catalogue.operators import (
+from harness.vendors.rknn.documents.operator_list.committed import load, versions
+from harness.vendors.rknn.documents.operators import (
     listed_operators,
     model_names,
     operator_catalogue,
     seed_catalogue,
 )
-from harness.vendors.rknn.operator_list.catalogue import load, versions
 from harness.vendors.rknn.platforms import PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[1]

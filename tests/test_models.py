@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from harness.cases.operators import documented_status, governing_limits
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import OperatorCatalogue
+from harness.documented.limits import Limit
+from harness.documented.operators import OperatorCatalogue
 from harness.models import (
     DEFAULT_PARAMS,
     NCHW,
@@ -30,7 +30,7 @@ from harness.models import (
     with_subject,
 )
 from harness.models.reference import ORT, SPEC, host_references
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 from tests import onnx_numpy
 
 # ---------------------------------------------------------------------------------------------

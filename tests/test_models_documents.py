@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from harness.cases.operators import documented_status, governing_limits
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
+from harness.documented.limits import Limit
+from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.models import OPERATORS, PROBING, build_model, subjects, with_subject
 from harness.models.reference import ORT, SPEC, host_references
-from harness.vendors.rknn.catalogue.operators import operator_catalogue
-from harness.vendors.rknn.operator_list.catalogue import load
+from harness.vendors.rknn.documents.operator_list.committed import load
+from harness.vendors.rknn.documents.operators import operator_catalogue
 
 DOCUMENT = load("V2.3.2")
 # One target per platform group: each group's section is its catalogue.

@@ -13,8 +13,8 @@ from harness.judge.observers import layers_under_test
 from harness.models import PROBING, build_model
 from harness.models.reference import host_references
 from harness.targets.job import Job
-from harness.vendors.rknn import sdk
-from harness.vendors.rknn.simulator import SimulatorPool
+from harness.vendors.rknn.toolkit import sdk
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 

@@ -20,7 +20,7 @@ from harness.modelfiles.nodetests import list_models, select
 from harness.modelfiles.prepare import ModelFileError, opset_of, prepare
 from harness.report.markdown import md_escape
 from harness.results.journal import read_records
-from harness.vendors.rknn.simulator.worker import FAULT_ENV
+from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV
 
 needs_toolkit = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"

@@ -12,23 +12,24 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogue import documents, formulas
-from harness.catalogue.documents import diff, stats
-from harness.catalogue.formulas import holds
-from harness.catalogue.loader import CatalogueError, load_yaml
+from harness.documented import documents, formulas
+from harness.documented.documents import diff, stats
+from harness.documented.formulas import holds
 from harness.models import OPERATOR_SPECS, subjects
-from harness.vendors.rknn.catalogue.operators import listed_operators, seed_catalogue
-from harness.vendors.rknn.operator_list import catalogue, chapters, reading
-from harness.vendors.rknn.operator_list import document as text_document
-from harness.vendors.rknn.operator_list.__main__ import main
-from harness.vendors.rknn.operator_list.extract import (
+from harness.safe_yaml import DataFileError, load_yaml
+from harness.vendors.rknn.documents.judged import counterpart, same_reading
+from harness.vendors.rknn.documents.operator_list import chapters, reading
+from harness.vendors.rknn.documents.operator_list import committed as catalogue
+from harness.vendors.rknn.documents.operator_list import document as text_document
+from harness.vendors.rknn.documents.operator_list.__main__ import main
+from harness.vendors.rknn.documents.operator_list.extract import (
     apply_overrides,
     dump,
     extract,
     load_overrides,
     version_of,
 )
-from harness.vendors.rknn.operator_list.judged import counterpart, same_reading
+from harness.vendors.rknn.documents.operators import listed_operators, seed_catalogue
 
 TEXTS = sorted(catalogue.TEXT_DIR.glob("V*.txt"))
 VERSIONS = [version_of(p.read_text(encoding="utf-8")) for p in TEXTS]
@@ -245,7 +246,7 @@ def test_an_override_must_cite_every_place_it_matches() -> None:
 def test_an_override_without_a_reason_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "overrides.yaml"
     path.write_text("overrides:\n  - {text: x, at: [], read_as: 'a<b'}\n", encoding="utf-8")
-    with pytest.raises(CatalogueError, match=r"overrides\[0\].*reason"):
+    with pytest.raises(DataFileError, match=r"overrides\[0\].*reason"):
         load_overrides(path)
 
 

@@ -22,16 +22,16 @@ from harness.boards.inventory import load_board
 from harness.cli import main
 from harness.results.journal import Journal, read_records
 from harness.targets.job import Job
-from harness.targets.timing import PerfRequest, timing_record
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.runner_session import runner_module
+from harness.targets.timing import JobTiming, timing_record
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.runners.runner_session import runner_module
 from harness.vendors.rknn.runtimes import RUNTIMES
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 RNG = np.random.default_rng(11)
 
 
-def relu_job(case_id: str, perf: PerfRequest | None) -> Job:
+def relu_job(case_id: str, perf: JobTiming | None) -> Job:
     x = RNG.standard_normal((1, 3, 4, 4)).astype(np.float32)
     return Job(onnx_model("Relu"), [x], "rk3562", case_id=case_id, perf=perf)
 
@@ -46,9 +46,9 @@ def test_timed_runs_record_statistics_clock_and_conditions(
     sshd: SshServer, tmp_path: Path, board_cache: ConversionCache
 ) -> None:
     board, sysroot = board_with_sysfs(sshd, tmp_path, test_faults={"slow": "slow"})
-    perf = PerfRequest(warmup=2, runs=7, cap_s=5)
+    perf = JobTiming(warmup=2, runs=7, cap_s=5)
     jobs = [relu_job("plain", perf), relu_job("slow", perf), relu_job("untimed", None)]
-    with BoardBackend(board, cache=board_cache) as backend:
+    with RknnBoardTarget(board, cache=board_cache) as backend:
         plain, slow, untimed = backend.run_batch(jobs)
     assert plain.outputs is not None and plain.infra_error is None
     record = timing_record(plain.perf)
@@ -190,8 +190,8 @@ def test_the_npu_clock_is_pinned_for_the_runs_and_restored_after(
     sshd: SshServer, tmp_path: Path, board_cache: ConversionCache
 ) -> None:
     board, sysroot = board_with_sysfs(sshd, tmp_path)
-    perf = PerfRequest(warmup=0, runs=3, cap_s=5, pin_npu="max")
-    with BoardBackend(board, cache=board_cache) as backend:
+    perf = JobTiming(warmup=0, runs=3, cap_s=5, pin_npu="max")
+    with RknnBoardTarget(board, cache=board_cache) as backend:
         [observation] = backend.run_batch([relu_job("pinned", perf)])
         # pinned while the session lasts: the userspace governor at the top frequency
         assert read(sysroot, "governor") == "userspace"
@@ -209,8 +209,8 @@ def test_without_a_userspace_governor_min_and_max_pin_the_clock(
 ) -> None:
     sysroot = write_sysfs(write_sysroot(tmp_path / "sysroot"), userspace=False)
     board = load_board(sshd.board_file(tmp_path / "boards", sysroot=str(sysroot)), RUNTIMES)
-    perf = PerfRequest(warmup=0, runs=2, cap_s=5, pin_npu="600000000")
-    with BoardBackend(board, cache=board_cache) as backend:
+    perf = JobTiming(warmup=0, runs=2, cap_s=5, pin_npu="600000000")
+    with RknnBoardTarget(board, cache=board_cache) as backend:
         [observation] = backend.run_batch([relu_job("pinned", perf)])
         assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("600000000",) * 2
     assert observation.perf["pinned"] == {"npu_freq": "600000000", "how": "min=max"}
@@ -223,8 +223,8 @@ def test_a_board_without_the_npu_devfreq_node_says_so_and_still_times(
 ) -> None:
     board, sysroot = board_with_sysfs(sshd, tmp_path)
     shutil.rmtree(sysroot / NPU)
-    perf = PerfRequest(warmup=0, runs=2, cap_s=5, pin_npu="max")
-    with BoardBackend(board, cache=board_cache) as backend:
+    perf = JobTiming(warmup=0, runs=2, cap_s=5, pin_npu="max")
+    with RknnBoardTarget(board, cache=board_cache) as backend:
         [observation] = backend.run_batch([relu_job("unpinned", perf)])
     assert observation.perf["pinned"] == {"refused": f"no NPU devfreq folder at {sysroot}/{NPU}"}
     record = timing_record(observation.perf)

@@ -20,7 +20,7 @@ from harness.report.real_limits import boundary_changes, real_limits_markdown
 from harness.results.journal import JournalError
 from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_probes
 from harness.results.records import CaseRecord
-from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
+from harness.vendors.rknn.documents.operators import operator_catalogue, seed_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,8 +20,8 @@ from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_refer
 from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import read_records
 from harness.targets.job import Job
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.simulator import SimulatorPool
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
 

@@ -12,7 +12,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from harness.cases.operators import operator_cases
-from harness.catalogue.properties import PLACEMENT, RESULT
+from harness.documented.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare_references, tolerance_for
 from harness.models import build_model, builder
 from harness.models.reference import ORT, SPEC, host_references, spec_unavailable
@@ -24,8 +24,8 @@ from harness.report.matrix import build_report, reference_summary
 from harness.results.records import CaseRecord
 from harness.targets.observation import Observation
 from harness.targets.target import Target
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.io_models import build_io_model
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.model_io.models import build_io_model
 
 CASES = {
     case.id: case for case in operator_cases(seed_catalogue(), ops=["AveragePool", "Pow"]).cases
@@ -181,7 +181,7 @@ def test_a_reference_disagreement_does_not_fail_pytest() -> None:
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[Target]:
     pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
-    from harness.vendors.rknn.simulator import SimulatorPool
+    from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
     with SimulatorPool(workers=1, timeout_s=300) as pool:
         yield pool

@@ -19,9 +19,9 @@ from harness.report.sdk_matrix import build_sdk_matrix, classify
 from harness.results.journal import Journal, finished_ids, read_records, write_run_metadata
 from harness.results.records import case_folder, case_key, record_key
 from harness.targets.job import Job
-from harness.vendors.rknn import sdk
-from harness.vendors.rknn.compatibility import check_versions
-from harness.vendors.rknn.simulator.cache import SimCache
+from harness.vendors.rknn.documents.compatibility import check_versions
+from harness.vendors.rknn.toolkit import sdk
+from harness.vendors.rknn.toolkit.simulator.cache import SimCache
 from tests.test_journal import make_record
 
 INDEX_RELEASES = ("2.2.0", "2.3.0", "2.3.2", "2.5.0")  # rknn-toolkit2 on the package index
@@ -119,7 +119,7 @@ def test_a_release_missing_from_the_index_fails_clearly_and_leaves_nothing(
 FAKE_INSTALL = """
 import json, sys, time
 from pathlib import Path
-from harness.vendors.rknn import sdk
+from harness.vendors.rknn.toolkit import sdk
 
 def build(partial, recipe, harness, say):  # a fast stand-in for venv + pip, with a long window
     partial.mkdir()

@@ -28,9 +28,9 @@ from onnx import TensorProto, helper
 
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
-from harness.vendors.rknn.toolkit import LOG_FILE, recipe, toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit.calls import LOG_FILE, recipe, toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
 
@@ -426,7 +426,7 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
         import numpy as np
         from pathlib import Path
         from harness.targets.job import DrawnCalibration, Job
-        from harness.vendors.rknn.simulator import SimulatorPool
+        from harness.vendors.rknn.toolkit.simulator import SimulatorPool
         model = Path({str(tmp_path / "model.onnx")!r}).read_bytes()
         pool = SimulatorPool(timeout_s=600)
         pool.run(Job(model, [np.ones({SHAPE}, np.float32)], "rk3562", case_id="warm-up"))

@@ -18,7 +18,7 @@ from harness.pipeline import FIRST_DIFFERING, CaseExecutor, Stages, _summary
 from harness.report.bundle import BundleError, make_bundle
 from harness.targets.target import Target
 from harness.vendors import regenerate
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
+from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.vendor import VENDOR
 
 CASES = {case.id: case for case in operator_cases(seed_catalogue()).cases}
@@ -29,7 +29,7 @@ WRONG_INT8 = "rk3562/MaxPool/int8/pad_top=7"  # the same, with calibration data 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[Target]:
     pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
-    from harness.vendors.rknn.simulator import SimulatorPool
+    from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
     with SimulatorPool(workers=1, timeout_s=300) as pool:
         yield pool

@@ -25,9 +25,9 @@ from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.targets.job import Job
 from harness.targets.selection import BoardWithFallback
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator import SimulatorPool
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.toolkit.convert import ConversionCache
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
@@ -184,7 +184,9 @@ def test_a_board_lost_mid_run_moves_later_cases_to_the_simulator(
         def simulator() -> SimulatorPool:
             return stack.enter_context(SimulatorPool())
 
-        board = stack.enter_context(BoardBackend(loopback_board, cache=board_cache, reconnect_s=2))
+        board = stack.enter_context(
+            RknnBoardTarget(loopback_board, cache=board_cache, reconnect_s=2)
+        )
         fallback = BoardWithFallback(board, simulator, to_simulator=True)
         assert fallback.run(relu("first")).backend == "loopback"
         sshd.stop()

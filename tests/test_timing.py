@@ -13,9 +13,9 @@ from harness.policy.perf import PerfJudge, slower, summary_lines, suspect
 from harness.results.journal import Journal
 from harness.results.latency import Threshold, latency_change
 from harness.results.records import CaseRecord
-from harness.targets.timing import PerfRequest, summarize, timing_record
+from harness.targets.timing import JobTiming, summarize, timing_record
 from harness.triage.timing import format_timing
-from harness.vendors.rknn.conditions import condition_files, npu_devfreq
+from harness.vendors.rknn.documents.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.platforms import PLATFORMS
 
 
@@ -60,9 +60,9 @@ def test_a_median_must_move_beyond_k_mad_and_x_percent(
 
 def test_unusable_settings_are_refused_with_the_value() -> None:
     with pytest.raises(ValueError, match="got 0"):
-        PerfRequest(runs=0)
+        JobTiming(runs=0)
     with pytest.raises(ValueError, match="'fast'"):
-        PerfRequest(pin_npu="fast")
+        JobTiming(pin_npu="fast")
     with pytest.raises(ValueError, match="must be 0 or more"):
         Threshold(k=-1)
 

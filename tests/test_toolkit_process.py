@@ -14,8 +14,8 @@ import pytest
 from sshd import onnx_model
 
 from harness.targets.job import Job
-from harness.vendors.rknn.convert import ConversionCache
-from harness.vendors.rknn.simulator import SimulatorPool
+from harness.vendors.rknn.toolkit.convert import ConversionCache
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
@@ -47,7 +47,7 @@ def test_the_converter_runs_on_the_given_interpreter_and_lives_on(tmp_path: Path
     assert first.rknn_path is not None, first.infra_error
     assert second.rknn_path is not None, second.infra_error
     assert not first.cached and not second.cached
-    assert starts.read_text().split() == ["harness.vendors.rknn.convert"]  # one for both
+    assert starts.read_text().split() == ["harness.vendors.rknn.toolkit.convert"]  # one for both
 
 
 def test_simulator_workers_run_on_the_given_interpreter(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_simulator_workers_run_on_the_given_interpreter(tmp_path: Path) -> None:
     with SimulatorPool(python=str(python)) as pool:
         observations = pool.run_many([job("a"), job("b")])
     assert all(o.infra_error is None and o.outputs is not None for o in observations)
-    assert starts.read_text().split() == ["harness.vendors.rknn.simulator.worker"]
+    assert starts.read_text().split() == ["harness.vendors.rknn.toolkit.simulator.worker"]
 
 
 def test_a_converter_that_died_with_the_thread_that_started_it_costs_no_model(

@@ -8,7 +8,7 @@ from test_journal import make_record
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
-from harness.catalogue.properties import PLACEMENT, PRECISION, RESULT
+from harness.documented.properties import PLACEMENT, PRECISION, RESULT
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
 from harness.judge.verdict import (
@@ -24,11 +24,11 @@ from harness.judge.verdict import (
 from harness.pipeline import GENERIC_JUDGE
 from harness.report.matrix import case_facts
 from harness.targets.observation import Observation
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.io_cases import platform_cases
-from harness.vendors.rknn.io_checks import JUDGE
-from harness.vendors.rknn.properties import SIMULATOR_OBSERVES, WIDTH_LIMIT
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES, WIDTH_LIMIT
+from harness.vendors.rknn.model_io.cases import platform_cases
+from harness.vendors.rknn.model_io.checks import JUDGE
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 
 ROOT = Path(__file__).parent.parent
 LOGS = Path(__file__).parent / "data" / "buildlogs"

@@ -26,10 +26,10 @@ from sshd import onnx_model
 
 from harness.boards.inventory import Board
 from harness.history.schema import HEAD
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNNER = "harness/vendors/rknn/board_files/hil_board_runner.py"
+RUNNER = "harness/vendors/rknn/runners/board_files/hil_board_runner.py"
 PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 
 # Run by the environment's interpreter: one case on the board, and what the board received
@@ -42,14 +42,14 @@ import harness
 from harness.boards.inventory import load_board
 from harness.targets.job import Job
 from harness.vendors.rknn import BOARD_FILES
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.convert import ConversionCache
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.runtimes import RUNTIMES
 
 board = load_board(Path(sys.argv[1]), RUNTIMES)
 x = np.load(sys.argv[3])
 job = Job(Path(sys.argv[2]).read_bytes(), [x], board.platform, case_id="relu")
-with BoardBackend(board, cache=ConversionCache(Path(sys.argv[4]))) as backend:
+with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[4]))) as backend:
     observation = backend.run(job)
     uploads = sorted(Path(board.workdir).glob("session-*/hil_board_runner.py"))
     uploaded = [hashlib.sha256(path.read_bytes()).hexdigest() for path in uploads]
@@ -111,15 +111,16 @@ def test_the_wheel_ships_the_board_files(wheel: Path) -> None:
     assert RUNNER in names
     assert "harness/vendors/rknn/data/sdk-recipes.yaml" in names  # hil sdk install reads it
     # The catalogue: the seeds' YAML and every version of the operator lists (hil docs).
-    assert "harness/vendors/rknn/catalogue/data/rknn2-2.5.0/rk3562-operators.yaml" in names
-    assert "harness/catalogue/data/operators.schema.yaml" in names
-    assert "harness/vendors/rknn/catalogue/data/rknn2-2.5.0/model-io.yaml" in names
+    assert "harness/vendors/rknn/data/rknn2-2.5.0/rk3562-operators.yaml" in names
+    assert "harness/documented/operators.schema.yaml" in names
+    assert "harness/vendors/rknn/data/rknn2-2.5.0/model-io.yaml" in names
     lists = ROOT / "harness/vendors/rknn/data/operator-list"
     shipped = sorted(p.relative_to(ROOT).as_posix() for p in lists.rglob("*.yaml"))
     assert len(shipped) > 20 and all(path in names for path in shipped)
-    sources = sorted((ROOT / "harness/vendors/rknn/board_files/c-runner").iterdir())
+    sources = sorted((ROOT / "harness/vendors/rknn/runners/board_files/c-runner").iterdir())
     assert sources and all(
-        f"harness/vendors/rknn/board_files/c-runner/{path.name}" in names for path in sources
+        f"harness/vendors/rknn/runners/board_files/c-runner/{path.name}" in names
+        for path in sources
     )
 
 

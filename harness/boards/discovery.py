@@ -83,7 +83,7 @@ for name in {packages!r}:
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)+)")
 
 
-def probe(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str, Any]:
+def read_facts(board: Board, transport: Transport, timeout: float = 30.0) -> dict[str, Any]:
     """The board's facts over an open transport; "unknown" for what it does not show.
 
     Past ``timeout`` the host gives up (BoardConnectionError) and the board kills the probe.
@@ -149,7 +149,7 @@ def check(
     try:
         transport = open_transport(board, trust_on_first_use=trust_on_first_use, timeout=timeout)
         try:
-            report.update(probe(board, transport, timeout=timeout))
+            report.update(read_facts(board, transport, timeout=timeout))
         finally:
             transport.close()
     except BoardConnectionError as exc:

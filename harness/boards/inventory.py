@@ -34,8 +34,8 @@ from harness.boards.settings import (
     TransportSettings,
     farm_settings,
 )
-from harness.catalogue.loader import CatalogueError, key_path, load_yaml
 from harness.names import suggestion
+from harness.safe_yaml import DataFileError, key_path, load_yaml
 from harness.text import clipped, declare_secret_variable, printable
 
 _NOT_SHOWN = "<not shown>"
@@ -96,7 +96,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-class BoardFileError(CatalogueError):
+class BoardFileError(DataFileError):
     """A board file (or inventory directory) that cannot be used: file, key path and, when it
     may be shown, value; printable on a terminal whatever the file's names hold. A message
     that names its key itself ("soc is ...") is not prefixed with it again."""

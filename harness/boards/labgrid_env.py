@@ -37,7 +37,7 @@ from harness.boards.inventory import (
     load_inventory,
 )
 from harness.boards.settings import FarmSettings, SshSettings
-from harness.catalogue.loader import load_yaml
+from harness.safe_yaml import load_yaml
 
 _PLACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ADDRESS = re.compile(r"^[^\s]+$")

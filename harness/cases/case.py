@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.catalogue.limits import Limit
+from harness.documented.limits import Limit
 
 DOCUMENTED = ("supported", "outside")
 
@@ -66,7 +66,7 @@ class Case:
 
 
 @dataclass(frozen=True)
-class Unprobed:
+class Untested:
     limit: Limit
     reason: str
 
@@ -74,7 +74,7 @@ class Unprobed:
 @dataclass
 class CaseSet:
     cases: list[Case] = field(default_factory=list)
-    unprobed: list[Unprobed] = field(default_factory=list)
+    unprobed: list[Untested] = field(default_factory=list)
 
 
 def case_seed(case_id: str) -> int:

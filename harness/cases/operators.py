@@ -23,7 +23,7 @@ all come from the operator model's declaration (``harness.models.PROBING``).
 
 Every case exists once per dtype the operator documents, plus its typical model in each
 dtype it does not document (an "outside" case, e.g. int8 Div). Limits that a tiny model on
-the simulator cannot probe are returned as ``Unprobed`` with the reason, so reports can
+the simulator cannot probe are returned as ``Untested`` with the reason, so reports can
 account for every documented limit.
 """
 
@@ -38,12 +38,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from harness.cases.case import Case, CaseSet, Expect, Unprobed, case_seed
-from harness.catalogue.formulas import applies, holds
-from harness.catalogue.formulas import names as formula_names
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import CpuRule, DocumentedOperator, OperatorCatalogue
-from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
+from harness.cases.case import Case, CaseSet, Expect, Untested, case_seed
+from harness.documented.formulas import applies, holds
+from harness.documented.formulas import names as formula_names
+from harness.documented.limits import Limit
+from harness.documented.operators import CpuRule, DocumentedOperator, OperatorCatalogue
+from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
 from harness.models import (
     PROBING,
     ROUTINE_REWRITES,
@@ -698,21 +698,21 @@ def operator_cases(
             continue
         if op.name not in PROBING:
             why = f"no model of {op.name} is declared yet (harness.models)"
-            result.unprobed.extend(Unprobed(limit, why) for limit in op.limits())
+            result.unprobed.extend(Untested(limit, why) for limit in op.limits())
             continue
         proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
         adopted = {limit.id for limit in op.adopted}
         for limit in op.limits():
             found = _variants(op, limit, catalogue) if limit.id not in adopted else _ADOPTED
             if isinstance(found, str):
-                result.unprobed.append(Unprobed(limit, found))
+                result.unprobed.append(Untested(limit, found))
                 continue
             for variant in found:
                 # a documented value the model does not build (exNorm's mode=mean_var)
                 refused = _refusal(op.name, json.dumps(variant.params, sort_keys=True))
                 if refused is not None and limit.kind in ("values", "enum"):
                     why = f"{variant.what}: the model cannot be built ({refused})"
-                    result.unprobed.append(Unprobed(limit, why))
+                    result.unprobed.append(Untested(limit, why))
                 else:
                     proposals.append((limit, variant))
         proposals.extend((None, variant) for variant in operand_forms(op.name))
@@ -720,14 +720,14 @@ def operator_cases(
             over = budget.over_elements("model", element_count(op.name, params))
             if over is not None:
                 assert probed is not None  # the typical model is always small
-                result.unprobed.append(Unprobed(probed, f"{what}: {over}"))
+                result.unprobed.append(Untested(probed, f"{what}: {over}"))
                 continue
             dtypes = DTYPES if probed is None else _probed_dtypes(op, probed)
             if not dtypes:
                 assert probed is not None
                 types = "/".join(str(t) for t in probed.condition.get(TYPE, ()))
                 why = f"stated for {types}, whose dtypes are neither int8 nor float16"
-                result.unprobed.append(Unprobed(probed, why))
+                result.unprobed.append(Untested(probed, why))
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
                 _add_case(result, by_params, ids, catalogue, op, dtype, probed, variant)

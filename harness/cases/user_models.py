@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from harness.cases.case import Case, Expect, case_seed
-from harness.catalogue.properties import PLACEMENT, RESULT
+from harness.documented.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import Graph, OperatorSpec, Params
 

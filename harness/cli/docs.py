@@ -21,9 +21,9 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from harness.catalogue.documents import Document, Entry, Group, diff, reading, stats
-from harness.catalogue.limits import Limit
 from harness.cli.names import document_version, operator_names, platform_type
+from harness.documented.documents import Document, Entry, Group, diff, reading, stats
+from harness.documented.limits import Limit
 from harness.terminal import emit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 

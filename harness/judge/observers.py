@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.cases.case import Expect
-from harness.catalogue.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
+from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
 from harness.judge.checks import Observer, Outcome, Seen
 from harness.judge.verdict import PLACEMENT_PHASE, RESULT_PHASE, UNOBSERVED
 

@@ -4,8 +4,9 @@
 nonsense value raises :class:`ModelParamError`; a value merely outside the vendor's documented
 limits is built, since probing those limits is the point) and returns a :class:`BuiltModel`.
 
-Each operator's model also declares how the catalogue's limits map onto it (:class:`Probing`):
-``subjects`` reads the documented quantities off parameters, ``with_subject`` sets one.
+Each operator's model also declares how the catalogue's limits map onto it
+(:class:`Parametrization`): ``subjects`` reads the documented quantities off parameters,
+``with_subject`` sets one.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from harness.models.builder import (
     BuiltModel,
     ModelParamError,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     assemble,
 )
 
@@ -49,7 +50,7 @@ __all__ = [
     "Broadcast",
     "BuiltModel",
     "ModelParamError",
-    "Probing",
+    "Parametrization",
     "build_model",
     "draw_inputs",
     "subjects",
@@ -88,13 +89,17 @@ DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
-def _probing(op: str, spec: OperatorSpec) -> Probing:
+def _probing(op: str, spec: OperatorSpec) -> Parametrization:
     if spec.probing is None:
-        raise TypeError(f"operator {op} declares no Probing: its limits could not be probed")
+        raise TypeError(
+            f"operator {op} declares no Parametrization: its limits could not be probed"
+        )
     return spec.probing
 
 
-PROBING: dict[str, Probing] = {op: _probing(op, spec) for op, spec in OPERATOR_SPECS.items()}
+PROBING: dict[str, Parametrization] = {
+    op: _probing(op, spec) for op, spec in OPERATOR_SPECS.items()
+}
 
 # The compiler passes that add layers to an operator's typical model on every build (the build
 # log's fuse_ops lines of the toolkit, 2.5.0): its ordinary lowering, never a rewrite meeting

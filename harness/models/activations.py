@@ -14,8 +14,8 @@ from onnx import NodeProto, helper
 from harness.models.builder import (
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     dim_setters,
     shape_reader,
     uniform,
@@ -135,7 +135,7 @@ def unary(name: str, entry: str) -> OperatorSpec:
     # the fused pattern (exGelu).
     layer = activation.layer or name
     aliases = (layer,) if layer != entry else ()
-    probing = Probing(shape_reader(), dim_setters(), layer_aliases=aliases)
+    probing = Parametrization(shape_reader(), dim_setters(), layer_aliases=aliases)
     return OperatorSpec({"shape": [1, 4, 6, 8]}, build, probing)
 
 

@@ -218,7 +218,7 @@ class Broadcast:
 
 
 @dataclass(frozen=True)
-class Probing:
+class Parametrization:
     """An operator model's side of the case generator: documented subjects to parameters and
     back, and which documented limits the model can express at all."""
 
@@ -248,7 +248,7 @@ class OperatorSpec:
 
     defaults: Mapping[str, Any]
     build: Builder
-    probing: Probing | None = None
+    probing: Parametrization | None = None
 
 
 def fp16_exact(values: np.ndarray) -> np.ndarray:

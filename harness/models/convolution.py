@@ -18,8 +18,8 @@ from harness.models.activations import ACTIVATIONS, Nodes
 from harness.models.builder import (
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     Reader,
     Setter,
     set_shape_dim,
@@ -240,7 +240,7 @@ def convolution(kind: str, fuses: str = "") -> OperatorSpec:
     if kind == "ConvTranspose":
         setters |= {"strides": _set_both_strides, "kernel": _set_kernel_pair}
         setters |= {name: _set_pad(i, _fit_transposed_output) for i, name in enumerate(PADS)}
-    probing = Probing(
+    probing = Parametrization(
         read=_read(kind),
         setters=setters,
         size=size,

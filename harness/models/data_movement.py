@@ -15,8 +15,8 @@ from harness.models.builder import (
     NCHW,
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     dim_setters,
     nchw,
     shape_reader,
@@ -78,7 +78,7 @@ TRANSPOSE = OperatorSpec(
     # of every group but RK3566/RK3568, which documents only the identity (a no-op) supported.
     {"shape": [1, 4, 16, 16], "perm": "[0,2,3,1]"},
     _build_transpose,
-    Probing(
+    Parametrization(
         read=_read_transpose,
         setters={
             **dict(zip(TRANSPOSE_IN, SHAPE_DIMS.values(), strict=True)),
@@ -208,30 +208,32 @@ OPERATORS = {
     "Reshape": OperatorSpec(
         {"shape": [1, 4, 6, 8], "output_shape": None},
         _build_reshape,
-        Probing(shape_reader(), dim_setters(_set_reshape_dim)),
+        Parametrization(shape_reader(), dim_setters(_set_reshape_dim)),
     ),
     "Concat": OperatorSpec(
         {"shape": [1, 4, 6, 8], "axis": 1, "inputs": 2},
         _build_concat,
-        Probing(_read_axis, dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)),
+        Parametrization(
+            _read_axis, dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)
+        ),
     ),
     # Rows 1-4 and columns 2-6: both axes cut at both ends. Steps stay 1: the document
     # allows others only in a narrow case (height*width == 1 and channel alignment).
     "Slice": OperatorSpec(
         {"shape": [1, 4, 6, 8], "starts": [1, 2], "ends": [5, 7], "axes": [2, 3], "steps": [1, 1]},
         _build_slice,
-        Probing(shape_reader("starts", "ends", "axes", "steps"), dim_setters(_slice_dim)),
+        Parametrization(shape_reader("starts", "ends", "axes", "steps"), dim_setters(_slice_dim)),
     ),
     "Split": OperatorSpec(
         {"shape": [1, 4, 6, 8], "axis": 1, "outputs": 2},
         _build_split,
-        Probing(_read_axis, {**dim_setters(_split_dim), "axis": _set_split_axis}),
+        Parametrization(_read_axis, {**dim_setters(_split_dim), "axis": _set_split_axis}),
     ),
     "Tile": OperatorSpec(
         {"shape": [1, 4, 3, 4], "repeats": [1, 1, 2, 2]},
         _build_tile,
         # The toolkit rewrites a Tile along the batch into an Expand layer.
-        Probing(
+        Parametrization(
             shape_reader("repeats"),
             dim_setters(),
             layer_aliases=("Expand",),

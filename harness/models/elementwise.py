@@ -16,8 +16,8 @@ from harness.models.builder import (
     Broadcast,
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     away_from_zero,
     broadcast_form,
     dim_setters,
@@ -66,7 +66,7 @@ def _set_binary_dim(p: dict[str, Any], axis: int, value: int) -> None:
 
 
 # A is the full-size operand; the vendor's forms ("same as Expand") are probed on B.
-BINARY_PROBING = Probing(
+BINARY_PROBING = Parametrization(
     read=_read_binary,
     setters={**dim_setters(_set_binary_dim), "constant_B": _set_constant_b},
     broadcast=Broadcast("B", lambda source, out: {"a_shape": out, "b_shape": source}),
@@ -78,7 +78,7 @@ CONSTANT_B_PROBING = replace(BINARY_PROBING, dtype_subjects={"T2": "constant_B"}
 def _binary(
     chain: tuple[str, ...],
     operands: Operands,
-    probing: Probing = BINARY_PROBING,
+    probing: Parametrization = BINARY_PROBING,
     defaults: Mapping[str, Any] = BINARY_DEFAULTS,
 ) -> OperatorSpec:
     """A binary operator ``chain[0]`` on inputs A, B, followed by the unary ops ``chain[1:]``."""
@@ -154,7 +154,7 @@ def _set_exponent_dtype(p: dict[str, Any], value: Any) -> None:
     p["exponent_dtype"] = EXPONENT_DTYPES[value]
 
 
-POW_PROBING = Probing(
+POW_PROBING = Parametrization(
     read=_read_pow,
     setters={
         **dim_setters(),
@@ -206,7 +206,9 @@ OPERATORS = {
     "Where": OperatorSpec(
         {"shape": [1, 8, 6, 8]},
         _build_where,
-        Probing(shape_reader(), dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)),
+        Parametrization(
+            shape_reader(), dim_setters(), size=lambda s: 4 * math.prod(s[d] for d in NCHW)
+        ),
     ),
     "Add": _binary(("Add",), _signed, CONSTANT_B_PROBING),
     "Sub": _binary(("Sub",), _signed, SUB_PROBING, SUB_DEFAULTS),

@@ -20,8 +20,8 @@ from onnx import NodeProto, helper
 from harness.models.builder import (
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     dim_setters,
     fp16_exact,
     nchw,
@@ -199,17 +199,17 @@ OPERATORS = {
     "exGlu": OperatorSpec(
         {"shape": [1, 8, 6, 8], "axis": 1},
         _build_glu,
-        Probing(_read_glu, dim_setters(), outside_values={"axis": (2, 3)}),
+        Parametrization(_read_glu, dim_setters(), outside_values={"axis": (2, 3)}),
     ),
     "exNorm": OperatorSpec(
         {"shape": [1, 8, 6, 8], "mode": "layer", "axes": "[1]", "epsilon": 1e-5},
         _build_norm,
-        Probing(_read_norm, dim_setters(), outside_values={"axes": ("[2,3]",)}),
+        Parametrization(_read_norm, dim_setters(), outside_values={"axes": ("[2,3]",)}),
     ),
     "exMatMul": OperatorSpec(
         {"b": 1, "k": 16, "n": 8, "m": 12},
         _build_matmul,
-        Probing(
+        Parametrization(
             lambda p: {key: p[key] for key in ("b", "k", "n", "m")},
             size=lambda s: s["b"] * (s["n"] * s["k"] + s["k"] * s["m"] + s["n"] * s["m"]),
         ),
@@ -220,7 +220,7 @@ OPERATORS = {
     "exSDPAttention": OperatorSpec(
         {"batch": 2, "channel": 8, "width": 16},
         _build_sdpa,
-        Probing(
+        Parametrization(
             lambda p: {key: p[key] for key in ("batch", "channel", "width")},
             size=lambda s: (
                 5 * s["batch"] * s["channel"] * s["width"] + s["batch"] * s["width"] ** 2
@@ -230,6 +230,6 @@ OPERATORS = {
     "exWindow": OperatorSpec(
         {"shape": [1, 4, 8, 8], "window_size": 4, "mode": "partition"},
         _build_window,
-        Probing(_read_window, dim_setters()),
+        Parametrization(_read_window, dim_setters()),
     ),
 }

@@ -11,8 +11,8 @@ from onnx import helper
 from harness.models.builder import (
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     dim_setters,
     nchw,
     shape_reader,
@@ -56,7 +56,7 @@ SOFTMAX = OperatorSpec(
     {"shape": [1, 8, 4, 6], "axis": 1},
     _build_softmax,
     # The toolkit compiles an ONNX Softmax to its own exSoftmax13 layer.
-    Probing(
+    Parametrization(
         _read_softmax,
         dim_setters(),
         layer_aliases=("exSoftmax13",),
@@ -71,6 +71,6 @@ OPERATORS = {
     "BatchNormalization": OperatorSpec(
         {"shape": [1, 4, 6, 8], "epsilon": 1e-5},
         _build_batchnorm,
-        Probing(shape_reader("epsilon"), dim_setters()),
+        Parametrization(shape_reader("epsilon"), dim_setters()),
     ),
 }

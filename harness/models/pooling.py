@@ -11,8 +11,8 @@ from onnx import helper
 from harness.models.builder import (
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     Setter,
     dim_setters,
     distinct,
@@ -115,7 +115,7 @@ def _windowed(op: str) -> OperatorSpec:
 
     # 0 is the value off the vendor's list an ONNX AveragePool can still take.
     outside = {"count_include_pad": (0,)} if op == "AveragePool" else {}
-    probing = Probing(_read_windowed, SETTERS, outside_values=outside, fixed=FIXED)
+    probing = Parametrization(_read_windowed, SETTERS, outside_values=outside, fixed=FIXED)
     return OperatorSpec(defaults, build, probing)
 
 
@@ -127,7 +127,7 @@ def _global(op: str) -> OperatorSpec:
 
     # The toolkit may lower a global pool to the windowed one over the whole input.
     windowed = op.removeprefix("Global")
-    probing = Probing(_read_global, SETTERS, layer_aliases=(windowed,), fixed=FIXED)
+    probing = Parametrization(_read_global, SETTERS, layer_aliases=(windowed,), fixed=FIXED)
     return OperatorSpec({"shape": [1, 8, 5, 6]}, build, probing)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from harness.models.builder import Graph, OperatorSpec, Params, Probing, uniform
+from harness.models.builder import Graph, OperatorSpec, Parametrization, Params, uniform
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 RECURRENT_DEFAULTS = {
@@ -44,8 +44,8 @@ def _size(gates: int) -> Callable[[Mapping[str, Any]], int]:
     return size
 
 
-def _probing(op: str, gates: int) -> Probing:
-    return Probing(
+def _probing(op: str, gates: int) -> Parametrization:
+    return Parametrization(
         read=_read,
         setters={"num_directions": _set_num_directions},
         size=_size(gates),

@@ -13,8 +13,8 @@ from harness.models.builder import (
     NCHW,
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     dim_setters,
     nchw,
     uniform,
@@ -74,7 +74,7 @@ OPERATORS = {
             "coordinate_transformation_mode": "half_pixel",
         },
         _build,
-        Probing(
+        Parametrization(
             read=_read,
             setters={**dim_setters(), "scale_h": _set_scale(2), "scale_w": _set_scale(3)},
             size=lambda s: math.prod(s[d] for d in NCHW) * (1 + s["scale_h"] * s["scale_w"]),

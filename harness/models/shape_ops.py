@@ -12,8 +12,8 @@ from harness.models.builder import (
     Broadcast,
     Graph,
     OperatorSpec,
+    Parametrization,
     Params,
-    Probing,
     broadcast_form,
     dim_setters,
     nchw,
@@ -106,7 +106,7 @@ OPERATORS = {
     "Expand": OperatorSpec(
         {"input_shape": [1, 4, 1, 8], "output_shape": [1, 4, 6, 8]},
         _build_expand,
-        Probing(
+        Parametrization(
             _read_expand,
             broadcast=Broadcast(
                 "input1", lambda source, out: {"input_shape": source, "output_shape": out}
@@ -117,7 +117,7 @@ OPERATORS = {
     "Gather": OperatorSpec(
         {"shape": [1, 8, 4, 6], "axis": 2, "indices": None},
         _build_gather,
-        Probing(
+        Parametrization(
             _read_axis,
             dim_setters(),
             unprobed={"rank": "the Gather model always feeds rank-1 indices"},
@@ -126,7 +126,7 @@ OPERATORS = {
     "Hardmax": OperatorSpec(
         {"shape": [1, 8, 4, 6], "axis": 1},
         _build_hardmax,
-        Probing(_read_axis, dim_setters(), outside_values={"axis": (0, 2)}),
+        Parametrization(_read_axis, dim_setters(), outside_values={"axis": (0, 2)}),
     ),
     "Pad": OperatorSpec(
         {
@@ -136,7 +136,7 @@ OPERATORS = {
             "constant_value": 0.5,
         },
         _build_pad,
-        Probing(
+        Parametrization(
             shape_reader("mode"), dim_setters(_set_pad_dim), outside_values={"mode": ("edge",)}
         ),
     ),

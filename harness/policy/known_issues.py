@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from harness.catalogue.loader import DataLoader
 from harness.report.causes import causes
 from harness.results.records import CaseRecord
 from harness.results.schema import schema_problem
+from harness.safe_yaml import DataLoader
 
 SCHEMA_PATH = Path(__file__).with_name("known-issues.schema.yaml")
 MAX_BYTES = 1024**2

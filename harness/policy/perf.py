@@ -27,7 +27,7 @@ from harness.results.latency import (
 from harness.results.layer_times import ms
 from harness.results.records import CaseRecord, record_key
 from harness.targets import timing
-from harness.targets.timing import PerfRequest, add_perf_options
+from harness.targets.timing import JobTiming, add_perf_options
 
 SUSPECT = "suspect"  # slower on the first run; the re-run decides
 
@@ -40,7 +40,7 @@ def add_options(group: pytest.OptionGroup) -> None:
     add_threshold_options(group.addoption)
 
 
-def perf_request(config: pytest.Config) -> PerfRequest | None:
+def perf_request(config: pytest.Config) -> JobTiming | None:
     """The timing every case asks for (``--perf``), or None; bad values are usage errors."""
     try:
         request = timing.perf_request(config.option)

@@ -65,7 +65,7 @@ def select(bounds: Iterable[Selected], expression: str | None) -> list[Selected]
     return [bound for bound in bounds if matches(bound)]
 
 
-def probe(
+def search_bounds(
     bounds: list[Bound],
     executor: CaseExecutor,
     budget: int = DEFAULT_STEPS,

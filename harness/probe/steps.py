@@ -31,8 +31,8 @@ from harness.cases.operators import (
     product_cap,
     variant_case,
 )
-from harness.catalogue.limits import Limit
-from harness.catalogue.operators import DocumentedOperator, OperatorCatalogue
+from harness.documented.limits import Limit
+from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
 from harness.models import PROBING, ModelParamError, build_model
 from harness.models.budget import SizeBudget, size_budget

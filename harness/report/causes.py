@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from operator import attrgetter
 from typing import Any
 
-from harness.catalogue.properties import PRECISION
+from harness.documented.properties import PRECISION
 from harness.judge.verdict import (
     FAILING_VERDICTS,
     LAYOUT_PHASE,

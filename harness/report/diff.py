@@ -32,7 +32,7 @@ from typing import Any
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.behaviour import behaviour, differences, internal_only
-from harness.report.matrix import format_number, natural_key
+from harness.report.cells import format_number, natural_key
 from harness.results.latency import IMPROVEMENT, REGRESSION, Threshold, latency_change
 from harness.results.records import CaseRecord
 from harness.terminal import columns

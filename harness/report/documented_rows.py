@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from harness.catalogue.properties import RESULT
+from harness.documented.properties import RESULT
 from harness.judge.verdict import SEVERITY, UNOBSERVED
 from harness.results.records import CaseRecord
 

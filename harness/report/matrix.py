@@ -12,10 +12,13 @@ import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.catalogue.properties import PRECISION
-from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
+from harness.documented.properties import PRECISION
+from harness.judge.verdict import FAILING_VERDICTS
+from harness.report.baseline import BaselineChanges
+from harness.report.causes import Cause
+from harness.report.cells import format_number, natural_key, verdict_counts
 from harness.report.documented_rows import (
     DOCUMENTED_KEY,
     OLD_KEY,
@@ -23,13 +26,9 @@ from harness.report.documented_rows import (
     documented_groups,
     documented_sections,
 )
+from harness.report.sdk_matrix import SdkMatrix
 from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord, record_key
-
-if TYPE_CHECKING:  # baseline imports diff, which imports this module
-    from harness.report.baseline import BaselineChanges
-    from harness.report.causes import Cause
-    from harness.report.sdk_matrix import SdkMatrix
 
 UNPROBED_KEY = "unprobed"  # run.json: [{"limit": id, "reason": text}, ...]
 # run.json: [{"model": name, "reason": "not runnable: ..." | "not selected: ..."}] (--models)
@@ -198,7 +197,7 @@ class Failure:
 
 
 @dataclass(frozen=True)
-class Unprobed:
+class Untested:
     """Documented limits of one operator property no case probes, for one reason (or the
     same reason with other numbers): one row for what would be near-duplicate rows."""
 
@@ -223,7 +222,7 @@ class Report:
     # the vendor's documented rows per platform group
     documented: list[DocumentedSection] = field(default_factory=list)
     # Documented limits no case probes, for the operators that ran (run.json "unprobed")
-    unprobed: list[Unprobed] = field(default_factory=list)
+    unprobed: list[Untested] = field(default_factory=list)
     # Cases whose host references disagree: neither pass nor fail, listed with both values
     disagreements: list[CaseRecord] = field(default_factory=list)
     probes: list[ProbeRecord] = field(default_factory=list)  # ``hil probe``'s bounds
@@ -282,16 +281,16 @@ def one_line_cause(record: CaseRecord) -> str:
     return textwrap.shorten(text, max(CAUSE_WIDTH - len(note), 40), placeholder=" ...") + note
 
 
-def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Unprobed]:
+def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Untested]:
     """run.json's unprobed limits of the operators in ``ops``, one row per operator, property
     and reason (numbers in the reason aside), in catalogue order."""
-    groups: dict[tuple[str, str, str], Unprobed] = {}
+    groups: dict[tuple[str, str, str], Untested] = {}
     for entry in entries:
         op, *roles, prop = entry["limit"].split("/")
         if op not in ops:
             continue
         group = groups.setdefault(
-            (op, prop, re.sub(r"\d+", "#", entry["reason"])), Unprobed(op, prop, [], [])
+            (op, prop, re.sub(r"\d+", "#", entry["reason"])), Untested(op, prop, [], [])
         )
         for role in ["/".join(roles)] if roles else []:
             if role not in group.roles:
@@ -299,12 +298,6 @@ def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list
         if entry["reason"] not in group.reasons:
             group.reasons.append(entry["reason"])
     return list(groups.values())
-
-
-def verdict_counts(records: Iterable[CaseRecord]) -> dict[str, int]:
-    """Cases per verdict, every verdict listed (zeros included) in VERDICTS order."""
-    counts = Counter(record.verdict for record in records)
-    return {verdict: counts[verdict] for verdict in VERDICTS}
 
 
 def sections(records: Iterable[CaseRecord]) -> list[Section]:
@@ -485,10 +478,6 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
     return ", ".join(f"{name}={format_number(value)}" for name, value in sorted(metrics.items()))
 
 
-def format_number(value: float) -> str:
-    return f"{value:.6g}"
-
-
 def _slug(text: str) -> str:
     """Readable and unique: the text's safe characters plus a short hash of all of it."""
     readable = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80]
@@ -517,10 +506,3 @@ def case_href(record: CaseRecord) -> str:
 def cell_href(section: Section, anchor: str) -> str:
     """A link from report.html to a heat-map cell's cases (``Section.anchor``)."""
     return f"{case_page(section.backend, section.platform, section.sdk)}#{anchor}"
-
-
-def natural_key(text: str) -> list[tuple[int, int | str]]:
-    """Sort key putting "kernel=7x7" before "kernel=8x8" and "999" before "8193"."""
-    return [
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
-    ]

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
-from harness.report.matrix import natural_key
+from harness.report.cells import natural_key
 from harness.results.probes import ProbeRecord
 from harness.text import printable
 

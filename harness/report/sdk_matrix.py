@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.behaviour import behaviour, differences, in_words, internal_only
-from harness.report.matrix import natural_key, verdict_counts
+from harness.report.cells import natural_key, verdict_counts
 from harness.results.records import CaseRecord
 
 # Change kinds, most important first: (kind, what the report calls it).

@@ -9,7 +9,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from harness.targets.timing import PerfRequest
+from harness.targets.timing import JobTiming
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Job:
     config: dict[str, Any] = field(default_factory=dict)  # extra vendor build settings
     case_id: str = ""
     timeout_s: float | None = None  # this job's own time limit; None: the target's
-    perf: PerfRequest | None = None  # time inference too (``--perf``); None: outputs only
+    perf: JobTiming | None = None  # time inference too (``--perf``); None: outputs only
 
     def __post_init__(self) -> None:
         if "target_platform" in self.config:

@@ -25,7 +25,7 @@ READING_SUFFIX = "_temp"
 
 
 @dataclass(frozen=True)
-class PerfRequest:
+class JobTiming:
     """What ``--perf`` asks of a target for every case."""
 
     warmup: int = DEFAULT_WARMUP
@@ -49,7 +49,7 @@ class PerfRequest:
 
 
 def add_perf_options(add: Callable[..., Any]) -> None:
-    """The options of ``PerfRequest`` but ``layers`` (``add``: argparse's ``add_argument`` or a
+    """The options of ``JobTiming`` but ``layers`` (``add``: argparse's ``add_argument`` or a
     pytest option group's ``addoption``); ``perf_request`` reads them back."""
     options = (
         ("--perf-warmup", int, DEFAULT_WARMUP, "N", f"untimed runs first ({DEFAULT_WARMUP})"),
@@ -61,10 +61,10 @@ def add_perf_options(add: Callable[..., Any]) -> None:
         add(name, type=kind, default=default, metavar=metavar, help=f"with --perf: {text}")
 
 
-def perf_request(values: Any, layers: bool = False) -> PerfRequest:
-    """The ``PerfRequest`` of ``add_perf_options``'s values (an argparse namespace, or an
+def perf_request(values: Any, layers: bool = False) -> JobTiming:
+    """The ``JobTiming`` of ``add_perf_options``'s values (an argparse namespace, or an
     object whose attributes are pytest's options); ValueError when one is unusable."""
-    return PerfRequest(
+    return JobTiming(
         warmup=values.perf_warmup,
         runs=values.perf_runs,
         cap_s=values.perf_cap,

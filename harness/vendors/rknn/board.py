@@ -1,6 +1,6 @@
 """Run cases on a board: the board's counterpart of the simulator pool, same job, same record.
 
-``BoardBackend(board).stream(jobs)`` converts each ONNX model on the host (cached; the
+``RknnBoardTarget(board).stream(jobs)`` converts each ONNX model on the host (cached; the
 verbose build log gives placement, rewrites and native layouts), ships the batch to the board
 runner in one tar and yields one ``Observation`` per job as the board finishes it
 (``run_batch`` collects them), ``backend`` being the board's name. The board's runtime
@@ -32,21 +32,21 @@ from harness.boards.transport import BoardConnectionError, open_transport
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.conditions import condition_files, npu_devfreq
-from harness.vendors.rknn.conversion_feed import ConversionFeed
-from harness.vendors.rknn.convert import CACHE, Conversion, ConversionCache
-from harness.vendors.rknn.runner_session import (
-    CaseJob,
-    CaseResult,
+from harness.vendors.rknn.documents.conditions import condition_files, npu_devfreq
+from harness.vendors.rknn.runners.runner_session import (
     ConnectionLost,
     RunnerFailed,
+    RunnerJob,
+    RunnerReply,
     RunnerSession,
     runner_module,
 )
 from harness.vendors.rknn.runtimes import StandIn, rknn_runtime
-from harness.vendors.rknn.sdk import interpreter
-from harness.vendors.rknn.toolkit import toolkit_calls
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
+from harness.vendors.rknn.toolkit.calls import toolkit_calls
+from harness.vendors.rknn.toolkit.conversion_feed import ConversionFeed
+from harness.vendors.rknn.toolkit.convert import CACHE, Conversion, ConversionCache
+from harness.vendors.rknn.toolkit.sdk import interpreter
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +57,13 @@ _MAX_FRUITLESS_RESTARTS = 3  # runners dying before any case: the board is treat
 class _Outcome:
     """What became of one shipped case."""
 
-    result: CaseResult | None = None
+    result: RunnerReply | None = None
     infra_error: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
-class BoardBackend:
+class RknnBoardTarget:
     """Runs Jobs on one board; use as a context manager (or call ``close``).
 
     ``timeout_s`` bounds each case on the board (and, plus ``host_grace_s``, on the host);
@@ -142,7 +142,7 @@ class BoardBackend:
         converting = self._feed.convert(batch)
         self._connect_while_converting()
         conversions = converting.result()
-        case_jobs: list[CaseJob] = []
+        case_jobs: list[RunnerJob] = []
         self._case_ids = {}
         self._started_at = {}
         for index, (job, conversion) in enumerate(zip(batch, conversions, strict=True)):
@@ -190,7 +190,7 @@ class BoardBackend:
 
     # -- shipping, with reconnects and restarts ----------------------------------------------
 
-    def _execute(self, jobs: list[CaseJob]) -> Iterator[tuple[str, _Outcome]]:
+    def _execute(self, jobs: list[RunnerJob]) -> Iterator[tuple[str, _Outcome]]:
         """Each job's id and outcome as it settles (a result, or an infra error for good)."""
         outcomes = {job.id: _Outcome() for job in jobs}
         pending = list(jobs)
@@ -244,7 +244,7 @@ class BoardBackend:
                     self._drop()
             pending = [job for job in pending if not _settled(outcomes[job.id])]
 
-    def _pin(self, session: RunnerSession, jobs: list[CaseJob]) -> None:
+    def _pin(self, session: RunnerSession, jobs: list[RunnerJob]) -> None:
         """Pin the NPU clock for the session when a job's timing asks (``--perf-pin-npu``)."""
         want = next((job.perf["pin_npu"] for job in jobs if job.perf and job.perf["pin_npu"]), "")
         if want and session.pinned is None:
@@ -334,7 +334,7 @@ class BoardBackend:
             self._session.close()
             self._session = None
 
-    def _versions(self, session: RunnerSession, result: CaseResult) -> dict[str, str]:
+    def _versions(self, session: RunnerSession, result: RunnerReply) -> dict[str, str]:
         """The board's runtime library, driver and runner next to the host toolkit's version,
         with ``version_warnings`` when the versions are a combination that usually works but
         is not what the vendor requires (``compatibility``)."""
@@ -406,7 +406,7 @@ class BoardBackend:
         self._feed.close()
         atexit.unregister(self.close)
 
-    def __enter__(self) -> BoardBackend:
+    def __enter__(self) -> RknnBoardTarget:
         return self
 
     def __exit__(
@@ -425,14 +425,14 @@ def case_job(
     board: Board,
     timeout_s: float,
     test_fault: str | None = None,
-) -> CaseJob:
+) -> RunnerJob:
     """What the runner needs for one converted job: .rknn, inputs and how to run them."""
     assert conversion.rknn_path is not None
     runtime = rknn_runtime(board)
     data_format = toolkit_calls(job)["inference"]["data_format"]
     files, inputs = runtime.case_files(job, conversion.rknn_path.read_bytes(), data_format)
     perf = job.perf
-    return CaseJob(
+    return RunnerJob(
         id=job_id,
         files=files,
         inputs=inputs,
@@ -445,15 +445,18 @@ def case_job(
     )
 
 
+BoardBackend = RknnBoardTarget  # its name before it said it is a target, kept for repro bundles
+
+
 def _settled(outcome: _Outcome) -> bool:
     return outcome.result is not None or outcome.infra_error is not None
 
 
 def board_target(
     board: Board, rknn_cache: Path | None, timeout_s: float, sdk: str | None = None
-) -> BoardBackend:
+) -> RknnBoardTarget:
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
     python, toolkit = interpreter(sdk)
     cache = ConversionCache(rknn_cache or CACHE.directory(), python=python, toolkit=toolkit)
-    return BoardBackend(board, cache=cache, timeout_s=timeout_s)
+    return RknnBoardTarget(board, cache=cache, timeout_s=timeout_s)

@@ -187,7 +187,7 @@ def run_on_board(
         from harness.boards import BoardError
         from harness.boards.inventory import BoardFileError, load_board
         from harness.targets.job import Job
-        from harness.vendors.rknn.board import BoardBackend
+        from harness.vendors.rknn.board import RknnBoardTarget
         from harness.vendors.rknn.runtimes import RUNTIMES
     except ImportError as exc:
         raise CannotRun(f"--board needs npu-hil installed ({exc})") from None
@@ -215,8 +215,8 @@ def run_on_board(
     )
     say(f"running on board {board.name} ({board.address})")
     try:
-        with BoardBackend(board) as backend:
-            seen = backend.run(job)
+        with RknnBoardTarget(board) as target:
+            seen = target.run(job)
     except BoardError as exc:
         raise CannotRun(f"board {board.name}: {exc}") from None
     Path(log).write_text(seen.log, encoding="utf-8")

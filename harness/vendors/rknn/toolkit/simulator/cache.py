@@ -1,0 +1,82 @@
+"""A disk cache of simulator Observations, shareable by parallel pytest-xdist processes.
+
+The key covers everything that decides a simulator result: the model bytes, the inputs and
+calibration arrays (bytes, shapes, dtypes; samples the harness draws, by how it draws them),
+the exact toolkit calls (target, config, quantization) and the toolkit version. An entry is
+a folder ``<key>/`` holding ``observation.json`` and ``output<i>.npy``; it is written under a
+temporary name and renamed into place, so a reader sees a whole entry or none; an entry
+damaged later is a miss and is removed. Only simulator results are accepted, and never
+infrastructure errors: a crash or a hang says nothing about the model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from harness.diskcache import CacheFolder, DiskCache, content_key
+from harness.targets.job import Job, calibration_key
+from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit.calls import toolkit_calls, toolkit_version
+
+CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
+FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
+_ENTRY_FILE = "observation.json"
+# Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
+# tensor forms the pool reads off the stored log on every hit (so entries follow the parser).
+_DERIVED = ("observes", "placement", "rewrites", "tensors")
+_FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
+
+
+class SimCache(DiskCache):
+    """get/put Observations for Jobs under ``directory``, kept under ``cap`` bytes (default
+    ``HIL_CACHE_MAX``, else 2 GiB)."""
+
+    def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
+        """``toolkit``: the version the workers run (default: this interpreter's). A folder
+        that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        super().__init__(directory, CACHE, cap)
+        self._toolkit = toolkit or toolkit_version()
+
+    def key(self, job: Job) -> str:
+        """sha256 over every input of the simulator run (hex); drawn calibration samples by
+        their recipe (``job.calibration_key``)."""
+        calibration, samples = calibration_key(job)
+        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(job)}
+        header["calibration"] = calibration
+        return content_key(header, job.model, [job.inputs, *samples])
+
+    def observation(self, job: Job) -> Observation | None:
+        """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
+        wrong fields or types, a bad array) is a miss and is removed, so the next run stores
+        a good one instead of failing the case every time."""
+        return self.get(self.key(job), _read)
+
+    def store(self, job: Job, observation: Observation) -> None:
+        """Store a simulator observation; one with ``infra_error`` is silently skipped."""
+        if observation.backend != "simulator":
+            raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
+        if observation.infra_error is not None:
+            return
+
+        def write(folder: Path) -> None:
+            outputs = observation.outputs
+            for i, array in enumerate(outputs or []):
+                np.save(folder / f"output{i}.npy", array)
+            data = {name: getattr(observation, name) for name in _FIELDS}
+            data["outputs"] = None if outputs is None else len(outputs)
+            (folder / _ENTRY_FILE).write_text(json.dumps(data))
+
+        self.put(self.key(job), write)
+
+
+def _read(entry: Path) -> Observation:
+    data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
+    count = data.pop("outputs")
+    data["outputs"] = (
+        None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
+    )
+    return Observation(**data)
