@@ -57,9 +57,9 @@ from harness.pipeline import CaseExecutor, job_for
 from harness.policy.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.scheduler import Scheduler
 from harness.vendors import vendor_for
-from harness.vendors.rknn.catalogue.operators import operator_catalogue
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.toolkit import write_dataset
+from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.toolkit.calls import write_dataset
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 from harness.vendors.stages import default_sdk, stages_for
 
 RUNS = ("floor", "cold", "warm", "new-sdk")

@@ -42,7 +42,7 @@ from harness.results.records import BOARD_LOG, CaseRecord, case_folder
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import PrefetchingTarget, Target, observe
-from harness.targets.timing import PerfRequest, TimingError, timing_record
+from harness.targets.timing import JobTiming, TimingError, timing_record
 from harness.text import redact
 
 # int8 builds calibrate on the case's own inputs plus this many further seeded samples, so the
@@ -146,7 +146,7 @@ class Stages:
     judged_against: Callable[[Case, str], dict[str, str]] = _no_document
     annotate: Callable[[CaseRecord], CaseRecord] = _unmarked
     timeout_for: Callable[[Case], float | None] = _no_timeout
-    perf: PerfRequest | None = None
+    perf: JobTiming | None = None
     references: Callable[[BuiltModel], References] = host_references
     comparisons: Compare = compare_references
     drop_arrays_for: Collection[str] = ()

@@ -15,8 +15,8 @@ from harness.judge import comparison_cache
 from harness.judge.compare import Comparison, tolerance_for
 from harness.judge.comparison_cache import ComparisonCache
 from harness.pipeline import CaseExecutor, Stages
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.simulator import SimulatorPool
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
 FLOAT16 = tolerance_for("float16")
 

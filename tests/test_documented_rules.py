@@ -14,15 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cases.operators import balanced_factors, operator_cases, set_neighbours
-from harness.catalogue.properties import CPU_RULE
+from harness.documented.properties import CPU_RULE
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import rewrite_of
 from harness.models import subjects
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
 from harness.vendors import vendor_named
-from harness.vendors.rknn.buildlog import parse_build_log
-from harness.vendors.rknn.properties import SIMULATOR_OBSERVES
+from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 
 LOGS = Path(__file__).parent / "data" / "buildlogs"
 RKNN = vendor_named("rknn")

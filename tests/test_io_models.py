@@ -15,10 +15,11 @@ from onnx import numpy_helper
 from harness.models import OPERATORS, BuiltModel, ModelParamError
 from harness.models.reference import ORT, SPEC, host_references
 from harness.pipeline import CaseExecutor, Stages
-from harness.vendors.rknn import io_checks, io_models
-from harness.vendors.rknn.io_cases import platform_cases
-from harness.vendors.rknn.io_models import build_io_model
-from harness.vendors.rknn.layout import unpack_input
+from harness.vendors.rknn.model_io import checks as io_checks
+from harness.vendors.rknn.model_io import models as io_models
+from harness.vendors.rknn.model_io.cases import platform_cases
+from harness.vendors.rknn.model_io.layout import unpack_input
+from harness.vendors.rknn.model_io.models import build_io_model
 
 # -- numpy transcriptions of ONNX Conv / ConvTranspose (from the spec, not from the code) ------
 
@@ -192,7 +193,7 @@ def test_io_models_are_buildable_but_not_table_operators() -> None:
 @pytest.fixture(scope="module")
 def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CaseExecutor]:
     pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
-    from harness.vendors.rknn.simulator import SimulatorPool
+    from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
     with SimulatorPool(workers=1, timeout_s=300) as pool:
         yield CaseExecutor(

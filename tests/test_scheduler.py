@@ -25,12 +25,12 @@ from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import read_records
 from harness.scheduler import BatchSizes, Scheduler
 from harness.targets.job import Job
-from harness.vendors.rknn.board import BoardBackend
-from harness.vendors.rknn.catalogue.operators import seed_catalogue
-from harness.vendors.rknn.convert import Conversion, ConversionCache
-from harness.vendors.rknn.io_checks import JUDGE
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.simulator import cache as sim_cache
+from harness.vendors.rknn.board import RknnBoardTarget
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.model_io.checks import JUDGE
+from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import cache as sim_cache
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
@@ -109,7 +109,7 @@ def test_a_runner_killed_mid_batch_costs_only_the_case_in_flight(
                 killed.append(process.pid)
                 psutil.Process(process.pid).kill()
 
-    with BoardBackend(loopback_board, cache=board_cache, on_case_started=kill_runner) as board:
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as board:
         executor = CaseExecutor(tmp_path, board, Stages(judge=JUDGE))
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4))
         assert run_in_order(scheduler, cases) == [case.id for case in cases]
@@ -189,7 +189,7 @@ def test_the_next_batch_is_converted_while_the_board_runs_this_one(
 ) -> None:
     cases = pow_cases(6)
     cache = RecordingCache(tmp_path / "conversions")
-    with BoardBackend(loopback_board, cache=cache) as board:
+    with RknnBoardTarget(loopback_board, cache=cache) as board:
         executor = CaseExecutor(tmp_path / "results", board, Stages(judge=JUDGE))
         scheduler = Scheduler(executor.execute_many, BatchSizes(largest=4), executor.prefetch)
         assert run_in_order(scheduler, cases) == [case.id for case in cases]

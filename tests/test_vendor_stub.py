@@ -24,7 +24,7 @@ STUB = '''\
 
 from pathlib import Path
 
-from harness.catalogue.operators import OperatorCatalogue, load_operators
+from harness.documented.operators import OperatorCatalogue, load_operators
 from harness.vendors.base import Vendor
 
 TABLE = Path(__file__).with_name("stub-operators.yaml")

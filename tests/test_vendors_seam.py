@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogue.loader import CatalogueError
 from harness.cli import main
+from harness.safe_yaml import DataFileError
 from harness.vendors import fill_run_defaults, vendor_for, vendor_named
 from harness.vendors.rules import load_rules
 
@@ -156,7 +156,7 @@ def test_the_layout_suites_journal_their_checks_and_the_report_lists_the_rows(
 def test_a_rules_file_with_an_unknown_kind_names_file_field_and_value(tmp_path: Path) -> None:
     bad = tmp_path / "rules.yaml"
     bad.write_text(HORIZON_RULES.read_text().replace("kind: multiple-of", "kind: aligned", 1))
-    with pytest.raises(CatalogueError) as caught:
+    with pytest.raises(DataFileError) as caught:
         load_rules(bad)
     assert str(caught.value) == (
         f"{bad}: rules[1].kind: is not a kind of documented limit (value: 'aligned')"

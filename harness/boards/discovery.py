@@ -26,7 +26,7 @@ from harness.text import printable
 
 UNKNOWN = "unknown"
 # The script's vendor-neutral parts; a board's runtime adds its own sections between them
-# (``BoardProbe.script``), using the helpers. $1 sysroot (probe-path prefix), $2 board python,
+# (``BoardDiscovery.script``), using the helpers. $1 sysroot (probe-path prefix), $2 board python,
 # $3 work directory, $4 python probe code.
 _PREFIX = r"""
 root=${1%/}

@@ -128,7 +128,7 @@ Sections = Mapping[str, list[str]]  # the script's output: section name -> its l
 
 
 @dataclass(frozen=True)
-class BoardProbe:
+class BoardDiscovery:
     """What a board's runtime looks for on it, besides what every board shows (SoC, Python,
     free disk): its vendor's part of the one discovery round trip (``Runtime.discovery``)."""
 
@@ -151,7 +151,7 @@ class Runtime(Protocol):
         """The board file's ``runtime`` value."""
 
     @property
-    def discovery(self) -> BoardProbe:
+    def discovery(self) -> BoardDiscovery:
         """What discovery looks for on the board besides what every board shows."""
 
     def check_versions(self, facts: Mapping[str, Any], sdk: str | None = None) -> VersionCheck:

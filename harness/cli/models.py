@@ -49,7 +49,7 @@ from harness.results.journal import (
 from harness.results.records import CaseRecord
 from harness.targets.selection import platform_boards
 from harness.targets.target import Target
-from harness.targets.timing import PerfRequest, add_perf_options, perf_request
+from harness.targets.timing import JobTiming, add_perf_options, perf_request
 from harness.terminal import columns, emit
 from harness.text import printable, shown_name, warn_weak_secrets
 from harness.timeouts import timeout_problem
@@ -160,7 +160,7 @@ def _perf_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _perf(args: argparse.Namespace) -> PerfRequest | None:
+def _perf(args: argparse.Namespace) -> JobTiming | None:
     if args.layers_perf and not args.perf:
         raise _BadInput("--layers-perf needs --perf")
     try:
@@ -321,7 +321,7 @@ def _runner(
     backend: Target,
     platform: str,
     dtype: str,
-    perf: PerfRequest | None = None,
+    perf: JobTiming | None = None,
 ) -> ModelRunner:
     """The runner of a user's model with the suites' stages, on this environment's SDK."""
     return ModelRunner(

@@ -22,13 +22,19 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
-from harness.catalogue.operators import OperatorCatalogue
 from harness.cli.names import platform_type
 from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
+from harness.documented.operators import OperatorCatalogue
 from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, host_versions
-from harness.probe.runner import DEFAULT_STEPS, SelectionError, probe, select, skipped_record
+from harness.probe.runner import (
+    DEFAULT_STEPS,
+    SelectionError,
+    search_bounds,
+    select,
+    skipped_record,
+)
 from harness.probe.steps import Bound, Skipped, numeric_bounds, unsearchable
 from harness.report.bundle import BundleError, make_bundle
 from harness.report.real_limits import format_table
@@ -201,7 +207,7 @@ def _run(
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         stages = stages_for(vendor, [catalogue])
         executor = CaseExecutor(results, backend, stages, default_sdk(vendor))
-        answers = probe(bounds, executor, args.steps, finished)
+        answers = search_bounds(bounds, executor, args.steps, finished)
     for item in skipped:
         record = skipped_record(item)
         append_probe(results, record)

@@ -2,7 +2,7 @@
 
 A ``Limit`` is one documented, countable constraint with the document's verbatim text and its
 source; what case generation and the reports count. The operator tables
-(``harness.catalogue.operators``) fill the structured fields (the operator, tensor role,
+(``harness.documented.operators``) fill the structured fields (the operator, tensor role,
 subject, interval or value set, condition, rule); a vendor's model I/O tables
 (its catalogue package) name the platform group and keep the cell text,
 which their own rules parse.
@@ -36,7 +36,7 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
   ``values``: ``supported``) or, under ``condition`` that it is on, what it supports (subject
   ``dtype``: its data types).
 
-Operator lists (whole vendor documents, ``harness.catalogue.documents``) add:
+Operator lists (whole vendor documents, ``harness.documented.documents``) add:
 
 - ``product`` and ``formula`` over named dimensions with named constants (``h1*w1<16*p``,
   ``rule["constants"]`` ``{"p": 8192}``), possibly only under ``condition``
@@ -63,7 +63,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from harness.catalogue.intervals import Interval
+from harness.documented.intervals import Interval
 
 LimitKind = Literal[
     # operator tables

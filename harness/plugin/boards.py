@@ -6,37 +6,40 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
+from harness.boards.inventory import Board
 from harness.targets.selection import Assignment, worker_index
 from harness.targets.selection import assign_boards as choose_boards
 from harness.text import printable
 from harness.vendors import not_runnable_header
 
-if TYPE_CHECKING:
-    from harness.plugin.configure import RunConfig
-
 ASSIGNMENTS = pytest.StashKey[dict[str, list[Assignment]]]()  # platform -> one per worker
 WORKER_BOARDS = "npu_hil_boards"  # workerinput key: platform -> this worker's assignment
 
 
-def assign_boards(run: RunConfig) -> list[dict[str, Any]]:
-    """Choose every process's board of each platform before any case (leases held until the
-    run ends); the discovery reports of the boards checked. ``BoardDown``: a configured board
-    is down and no fallback was asked for; a usage error when a board is required and none is
-    configured."""
-    config = run.config
+def assign_boards(
+    config: pytest.Config,
+    platforms: list[str],
+    platform_boards: Callable[[str], list[Board]],
+    sdk: str,
+) -> list[dict[str, Any]]:
+    """Choose every process's board of each of the run's ``platforms`` (their board files:
+    ``platform_boards``) before any case, leases held until the run ends; the discovery
+    reports of the boards checked. ``BoardDown``: a configured board is down and no fallback
+    was asked for; a usage error when a board is required and none is configured."""
     config.stash[ASSIGNMENTS] = {}
     if config.getoption("backend") == "sim" or config.option.collectonly:
         return []
     leases = ExitStack()
     config.add_cleanup(leases.close)
     reports: list[dict[str, Any]] = []
-    for platform in run.platforms:
-        boards = run.platform_boards(platform)
+    for platform in platforms:
+        boards = platform_boards(platform)
         required = config.getoption("backend") == "board" or config.getoption("require_board")
         if not boards and required:
             where = config.getoption("boards")
@@ -45,7 +48,7 @@ def assign_boards(run: RunConfig) -> list[dict[str, Any]]:
             boards,
             _workers(config),
             fallback=config.getoption("board_fallback") == "simulator",
-            sdk=run.sdks[0],
+            sdk=sdk,
             leases=leases,
             progress=functools.partial(_say, config),
         )

@@ -22,7 +22,7 @@ from harness.boards.labgrid_env import env_platform_boards
 from harness.cases.case import Case, CaseSet
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
-from harness.catalogue.operators import OperatorCatalogue
+from harness.documented.operators import OperatorCatalogue
 from harness.modelfiles.prepare import ModelFileError
 from harness.names import sdk_version
 from harness.pipeline import host_versions
@@ -225,7 +225,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     stopped: BoardDown | None = None
     try:
-        boards = assign_boards(run)
+        boards = assign_boards(run.config, run.platforms, run.platform_boards, run.sdks[0])
     except BoardDown as exc:
         boards, stopped = exc.reports, exc
     if not config.option.collectonly:  # it runs nothing: an earlier run's results stay

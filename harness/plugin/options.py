@@ -16,6 +16,7 @@ from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
 from harness.plugin.outcome import BOARD_DOWN_EXIT
+from harness.plugin.run_policy import OFF, VENDOR
 from harness.policy import perf
 from harness.policy.flaky import LAST
 from harness.policy.progress import DEFAULT_EVERY
@@ -23,9 +24,6 @@ from harness.policy.tiers import DEFAULT_BUDGET_S, DEFAULT_SLOW_TIMEOUT_S, TIERS
 from harness.scheduler import DEFAULT_BATCH
 from harness.timeouts import timeout_problem
 from harness.vendors import cache_help, default_vendor, fill_run_defaults, run_vendor
-
-OFF = "off"
-VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -21,7 +21,6 @@ from harness.cases.case import Case
 from harness.history.location import StoreError, shown
 from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.plugin.options import OFF, VENDOR
 from harness.policy import perf
 from harness.policy.baseline import Baseline
 from harness.policy.flaky import LAST, RunHistory
@@ -47,6 +46,8 @@ from harness.text import printable
 from harness.vendors import layer_aliases
 
 PLUGIN_NAME = "npu-hil-policy"
+OFF = "off"
+VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
 TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
 
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, Runtimes
 from harness.cases.case import Case
-from harness.catalogue.documents import Document
-from harness.catalogue.operators import OperatorCatalogue
 from harness.diskcache import CacheFolder
+from harness.documented.documents import Document
+from harness.documented.operators import OperatorCatalogue
 from harness.judge.checks import Judge
 from harness.models.builder import OperatorSpec
 from harness.pipeline import GENERIC_JUDGE, Recipe

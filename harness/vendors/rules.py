@@ -2,7 +2,7 @@
 
 The file (``horizon/data/stride-rules.yaml`` is one) gives the document's title, version and
 section, its platform groups (each with its targets and the constants its rules state for
-them, such as an alignment), its rules (id, kind from ``harness.catalogue.limits``, the
+them, such as an alignment), its rules (id, kind from ``harness.documented.limits``, the
 document's text verbatim, ``inconsistent`` where the document contradicts itself) and its
 worked examples. ``LayoutRules`` turns it into what a ``Vendor`` hands the harness: the
 ``Document`` ``hil docs show`` reads (one entry holding every rule), the report's documented
@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.case import Case
-from harness.catalogue.documents import Document, Entry, Group
-from harness.catalogue.limits import LIMIT_KINDS, Limit
-from harness.catalogue.loader import CatalogueError, load_yaml
-from harness.catalogue.operators import OperatorCatalogue, Source
+from harness.documented.documents import Document, Entry, Group
+from harness.documented.limits import LIMIT_KINDS, Limit
+from harness.documented.operators import OperatorCatalogue, Source
 from harness.pipeline import host_versions
 from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord
+from harness.safe_yaml import DataFileError, load_yaml
 
 HOST = "host"  # the backend of a rule checked by the harness's own computation
 
@@ -148,23 +148,23 @@ def _reading(rule: Mapping[str, Any], constants: Mapping[str, Any]) -> dict[str,
 
 @functools.cache
 def load_rules(path: Path) -> LayoutRules:
-    """The rules file at ``path``; a CatalogueError names the file, the key and the value."""
+    """The rules file at ``path``; a DataFileError names the file, the key and the value."""
     data = load_yaml(path)
     if not isinstance(data, dict):
-        raise CatalogueError(path, "", None, "is not a mapping of the document's fields")
+        raise DataFileError(path, "", None, "is not a mapping of the document's fields")
     for key in _TOP:
         if key not in data:
-            raise CatalogueError(path, key, None, f"{key} is missing")
+            raise DataFileError(path, key, None, f"{key} is missing")
     for index, group in enumerate(data["groups"]):
         for key in ("name", "targets", "constants"):
             if key not in group:
-                raise CatalogueError(path, f"groups[{index}].{key}", None, f"{key} is missing")
+                raise DataFileError(path, f"groups[{index}].{key}", None, f"{key} is missing")
     for index, rule in enumerate(data["rules"]):
         for key in ("id", "kind", "text"):
             if key not in rule:
-                raise CatalogueError(path, f"rules[{index}].{key}", None, f"{key} is missing")
+                raise DataFileError(path, f"rules[{index}].{key}", None, f"{key} is missing")
         if rule["kind"] not in LIMIT_KINDS:
-            raise CatalogueError(
+            raise DataFileError(
                 path, f"rules[{index}].kind", rule["kind"], "is not a kind of documented limit"
             )
     return LayoutRules(path, data)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from harness.cases.case import Case
-from harness.catalogue.operators import OperatorCatalogue
+from harness.documented.operators import OperatorCatalogue
 from harness.judge.compare import Compare, compare_references
 from harness.models import OPERATOR_SPECS, BuiltModel
 from harness.models.builder import OperatorSpec
 from harness.models.reference import References, host_references
 from harness.pipeline import OBSERVED_CAP, Stages
 from harness.results.records import CaseRecord
-from harness.targets.timing import PerfRequest
+from harness.targets.timing import JobTiming
 from harness.vendors.base import Vendor
 
 
@@ -30,7 +30,7 @@ def stages_for(
     documented: Mapping[str, str] | None = None,
     annotate: Callable[[CaseRecord], CaseRecord] | None = None,
     timeout_for: Callable[[Case], float | None] | None = None,
-    perf: PerfRequest | None = None,
+    perf: JobTiming | None = None,
     references: Callable[[BuiltModel], References] = host_references,
     comparisons: Compare = compare_references,
     drop_arrays_for: Collection[str] = (),

@@ -20,18 +20,15 @@ import numpy as np
 
 from harness.boards.inventory import (
     Board,
+    BoardDiscovery,
     BoardFileError,
-    BoardProbe,
     VersionCheck,
     board_path,
     validate,
 )
 from harness.targets.job import Job
-from harness.vendors.rknn.c_runner import request_files
-from harness.vendors.rknn.c_session import CRunnerSession
-from harness.vendors.rknn.compatibility import check_versions
-from harness.vendors.rknn.convert import build_calls
-from harness.vendors.rknn.discovery import PROBE
+from harness.vendors.rknn.documents.compatibility import check_versions
+from harness.vendors.rknn.documents.properties import C_RUNNER_OBSERVES, PYTHON_RUNNER_OBSERVES
 from harness.vendors.rknn.platforms import (
     CORE_MASKS,
     LITE2_PLATFORMS,
@@ -39,9 +36,12 @@ from harness.vendors.rknn.platforms import (
     NPU_CORES,
     PLATFORMS,
 )
-from harness.vendors.rknn.properties import C_RUNNER_OBSERVES, PYTHON_RUNNER_OBSERVES
-from harness.vendors.rknn.runner_session import RunnerSession, runner_module
-from harness.vendors.rknn.toolkit import MODEL_FILE, dataset_files, toolkit_version
+from harness.vendors.rknn.runners.c_runner import request_files
+from harness.vendors.rknn.runners.c_session import CRunnerSession
+from harness.vendors.rknn.runners.discovery import PROBE
+from harness.vendors.rknn.runners.runner_session import RunnerSession, runner_module
+from harness.vendors.rknn.toolkit.calls import MODEL_FILE, dataset_files, toolkit_version
+from harness.vendors.rknn.toolkit.convert import build_calls
 
 _R = TypeVar("_R", bound="RknnRuntime")
 
@@ -54,8 +54,8 @@ class RknnRuntime:
     software: ClassVar[str]  # what runs the model on the board, for messages
     platforms: ClassVar[tuple[str, ...]] = PLATFORMS
     keys: ClassVar[Mapping[str, Any]] = {"core_mask": {"enum": list(CORE_MASKS)}}
-    discovery: ClassVar[BoardProbe] = PROBE  # what discovery looks for on the board
-    test_faults: ClassVar[bool] = False  # acts out BoardBackend's TEST ONLY faults
+    discovery: ClassVar[BoardDiscovery] = PROBE  # what discovery looks for on the board
+    test_faults: ClassVar[bool] = False  # acts out RknnBoardTarget's TEST ONLY faults
     # What the runner reports beyond the outputs decides which properties a board observes.
     observes: ClassVar[frozenset[str]] = PYTHON_RUNNER_OBSERVES
     core_mask: str = "auto"

@@ -7,24 +7,29 @@ from typing import Any
 
 from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.vendors.base import Vendor
-from harness.vendors.rknn import c_runner_cli, layout_cli, sdk_cli
 from harness.vendors.rknn.board import board_target
 from harness.vendors.rknn.bundle_readme import how_to_run
-from harness.vendors.rknn.catalogue.model_io import ModelIOError
-from harness.vendors.rknn.catalogue.operators import operator_catalogue
-from harness.vendors.rknn.convert import CACHE as CONVERSION_CACHE
-from harness.vendors.rknn.io_cases import documented_rows, model_io_cases
-from harness.vendors.rknn.io_checks import JUDGE
-from harness.vendors.rknn.io_models import MODELS
-from harness.vendors.rknn.layer_aliases import load_layer_aliases, load_onnx_operator_names
-from harness.vendors.rknn.operator_list.catalogue import documents
-from harness.vendors.rknn.operator_list.judged import judged_against
+from harness.vendors.rknn.documents.judged import judged_against
+from harness.vendors.rknn.documents.layer_aliases import (
+    load_layer_aliases,
+    load_onnx_operator_names,
+)
+from harness.vendors.rknn.documents.model_io import ModelIOError
+from harness.vendors.rknn.documents.operator_list.committed import documents
+from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.model_io import layout_cli
+from harness.vendors.rknn.model_io.cases import documented_rows, model_io_cases
+from harness.vendors.rknn.model_io.checks import JUDGE
+from harness.vendors.rknn.model_io.models import MODELS
 from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
+from harness.vendors.rknn.runners import c_runner_cli
 from harness.vendors.rknn.runtimes import RUNTIMES
-from harness.vendors.rknn.sdk import SdkError, interpreter, resolve
-from harness.vendors.rknn.simulator import SimCache, SimulatorPool
-from harness.vendors.rknn.simulator.cache import CACHE as SIM_CACHE
-from harness.vendors.rknn.toolkit import recipe, toolkit_version
+from harness.vendors.rknn.toolkit import sdk_cli
+from harness.vendors.rknn.toolkit.calls import recipe, toolkit_version
+from harness.vendors.rknn.toolkit.convert import CACHE as CONVERSION_CACHE
+from harness.vendors.rknn.toolkit.sdk import SdkError, interpreter, resolve
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator.cache import CACHE as SIM_CACHE
 
 # The toolkit's, runtime's and board tools' names: words no vendor-neutral module says
 LIBRARY_NAMES = (

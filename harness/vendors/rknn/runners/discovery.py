@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from harness.boards.discovery import epoch, version_text
-from harness.boards.inventory import BoardProbe, Sections
+from harness.boards.inventory import BoardDiscovery, Sections
 
 # $1 sysroot; ``first`` and ``version`` come from the neutral part of the script
 _SCRIPT = r"""
@@ -51,7 +51,7 @@ def _facts(sections: Sections, packages: list[str]) -> dict[str, Any]:
     }
 
 
-PROBE = BoardProbe(
+PROBE = BoardDiscovery(
     script=_SCRIPT,
     python_packages=("rknn-toolkit-lite2",),
     soc=re.compile(r"^rockchip,(r[kv]\d{4}[a-z]?)$"),
