@@ -1,4 +1,4 @@
-"""The adb transport against a fake adb server on 127.0.0.1 (tests/adbd.py) whose device is a
+"""The adb transport against a fake adb server on 127.0.0.1 (tests/fakes/adbd.py) whose device is a
 sandbox folder of this machine: the protocol, board files, discovery, and the same selection
 as over SSH with the same verdicts."""
 
@@ -13,10 +13,11 @@ from pathlib import Path
 import adbutils
 import pytest
 import yaml
-from adbd import STAGES, AdbServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sshd import SELECTION, SshServer, suite_command, write_sysroot
+from tests.fakes.adbd import STAGES, AdbServer
+from tests.fakes.sshd import SELECTION, SshServer, suite_command, write_sysroot
+from tests.helpers.boards import SERIAL, adb_board_file
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board, BoardFileError, load_board
@@ -30,8 +31,6 @@ from harness.boards.transport import (
 from harness.results.journal import read_records
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-SERIAL = "hil-evb-1"
-
 
 @pytest.fixture
 def adb_server(tmp_path: Path) -> Iterator[AdbServer]:
@@ -40,26 +39,6 @@ def adb_server(tmp_path: Path) -> Iterator[AdbServer]:
     server = AdbServer({SERIAL: sandbox, "hil-evb-2": None})
     yield server
     server.stop()
-
-
-def adb_board_file(server: AdbServer, folder: Path, sysroot: Path, **fields: object) -> Path:
-    device = server.devices[SERIAL]
-    assert device is not None
-    document: dict[str, object] = {
-        "name": "loopback-adb",
-        "adb": {"serial": SERIAL, "server_host": "127.0.0.1", "server_port": server.port},
-        "soc": "rk3562",
-        "platform": "rk3562",
-        "python": sys.executable,
-        "workdir": str(device / "work dir"),
-        "runtime": "simulator-stand-in",
-        "sysroot": str(sysroot),
-        **fields,
-    }
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{document['name']}.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
 
 
 @pytest.fixture

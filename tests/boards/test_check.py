@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import platform
@@ -14,12 +13,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sshd import SshServer, alive, write_sysroot
+from tests.fakes.sshd import SshServer, alive, write_sysroot
+from tests.helpers.cli import hil_boards
 
 from harness.boards.discovery import check, probe
 from harness.boards.inventory import Board
 from harness.boards.transport import open_transport
-from harness.cli import boards as cli
 
 
 def test_discovery_reads_the_board_facts(loopback_board: Board) -> None:
@@ -109,14 +108,6 @@ def test_a_hanging_probe_stops_at_the_timeout_and_leaves_nothingalive(
     if running:
         psutil.Process(pid).kill()
     assert not running, "the hung probe is still running on the board"
-
-
-def hil_boards(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="hil")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["boards", *argv])
-    code: int = args.handler(args)
-    return code
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Connection trouble said at once and in words, and a board file whose key or known_hosts
-file is not there refused as bad input, on a real loopback sshd (tests/sshd.py)."""
+file is not there refused as bad input, on a real loopback sshd (tests/fakes/sshd.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-from sshd import SshServer, onnx_model, write_sysroot
+from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.boards.ssh import connect
 from harness.boards.transport import BoardConnectionError
 from harness.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 def test_a_refused_connection_is_named_in_words(loopback_board: Board, sshd: SshServer) -> None:

@@ -1,5 +1,5 @@
 """labgrid places as boards, against a real labgrid coordinator and exporter on 127.0.0.1 whose
-NetworkService resources are loopback sshd boards (tests/labgrid_farm.py)."""
+NetworkService resources are loopback sshd boards (tests/fakes/labgrid_farm.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from labgrid_farm import Farm, PowerSwitch, farm_board_file
-from sshd import SELECTION, SshServer, keygen, suite_command, wait_until, write_sysroot
-from test_boards_check import hil_boards
+from tests.fakes.labgrid_farm import Farm, PowerSwitch, farm_board_file
+from tests.fakes.sshd import SELECTION, SshServer, keygen, suite_command, wait_until, write_sysroot
+from tests.helpers import paths
+from tests.helpers.cli import hil_boards
 
 from harness.boards.farm import Lease, PlaceError
 from harness.boards.inventory import BoardFileError, load_board
@@ -181,7 +182,7 @@ def hold(coordinator: Farm, tmp_path: Path, place: str) -> subprocess.Popen[str]
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
         start_new_session=True,
     )
 
@@ -293,7 +294,7 @@ def test_each_worker_has_one_lease_from_discovery_to_its_last_case(
     (tmp_path / "spy" / "farm_spy.py").write_text(SPY)
     calls_log = tmp_path / "calls.jsonl"
     env = {"FARM_SPY": str(calls_log), "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path / "spy"), str(Path(__file__).resolve().parents[1])])}  # fmt: skip
+        [str(tmp_path / "spy"), str(paths.ROOT)])}  # fmt: skip
     code, output = finish(run_suite(tmp_path, folder, "-n", "2", "-p", "farm_spy", env=env))
     assert code == 0, output
     calls = [json.loads(line) for line in calls_log.read_text().splitlines()]
@@ -350,7 +351,7 @@ def test_a_place_left_by_a_killed_process_tree_is_released_by_the_next_harness(
         hil = Path(sys.executable).with_name("hil")
         done = subprocess.run([str(hil), "boards", "release-stale"], capture_output=True,
                               text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(
-                                  Path(__file__).resolve().parents[1])})  # fmt: skip
+                                  paths.ROOT)})  # fmt: skip
         took = time.monotonic() - started
         assert done.returncode == 0, done.stdout + done.stderr
         line = done.stdout.strip()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from sshd import SshServer, onnx_model, runner_processes, wait_until
+from tests.fakes.sshd import SshServer, onnx_model, runner_processes, wait_until
 
 from harness.boards.inventory import Board
 from harness.targets.job import Job

@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sshd import SshServer, onnx_model, write_sysroot
-from test_boards_c_runner import BOARD_TOOLS
-from test_boards_check import hil_boards
+from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
+from tests.helpers import paths
+from tests.helpers.boards import BOARD_TOOLS
+from tests.helpers.cli import hil_boards
 
 from harness.boards.inventory import Board, load_board
 from harness.boards.ssh import connect
@@ -41,8 +42,8 @@ from harness.vendors.rknn.runner_session import (
 )
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
+REPO = paths.ROOT
+HOST = paths.TESTS / "helpers" / "board_host.py"
 FLOOD_MIB = 400  # what a flooding board sends before it gives up: far above the host's caps
 HOST_RSS_LIMIT = 250 * 2**20  # the host process's peak: its imports plus the caps' worth
 
@@ -99,8 +100,8 @@ def hostile_board(sshd: SshServer, tmp_path: Path, behaviour: str) -> Path:
 def host(board_file: Path, timeout_s: float, limit_s: float = 120) -> tuple[dict[str, Any], int]:
     """board_host.py's outcome and its peak RSS in bytes, as it measures its own (the rusage
     of a child counts the memory of this test process it was forked from)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)])}
-    command = [sys.executable, str(TESTS / "board_host.py"), str(board_file), str(timeout_s)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, str(HOST), str(board_file), str(timeout_s)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
     except subprocess.TimeoutExpired:

@@ -15,9 +15,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sshd import SshServer, write_sysroot
-from test_boards_check import hil_boards
-from test_boards_inventory import board_doc, refused, write
+from tests.fakes.sshd import SshServer, write_sysroot
+from tests.helpers import paths
+from tests.helpers.boards import board_doc, recipe, refused, write
+from tests.helpers.cli import hil_boards
 
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
@@ -33,7 +34,7 @@ from harness.text import printable, redact, redacted
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = paths.ROOT
 SECRET = "hunter2-Secret!"
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[31m"  # set the window title, clear the screen, red
 
@@ -98,10 +99,6 @@ class LeakyTarget:
     def run(self, job: Job) -> Observation:
         text = " ".join(f"password={secret}" for secret in self.secrets)
         return Observation("leaky", infra_error=f"login failed: {text}", log=f"log: {text}\n")
-
-
-def recipe(job: Job) -> dict[str, bytes]:
-    return {"reproduce.py": b"print('reproduce')\n", "toolkit.json": b"{}\n"}
 
 
 def test_passwords_the_run_was_given_leave_no_file(

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sshd import SshServer
+from tests.fakes.sshd import SshServer
+from tests.helpers import paths
 
 from harness.boards.farm import PlaceError, leased_board, network_service, place_name
 from harness.boards.inventory import Board, load_board
@@ -25,7 +26,7 @@ from harness.plugin import pytest_report_header
 from harness.targets.selection import Assignment, assigned_board
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 SERVICE = {"address": "127.0.0.1", "port": 2222, "username": "hil"}
 
 

@@ -13,17 +13,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from adbd import AdbServer
-from children import default_signals
-from sshd import SshServer, alive, wait_until, write_sysroot
-from test_boards_adb import SERIAL, adb_board_file
+from tests.fakes.adbd import AdbServer
+from tests.fakes.sshd import SshServer, alive, wait_until, write_sysroot
+from tests.helpers import paths
+from tests.helpers.boards import SERIAL, adb_board_file
+from tests.helpers.children import default_signals
 
 from harness.boards.inventory import Board, load_board
 from harness.boards.lock import BoardBusy, BoardLock
 from harness.boards.transport import open_transport
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-TESTS = Path(__file__).resolve().parent
+ROOT = paths.ROOT
 DAY_S = 86400
 
 
@@ -117,7 +118,7 @@ def test_over_adb_a_sigkilled_holder_is_noticed_at_once(
         [sys.executable, "-c", HOLD, str(board.source)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         preexec_fn=default_signals,
     )
     try:

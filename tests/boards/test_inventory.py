@@ -8,43 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from tests.helpers import paths
+from tests.helpers.boards import board_doc, refused, write
 
 from harness.boards.inventory import BoardFileError, Runtimes, load_board, load_inventory
 from harness.boards.settings import SshSettings
 from harness.vendors.rknn.runtimes import RUNTIMES, RknnLite
 
-EXAMPLES = Path(__file__).parent.parent / "boards" / "examples"
+EXAMPLES = paths.ROOT / "boards" / "examples"
 SECRET = "hunter2-Secret!"
-
-
-def board_doc(**fields: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "name": "rk3588-a",
-        "host": "10.0.0.5",
-        "user": "hil",
-        "auth": {"key_file": "keys/id_ed25519"},
-        "soc": "rk3588",
-        "platform": "rk3588",
-        "workdir": "/tmp/npu-hil",
-        "runtime": "rknnlite",
-    }
-    doc.update(fields)
-    return doc
-
-
-def write(folder: Path, doc: dict[str, Any], name: str | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name or doc['name']}.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    return path
-
-
-def refused(path: Path, runtimes: Runtimes = RUNTIMES) -> BoardFileError:
-    with pytest.raises(BoardFileError) as info:
-        load_board(path, runtimes)
-    assert str(path) in str(info.value)
-    return info.value
 
 
 def test_a_full_board_file_loads_with_paths_relative_to_the_file(tmp_path: Path) -> None:

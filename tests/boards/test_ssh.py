@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import SshServer, keygen, with_ssh
+from tests.fakes.sshd import SshServer, keygen, with_ssh
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.boards.ssh import SEND_PIECE, HostKeyError, connect, fingerprint
@@ -150,5 +151,5 @@ def test_paramiko_stays_behind_the_transport() -> None:
         "import sys, harness.boards.lock, harness.boards.discovery, harness.vendors.rknn.board\n"
         "assert 'paramiko' not in sys.modules, 'paramiko imported'"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = paths.ROOT
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)

@@ -12,8 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import SshServer, onnx_model, runner_processes, write_rknn_server, write_sysroot
-from test_boards_check import hil_boards
+from tests.fakes.sshd import (
+    SshServer,
+    onnx_model,
+    runner_processes,
+    write_rknn_server,
+    write_sysroot,
+)
+from tests.helpers import paths
+from tests.helpers.cli import hil_boards
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board
@@ -27,7 +34,7 @@ from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.toolkit import toolkit_version
 
 OLD_RUNTIME = "1.6.0 (9a7b5d24c@2023-12-13T17:31:11)"
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 @pytest.mark.parametrize(

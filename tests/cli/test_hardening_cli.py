@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from sshd import onnx_model
-from test_journal import make_record
+from tests.fakes.sshd import onnx_model
+from tests.helpers import paths
+from tests.helpers.records import make_record
 
 from harness.cli import main
 from harness.probe.runner import SelectionError, select
@@ -20,7 +21,7 @@ from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.probes import PROBES_NAME
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 HIL = Path(sys.executable).with_name("hil")
 
 

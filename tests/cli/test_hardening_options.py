@@ -8,35 +8,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
+from tests.helpers.cli import assert_usage_error, run_pytest
 
 from harness.cli import boards as cli
 
-ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "suites" / "test_operators.py"
+ROOT = paths.ROOT
 BAD_TIMEOUTS = ["-1", "0", "nan", "inf", "1e9"]
-
-
-def run_pytest(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", str(SUITE), "-p", "no:cacheprovider"]
-    command += ["--backend", "sim", "--collect-only", "-q", *args]
-    # this checkout's plugin, not an installed one
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **variables}
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
-
-
-def assert_usage_error(run: subprocess.CompletedProcess[str], *words: str) -> None:
-    output = run.stdout + run.stderr
-    assert run.returncode == 4, output
-    assert "INTERNALERROR" not in output and "Traceback" not in output, output
-    assert "collected" not in output, output  # stopped before collection
-    for word in words:
-        assert word in run.stderr, (word, output)
 
 
 @pytest.mark.parametrize("value", BAD_TIMEOUTS)

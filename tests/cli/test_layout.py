@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import paths
 
 HIL = shutil.which("hil", path=str(Path(sys.executable).parent))
 # The console script runs this checkout's harness, whichever checkout is installed.
-ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
 
 
 def hil(*args: str) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cli import build_parser, main
 from harness.names import document_version, sdk_version, suggestion
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 def hil(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import Browser
+from tests.helpers import paths
+from tests.helpers.browser import Browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCREENSHOT = os.environ.get("HIL_README_SCREENSHOT")
 FIRST_SCREEN = (1280, 900)

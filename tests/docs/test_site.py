@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 MKDOCS = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
 
 

@@ -23,7 +23,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from sshd import free_port
+from tests.fakes.sshd import free_port
 
 VERSION = 40  # adb 1.0.40: clients select a device with host:transport:SERIAL
 _PACKET = struct.Struct("<BI")

@@ -1,4 +1,4 @@
-"""The test double of the RKNN C API (tests/c_api_double), built with the host gcc.
+"""The test double of the RKNN C API (tests/fakes/c_api_double), built with the host gcc.
 
 It is built as librknnmrt.so (without rknn_set_core_mask and the perf queries, like the real
 one) and librknnrt.so;

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import yaml
-from sshd import SshServer, free_port
+from tests.fakes.sshd import SshServer, free_port
 
 BIN = Path(sys.executable).parent
 

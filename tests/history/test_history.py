@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_nights import (
+from tests.fakes.history_nights import (
     BREAKS,
     FLAPPING,
     KILLED,

@@ -10,8 +10,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from browser import Browser
-from history_nights import FLAPPING, REDEFINED, write_all
+from tests.fakes.history_nights import FLAPPING, REDEFINED, write_all
+from tests.helpers.browser import Browser
 
 from harness.cli import main
 

@@ -8,25 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers.caches import FLOAT16, arrays
 
 from harness.cases.operators import operator_cases
 from harness.diskcache import entries
 from harness.judge import comparison_cache
-from harness.judge.compare import Comparison, tolerance_for
+from harness.judge.compare import Comparison
 from harness.judge.comparison_cache import ComparisonCache
 from harness.pipeline import CaseExecutor
 from harness.vendors.rknn.catalogue.operators import seed_catalogue
 from harness.vendors.rknn.simulator import SimulatorPool
-
-FLOAT16 = tolerance_for("float16")
-
-
-def arrays() -> tuple[list[np.ndarray], dict[str, list[np.ndarray]]]:
-    rng = np.random.default_rng(3)
-    reference = rng.standard_normal((2, 3, 4)).astype(np.float32)
-    observed = (reference + rng.uniform(-0.02, 0.02, reference.shape)).astype(np.float32)
-    other = reference + np.float32(0.5) * (reference > 1.5)  # disagrees somewhere
-    return [observed], {"onnx-reference": [reference], "onnxruntime": [other]}
 
 
 def not_again(*args: object) -> Comparison:

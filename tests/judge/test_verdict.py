@@ -1,10 +1,10 @@
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
-from test_journal import make_record
+from tests.helpers import paths
+from tests.helpers.records import make_record
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
@@ -30,8 +30,8 @@ from harness.vendors.rknn.io_cases import platform_cases
 from harness.vendors.rknn.io_checks import JUDGE
 from harness.vendors.rknn.properties import SIMULATOR_OBSERVES, WIDTH_LIMIT
 
-ROOT = Path(__file__).parent.parent
-LOGS = Path(__file__).parent / "data" / "buildlogs"
+ROOT = paths.ROOT
+LOGS = paths.TESTS / "data" / "buildlogs"
 REF = [np.arange(6, dtype=np.float32)]
 TOL = tolerance_for("float16")
 MATCH = compare(REF, REF, TOL)

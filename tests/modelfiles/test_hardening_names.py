@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sshd import onnx_model
-from test_journal import make_record
-from test_models_suite import run_models
+from tests.fakes.sshd import onnx_model
+from tests.helpers.models import run_models
+from tests.helpers.records import make_record
 
 from harness.cli import main
 from harness.modelfiles.nodetests import list_models

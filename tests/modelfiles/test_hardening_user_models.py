@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
-from test_hardening_options import assert_usage_error, run_pytest
-from test_journal import make_record
-from test_user_models import float_model
+from tests.helpers.cli import assert_usage_error, run_pytest
+from tests.helpers.records import make_record
+from tests.helpers.user_models import float_model
 
 from harness.cases.model_dir import directory_cases
 from harness.cases.user_models import model_case

@@ -8,7 +8,6 @@ output is wrong (even its shape).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -20,6 +19,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from tests.helpers import paths
+from tests.helpers.user_models import five_node_model, float_model, needs_toolkit
 
 from harness.cases.model_dir import directory_cases
 from harness.cli import main
@@ -27,58 +28,6 @@ from harness.modelfiles.graph import sub_model
 from harness.modelfiles.nodetests import list_models, select
 from harness.modelfiles.prepare import ModelFileError, prepare, read_arrays
 from harness.results.journal import read_records
-
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
-SHAPE = [1, 4, 12, 12]
-
-
-def float_model(
-    nodes: list[onnx.NodeProto],
-    name: str,
-    input_shape: list[int | str],
-    outputs: dict[str, list[int | str] | None],
-    *,
-    constants: list[onnx.TensorProto] | None = None,
-    opset: int = 19,
-    ir_version: int = 9,
-) -> onnx.ModelProto:
-    """A float model of ``nodes`` with input ``x`` and the named outputs (shape None: left
-    to inference)."""
-    graph = helper.make_graph(
-        nodes,
-        name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
-        [
-            helper.make_tensor_value_info(out, TensorProto.FLOAT, shape)
-            for out, shape in outputs.items()
-        ],
-        constants or [],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = ir_version
-    return model
-
-
-def five_node_model() -> onnx.ModelProto:
-    """Add, Relu, then the dilated AveragePool (the middle node) as output ``pooled`` and a
-    Mul, Sigmoid branch from the Relu as output ``y``."""
-    constants = [
-        numpy_helper.from_array(np.full([1, 4, 1, 1], 0.25, np.float32), "bias"),
-        numpy_helper.from_array(np.full([1, 4, 1, 1], 1.5, np.float32), "scale"),
-    ]
-    nodes = [
-        helper.make_node("Add", ["x", "bias"], ["a"], name="add"),
-        helper.make_node("Relu", ["a"], ["r"], name="relu"),
-        helper.make_node(
-            "AveragePool", ["r"], ["pooled"], name="pool", kernel_shape=[3, 3], dilations=[2, 2]
-        ),
-        helper.make_node("Mul", ["r", "scale"], ["m"], name="mul"),
-        helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid"),
-    ]
-    model = float_model(nodes, "five", SHAPE, {"pooled": None, "y": None}, constants=constants)
-    return onnx.shape_inference.infer_shapes(model)
 
 
 def branching_pow_model() -> onnx.ModelProto:
@@ -292,7 +241,7 @@ def test_initializers_listed_among_the_graph_inputs_are_not_inputs_to_feed(
 # -- a folder of models as a suite -----------------------------------------------------------
 
 NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
-MODELS_SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_models.py"
+MODELS_SUITE = paths.ROOT / "suites" / "test_models.py"
 
 
 def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
@@ -361,7 +310,7 @@ def test_a_folder_of_models_runs_as_a_suite_with_the_test_data_as_a_reference(
 
 @needs_toolkit
 def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsys) -> None:
-    from sshd import write_sysroot
+    from tests.fakes.sshd import write_sysroot
 
     board = sshd.board_file(tmp_path / "boards", sysroot=str(write_sysroot(tmp_path / "sys")))
     assert _hil(tmp_path, "run", "--boards", str(board)) == 1

@@ -18,7 +18,8 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from test_nightly import POW_0_ENTRY, _record, known_file
+from tests.helpers import paths
+from tests.helpers.nightly import POW_0_ENTRY, _record, known_file
 
 from harness.cli import main
 from harness.nightly.known_issues import (
@@ -29,7 +30,7 @@ from harness.nightly.known_issues import (
 )
 from harness.results.journal import Journal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 CHILD = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))

@@ -15,6 +15,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers import paths
+from tests.helpers.nightly import (
+    POW_0,
+    POW_0_ENTRY,
+    POW_2,
+    STALE_ENTRY,
+    _record,
+    known_file,
+    run_suite,
+)
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.nightly.baseline import Baseline
@@ -25,50 +35,13 @@ from harness.report.diff import diff_records, summarize
 from harness.results.journal import Journal, read_records, read_run_metadata
 from harness.results.records import CaseRecord
 
-ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "suites" / "test_operators.py"
-POW_0 = "rk3562/Pow/float16/values=0"  # violation on 2.5.0
-POW_2 = "rk3562/Pow/float16/values=2"  # confirmed on 2.5.0
+ROOT = paths.ROOT
 GRU_SLOW = ["rk3562/GRU/float16/seq_length=8192", "rk3562/GRU/float16/seq_length=8193"]
 SHIPPED = ROOT / "harness/vendors/rknn/data/known-issues"  # one file per platform group
 
 needs_toolkit = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
 )
-
-
-def run_suite(
-    tmp_path: Path, case_ids: list[str], *args: str, results: str = "results", **extra_env: str
-) -> subprocess.CompletedProcess[str]:
-    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
-    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-rA"]
-    command += ["--backend", "sim", "--results", str(tmp_path / results), *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **extra_env}  # this checkout's plugin
-    env.pop("CI", None)
-    return subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env
-    )
-
-
-def known_file(tmp_path: Path, entries: list[dict[str, object]], name: str = "known.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump({"known_issues": entries}), encoding="utf-8")
-    return path
-
-
-POW_0_ENTRY = {
-    "cases": ["rk3562/Pow/*/values=0"],
-    "verdict": "violation",
-    "reference": "RKNN-123",
-    "note": "exponent 0 on the CPU",
-    "versions": {"rknn_toolkit2": ["2.5.*"]},
-}
-STALE_ENTRY = {
-    "cases": ["rk3562/NoSuchOp/*"],
-    "verdict": "violation",
-    "reference": "X-1",
-    "note": "",
-}
 
 
 # -- known issues
@@ -396,21 +369,6 @@ def test_progress_line_estimates_from_costs() -> None:
     # 4 s for 2 estimated seconds: 2 s per estimated second, 602 estimated left
     assert progress.line(4.0) == "npu-hil [1/3] elapsed 0:04, about 20:04 left"
     assert Progress({"a": 1.0}).line(7300.0) == "npu-hil [0/1] elapsed 2:01:40"
-
-
-def _record(case_id: str, verdict: str, **versions: str) -> CaseRecord:
-    return CaseRecord(
-        id=case_id,
-        platform="rk3562",
-        op="Pow",
-        dtype="float16",
-        limit="Pow/Y/values",
-        value="0",
-        documented="supported",
-        backend="simulator",
-        verdict=verdict,
-        versions=dict(versions),
-    )
 
 
 def _with(record: CaseRecord, verdict: str) -> CaseRecord:

@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cli import main
 from harness.nightly.shards import parse_shard, split
 from harness.results.journal import read_records, read_run_metadata
 from harness.results.runs import read_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 SUITE = ROOT / "suites" / "test_operators.py"
 # The typical Mul and MulRelu models of every platform: float16 is documented on some
 # (RK3588) and outside on others (RV1106), so the shards hold several verdicts.

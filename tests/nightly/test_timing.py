@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_journal import make_record
+from tests.helpers.records import make_record
 
 from harness.nightly.baseline import Baseline
 from harness.nightly.known_issues import load_known_issues

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.models import PROBING
 from harness.probe.runner import answer_of, select
@@ -22,7 +23,7 @@ from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_pro
 from harness.results.records import CaseRecord
 from harness.vendors.rknn.catalogue.operators import operator_catalogue, seed_catalogue
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 def walk(target: Callable[[int], bool | None], **kwargs: object) -> Search:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sshd import SshServer, write_sysroot
+from tests.fakes.sshd import SshServer, write_sysroot
 
 from harness.cli import main
 from harness.results.journal import read_records, read_run_metadata

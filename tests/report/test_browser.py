@@ -10,9 +10,10 @@ import os
 import re
 from pathlib import Path
 
-from browser import Browser
-from test_journal import make_record
-from test_reporting import _records, hil
+from tests.helpers import paths
+from tests.helpers.browser import Browser
+from tests.helpers.cli import hil
+from tests.helpers.records import _records, make_record
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.matrix import CASE_PAGES
@@ -149,7 +150,7 @@ PLATFORMS = (
     *("rk3562", "rk3566", "rk3568", "rk3576", "rk3588", "rv1103", "rv1103b", "rv1106"),
     *("rv1106b", "rk2118", "rv1126b"),
 )
-RECORDED = Path(__file__).parent / "data" / "causes"
+RECORDED = paths.TESTS / "data" / "causes"
 
 
 def test_a_full_matrix_report_stays_small_with_its_cards_a_link_away(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
@@ -29,7 +30,7 @@ from harness.results.journal import Journal, read_records, write_run_metadata
 from harness.results.records import CaseRecord, case_slug, record_key
 from harness.vendors import layer_aliases
 
-RECORDED = Path(__file__).parent / "data" / "causes"
+RECORDED = paths.TESTS / "data" / "causes"
 
 
 @pytest.fixture(scope="module")

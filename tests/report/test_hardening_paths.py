@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hardening_escapes import template
+from tests.helpers.bundles import template
 
 
 @pytest.mark.parametrize(

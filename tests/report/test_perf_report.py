@@ -6,62 +6,16 @@ case judged against the baseline, and every bar links to its case's card, which 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
 
 import pytest
-from browser import Browser
-from test_journal import make_record
-from test_reporting import hil
-
-from harness.results.journal import Journal, write_run_metadata
-from harness.results.latency import Threshold, latency_change
-from harness.results.records import CaseRecord
-from harness.targets.timing import timing_record
+from tests.helpers.browser import Browser
+from tests.helpers.cli import hil
+from tests.helpers.perf import timed_run
 
 SCREENSHOT = os.environ.get("HIL_PERF_SCREENSHOT")  # keep the section's screenshot here, if set
-LAYERS = [
-    {"name": "conv_1", "op": "Conv", "target": "NPU", "time_us": 812.0},
-    {"name": "pow_7", "op": "Pow", "target": "CPU", "time_us": 2390.0},
-    {"name": "relu_2", "op": "Relu", "target": "NPU", "time_us": 35.0},
-]
-
-
-def timed(case_id: str, median_ms: float, **perf: object) -> CaseRecord:
-    """A board record timed around ``median_ms`` (+-2%)."""
-    samples = [median_ms / 1e3 * factor for factor in (0.98, 0.99, 1.0, 1.0, 1.01, 1.02, 1.03)]
-    raw = {"clock": "wall", "warmup": 3, "samples_s": samples, **perf}
-    return make_record(case_id, backend="board-a", perf=timing_record(raw))
-
-
-def judged(record: CaseRecord, old: CaseRecord) -> CaseRecord:
-    change = latency_change(old.perf, record.perf, Threshold()).to_json()
-    return dataclasses.replace(record, perf={**record.perf, "baseline": change})
-
-
-def timed_run(tmp_path: Path) -> Path:
-    """A baseline and a run against it: one case 2x slower, one faster, the rest the same, a
-    model with a per-layer table, and a case on the simulator (no timing)."""
-    names = [f"rk3562/Expand/float16/h={n}" for n in range(6)]
-    old = [timed(name, 4.0 + index) for index, name in enumerate(names)]
-    new = [timed(name, 4.0 + index) for index, name in enumerate(names)]
-    new[2] = timed(names[2], 2 * 6.0)
-    new[4] = timed(names[4], 0.5 * 8.0)
-    new[5] = timed(names[5], 9.0, layers=LAYERS)
-    results, baseline = tmp_path / "results", tmp_path / "baseline"
-    now = [judged(n, o) for n, o in zip(new, old, strict=True)]
-    for folder, records in ((baseline, old), (results, now)):
-        journal = Journal(folder)
-        for record in records:
-            journal.append(record)
-        write_run_metadata(folder, {"platform": "rk3562"})
-    sim = make_record("rk3562/Pow/float16/values=2", perf={"unavailable": "no timing on sim"})
-    Journal(results).append(sim)
-    write_run_metadata(results, {"platform": "rk3562", "baseline": str(baseline)})
-    assert hil(["report", str(results)]) == 0
-    return results
 
 
 def test_the_performance_section_charts_each_case_and_links_its_card(tmp_path: Path) -> None:

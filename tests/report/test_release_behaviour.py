@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_journal import make_record
-from test_reporting import hil
+from tests.helpers.cli import hil
+from tests.helpers.records import make_record
 
 from harness.report import write_reports
 from harness.report.sdk_matrix import build_sdk_matrix

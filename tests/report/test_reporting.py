@@ -13,54 +13,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_journal import make_record
+from tests.helpers import paths
+from tests.helpers.cli import hil
+from tests.helpers.records import HOSTILE_ID, _records, make_record
 
-from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import baseline_changes
 from harness.report.markdown import md_escape
 from harness.report.matrix import CASE_PAGES, SHORT
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
-
-HOSTILE_ID = '<script>alert("id")</script>'
-
-
-def hil(argv: list[str]) -> int:
-    """The ``hil`` console script's exit status, run in this process."""
-    return main(argv)
-
-
-def _records() -> list[CaseRecord]:
-    pow_layers = [
-        {"op": "InputOperator", "target": "CPU", "io": True},
-        {"op": "Pow", "target": "CPU"},
-        {"op": "OutputOperator", "target": "CPU", "io": True},
-    ]
-    return [
-        make_record("expand-h-8192"),
-        make_record("expand-h-8193", "doc-drift", value="8193", documented="outside"),
-        make_record("expand-h-8192-int8", "confirmed", dtype="int8"),
-        make_record(
-            "pow-4",
-            "limit-confirmed",
-            op="Pow",
-            limit="pow.exponent",
-            value="4",
-            documented="outside",
-            placement=pow_layers,
-        ),
-        make_record("expand-h-8192-board", "violation", backend="rock-5b", detail="CPU fallback"),
-        make_record(
-            HOSTILE_ID,
-            "wrong-result",
-            op="<b>Pow|x</b>",
-            dtype="int8",
-            detail="a | b <img src=x onerror=alert(1)>",
-        ),
-        make_record("gru-batch-3", "infra-error", op="GRU", limit="gru.batch", value="3"),
-        make_record("mp-8", "violation", platform="rk3588", backend="simulator", op="MaxPool"),
-    ]
 
 
 @pytest.fixture
@@ -416,7 +378,7 @@ def test_diff_piped_into_head_ends_quietly(tmp_path: Path) -> None:
     command = f"set -o pipefail; {hil_script} diff {old} {new} | head -n 3"
     # stdout buffered as in a user's shell (PYTHONUNBUFFERED changes how the break shows)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = str(paths.ROOT)
     run = subprocess.run(
         ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=120
     )

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_journal import make_record
+from tests.helpers.records import make_record
 
 from harness.results.fast_schema import compile_check
 from harness.results.schema import PROBE_SCHEMA, RECORD_SCHEMA, RUN_SCHEMA

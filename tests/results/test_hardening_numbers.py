@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sshd import SshServer
-from test_journal import make_record
-from test_perf_board import CASES, board_with_sysfs, run_suite
-from test_perf_report import timed_run
-from test_reporting import hil
+from tests.fakes.sshd import SshServer
+from tests.helpers.cli import hil
+from tests.helpers.perf import CASES, board_with_sysfs, run_suite, timed_run
+from tests.helpers.records import make_record
 
 from harness.diskcache import cap_from_env
 from harness.models.budget import size_budget

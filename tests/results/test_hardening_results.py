@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_bundle import _failing, write_case
-from test_journal import make_record
-from test_reporting import hil
+from tests.helpers.bundles import _failing, write_case
+from tests.helpers.cli import hil
+from tests.helpers.records import make_record
 
 from harness.cases.operators import operator_cases
 from harness.catalogue.properties import RESULT

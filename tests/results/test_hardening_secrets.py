@@ -9,8 +9,8 @@ from pathlib import Path
 
 import onnx
 import pytest
-from sshd import onnx_model
-from test_hardening_boards import recipe
+from tests.fakes.sshd import onnx_model
+from tests.helpers.boards import recipe
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.records import make_record
 
 from harness.results.journal import (
     JOURNAL_NAME,
@@ -20,26 +21,6 @@ from harness.results.journal import (
     write_run_metadata,
 )
 from harness.results.records import CaseRecord
-
-
-def make_record(case_id: str, verdict: str = "confirmed", **fields: Any) -> CaseRecord:
-    """A plausible record; the other test modules import this too."""
-    values: dict[str, Any] = {
-        "platform": "rk3562",
-        "op": "Expand",
-        "dtype": "float16",
-        "limit": "expand.h",
-        "value": "8192",
-        "documented": "supported",
-        "backend": "simulator",
-        "detail": "Expand: on NPU",
-        "placement": [{"op": "Expand", "target": "NPU", "name": "Expand:y"}],
-        "metrics": {"max_abs": 0.001, "cosine": 0.99999},
-        "versions": {"rknn-toolkit2": "2.5.0"},
-        "source": {"seed": "rknn_ops.md", "section": "Expand", "text": "h <= 8192"},
-    }
-    values.update(fields)
-    return CaseRecord(id=case_id, verdict=verdict, **values)
 
 
 def _append_many(results: str, worker: int, count: int, start: Any) -> None:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sshd import runner_processes
+from tests.fakes.sshd import runner_processes
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.cases.case import Case
@@ -126,7 +127,7 @@ def test_a_runner_killed_mid_batch_costs_only_the_case_in_flight(
     assert {record.backend for record in records.values()} == {"loopback"}
 
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 def run_suite(tmp_path: Path, cases: list[Case], *args: str, **env: str) -> str:

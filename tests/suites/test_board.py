@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import SshServer, onnx_model, write_sysroot
+from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.diskcache import entries
@@ -29,7 +30,7 @@ from harness.vendors.rknn.board import BoardBackend
 from harness.vendors.rknn.convert import ConversionCache
 from harness.vendors.rknn.simulator import SimulatorPool
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
 
 

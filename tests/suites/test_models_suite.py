@@ -13,6 +13,8 @@ from pathlib import Path
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from tests.helpers import paths
+from tests.helpers.models import run_models
 
 from harness.cases.model_dir import prepared_entry
 from harness.cli import main
@@ -26,8 +28,7 @@ needs_toolkit = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
 )
 NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
-ROOT = Path(__file__).resolve().parents[1]
-MODELS_SUITE = ROOT / "suites" / "test_models.py"
+ROOT = paths.ROOT
 
 
 def node_tests(tmp_path: Path, *names: str) -> Path:
@@ -35,17 +36,6 @@ def node_tests(tmp_path: Path, *names: str) -> Path:
     for name in names:
         shutil.copytree(NODE_TESTS / name, folder / name)
     return folder
-
-
-def run_models(
-    tmp_path: Path, folder: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", str(MODELS_SUITE), "-p", "no:cacheprovider"]
-    command += ["--models", str(folder), "--results", str(tmp_path / "results"), *args]
-    run_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}  # this tree's plugin
-    return subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=run_env
-    )
 
 
 @needs_toolkit

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import SshServer, onnx_model, write_sysroot
-from sysfs import CPU0, NPU, TEMP, write_sysfs
-from test_journal import make_record
+from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
+from tests.fakes.sysfs import CPU0, NPU, TEMP, write_sysfs
+from tests.helpers.perf import CASES, SUITE, board_with_sysfs, run_suite
+from tests.helpers.records import make_record
 
 from harness.boards.inventory import load_board
 from harness.cli import main
@@ -34,12 +35,6 @@ RNG = np.random.default_rng(11)
 def relu_job(case_id: str, perf: PerfRequest | None) -> Job:
     x = RNG.standard_normal((1, 3, 4, 4)).astype(np.float32)
     return Job(onnx_model("Relu"), [x], "rk3562", case_id=case_id, perf=perf)
-
-
-def board_with_sysfs(sshd: SshServer, tmp_path: Path, **fields: object):  # type: ignore[no-untyped-def]
-    sysroot = write_sysfs(write_sysroot(tmp_path / "sysroot"))
-    path = sshd.board_file(tmp_path / "boards", sysroot=str(sysroot), **fields)
-    return load_board(path, RUNTIMES), sysroot
 
 
 def test_timed_runs_record_statistics_clock_and_conditions(
@@ -77,25 +72,6 @@ def test_a_clock_that_changes_during_the_timed_runs_marks_the_run() -> None:
     record = timing_record(perf)
     assert record["clocks_changed"] == ["npu_freq"]  # a temperature is a reading, not a clock
     assert record["median_s"] == 0.011 and record["mad_s"] == 0.001
-
-
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
-CASES = [
-    "rk3562/Pow/float16/values=2",
-    "rk3562/Pow/float16/values=4",
-    "rk3562/Expand/float16/typical",
-]
-
-
-def run_suite(
-    tmp_path: Path, boards: Path, results: str, *args: str
-) -> subprocess.CompletedProcess[str]:
-    node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
-    command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider"]
-    command += ["--results", str(tmp_path / results), "--hil-cache", "off", "--backend", "board"]
-    command += ["--hil-conversion-cache", str(tmp_path / "conversions"), "--boards", str(boards)]
-    command += ["--perf", "--perf-warmup", "1", "--perf-runs", "9", *args]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
 
 def judged(results: Path) -> dict[str, dict[str, object]]:

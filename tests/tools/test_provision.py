@@ -17,8 +17,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
-SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "provision.sh"
+SCRIPT = paths.ROOT / "tools" / "provision.sh"
 BASH = shutil.which("bash") or "/bin/bash"
 ALL = "openssh-server chromium postgresql"
 

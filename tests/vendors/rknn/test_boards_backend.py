@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model, runner_processes, with_ssh
+from tests.fakes.sshd import onnx_model, runner_processes, with_ssh
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.targets.job import Job
@@ -91,8 +92,8 @@ def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
     seen = tmp_path / "runner seen by the converter"
     waiter = tmp_path / "wait_for_runner.py"
     waiter.write_text(
-        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from sshd import runner_processes, wait_until\n"
+        f"import sys; sys.path.insert(0, {str(paths.ROOT)!r})\n"
+        "from tests.fakes.sshd import runner_processes, wait_until\n"
         f"print(wait_until(lambda: runner_processes({loopback_board.workdir!r}), timeout=30))\n"
     )
     python = tmp_path / "python-after-the-runner"

@@ -1,7 +1,7 @@
 """Runtime c-runner over a real loopback SSH board, through BoardBackend.
 
 The C runner (``board_files/c-runner``) really compiled here against the C API test double
-(tests/c_api_double, built as librknnmrt.so), pushed to the board by the harness and driven by
+(tests/fakes/c_api_double, built as librknnmrt.so), pushed to the board by the harness and driven by
 its ``sh`` driver. The board is an sshd on 127.0.0.1 whose sessions see only a busybox-like
 PATH (``BOARD_TOOLS``: sh, tar and the coreutils the lock, discovery and driver use; no python)
 and a fake RV1106 sysroot. The runner finds the double through its RPATH (``build_runner(rpath=)``
@@ -26,9 +26,10 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
-from c_double import DOUBLE, build_double, descriptor
-from sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
-from sysfs import write_sysfs
+from tests.fakes.c_double import DOUBLE, build_double, descriptor
+from tests.fakes.sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
+from tests.fakes.sysfs import write_sysfs
+from tests.helpers.boards import BOARD_TOOLS
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.targets.job import Job
@@ -43,10 +44,6 @@ from harness.vendors.rknn.layout import input_stride, output_layout
 from harness.vendors.rknn.properties import W_STRIDE
 from harness.vendors.rknn.runtimes import RUNTIMES
 
-BOARD_TOOLS = (
-    "sh", "tar", "cat", "mkdir", "rm", "rmdir", "mv", "chmod", "kill", "date", "stat", "touch",
-    "dirname", "tr", "grep", "strings", "df", "tail", "sha256sum",
-)  # fmt: skip
 SMALL = (1, 1, 2, 3)
 SMALL_MODEL = descriptor(
     "input name=x type=UINT8 shape=1,1,2,3 align=16",

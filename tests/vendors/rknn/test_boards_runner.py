@@ -13,8 +13,8 @@ from typing import Any
 
 import psutil
 import pytest
-from children import default_signals
-from sshd import wait_until
+from tests.fakes.sshd import wait_until
+from tests.helpers.children import default_signals
 
 from harness.vendors.rknn.runner_session import RUNNER_PATH, runner_module
 

@@ -6,13 +6,12 @@ worker); only the compiler's ">>>>>> start / <<<<<<<< end" pass-trace lines were
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from tests.helpers import paths
 
 from harness.vendors.rknn.buildlog import BuildLog, parse_build_log
 
-LOGS = Path(__file__).parent / "data" / "buildlogs"
+LOGS = paths.TESTS / "data" / "buildlogs"
 
 
 def parsed(name: str) -> BuildLog:

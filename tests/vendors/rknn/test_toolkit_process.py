@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model
+from tests.fakes.sshd import onnx_model
 
 from harness.targets.job import Job
 from harness.vendors.rknn.convert import ConversionCache

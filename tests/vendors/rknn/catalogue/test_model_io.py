@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import paths
 
 from harness.catalogue.loader import CatalogueError, key_path
 from harness.vendors.rknn.catalogue.model_io import (
@@ -26,7 +27,7 @@ from harness.vendors.rknn.catalogue.model_io import (
 )
 from harness.vendors.rknn.io_cases import WidthRule
 
-SEED = Path(__file__).parents[1] / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"
+SEED = paths.ROOT / "docs" / "seeds" / "003_ab4f54387f9c3502.txt"
 LINES = SEED.read_text(encoding="utf-8").splitlines()
 OUT_AT = LINES.index("Model Output Limitations")
 SPECIAL_AT = LINES.index("Special Notes")

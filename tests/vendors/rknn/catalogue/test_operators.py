@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from tests.helpers import paths
 
 from harness.catalogue.limits import LIMIT_KINDS, Limit
 from harness.catalogue.loader import CatalogueError, load_yaml
@@ -26,7 +27,7 @@ from harness.catalogue.operators import (
 )
 from harness.vendors.rknn.catalogue.operators import SEED_PATH, seed_catalogue
 
-SEED = next((Path(__file__).parents[1] / "docs" / "seeds").glob("001_*.txt"))
+SEED = next((paths.ROOT / "docs" / "seeds").glob("001_*.txt"))
 SEED_LINES = SEED.read_text(encoding="utf-8").splitlines()
 # The fifteen section headings of the seed, in order.
 OPERATORS = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cases.operators import documented_status, governing_limits, operator_cases
 from harness.catalogue.documents import Entry
@@ -29,7 +29,7 @@ from harness.vendors.rknn.catalogue.operators import (
 from harness.vendors.rknn.operator_list.catalogue import load, versions
 from harness.vendors.rknn.platforms import PLATFORMS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 # -- formulas ---------------------------------------------------------------------------------

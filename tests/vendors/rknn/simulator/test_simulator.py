@@ -23,8 +23,10 @@ import numpy as np
 import onnx
 import psutil
 import pytest
-from children import default_signals
 from onnx import TensorProto, helper
+from tests.helpers import paths
+from tests.helpers.children import default_signals
+from tests.helpers.models import MAX_ONE_INPUT
 
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
@@ -267,18 +269,6 @@ def test_a_worker_killed_once_is_rerun_and_twice_is_infrastructure_trouble(
     )
 
 
-MAX_ONE_INPUT = helper.make_model(  # the onnx node test test_max_one_input, rebuilt
-    helper.make_graph(
-        [helper.make_node("Max", ["x"], ["y"], name="max")],
-        "case",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
-    ),
-    opset_imports=[helper.make_opsetid("", 13)],
-    ir_version=8,
-).SerializeToString()
-
-
 def test_a_real_compiler_crash_is_a_failed_build_served_from_the_cache(tmp_path: Path) -> None:
     """rknn-toolkit2 2.5.0 segfaults compiling a one-input Max (compiler pass OpEmit)."""
     request = Job(MAX_ONE_INPUT, [RNG.random([3], dtype=np.float32)], "rk3562", case_id="max1")
@@ -464,7 +454,7 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 HANGING_CASE = "rk3562/Pow/float16/values=2"
 
 
