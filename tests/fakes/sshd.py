@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psutil
 import yaml
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 
@@ -173,7 +174,7 @@ class SshServer:
         return path
 
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 SELECTION = [  # a few operator cases, quick to build, with several verdicts between them
     "rk3562/Pow/float16/values=4",
     "rk3562/Pow/float16/values=2",
