@@ -2,7 +2,7 @@
 
     python benchmarks/bench_board_runner.py [--cases 50]
 
-Starts its own OpenSSH server on 127.0.0.1 (tests/sshd.py) as an RK3562 board whose runner
+Starts its own OpenSSH server on 127.0.0.1 (tests/fakes/sshd.py) as an RK3562 board whose runner
 uses the simulator stand-in, converts one tiny model, then runs N cases two ways:
 
 - batched: one RknnBoardTarget, one SSH connection, one persistent runner, one tar per batch;
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
+from tests.fakes.sshd import SshServer, onnx_model, write_sysroot  # noqa: E402
 
 from harness.boards.inventory import Board, load_board  # noqa: E402
 from harness.boards.transport import Stream, open_transport, shell_command  # noqa: E402

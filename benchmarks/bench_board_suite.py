@@ -2,7 +2,7 @@
 
     python benchmarks/bench_board_suite.py [-k "Pow or Expand or Gather"] [--batch 32]
 
-Starts its own OpenSSH servers on 127.0.0.1 (tests/sshd.py) as RK3562 boards whose runtime is
+Starts its own OpenSSH servers on 127.0.0.1 (tests/fakes/sshd.py) as RK3562 boards whose runtime is
 the simulator stand-in, and runs ``pytest suites/test_operators.py -k ...`` as a user would,
 each run in fresh results and cache folders of its own:
 
@@ -33,9 +33,9 @@ from pathlib import Path
 from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from sshd import SshServer, write_sysroot  # noqa: E402
+from tests.fakes.sshd import SshServer, write_sysroot  # noqa: E402
 
 SUITE = ROOT / "suites" / "test_operators.py"
 

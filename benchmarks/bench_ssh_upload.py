@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ssh_upload.py [--sizes 10,40]
 
-Starts its own OpenSSH server on 127.0.0.1 (tests/sshd.py) and sends N MiB of random bytes
+Starts its own OpenSSH server on 127.0.0.1 (tests/fakes/sshd.py) and sends N MiB of random bytes
 to ``cat > /dev/null`` on one connection, each size both ways, side by side. A batch of cases
 goes to the board as one such upload; paramiko's sendall copies the rest of its buffer after
 every 32 KiB packet, so its time grows with the square of the size.
@@ -22,9 +22,9 @@ from pathlib import Path
 import paramiko
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from sshd import SshServer  # noqa: E402
+from tests.fakes.sshd import SshServer  # noqa: E402
 
 from harness.boards.inventory import load_board  # noqa: E402
 from harness.boards.settings import SshSettings  # noqa: E402

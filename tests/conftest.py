@@ -1,7 +1,7 @@
-"""Shared fixtures: real OpenSSH servers on 127.0.0.1 standing in for boards (see sshd.py), a
-second rknn-toolkit2 release for the SDK-matrix tests, installed on first use, a throwaway
-PostgreSQL for the results store (postgres.py), and the store every run the tests start writes
-(under the session's temporary folder)."""
+"""Fixtures of every test package: real OpenSSH servers on 127.0.0.1 standing in for boards
+(tests/fakes/sshd.py), a second rknn-toolkit2 release for the SDK-matrix tests, installed on
+first use, and the store every run the tests start writes (under the session's temporary
+folder). A package's own fixtures are in its conftest.py (tests/history/: PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from postgres import Cluster, need_binaries
-from sshd import SshServer, write_sysroot
+from tests.fakes.sshd import SshServer, write_sysroot
 
 from harness.boards.inventory import Board, load_board
 from harness.vendors.rknn.runtimes import RUNTIMES
@@ -96,20 +95,3 @@ def _history_store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         del os.environ["HIL_DB"]
     else:
         os.environ["HIL_DB"] = saved
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[Cluster]:
-    """One throwaway PostgreSQL on 127.0.0.1 for the session (tests/postgres.py)."""
-    cluster = Cluster(need_binaries())
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def postgres_url(postgres_cluster: Cluster) -> str:
-    """A fresh database of the session's PostgreSQL, as a store URL."""
-    return postgres_cluster.create_database()

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_cache import job
-from test_comparison_cache import FLOAT16, arrays
-from test_journal import make_record
+from tests.helpers import paths
+from tests.helpers.caches import FLOAT16, arrays, job
+from tests.helpers.records import make_record
 
 from harness.diskcache import (
     ENTRY_MARKER,
@@ -42,7 +42,7 @@ from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
 FOLDER = CacheFolder("test", "test", "HIL_TEST_CACHE", "HIL_TEST_CACHE_MAX", "test entries")
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 CASES = [
     "rk3562/Pow/float16/values=2",
     "rk3562/Pow/float16/values=4",

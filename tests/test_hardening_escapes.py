@@ -4,7 +4,6 @@ without its escapes, as ``hil`` does."""
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import logging
 import subprocess
@@ -14,6 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.helpers import paths
+from tests.helpers.bundles import template
 
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardLock
@@ -21,12 +22,7 @@ from harness.boards.transport import open_transport
 from harness.text import printable
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_operators.py"
-
-
-def template() -> str:
-    files = importlib.resources.files("harness.vendors.rknn")
-    return files.joinpath("repro_template.py").read_text(encoding="utf-8")
+SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 def test_a_bundles_script_prints_the_record_without_its_escapes(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import onnx
 import pytest
-from test_nightly import POW_0, POW_0_ENTRY, POW_2, STALE_ENTRY, known_file, run_suite
-from test_user_models import five_node_model, needs_toolkit
+from tests.helpers import paths
+from tests.helpers.nightly import POW_0, POW_0_ENTRY, POW_2, STALE_ENTRY, known_file, run_suite
+from tests.helpers.user_models import five_node_model, needs_toolkit
 
 from harness.cli import main
 from harness.results.journal import read_records
@@ -106,7 +107,7 @@ def test_an_unterminated_sequence_does_not_swallow_the_lines_after_it() -> None:
 
 def test_no_command_writes_to_the_terminal_but_through_emit() -> None:
     """Every print path of the ``hil`` commands goes through ``emit``."""
-    cli = Path(__file__).resolve().parents[1] / "harness" / "cli"
+    cli = paths.ROOT / "harness" / "cli"
     for path in cli.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         if path.name != "output.py":

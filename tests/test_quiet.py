@@ -15,13 +15,14 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from tests.helpers import paths
 
 from harness.results.journal import read_records
 
 needs_toolkit = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
 )
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 BIN = Path(sys.executable).parent  # pytest and hil of this environment
 
 

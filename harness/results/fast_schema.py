@@ -5,7 +5,7 @@ minute of validation; a compiled check takes a few microseconds. It answers only
 not": a record it refuses is validated again by jsonschema for the message (``schema_problem``),
 so what a message says stays jsonschema's. It knows the keywords the results schemas use, with
 jsonschema's meaning, and refuses to compile any other, so it never accepts what jsonschema
-would refuse (``tests/test_fast_schema.py`` compares the two on mutated records).
+would refuse (``tests/results/test_fast_schema.py`` compares the two on mutated records).
 """
 
 from __future__ import annotations

@@ -1,0 +1,103 @@
+"""The README says what really happens: its set-up commands are what CI runs with the tox
+that tox.ini requires, and its first run, run here as the README writes it (the tox job's
+script, on the simulator), prints what the README shows. The same real run's report.html is
+rendered in headless Chromium; ``HIL_README_SCREENSHOT=docs/images/report.png`` keeps its
+first screen there, the README's picture."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.helpers import paths
+from tests.helpers.browser import Browser
+
+ROOT = paths.ROOT
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SCREENSHOT = os.environ.get("HIL_README_SCREENSHOT")
+FIRST_SCREEN = (1280, 900)
+COMMAND = "HIL_RESULTS=results-pow tox -- suites "
+
+needs_toolkit = pytest.mark.skipif(
+    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
+)
+
+
+def _console_block(heading: str) -> list[str]:
+    section = README.split(f"\n## {heading}\n", 1)[1]
+    return section.split("```console\n", 1)[1].split("\n```", 1)[0].splitlines()
+
+
+def _normal(line: str) -> str:
+    """A line with what differs between runs made equal: pytest's duration, and the rule of
+    ``=`` around a heading, whose length follows the duration's."""
+    line = re.sub(r" in \d+(\.\d+)?s\b", " in Ns", line)
+    return line.strip("= ").strip()
+
+
+def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() -> None:
+    (requires,) = re.findall(r"^requires = (tox>=[\d.]+)$", (ROOT / "tox.ini").read_text(), re.M)
+    block = README.split("\n## Set-up: two commands\n", 1)[1].split("```sh\n", 1)[1]
+    commands = [line for line in block.split("\n```")[0].splitlines() if line[:1] not in "#"]
+    install = f"python3 -m pip install -q '{requires}'"
+    assert commands == [f"{install} && tox -- suites", f"{install} && tox"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert f"'{requires}'" in ci
+    assert ci.rstrip().splitlines()[-1] == "tox"  # the README's test command, as it stands
+
+
+@needs_toolkit
+def test_the_first_run_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    lines = _console_block("A first run")
+    assert lines[0].startswith(f"$ {COMMAND}")
+    args = shlex.split(lines[0].removeprefix(f"$ {COMMAND}"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HIL_RESULTS": str(tmp_path / "results-pow")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    for name in ("CI", "HIL_KNOWN_ISSUES"):  # the job's defaults, as on a user's machine
+        env.pop(name, None)
+    run = subprocess.run(
+        ["bash", "tools/tox-job.sh", "suites", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    output = (run.stdout + run.stderr).replace(f"{tmp_path}{os.sep}", "")
+    assert run.returncode == 0, output
+    printed = [_normal(line) for line in output.splitlines()]
+    # Each stretch of the README between "..." lines is printed as it stands, in order.
+    stretches: list[list[str]] = [[]]
+    for line in lines[1:]:
+        if line == "...":
+            stretches.append([])
+        else:
+            stretches[-1].append(_normal(line))
+    at = 0
+    for stretch in filter(None, stretches):
+        starts = [i for i in range(at, len(printed)) if printed[i : i + len(stretch)] == stretch]
+        assert starts, f"not printed as the README shows:\n{chr(10).join(stretch)}\n---\n{output}"
+        at = starts[0] + len(stretch)
+
+    # The README's reading of the report: the overview cell it quotes, and the verdict.
+    report = tmp_path / "results-pow" / "report.html"
+    (chip,) = re.findall(r"\*\*Operators × platforms\*\*: .*?\(`([^`]+)`", README, re.S)
+    width, height = FIRST_SCREEN
+    with Browser() as browser:
+        browser.open(report.as_uri(), width, height)
+        text = browser.evaluate("document.body.textContent")  # folded parts too
+        assert chip in text
+        assert "rk3562/Pow/float16/values=0" in text
+        box = browser.evaluate(
+            "(() => { const r = document.querySelector('#verdicts + table')"
+            ".getBoundingClientRect(); return [r.top, r.bottom]; })()"
+        )
+        assert 0 <= box[0] < box[1] <= height  # the counts are on the first screen
+        if SCREENSHOT:
+            browser.screenshot(Path(SCREENSHOT))

@@ -1,0 +1,9 @@
+"""Where the tests find the checkout: ``ROOT`` is the repository (this checkout's harness,
+suites/, docs/, tools/), ``TESTS`` the tests folder with its data (``TESTS / "data"``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent

@@ -1,0 +1,62 @@
+"""Users' ONNX models built for the tests of ``hil run`` and ``pytest --models``."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+needs_toolkit = pytest.mark.skipif(
+    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
+)
+SHAPE = [1, 4, 12, 12]
+
+
+def float_model(
+    nodes: list[onnx.NodeProto],
+    name: str,
+    input_shape: list[int | str],
+    outputs: dict[str, list[int | str] | None],
+    *,
+    constants: list[onnx.TensorProto] | None = None,
+    opset: int = 19,
+    ir_version: int = 9,
+) -> onnx.ModelProto:
+    """A float model of ``nodes`` with input ``x`` and the named outputs (shape None: left
+    to inference)."""
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+        [
+            helper.make_tensor_value_info(out, TensorProto.FLOAT, shape)
+            for out, shape in outputs.items()
+        ],
+        constants or [],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
+    return model
+
+
+def five_node_model() -> onnx.ModelProto:
+    """Add, Relu, then the dilated AveragePool (the middle node) as output ``pooled`` and a
+    Mul, Sigmoid branch from the Relu as output ``y``."""
+    constants = [
+        numpy_helper.from_array(np.full([1, 4, 1, 1], 0.25, np.float32), "bias"),
+        numpy_helper.from_array(np.full([1, 4, 1, 1], 1.5, np.float32), "scale"),
+    ]
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node(
+            "AveragePool", ["r"], ["pooled"], name="pool", kernel_shape=[3, 3], dilations=[2, 2]
+        ),
+        helper.make_node("Mul", ["r", "scale"], ["m"], name="mul"),
+        helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid"),
+    ]
+    model = float_model(nodes, "five", SHAPE, {"pooled": None, "y": None}, constants=constants)
+    return onnx.shape_inference.infer_shapes(model)

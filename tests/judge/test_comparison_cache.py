@@ -1,0 +1,101 @@
+"""Comparisons of unchanged arrays read from their disk cache, and anything changed compared
+afresh: the observed outputs, a reference, the tolerance or a damaged entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.helpers.caches import FLOAT16, arrays
+
+from harness.cases.operators import operator_cases
+from harness.diskcache import entries
+from harness.judge import comparison_cache
+from harness.judge.compare import Comparison
+from harness.judge.comparison_cache import ComparisonCache
+from harness.pipeline import CaseExecutor, Stages
+from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.toolkit.simulator import SimulatorPool
+
+
+def not_again(*args: object) -> Comparison:
+    raise AssertionError("compared again")
+
+
+def test_the_same_arrays_are_compared_once_and_read_back_equal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observed, references = arrays()
+    cache = ComparisonCache(tmp_path)
+    first = cache.compare_references(observed, references, "onnx-reference", FLOAT16, 2.0)
+    assert not first.passed and first.others["onnxruntime"].worst  # every field has content
+    assert len(entries(tmp_path)) == 1
+    monkeypatch.setattr(comparison_cache, "compare_references", not_again)
+    again = ComparisonCache(tmp_path).compare_references(
+        observed, references, "onnx-reference", FLOAT16, 2.0
+    )
+    assert again == first
+
+
+@pytest.mark.parametrize("change", ["an observed element", "a reference", "tolerance", "span"])
+def test_anything_compared_that_changed_is_compared_afresh(tmp_path: Path, change: str) -> None:
+    observed, references = arrays()
+    cache = ComparisonCache(tmp_path)
+    cache.compare_references(observed, references, "onnx-reference", FLOAT16, 2.0)
+    tolerance, span = dict(FLOAT16), 2.0
+    changed: tuple[Sequence[np.ndarray], Mapping[str, Sequence[np.ndarray]]]
+    if change == "an observed element":
+        moved = observed[0].copy()
+        moved[0, 0, 0] += 1.0
+        changed = ([moved], references)
+    elif change == "a reference":
+        changed = (observed, {**references, "onnxruntime": references["onnx-reference"]})
+    else:
+        changed = (observed, references)
+        tolerance["atol"] = 0.5 if change == "tolerance" else tolerance["atol"]
+        span = 9.0 if change == "span" else span
+    got = cache.compare_references(*changed, "onnx-reference", tolerance, span)
+    fresh = comparison_cache.compare_references(*changed, "onnx-reference", tolerance, span)
+    assert got == fresh
+    assert len(entries(tmp_path)) == 2
+
+
+def test_a_damaged_entry_is_compared_again_and_replaced(tmp_path: Path) -> None:
+    observed, references = arrays()
+    cache = ComparisonCache(tmp_path)
+    first = cache.compare_references(observed, references, "onnx-reference", FLOAT16)
+    [entry] = entries(tmp_path)
+    (entry.path / "comparison.json").write_text('{"passed": tru')
+    assert cache.compare_references(observed, references, "onnx-reference", FLOAT16) == first
+    [again] = entries(tmp_path)
+    assert (
+        ComparisonCache(tmp_path).compare_references(
+            observed, references, "onnx-reference", FLOAT16
+        )
+        == first
+    )
+    assert (again.path / "comparison.json").stat().st_size > 100
+
+
+def test_the_executor_judges_alike_with_the_comparison_cache_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:3]
+    cache = ComparisonCache(tmp_path / "cmp")
+    with SimulatorPool(workers=1) as pool:
+        plain = list(CaseExecutor(tmp_path / "a", pool).execute_many(cases))
+        compare = cache.compare_references
+        cold = list(
+            CaseExecutor(tmp_path / "b", pool, Stages(comparisons=compare)).execute_many(cases)
+        )
+        stored = len(entries(tmp_path / "cmp"))
+        monkeypatch.setattr(comparison_cache, "compare_references", not_again)
+        warm = list(
+            CaseExecutor(tmp_path / "c", pool, Stages(comparisons=compare)).execute_many(cases)
+        )
+    assert stored == len(cases)
+    fields = [(r.verdict, r.metrics, r.reference, r.detail) for r in plain]
+    assert [(r.verdict, r.metrics, r.reference, r.detail) for r in cold] == fields
+    assert [(r.verdict, r.metrics, r.reference, r.detail) for r in warm] == fields

@@ -1,0 +1,126 @@
+"""tools/provision.sh, the checks job's first step on a fresh machine: sshd, chromium and
+postgresql are installed through apt-get when run as root, else named in one line, and the
+job stops.
+
+The machine running this has them, so each test hides them: PATH is a folder of stand-ins
+(``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools),
+HIL_TOOL_DIRS, where the script looks beside PATH, is empty, and HIL_POSTGRES_BINS, where it
+looks for PostgreSQL's initdb, is a folder of the test's (``initdb`` in ``have``). The real
+uninstalled machine is the README's fresh-machine check.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.helpers import paths
+
+SCRIPT = paths.ROOT / "tools" / "provision.sh"
+BASH = shutil.which("bash") or "/bin/bash"
+ALL = "openssh-server chromium postgresql"
+
+
+def stand_in(folder: Path, name: str, body: str) -> None:
+    path = folder / name
+    path.write_text(f"#!{BASH}\n{body}\n")
+    path.chmod(0o755)
+
+
+def machine(
+    tmp_path: Path, *, have: tuple[str, ...] = (), uid: int = 0, apt: str | None = ""
+) -> Path:
+    """A PATH folder: the tools in ``have``, ``id -u`` printing ``uid``, and an apt-get running
+    ``apt`` after logging its arguments (None: no apt-get)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("mktemp", "tail", "rm"):
+        (bin_dir / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+    stand_in(bin_dir, "id", f"echo {uid}")
+    postgres = tmp_path / "postgres-bin"
+    postgres.mkdir()
+    for tool in have:
+        stand_in(postgres if tool == "initdb" else bin_dir, tool, "exit 0")
+    if apt is not None:
+        log = tmp_path / "apt.log"
+        stand_in(
+            bin_dir, "apt-get", f'echo "DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-}} $*" >> {log}\n{apt}'
+        )
+    return bin_dir
+
+
+def provision(bin_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": str(bin_dir), "HIL_TOOL_DIRS": "", "HOME": os.environ.get("HOME", "/")}
+    env["HIL_POSTGRES_BINS"] = str(bin_dir.parent / "postgres-bin")
+    return subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
+
+
+def apt_calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "apt.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_nothing_to_do_when_all_are_there(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=("sshd", "chromium", "initdb")))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert apt_calls(tmp_path) == []
+
+
+@pytest.mark.parametrize(("uid", "apt"), [(1000, ""), (0, None)], ids=["not root", "no apt-get"])
+def test_without_root_or_apt_get_it_stops_at_once_naming_the_packages(
+    tmp_path: Path, uid: int, apt: str | None
+) -> None:
+    done = provision(machine(tmp_path, uid=uid, apt=apt))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert (
+        f"npu-hil tests need {ALL}: install first (Debian/Ubuntu: sudo apt-get install {ALL})"
+        in done.stderr
+    )
+    assert apt_calls(tmp_path) == []
+
+
+def test_as_root_it_installs_what_is_missing_quietly(tmp_path: Path) -> None:
+    sshd = tmp_path / "bin" / "sshd"
+    chmod = shutil.which("chmod") or "/bin/chmod"
+    provides = f'[ "$1" = install ] && echo "exit 0" > {sshd} && {chmod} +x {sshd}; exit 0'
+    done = provision(machine(tmp_path, have=("chromium", "initdb"), apt=provides))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "npu-hil tests: installing openssh-server (apt-get)\n"
+    assert apt_calls(tmp_path) == [
+        "DEBIAN_FRONTEND= update -qq",
+        "DEBIAN_FRONTEND=noninteractive install -y -qq --no-install-recommends openssh-server",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("apt", "why"),
+    [
+        (
+            'echo "E: Unable to locate package chromium" >&2; exit 100',
+            "apt-get could not install it",
+        ),
+        ("exit 0", "still missing after apt-get"),
+    ],
+)
+def test_a_failed_install_stops_naming_the_packages(tmp_path: Path, apt: str, why: str) -> None:
+    done = provision(machine(tmp_path, apt=apt))
+    assert done.returncode == 1
+    last = done.stderr.splitlines()[-1]
+    assert last == f"npu-hil tests need {ALL}: {why}; install first and run again"
+    if "locate" in apt:
+        assert "E: Unable to locate package chromium" in done.stderr  # apt-get's own words
+
+
+def test_sshd_off_the_users_path_counts_as_there(tmp_path: Path) -> None:
+    """As the tests find it: /usr/sbin/sshd is off a normal user's PATH."""
+    sbin = tmp_path / "sbin"
+    sbin.mkdir()
+    stand_in(sbin, "sshd", "exit 0")
+    env = {"PATH": str(machine(tmp_path, have=("chromium", "initdb"))), "HIL_TOOL_DIRS": str(sbin)}
+    env["HIL_POSTGRES_BINS"] = str(tmp_path / "postgres-bin")
+    done = subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stderr) == (0, "")
