@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model
+from tests.helpers.caches import job
 
 from harness.cli import main
 from harness.diskcache import (
@@ -27,7 +27,6 @@ from harness.diskcache import (
     usage,
 )
 from harness.models.reference import ReferenceCache
-from harness.targets.job import Job
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit.simulator.cache import CACHE as SIM_FOLDER
@@ -76,11 +75,6 @@ def test_an_entry_used_recently_stays_even_above_the_cap(tmp_path: Path) -> None
     fresh = entry(tmp_path, "bb02", 1000, RECENT_S / 2)
     assert [e.path for e in prune(tmp_path, 0)] == [stale]
     assert [e.path for e in entries(tmp_path)] == [fresh]
-
-
-def job(channels: int) -> Job:
-    x = np.ones((1, channels, 4, 4), np.float32)
-    return Job(onnx_model("Relu", (1, channels, 4, 4)), [x], "rk3562", case_id=f"c{channels}")
 
 
 def test_the_conversion_cache_keeps_its_cap_after_building(tmp_path: Path) -> None:

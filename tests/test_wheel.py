@@ -22,13 +22,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sshd import onnx_model
+from tests.fakes.sshd import onnx_model
+from tests.helpers import paths
 
 from harness.boards.inventory import Board
 from harness.history.schema import HEAD
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 RUNNER = "harness/vendors/rknn/runners/board_files/hil_board_runner.py"
 PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from children import default_signals
-from sshd import alive, onnx_model, runner_processes, wait_until
+from tests.fakes.sshd import alive, onnx_model, runner_processes, wait_until
+from tests.helpers import paths
+from tests.helpers.children import default_signals
 
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
@@ -24,7 +25,7 @@ from harness.targets.job import Job
 from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 
-TESTS = Path(__file__).parent
+ROOT = paths.ROOT
 
 
 def relu(case_id: str) -> Job:
@@ -140,7 +141,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 import numpy as np
-from sshd import onnx_model
+from tests.fakes.sshd import onnx_model
 from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.boards.inventory import load_board
@@ -161,7 +162,7 @@ def test_ctrl_c_releases_the_lock_and_leaves_nothing_on_the_board(
 ) -> None:
     harness = subprocess.Popen(
         [sys.executable, "-c", CTRL_C_SCRIPT, str(loopback_board.source),
-         str(board_cache.directory), str(TESTS)],
+         str(board_cache.directory), str(ROOT)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

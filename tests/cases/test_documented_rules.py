@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.helpers import paths
 
 from harness.cases.operators import balanced_factors, operator_cases, set_neighbours
 from harness.documented.properties import CPU_RULE
@@ -24,7 +24,7 @@ from harness.vendors import vendor_named
 from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 
-LOGS = Path(__file__).parent / "data" / "buildlogs"
+LOGS = paths.TESTS / "data" / "buildlogs"
 RKNN = vendor_named("rknn")
 OUT = [np.arange(6, dtype=np.float32)]
 MATCH = compare(OUT, OUT, tolerance_for("float16"))

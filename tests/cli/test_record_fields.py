@@ -14,6 +14,7 @@ from typing import Any
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from tests.helpers import paths
 
 from harness.cli import main
 from harness.results.journal import read_records
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None,
     reason="rknn-toolkit2 (the simulator) is not installed",
 )
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 EDGE = "rk3562/MaxPool/int8/strides_h=8"  # the suite's case at the edge, the probe's first step
 
 

@@ -17,7 +17,13 @@ from tests.helpers.records import make_record
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord, case_slug
 from harness.targets.job import Job
-from harness.vendors.rknn.toolkit import recipe
+from harness.vendors.rknn.toolkit.calls import recipe
+
+
+def template() -> str:
+    files = importlib.resources.files("harness.vendors.rknn")
+    return files.joinpath("repro_template.py").read_text(encoding="utf-8")
+
 
 SECRET = "s3cret-Value-42"
 
@@ -100,8 +106,3 @@ def _failing(
     }
     values.update(fields)
     return make_record(case_id, verdict, **values)
-
-
-def template() -> str:
-    files = importlib.resources.files("harness.vendors.rknn")
-    return files.joinpath("repro_template.py").read_text(encoding="utf-8")

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
+from tests.helpers import onnx_numpy
 
 from harness.cases.operators import documented_status, governing_limits
 from harness.documented.limits import Limit
@@ -31,7 +32,6 @@ from harness.models import (
 )
 from harness.models.reference import ORT, SPEC, host_references
 from harness.vendors.rknn.documents.operators import seed_catalogue
-from tests import onnx_numpy
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcriptions of the ONNX operator definitions (written from the spec, not the code)

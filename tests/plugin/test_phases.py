@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import paths
+
+ROOT = paths.ROOT
 # pytest in this process with operator_cases and the run metadata counted, before the plugin
 # (the pytest11 entry point) imports them
 COUNTED = """

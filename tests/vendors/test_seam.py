@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
 from harness.cli import main
 from harness.safe_yaml import DataFileError
 from harness.vendors import fill_run_defaults, vendor_for, vendor_named
 from harness.vendors.rules import load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 HIL = str(shutil.which("hil", path=str(Path(sys.executable).parent)))
 HORIZON_RULES = ROOT / "harness" / "vendors" / "horizon" / "data" / "stride-rules.yaml"
 

@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import paths
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 STUB = '''\
 """A scratch NPU vendor: one platform, one operator, one rule, no simulator."""
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.helpers import paths
+
 from harness.vendors import vendor_named, vendors
 
-HARNESS = Path(__file__).resolve().parents[1] / "harness"
+HARNESS = paths.ROOT / "harness"
 VENDOR_PACKAGES = [p.parent for p in (HARNESS / "vendors").glob("*/__init__.py")]
 SUFFIXES = (".py", ".yaml", ".json", ".md", ".txt")
 

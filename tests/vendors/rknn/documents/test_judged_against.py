@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from tests.helpers.records import make_record
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
@@ -17,7 +18,6 @@ from harness.vendors.rknn.documents.judged import document_version, judged_again
 from harness.vendors.rknn.documents.operator_list import committed as catalogue
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.model_io.cases import model_io_cases
-from tests.test_journal import make_record
 
 
 @pytest.fixture(scope="module")

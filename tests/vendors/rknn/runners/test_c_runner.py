@@ -1,6 +1,6 @@
 """The C runner, really compiled with the host gcc and run against a test double of the C API.
 
-The double (tests/c_api_double) is built as librknnmrt.so and librknnrt.so; its "models" are
+The double (tests/fakes/c_api_double) is built as librknnmrt.so and librknnrt.so; its "models" are
 text descriptors (see rknn_double.c). Every run goes through ``CRunnerJob.argv`` and
 ``observation_from_run``, the same path the board layer takes after copying files back.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from c_double import DOUBLE, build_double, descriptor
-from sshd import alive, wait_until
+from tests.fakes.c_double import DOUBLE, build_double, descriptor
+from tests.fakes.sshd import alive, wait_until
 
 from harness.targets.observation import Observation
 from harness.vendors.rknn.model_io.layout import input_stride, output_layout

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
-from sshd import onnx_model, wait_until
+from tests.fakes.sshd import onnx_model, wait_until
+from tests.helpers import paths
 
 from harness.targets.job import Job
 from harness.vendors.rknn.toolkit.buildlog import parse_build_log
@@ -103,17 +104,17 @@ def test_parallel_processes_build_a_key_once(tmp_path: Path) -> None:
     script = (
         "import sys, numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from pathlib import Path\n"
-        "from sshd import onnx_model\n"
+        "from tests.fakes.sshd import onnx_model\n"
         "from harness.vendors.rknn.toolkit.convert import ConversionCache\n"
         "from harness.targets.job import Job\n"
         "r = Job(model=onnx_model('Tanh'), inputs=[], target_platform='rk3562')\n"
         "c = ConversionCache(Path(sys.argv[1])).convert(r)\n"
         "print(c.cached, c.rknn_path)\n"
     )
-    tests = str(Path(__file__).parent)
+    root = str(paths.ROOT)
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(tmp_path), tests], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", script, str(tmp_path), root], stdout=subprocess.PIPE, text=True
         )
         for _ in range(2)
     ]
@@ -230,7 +231,7 @@ def test_a_converter_crash_confirmed_by_a_fresh_converter_is_a_cached_rejection(
 ) -> None:
     """rknn-toolkit2 2.5.0 segfaults compiling a one-input Max; the board path converts on the
     host, so the crash is the conversion's, told from trouble as the simulator tells it."""
-    from test_simulator import MAX_ONE_INPUT
+    from tests.helpers.models import MAX_ONE_INPUT
 
     request = Job(MAX_ONE_INPUT, [np.ones(3, np.float32)], "rk3562", case_id="max1")
     cache = ConversionCache(tmp_path, timeout_s=120)

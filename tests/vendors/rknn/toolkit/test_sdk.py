@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers import paths
+from tests.helpers.records import make_record
 
 from harness.cli import main as hil
 from harness.report import write_reports
@@ -22,7 +24,6 @@ from harness.targets.job import Job
 from harness.vendors.rknn.documents.compatibility import check_versions
 from harness.vendors.rknn.toolkit import sdk
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache
-from tests.test_journal import make_record
 
 INDEX_RELEASES = ("2.2.0", "2.3.0", "2.3.2", "2.5.0")  # rknn-toolkit2 on the package index
 
@@ -142,7 +143,7 @@ def test_two_installs_of_one_version_at_once_both_succeed(tmp_path: Path) -> Non
     """The locking is the real one; only the venv build is a fast stand-in."""
     recipes = GOOD.replace("2.5.0", "9.9.9")
     root = tmp_path / "sdk"
-    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {"PYTHONPATH": str(paths.ROOT)}
     children = [
         subprocess.Popen(
             [
@@ -443,7 +444,7 @@ def test_a_run_on_two_sdks_writes_both_and_resume_skips_per_sdk(
     other = second_sdk.version  # installed on first use (tests/conftest.py)
     case = "rk3562/Pow/float16/values=4"
     node = f"suites/test_operators.py::test_documented_limit[{case}-sdk{{}}]"
-    root = Path(__file__).resolve().parents[1]
+    root = paths.ROOT
     command = [
         sys.executable,
         "-m",
@@ -484,7 +485,7 @@ def test_a_run_on_two_sdks_writes_both_and_resume_skips_per_sdk(
 
 
 def test_the_slow_tier_is_left_out_by_case_id_under_sdk_too(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = paths.ROOT
     # run for real (a collect-only run writes no run.json): the cheap seq_length cases run
     command = [sys.executable, "-m", "pytest", "suites/test_operators.py", "-q",
                "-p", "no:cacheprovider", "--results", str(tmp_path), "--sdk", "2.5.0",

@@ -404,7 +404,7 @@ def _headings(entry: Entry, reader: _Reader) -> list[str]:
     """The lines of the entry's blocks that are in no limit and no note: the headings of
     roles (``X : T1``), attributes (``axis: int64``) and of the rules under them
     (``设置 pad 时注意:``), and named constants no rule uses. They state no rule of their own;
-    ``tests/vendors/rknn/operator_list/test_operator_list.py`` checks that against the
+    ``tests/vendors/rknn/documents/operator_list/test_operator_list.py`` checks that against the
     document's wording."""
     said = {line for one in reader.limits for line in one["text"].splitlines()}
     said |= {line for note in reader.notes for line in note.splitlines()}
