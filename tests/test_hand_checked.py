@@ -4,6 +4,8 @@ on: the cases stay, the judgement is fixed."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
 from harness.cases.operators import operator_cases
 from harness.models import build_model
@@ -54,3 +56,23 @@ def test_a_bundle_reads_a_toolkit_log_whose_stamp_stands_alone_on_a_line():
         ]
     )
     assert [layer["op"] for layer in parse_layers(log)] == ["MaxPool", "Pad"]
+
+
+def test_an_int8_comparison_has_no_operands_closer_than_two_quantization_steps():
+    # rk3576 Greater int8 B[b, 1, 1, w]:h=8192 drew 65540 distinct values 3e-5 apart: every
+    # one of its 92 mismatches (a wrong-result) was a pair closer than one int8 step of the
+    # operands' range, which int8 rounding compares either way; a comparison must be decidable
+    cases = operator_cases(RKNN.operators("rk3576"), ops=["Greater"]).cases
+    case = next(c for c in cases if c.id == "rk3576/Greater/int8/B[b, 1, 1, w]:h=8192")
+    built = build_model(case.op, case.params, case.seed)
+    a, b = built.inputs
+    gaps = np.abs(a - np.broadcast_to(b, a.shape))
+    step = input_span(job_for(case, built), built.inputs) / 255
+    assert gaps.min() >= 2 * step
+    # every case of the operator, whatever its broadcast form, B a graph input or a constant
+    for other in cases:
+        model = build_model(other.op, other.params, other.seed)
+        constants = onnx.load_from_string(model.onnx_bytes).graph.initializer
+        operands = [*model.inputs, *(numpy_helper.to_array(t) for t in constants)]
+        assert len(operands) == 2, other.id
+        assert np.abs(np.subtract(*operands)).min() >= 2 * 2 / 255, other.id
