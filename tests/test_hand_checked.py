@@ -110,3 +110,26 @@ def test_an_int8_recurrent_case_with_a_wide_input_stays_within_its_rounding():
     rounded = outputs(model, _int8_rounded(built.inputs[0]).astype(np.float32))
     allowed = 4 * input_span(job_for(case, built), built.inputs) / 255
     assert max(float(np.abs(r - e).max()) for r, e in zip(rounded, exact, strict=True)) < allowed
+
+
+def test_the_toolkit_environment_of_a_release_keeps_the_numpy_the_toolkit_declares():
+    # rk3562 exSDPAttention float16 channel=8192 (a violation: "TypeError: only 0-dimensional
+    # arrays can be converted to Python scalars" in the attention fuse rule) builds with
+    # rknn-toolkit2 2.5.0 itself and numpy 1.26.4, its declared pin, into one exSDPAttention
+    # layer whose output matches: the failure is numpy 2's, which the toolkit does not declare
+    from importlib.metadata import requires, version
+
+    from packaging.requirements import Requirement
+
+    from harness.vendors.rknn import sdk
+
+    release = version("rknn-toolkit2")
+    declared = next(
+        r for r in map(Requirement, requires("rknn-toolkit2") or []) if r.name == "numpy"
+    )
+    pinned = [
+        Requirement(p) for p in sdk.load_recipes().get(release).packages if p.startswith("numpy")
+    ]
+    assert [p.name for p in pinned] == ["numpy"]
+    (pin,) = pinned[0].specifier
+    assert pin.operator == "==" and declared.specifier.contains(pin.version)
