@@ -16,16 +16,23 @@ Three runs over the same cases, each in a fresh process so import costs count al
 The default leaves out the slow tier, as ``--tier default`` does (``--tier full`` keeps it).
 Each of ``--rounds`` rounds runs all four in fresh folders; it prints every round side by
 side, with how busy the machine's cores were, then the medians and the ratios cold/floor
-(target <= 1.3), new-sdk/floor and cold/warm (target >= 10). Not a test: run it by hand, e.g.
+(target <= 1.3), new-sdk/floor and cold/warm (target >= 10). Then the same per operator family
+(the module declaring the operator's model, ``harness.models.FAMILIES``): each run times every
+case from the end of the one before to the end of its own, so a family's seconds are its share
+of the case loop (a case that ends the floor's process counts until it died), and the loop's
+total beside the process's shows what start-up (imports, the catalogue, case generation, and
+the floor's fresh processes after a death) costs. Not a test: run it by hand, e.g.
 
     python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
+    python benchmarks/bench_suite_simulator.py --family pooling  # one operator family
     python benchmarks/bench_suite_simulator.py --platform rk3588 # another platform's suite
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -41,7 +48,7 @@ from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.comparison_cache import ComparisonCache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
-from harness.models import build_model
+from harness.models import FAMILIES, build_model
 from harness.models.reference import ReferenceCache
 from harness.nightly.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.pipeline import CaseExecutor, job_for
@@ -51,6 +58,15 @@ from harness.vendors.rknn.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit import write_dataset
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
+FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
+# A run's events, in its folder: [case index, wall-clock time it ended], or [null, time] when
+# a process is ready for its first case (the time before it is start-up).
+EVENTS = "events.json"
+
+
+def note_event(events_file: Path, events: list[list[float | None]], index: int | None) -> None:
+    events.append([index, time.time()])
+    events_file.write_text(json.dumps(events))
 
 
 def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
@@ -81,6 +97,9 @@ def run_floor(folder: Path, first: int) -> None:
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     case_dirs = sorted(p for p in folder.iterdir() if p.is_dir())
+    events_file = folder / EVENTS  # kept across the processes of one floor run
+    events = json.loads(events_file.read_text()) if first else []
+    note_event(events_file, events, None)
     for index in range(first, len(case_dirs)):
         (folder / "at").write_text(str(index))
         case_dir = case_dirs[index]
@@ -109,9 +128,11 @@ def run_floor(folder: Path, first: int) -> None:
             for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
+        note_event(events_file, events, index)
 
 
 def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None:
+    """The cases through the harness, noting their events in ``results``."""
     references, comparisons = ReferenceCache(host / "ref"), ComparisonCache(host / "cmp")
     with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
         executor = CaseExecutor(
@@ -122,8 +143,12 @@ def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None
             drop_arrays_for=ARRAYS_DROPPED_FOR["findings"],  # the plugin's default
         )
         scheduler = Scheduler(executor.execute_many)
+        events: list[list[float | None]] = []
+        results.mkdir(parents=True, exist_ok=True)
+        note_event(results / EVENTS, events, None)
         for index, case in enumerate(cases):
             scheduler.record(case, iter(cases[index + 1 :]))
+            note_event(results / EVENTS, events, index)
         scheduler.close()
 
 
@@ -141,28 +166,49 @@ def timed(args: list[str], resume: Path | None = None) -> tuple[float, float]:
         if run.returncode == 0:
             break
         died_at = int(resume.read_text()) if resume and resume.exists() else -1
-        if died_at < first:  # not inside a case: a fault of the benchmark's own
+        if resume is None or died_at < first:  # not inside a case: a fault of the benchmark's
             raise SystemExit(f"{' '.join(args)}: exit status {run.returncode}")
         print(f"floor: the toolkit ended its process (status {run.returncode}) at case {died_at}")
+        events_file = resume.parent / EVENTS
+        note_event(events_file, json.loads(events_file.read_text()), died_at)
         first = died_at + 1
     (busy_end, total_end) = busy_jiffies()
     return time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
 
 
-def one_round(cases: list[Case], work: Path, args: list[str]) -> dict[str, tuple[float, float]]:
+Round = dict[str, tuple[float, float, dict[str, float]]]  # run: seconds, busy, per family
+
+
+def one_round(cases: list[Case], work: Path, args: list[str]) -> Round:
     prepare_floor(cases, work / "floor")
     floor = work / "floor"
-    return {
-        "floor": timed(["--mode", "floor", "--dir", str(floor)], resume=floor / "at"),
-        "cold": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
-        "warm": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim", *args]),
-        "new-sdk": timed(["--mode", "harness", "--dir", str(work), "--sim", "sim-2", *args]),
-    }
+    measured = {"floor": timed(["--mode", "floor", "--dir", str(floor)], resume=floor / "at")}
+    folders = {"floor": floor}
+    for run, sim in (("cold", "sim"), ("warm", "sim"), ("new-sdk", "sim-2")):
+        folders[run] = work / f"results-{run}"
+        harness = ["--mode", "harness", "--dir", str(work), "--sim", sim, *args]
+        measured[run] = timed([*harness, "--results", folders[run].name])
+    return {run: (*measured[run], by_family(cases, folders[run] / EVENTS)) for run in RUNS}
+
+
+def by_family(cases: list[Case], events_file: Path) -> dict[str, float]:
+    """Seconds per operator family of one run's case loop: each case from the event before."""
+    families: dict[str, float] = {}
+    previous = None
+    for index, at in json.loads(events_file.read_text()):
+        if index is not None and previous is not None:
+            family = FAMILY_OF.get(cases[int(index)].op, "other")
+            families[family] = families.get(family, 0.0) + at - previous
+        previous = at
+    return families
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", nargs="*", help="operators to include (default: all)")
+    parser.add_argument(
+        "--family", nargs="*", choices=sorted(FAMILIES), help="operator families to include"
+    )
     parser.add_argument(
         "--tier", choices=("default", "full"), default="default", help="as pytest's --tier"
     )
@@ -172,7 +218,10 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sim", help=argparse.SUPPRESS)
     parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.family:
+        args.ops = [*(args.ops or ()), *(op for family in args.family for op in FAMILIES[family])]
     selection = ["--tier", args.tier, "--platform", args.platform]
     selection += ["--ops", *args.ops] if args.ops else []
     if args.mode == "floor":
@@ -180,8 +229,7 @@ def main() -> None:
         return
     cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
-        results = args.dir / f"results-{time.monotonic_ns()}"
-        run_harness(cases, results, args.dir / args.sim, args.dir)
+        run_harness(cases, args.dir / args.results, args.dir / args.sim, args.dir)
         return
 
     rounds = []
@@ -191,9 +239,7 @@ def main() -> None:
     report(cases, args.tier, args.platform, rounds)
 
 
-def report(
-    cases: list[Case], tier: str, platform: str, rounds: list[dict[str, tuple[float, float]]]
-) -> None:
+def report(cases: list[Case], tier: str, platform: str, rounds: list[Round]) -> None:
     n = len(cases)
     print(f"{n} cases of the {platform} operator suite on the rknn-toolkit2 simulator, {tier} tier")
     ratios = (("cold", "floor"), ("new-sdk", "floor"), ("cold", "warm"))
@@ -210,7 +256,33 @@ def report(
     print(f"cold / floor = {middle['cold'] / middle['floor']:.2f}  (target <= 1.3)")
     print(f"new-sdk / floor = {middle['new-sdk'] / middle['floor']:.2f}")
     print(f"cold / warm  = {middle['cold'] / middle['warm']:.1f}  (target >= 10)")
+    report_families(cases, rounds)
     print("load average at the end: " + " ".join(f"{load:.1f}" for load in os.getloadavg()))
+
+
+def report_families(cases: list[Case], rounds: list[Round]) -> None:
+    """Median seconds per family of each run's case loop, the loop in all, and start-up."""
+    counts: dict[str, int] = {}
+    for case in cases:
+        family = FAMILY_OF.get(case.op, "other")
+        counts[family] = counts.get(family, 0) + 1
+    rows = {family: family for family in sorted(counts)}
+    seconds = {
+        run: {family: median(r[run][2].get(family, 0.0) for r in rounds) for family in rows}
+        for run in RUNS
+    }
+    for run in RUNS:
+        seconds[run]["case loop"] = median(sum(r[run][2].values()) for r in rounds)
+        seconds[run]["start-up"] = median(r[run][0] - sum(r[run][2].values()) for r in rounds)
+    counts["case loop"] = len(cases)
+    print("\nmedian seconds per operator family (each case from the end of the one before)")
+    head = "".join(f"{run:>9}" for run in RUNS)
+    print(f"{'family':16}{'cases':>6}{head}{'cold/floor':>12}{'cold/warm':>11}")
+    for row in [*rows, "case loop", "start-up"]:
+        cells = "".join(f"{seconds[run][row]:9.1f}" for run in RUNS)
+        cold, floor, warm = (seconds[run][row] for run in ("cold", "floor", "warm"))
+        share = f"{cold / floor:12.2f}{cold / warm:11.1f}" if floor > 0 and warm > 0 else ""
+        print(f"{row:16}{counts.get(row, ''):>6}{cells}{share}")
 
 
 if __name__ == "__main__":

@@ -168,3 +168,26 @@ def test_init_writes_literal_ids_that_excuse_no_other_case(
     assert known.entry_for(_record("rk3562/model/what?/float16", "violation")) is not None
     for other in ("rk3562/model/net_production_model.onnx/float16", "rk3562/model/what!/float16"):
         assert known.entry_for(_record(other, "violation")) is None
+
+
+def test_a_refresh_keeps_the_readings_of_causes_that_still_fail_as_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = Journal(tmp_path / "results")
+    pow_0 = _record("rk3562/Pow/float16/values=0", "violation", rknn_toolkit2="2.5.0")
+    wrong = _record("rk3562/Pow/float16/values=3", "wrong-result", rknn_toolkit2="2.5.0")
+    for record in (pow_0, wrong):
+        journal.append(record)
+    changed = {**POW_0_ENTRY, "cases": [wrong.id], "reference": "RKNN-9", "note": "was a violation"}
+    readings = known_file(tmp_path, [POW_0_ENTRY, changed])
+    output = tmp_path / "refreshed.yaml"
+    init = ["known-issues", "init", str(tmp_path / "results"), "-o", str(output)]
+    assert main([*init, "--readings", str(readings)]) == 0
+    capsys.readouterr()
+    refreshed = {entry.cases: entry for entry in load_known_issues(output).entries}
+    kept = refreshed[(escape_glob(pow_0.id),)]
+    assert (kept.reference, kept.note) == (POW_0_ENTRY["reference"], POW_0_ENTRY["note"])
+    afresh = refreshed[(escape_glob(wrong.id),)]  # recorded as a violation: judged afresh
+    assert afresh.verdict == "wrong-result" and afresh.reference.startswith("unreported")
+    assert main([*init, "--force", "--readings", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml" in capsys.readouterr().err

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from harness.cases.operators import operator_cases
-from harness.pipeline import CaseExecutor
+from harness.pipeline import FIRST_DIFFERING, CaseExecutor, _summary
 from harness.report.bundle import BundleError, make_bundle
 from harness.targets.target import Target
 from harness.vendors import regenerate
@@ -88,3 +88,36 @@ def test_a_model_that_does_not_come_out_the_same_is_not_bundled(
     model.write_bytes(model.read_bytes() + b"\0")
     with pytest.raises(BundleError, match=r"is not the case's model\.onnx"):
         make_bundle(tmp_path, WRONG_FP16, regenerate=regenerate)
+
+
+def _whole_array_summary(observed: np.ndarray, reference: np.ndarray, tol: float) -> tuple:
+    """What the summary holds, computed over the whole array at once in float64."""
+    values, expected = observed.astype(np.float64), reference.astype(np.float64)
+    differs = ~(np.abs(values - expected) <= tol + tol * np.abs(expected))
+    where = np.argwhere(differs)[:FIRST_DIFFERING]
+    finite = values[np.isfinite(values)]
+    return (
+        int(differs.sum()),
+        [[int(i) for i in index] for index in where],
+        [float(values[tuple(index)]) for index in where],
+        (float(finite.min()), float(finite.max()), float(finite.mean()), float(finite.std())),
+    )
+
+
+@pytest.mark.parametrize("wrong", [3, 40, 5000])
+def test_a_summary_walked_in_chunks_is_the_summary_of_the_whole_array(wrong: int) -> None:
+    rng = np.random.default_rng(wrong)
+    reference = rng.uniform(-1, 1, size=(2, 3, 50, 70)).astype(np.float32)
+    observed = reference.copy()
+    flat = observed.reshape(-1)
+    flat[rng.choice(flat.size, size=wrong, replace=False)] += 0.5
+    flat[7], flat[20999] = np.nan, np.inf  # never within tolerance, left out of the statistics
+    summary = _summary("Y", observed, reference, {"atol": 1e-3, "rtol": 1e-3}, chunk=997)
+    differing, indices, values, stats = _whole_array_summary(observed, reference, 1e-3)
+    assert summary["differing"] == differing >= wrong
+    assert [element["index"] for element in summary["first_differing"]] == indices
+    observed_there = [element["observed"] for element in summary["first_differing"]]
+    np.testing.assert_array_equal(observed_there, values)  # NaN equal to NaN here
+    assert (summary["nan"], summary["inf"]) == (1, 1)
+    assert (summary["min"], summary["max"]) == stats[:2]
+    assert summary["mean"] == pytest.approx(stats[2]) and summary["std"] == pytest.approx(stats[3])

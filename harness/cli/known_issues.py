@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 
 from harness.judge.verdict import FAILING_VERDICTS
-from harness.nightly.known_issues import starting_file
+from harness.nightly.known_issues import KnownIssuesError, load_known_issues, starting_file
 from harness.results.journal import JournalError, read_records
 from harness.terminal import emit
 from harness.vendors import layer_aliases, vendor_for
@@ -35,6 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="only the failures of these platforms (comma-separated; default: every one), "
         "e.g. one platform group's file of the vendor's known issues",
     )
+    init.add_argument(
+        "--readings",
+        metavar="KNOWN_ISSUES",
+        help="a known-issues file or folder being refreshed: a cause one of its entries "
+        "records with the same verdict keeps that entry's reference and note",
+    )
     init.set_defaults(handler=run_init)
 
 
@@ -53,7 +59,11 @@ def run_init(args: argparse.Namespace) -> int:
         # a platform no vendor of this version knows: its entries name no versions
         with contextlib.suppress(LookupError):
             sdk |= set(vendor_for(platform).versions())
-    text = starting_file(records, FAILING_VERDICTS, sdk, layer_aliases())
+    try:
+        readings = load_known_issues(args.readings) if args.readings else None
+    except KnownIssuesError as exc:
+        return _bad_input(exc)
+    text = starting_file(records, FAILING_VERDICTS, sdk, layer_aliases(), readings)
     if args.output == "-":
         emit(text)
         return 0

@@ -41,6 +41,7 @@ from harness.models.builder import (
 
 __all__ = [
     "DEFAULT_PARAMS",
+    "FAMILIES",
     "NCHW",
     "OPERATORS",
     "OPERATOR_SPECS",
@@ -55,19 +56,27 @@ __all__ = [
     "with_subject",
 ]
 
-# The documented operators' models. Other case sources (a vendor's model-I/O probes) bring
-# their own declarations and pass them to ``build_model``.
+# The documented operators' models, by the module that declares them: an operator family
+# (the benchmarks time each family apart). Other case sources (a vendor's model-I/O probes)
+# bring their own declarations and pass them to ``build_model``.
+_FAMILY_MODULES = (
+    elementwise,
+    pooling,
+    recurrent,
+    shape_ops,
+    data_movement,
+    activations,
+    convolution,
+    resize,
+    normalization,
+    fused,
+)
+FAMILIES: dict[str, tuple[str, ...]] = {
+    module.__name__.rsplit(".", 1)[-1]: tuple(sorted(module.OPERATORS))
+    for module in _FAMILY_MODULES
+}
 OPERATOR_SPECS: dict[str, OperatorSpec] = {
-    **elementwise.OPERATORS,
-    **pooling.OPERATORS,
-    **recurrent.OPERATORS,
-    **shape_ops.OPERATORS,
-    **data_movement.OPERATORS,
-    **activations.OPERATORS,
-    **convolution.OPERATORS,
-    **resize.OPERATORS,
-    **normalization.OPERATORS,
-    **fused.OPERATORS,
+    op: spec for module in _FAMILY_MODULES for op, spec in module.OPERATORS.items()
 }
 
 OPERATORS: tuple[str, ...] = tuple(sorted(OPERATOR_SPECS))

@@ -13,9 +13,10 @@ for the widest model-I/O probes (``spec_unavailable``). The comparison then rest
 that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 
-onnx.reference runs with vectorised MaxPool and AveragePool kernels
-(``harness.models.pooling_reference``): its own pool in pure Python (tens of milliseconds per
-small MaxPool, seconds for a wide one) and misreads a one-sided MaxPool pad.
+onnx.reference runs with vectorised MaxPool, AveragePool and Resize kernels
+(``harness.models.pooling_reference``, ``resize_reference``): its own pool in pure Python (tens
+of milliseconds per small MaxPool, seconds for a wide one) and misreads a one-sided MaxPool pad,
+and its own Resize takes seconds for a small image scaled 9 times.
 
 Both are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
 keeps them on disk, keyed by model, inputs and the reference libraries' versions.
@@ -35,7 +36,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
-from harness.models import BuiltModel
+from harness.models import BuiltModel, resize_reference
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
@@ -46,6 +47,7 @@ _RECURRENT = ("RNN", "GRU", "LSTM")
 # onnx.reference convolves in Python loops over output positions with the dilated kernel laid
 # out: 1e8 multiply-adds take about 5 s here, a 6.5e8 one (k3 d60) more than 4 GB.
 SPEC_CONV_BUDGET = 10**8
+_KERNELS = [*POOLING_KERNELS, resize_reference.Resize]  # onnx.reference's, vectorised
 
 
 class NoReferenceError(RuntimeError):
@@ -118,7 +120,7 @@ def host_references(built: BuiltModel) -> References:
         unavailable[SPEC] = skipped
     else:
         try:
-            evaluator = ReferenceEvaluator(built.onnx_bytes, new_ops=POOLING_KERNELS)
+            evaluator = ReferenceEvaluator(built.onnx_bytes, new_ops=_KERNELS)
             outputs[SPEC] = [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
         except Exception as exc:  # a model it cannot run: an index out of range, say
             unavailable[SPEC] = f"failed: {type(exc).__name__}: {exc}"
@@ -165,6 +167,7 @@ class ReferenceCache(DiskCache):
         self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
         self._versions["numpy"] = np.__version__
         self._versions["pooling kernels"] = KERNELS_VERSION
+        self._versions["resize kernel"] = resize_reference.KERNEL_VERSION
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs and the reference libraries' versions (hex)."""

@@ -274,20 +274,29 @@ def starting_file(
     failing: tuple[str, ...],
     sdk: set[str],
     aliases: Mapping[str, str] | None = None,
+    readings: KnownIssues | None = None,
 ) -> str:
     """A known-issues file (YAML text) with one entry per cause of the failing ``records``
     (``harness.report.causes``: one vendor behaviour seen in many cases is one entry, its
-    reading the note), applying to the versions of the ``sdk`` components they ran with."""
+    reading the note), applying to the versions of the ``sdk`` components they ran with.
+
+    A cause whose example an entry of ``readings`` (the file being refreshed) records with the
+    same verdict keeps that entry's reference and note: refreshing loses no one's reading."""
     found = causes((r for r in records if r.verdict in failing), aliases)
     entries = []
     for cause in found:
         members, first = cause.records, cause.example
         versions = {name: [first.versions[name]] for name in sorted(sdk) if name in first.versions}
+        earlier = readings.entry_for(first) if readings else None
+        if earlier is not None and earlier.verdict != cause.signature.status:
+            earlier = None
         entry: dict[str, Any] = {
             "cases": sorted(escape_glob(member.id) for member in members),
             "verdict": cause.signature.status,
-            "reference": "unreported: replace with the vendor ticket or a link",
-            "note": cause.signature.reading()[:300],
+            "reference": earlier.reference
+            if earlier
+            else "unreported: replace with the vendor ticket or a link",
+            "note": earlier.note if earlier else cause.signature.reading()[:300],
         }
         if versions:
             entry["versions"] = versions
