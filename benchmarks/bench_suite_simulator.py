@@ -16,7 +16,9 @@ Three runs over the same cases, each in a fresh process so import costs count al
 The default leaves out the slow tier, as ``--tier default`` does (``--tier full`` keeps it).
 Each of ``--rounds`` rounds runs all four in fresh folders; it prints every round side by
 side, with how busy the machine's cores were, then the medians and the ratios cold/floor
-(target <= 1.3), new-sdk/floor and cold/warm (target >= 10). Then the same per operator family
+(target <= 1.3), new-sdk/floor and cold/warm (target >= 10), in wall-clock seconds and in CPU
+seconds of every process of the run (the toolkit's workers included), which a machine busy
+with other work changes far less. Then the same per operator family
 (the module declaring the operator's model, ``harness.models.FAMILIES``): each run times every
 case from the end of the one before to the end of its own, so a family's seconds are its share
 of the case loop (a case that ends the floor's process counts until it died), and the loop's
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -152,14 +155,15 @@ def run_harness(cases: list[Case], results: Path, sim: Path, host: Path) -> None
         scheduler.close()
 
 
-def timed(args: list[str], resume: Path | None = None) -> tuple[float, float]:
-    """Seconds of one run in a fresh process, and the share of the machine's cores busy.
+def timed(args: list[str], resume: Path | None = None) -> tuple[float, float, float]:
+    """Seconds of one run in a fresh process, the share of the machine's cores busy, and the
+    CPU seconds its processes used.
 
     With ``resume`` (the floor's progress file), a process the toolkit ended inside a case
     (its compiler crashes on some documented values) is followed by a fresh one from the
     next case, as the harness's simulator pool replaces a dead worker.
     """
-    start, (busy, total) = time.perf_counter(), busy_jiffies()
+    start, (busy, total), cpu = time.perf_counter(), busy_jiffies(), _children_cpu()
     first = 0
     while True:
         run = subprocess.run([sys.executable, __file__, *args, "--first", str(first)])
@@ -173,10 +177,18 @@ def timed(args: list[str], resume: Path | None = None) -> tuple[float, float]:
         note_event(events_file, json.loads(events_file.read_text()), died_at)
         first = died_at + 1
     (busy_end, total_end) = busy_jiffies()
-    return time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
+    seconds, share = time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
+    return seconds, share, _children_cpu() - cpu
 
 
-Round = dict[str, tuple[float, float, dict[str, float]]]  # run: seconds, busy, per family
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children and the descendants they waited for."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+# run: wall seconds, share of the cores busy, CPU seconds, wall seconds per family
+Round = dict[str, tuple[float, float, float, dict[str, float]]]
 
 
 def one_round(cases: list[Case], work: Path, args: list[str]) -> Round:
@@ -256,6 +268,12 @@ def report(cases: list[Case], tier: str, platform: str, rounds: list[Round]) -> 
     print(f"cold / floor = {middle['cold'] / middle['floor']:.2f}  (target <= 1.3)")
     print(f"new-sdk / floor = {middle['new-sdk'] / middle['floor']:.2f}")
     print(f"cold / warm  = {middle['cold'] / middle['warm']:.1f}  (target >= 10)")
+    cpu = {name: median(r[name][2] for r in rounds) for name in RUNS}
+    print("median CPU seconds: " + ", ".join(f"{name} {cpu[name]:.1f}" for name in RUNS))
+    print(
+        f"in CPU seconds: cold / floor = {cpu['cold'] / cpu['floor']:.2f}, "
+        f"cold / warm = {cpu['cold'] / cpu['warm']:.1f}"
+    )
     report_families(cases, rounds)
     print("load average at the end: " + " ".join(f"{load:.1f}" for load in os.getloadavg()))
 
@@ -268,12 +286,12 @@ def report_families(cases: list[Case], rounds: list[Round]) -> None:
         counts[family] = counts.get(family, 0) + 1
     rows = {family: family for family in sorted(counts)}
     seconds = {
-        run: {family: median(r[run][2].get(family, 0.0) for r in rounds) for family in rows}
+        run: {family: median(r[run][3].get(family, 0.0) for r in rounds) for family in rows}
         for run in RUNS
     }
     for run in RUNS:
-        seconds[run]["case loop"] = median(sum(r[run][2].values()) for r in rounds)
-        seconds[run]["start-up"] = median(r[run][0] - sum(r[run][2].values()) for r in rounds)
+        seconds[run]["case loop"] = median(sum(r[run][3].values()) for r in rounds)
+        seconds[run]["start-up"] = median(r[run][0] - sum(r[run][3].values()) for r in rounds)
     counts["case loop"] = len(cases)
     print("\nmedian seconds per operator family (each case from the end of the one before)")
     head = "".join(f"{run:>9}" for run in RUNS)
