@@ -22,6 +22,7 @@ from harness.models.builder import (
     broadcast_form,
     dim_setters,
     distinct,
+    fp16_exact,
     nchw,
     shape_reader,
     uniform,
@@ -46,6 +47,23 @@ def _nonzero_divisor(rng: np.random.Generator, a: list[int], b: list[int]) -> li
 
 def _all_distinct(rng: np.random.Generator, a: list[int], b: list[int]) -> list[np.ndarray]:
     return distinct(rng, [a, b])
+
+
+# More than two int8 steps of [-1, 1) (4/255) after float16 rounding: an int8 build rounds
+# each operand to half a step of its range, so operands closer than a step compare either
+# way. Hand-checked: every mismatch of the rk3576 Greater int8 cases (distinct operands,
+# 3e-5 apart) was such a pair.
+COMPARE_GAP = 1 / 60
+
+
+def _apart(rng: np.random.Generator, a: list[int], b: list[int]) -> list[np.ndarray]:
+    """Operands of a comparison in [-1, 1) on interleaved grids: every value of A at least
+    ``COMPARE_GAP`` from every value of B, wherever broadcasting pairs them (never a tie)."""
+    cells = -1.0 + 2 * COMPARE_GAP * np.arange(int(1 / COMPARE_GAP))
+    return [
+        fp16_exact(rng.choice(cells, size=tuple(shape)) + offset * COMPARE_GAP)
+        for shape, offset in ((a, 0.5), (b, 1.5))
+    ]
 
 
 def _read_binary(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,8 +235,8 @@ OPERATORS = {
     "Div": _binary(("Div",), _nonzero_divisor, CONSTANT_B_PROBING),
     "Mul": _binary(("Mul",), _signed, CONSTANT_B_PROBING),
     "Max": _binary(("Max",), _all_distinct),
-    # Distinct operands: no ties for float16 rounding to decide.
-    "Greater": _cast_to_float(_binary(("Greater",), _all_distinct)),
+    # Operands apart: no ties for float16 rounding, nor int8 rounding, to decide.
+    "Greater": _cast_to_float(_binary(("Greater",), _apart)),
     "MulRelu": _binary(("Mul", "Relu"), _signed, CONSTANT_B_PROBING),
     "Pow": OperatorSpec(
         {"shape": [1, 4, 6, 8], "exponent": 2.0, "exponent_dtype": "float32"},
