@@ -121,7 +121,7 @@ def test_the_toolkit_environment_of_a_release_keeps_the_numpy_the_toolkit_declar
 
     from packaging.requirements import Requirement
 
-    from harness.vendors.rknn import sdk
+    from harness.vendors.rknn.toolkit import sdk
 
     release = version("rknn-toolkit2")
     declared = next(
