@@ -20,12 +20,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 import yaml
 from tests.helpers import paths
 
 from harness.boards.inventory import Board
+from harness.boards.settings import SshSettings
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 # sshd refuses to start as root without its privilege-separation directory (a distribution
@@ -193,8 +195,9 @@ def suite_command(tmp_path: Path, boards: Path, results: str, *args: str) -> lis
     return [*command, "--boards", str(boards), "--backend", "board", *args]
 
 
-def with_ssh(board: Board, **fields: object) -> Board:
+def with_ssh(board: Board, **fields: Any) -> Board:
     """``board`` with some of its SSH settings replaced (``port=1``, ``key_file=...``)."""
+    assert isinstance(board.transport, SshSettings), f"{board.name}: not an SSH board"
     return dataclasses.replace(board, transport=dataclasses.replace(board.transport, **fields))
 
 
