@@ -23,7 +23,7 @@ from tests.helpers.cli import hil_boards
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
 from harness.cases.operators import operator_cases
-from harness.pipeline import CaseExecutor, Stages, regenerate_arrays
+from harness.pipeline import CaseExecutor, Stages
 from harness.report import write_reports
 from harness.report.bundle import make_bundle
 from harness.report.markdown import render_markdown
@@ -31,6 +31,7 @@ from harness.report.matrix import build_report
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable, redact, redacted
+from harness.vendors import regenerate
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.runtimes import RUNTIMES
 
@@ -121,7 +122,7 @@ def test_passwords_the_run_was_given_leave_no_file(
     case_dir = results / record.artifacts
     planted = case_dir / "dataset.txt"  # tests the bundle's scrubbing on its own
     planted.write_text(f"{readme} {named}\n")
-    make_bundle(results, record.id, regenerate=lambda r, f: regenerate_arrays(r, f, recipe))
+    make_bundle(results, record.id, regenerate=regenerate)  # the vendor's recipe, as hil does
     write_reports(results)
     written = [path for path in results.rglob("*") if path.is_file() and path != planted]
     assert {"build.log", "journal.jsonl", "report.md", "dataset.txt"} <= {p.name for p in written}
