@@ -37,6 +37,11 @@ _REPLY_ERRORS = (ValueError, struct.error, AssertionError, OverflowError)
 # stdout not yet read holds the reader back (a runner's frames are read as they come).
 _MAX_PACKET = 1 << 20
 _MAX_PENDING = 16 << 20
+# The shell socket stays in timeout mode: a socket's blocking mode is its file's, shared by the
+# reader thread, so a send that switched it to timeout mode and back left the reader's blocking
+# recv() an EAGAIN (BlockingIOError) it took for the end of the stream, losing the output. The
+# reader wakes this often when idle; a send sets its own timeout and restores this one.
+_IDLE_S = 1.0
 
 
 def adb_settings(board: Board) -> AdbSettings:
@@ -156,7 +161,7 @@ class AdbStream:
 
     def __init__(self, connection: socket.socket) -> None:
         self._socket = connection
-        self._socket.settimeout(None)
+        self._socket.settimeout(_IDLE_S)
         self._changed = threading.Condition()
         self._stdout = bytearray()
         self._stderr = bytearray()
@@ -196,7 +201,12 @@ class AdbStream:
     def _exactly(self, size: int) -> bytes:
         data = bytearray()
         while len(data) < size:
-            chunk = self._socket.recv(size - len(data))
+            try:
+                chunk = self._socket.recv(size - len(data))
+            except TimeoutError:  # idle (the command is still running), or a send's timeout
+                if self._closed:
+                    raise EOFError from None
+                continue
             if not chunk:
                 raise EOFError
             data += chunk
@@ -209,7 +219,7 @@ class AdbStream:
         except OSError as exc:
             raise BoardConnectionError(f"cannot write to the remote command: {exc}") from None
         finally:
-            self._socket.settimeout(None)
+            self._socket.settimeout(_IDLE_S)
 
     def send(self, data: bytes, timeout: float) -> None:
         view = memoryview(data)
