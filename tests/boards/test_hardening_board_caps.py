@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
 from tests.helpers import paths
@@ -367,6 +367,12 @@ def fuzz_board(tmp_path_factory: pytest.TempPathFactory) -> Board:
 
 @FUZZ
 @given(data=_board_output)
+# found by hypothesis: the second case started and reported before the first
+@example(
+    data=b'\x00\x00\x00!\x00\x00\x00\x00{"type": "started", "case": "c1"}\x00\x00\x00]\x00\x00'
+    b'\x00\x00{"type": "result", "case": "c1", "status": "ok", "outputs": [], "timings": {}, '
+    b'"error": null}'
+)
 def test_fuzzed_board_output_ends_in_results_or_a_runner_failure(
     fuzz_board: Board, data: bytes
 ) -> None:

@@ -296,7 +296,8 @@ class RunnerSession:
     def run(
         self, jobs: Sequence[RunnerJob], on_started: Callable[[str], None] | None = None
     ) -> Iterator[RunnerReply]:
-        """Ship ``jobs`` in one tar and yield their results in order of completion.
+        """Ship ``jobs`` in one tar and yield their results, in the order shipped: the runner
+        runs them one after another, so a case started out of turn is a protocol failure.
 
         Ends early (``usable`` turns False) when the runner exits after a board-side timeout;
         raises ``ConnectionLost`` or ``RunnerFailed`` naming the case in flight.
@@ -306,7 +307,7 @@ class RunnerSession:
         assert self._stream is not None and self.usable
         # The runner's per-case deadline fires first; this one catches a wedged runner or board.
         timeout = max(job.timeout_s for job in jobs) + self.host_grace_s
-        waiting = {job.id for job in jobs}  # not started yet
+        waiting = [job.id for job in jobs]  # not started yet, in the order the runner takes them
         self.in_flight = None
         try:
             self._stream.send(batch_frame(jobs), timeout)
@@ -317,8 +318,8 @@ class RunnerSession:
         while True:
             frame, payload = self._frame("during the batch")
             kind, case = frame.get("type"), str(frame.get("case"))
-            if kind == "started" and self.in_flight is None and case in waiting:
-                waiting.discard(case)
+            if kind == "started" and self.in_flight is None and waiting and case == waiting[0]:
+                waiting.pop(0)
                 self.in_flight, started = case, time.monotonic()
                 self._expect(timeout)
                 if on_started is not None:
