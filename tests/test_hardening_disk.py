@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers import paths
 from tests.helpers.caches import FLOAT16, arrays, job
+from tests.helpers.paths import SUITE
 from tests.helpers.records import make_record
 
 from harness.diskcache import (
@@ -42,7 +42,6 @@ from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
 FOLDER = CacheFolder("test", "test", "HIL_TEST_CACHE", "HIL_TEST_CACHE_MAX", "test entries")
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 CASES = [
     "rk3562/Pow/float16/values=2",
     "rk3562/Pow/float16/values=4",

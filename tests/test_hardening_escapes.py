@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.helpers import paths
 from tests.helpers.bundles import template
+from tests.helpers.paths import SUITE
 
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardLock
@@ -22,7 +22,6 @@ from harness.boards.transport import open_transport
 from harness.text import printable
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 def test_a_bundles_script_prints_the_record_without_its_escapes(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import onnx
 import pytest
 from tests.helpers import paths
+from tests.helpers.marks import needs_toolkit
 from tests.helpers.nightly import POW_0, POW_0_ENTRY, POW_2, STALE_ENTRY, known_file, run_suite
-from tests.helpers.user_models import five_node_model, needs_toolkit
+from tests.helpers.user_models import five_node_model
 
 from harness.cli import main
 from harness.results.journal import read_records

@@ -11,14 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.fakes.sshd import SshServer, write_sysroot
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.boards.kernel_log import MAX_LINES, kernel_log
 from harness.boards.transport import open_transport
 from harness.results.journal import read_records
 from harness.results.records import BOARD_LOG
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=2", "rk3562/Pow/float16/values=4"]
 SECRET = "kmsg-Secret-4711-value"
 

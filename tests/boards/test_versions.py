@@ -19,8 +19,8 @@ from tests.fakes.sshd import (
     write_rknn_server,
     write_sysroot,
 )
-from tests.helpers import paths
 from tests.helpers.cli import hil_boards
+from tests.helpers.paths import SUITE
 
 from harness.boards.discovery import check
 from harness.boards.inventory import Board
@@ -34,7 +34,6 @@ from harness.vendors.rknn.toolkit.calls import toolkit_version
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 
 OLD_RUNTIME = "1.6.0 (9a7b5d24c@2023-12-13T17:31:11)"
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ first screen there, the README's picture."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -14,19 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from tests.helpers import paths
 from tests.helpers.browser import Browser
+from tests.helpers.marks import needs_toolkit
 
 ROOT = paths.ROOT
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCREENSHOT = os.environ.get("HIL_README_SCREENSHOT")
 FIRST_SCREEN = (1280, 900)
 COMMAND = "HIL_RESULTS=results-pow tox -- suites "
-
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 
 
 def _console_block(heading: str) -> list[str]:

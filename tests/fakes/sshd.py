@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 import yaml
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.boards.inventory import Board
 from harness.boards.settings import SshSettings
@@ -176,7 +176,6 @@ class SshServer:
         return path
 
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 SELECTION = [  # a few operator cases, quick to build, with several verdicts between them
     "rk3562/Pow/float16/values=4",
     "rk3562/Pow/float16/values=2",

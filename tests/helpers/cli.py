@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.paths import ROOT
+from tests.helpers.paths import ROOT, SUITE
 
 from harness.cli import boards as cli
 from harness.cli import main
@@ -25,9 +25,6 @@ def hil_boards(argv: list[str]) -> int:
     args = parser.parse_args(["boards", *argv])
     code: int = args.handler(args)
     return code
-
-
-SUITE = ROOT / "suites" / "test_operators.py"
 
 
 def run_pytest(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:

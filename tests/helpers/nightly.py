@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import yaml
-from tests.helpers.paths import ROOT
+from tests.helpers.paths import ROOT, SUITE
 
 from harness.results.records import CaseRecord
 
-SUITE = ROOT / "suites" / "test_operators.py"
 POW_0 = "rk3562/Pow/float16/values=0"  # violation on 2.5.0
 POW_2 = "rk3562/Pow/float16/values=2"  # confirmed on 2.5.0
 

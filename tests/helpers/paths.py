@@ -7,3 +7,5 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
+# The operator suite, which most end-to-end tests run in a child pytest.
+SUITE = ROOT / "suites" / "test_operators.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.fakes.sshd import SshServer, write_sysroot
 from tests.fakes.sysfs import write_sysfs
 from tests.helpers.cli import hil
-from tests.helpers.paths import ROOT
+from tests.helpers.paths import SUITE
 from tests.helpers.records import make_record
 
 from harness.boards.inventory import load_board
@@ -27,7 +27,6 @@ def board_with_sysfs(sshd: SshServer, tmp_path: Path, **fields: object):  # type
     return load_board(path, RUNTIMES), sysroot
 
 
-SUITE = ROOT / "suites" / "test_operators.py"
 CASES = [
     "rk3562/Pow/float16/values=2",
     "rk3562/Pow/float16/values=4",

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 SHAPE = [1, 4, 12, 12]
 
 

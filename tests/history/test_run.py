@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.cli import main
 from harness.history import queries
@@ -21,7 +21,6 @@ from harness.history.runinfo import HISTORY_KEY
 from harness.history.store import Store
 from harness.results.journal import Journal, read_records, read_run_metadata, write_run_metadata
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 POW_2 = "rk3562/Pow/float16/values=2"
 POW_4 = "rk3562/Pow/float16/values=4"
 EXPAND_8193 = "rk3562/Expand/float16/[b,c,1,w]:h=8193"

@@ -6,7 +6,6 @@ never an SDK verdict. The fuzzers at the end draw graph and tensor fields."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 from tests.helpers.cli import assert_usage_error, run_pytest
+from tests.helpers.marks import needs_toolkit
 from tests.helpers.records import make_record
 from tests.helpers.user_models import float_model
 
@@ -37,10 +37,6 @@ from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import Journal, finished_ids, read_records
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:

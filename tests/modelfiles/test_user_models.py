@@ -20,7 +20,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tests.helpers import paths
-from tests.helpers.user_models import five_node_model, float_model, needs_toolkit
+from tests.helpers.marks import needs_toolkit
+from tests.helpers.user_models import five_node_model, float_model
 
 from harness.cases.model_dir import directory_cases
 from harness.cli import main

@@ -4,7 +4,6 @@ a user runs them (pytest and tools/tox-job.sh in a subprocess, the real simulato
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,15 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tests.helpers import paths
+from tests.helpers.marks import needs_toolkit
 
 from harness.results.journal import read_records
 
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 ROOT = paths.ROOT
 BIN = Path(sys.executable).parent  # pytest and hil of this environment
 

@@ -7,7 +7,6 @@ exponent 2 is confirmed) with real known-issues files and results folders.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.helpers import paths
+from tests.helpers.marks import needs_toolkit
 from tests.helpers.nightly import (
     POW_0,
     POW_0_ENTRY,
@@ -38,10 +38,6 @@ from harness.results.records import CaseRecord
 ROOT = paths.ROOT
 GRU_SLOW = ["rk3562/GRU/float16/seq_length=8192", "rk3562/GRU/float16/seq_length=8193"]
 SHIPPED = ROOT / "harness/vendors/rknn/data/known-issues"  # one file per platform group
-
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 
 
 # -- known issues

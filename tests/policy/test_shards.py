@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.cli import main
 from harness.policy.shards import parse_shard, split
@@ -19,7 +20,6 @@ from harness.results.journal import read_records, read_run_metadata
 from harness.results.runs import read_run
 
 ROOT = paths.ROOT
-SUITE = ROOT / "suites" / "test_operators.py"
 # The typical Mul and MulRelu models of every platform: float16 is documented on some
 # (RK3588) and outside on others (RV1106), so the shards hold several verdicts.
 SELECTION = "Mul and typical"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import py_compile
@@ -18,6 +17,7 @@ from tests.fakes.sshd import SshServer, write_sysroot
 from tests.helpers import paths
 from tests.helpers.bundles import SECRET, _failing, write_case
 from tests.helpers.cli import hil
+from tests.helpers.marks import needs_toolkit
 
 from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
 from harness.results.journal import Journal
@@ -166,11 +166,6 @@ def _run_reproduce(
         text=True,
         timeout=300,
     )
-
-
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="needs rknn-toolkit2"
-)
 
 
 def _unpacked_bundle(

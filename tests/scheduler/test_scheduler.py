@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 from tests.fakes.sshd import runner_processes
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.boards.inventory import Board
 from harness.cases.case import Case
@@ -125,9 +125,6 @@ def test_a_runner_killed_mid_batch_costs_only_the_case_in_flight(
     assert [record.id for record in lost] in ([], [victim], [cases[3].id])
     assert all("runner exited during the batch" in record.detail for record in lost)
     assert {record.backend for record in records.values()} == {"loopback"}
-
-
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 
 
 def run_suite(tmp_path: Path, cases: list[Case], *args: str, **env: str) -> str:

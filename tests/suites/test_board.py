@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.boards.inventory import Board
 from harness.diskcache import entries
@@ -30,7 +30,6 @@ from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 CASES = ["rk3562/Pow/float16/values=4", "rk3562/Pow/float16/values=2"]
 
 

@@ -17,13 +17,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from tests.helpers import paths
+from tests.helpers.paths import SUITE
 
 from harness.report.bundle import BundleError, make_bundle
 from harness.results.journal import read_records
 from harness.vendors import regenerate
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 POW_4 = "rk3562/Pow/float16/values=4"
 POW_2 = "rk3562/Pow/float16/values=2"
 EXPAND_8193 = "rk3562/Expand/float16/[b,c,1,w]:h=8193"

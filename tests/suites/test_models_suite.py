@@ -3,7 +3,6 @@ subprocess, the real rknn-toolkit2 simulator): compiler crashes, lowering, what 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 from tests.helpers import paths
+from tests.helpers.marks import needs_toolkit
 from tests.helpers.models import run_models
 
 from harness.cases.model_dir import prepared_entry
@@ -24,9 +24,6 @@ from harness.report.markdown import md_escape
 from harness.results.journal import read_records
 from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV
 
-needs_toolkit = pytest.mark.skipif(
-    importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
-)
 NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 ROOT = paths.ROOT
 

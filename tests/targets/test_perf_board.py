@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from tests.fakes.sshd import SshServer, onnx_model, write_sysroot
 from tests.fakes.sysfs import CPU0, NPU, TEMP, write_sysfs
-from tests.helpers.perf import CASES, SUITE, board_with_sysfs, run_suite
+from tests.helpers.paths import SUITE
+from tests.helpers.perf import CASES, board_with_sysfs, run_suite
 from tests.helpers.records import make_record
 
 from harness.boards.inventory import load_board

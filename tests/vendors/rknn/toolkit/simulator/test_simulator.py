@@ -24,9 +24,9 @@ import onnx
 import psutil
 import pytest
 from onnx import TensorProto, helper
-from tests.helpers import paths
 from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
+from tests.helpers.paths import SUITE
 
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
@@ -454,7 +454,6 @@ def test_no_worker_survives_a_killed_parent(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
-SUITE = paths.ROOT / "suites" / "test_operators.py"
 HANGING_CASE = "rk3562/Pow/float16/values=2"
 
 
