@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
-from harness.report.cause_section import causes_html
+from harness.report.cause_section import cause_page, cause_page_html, causes_html
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     SHORT,
@@ -313,19 +313,32 @@ def _cards(report: Report) -> str:
 
 
 def render_case_pages(report: Report) -> dict[str, str]:
-    """The case cards, one page per section of the report: relative path -> HTML."""
-    pages = {}
-    for section in report.sections:
-        parts = [
+    """The pages a link away from report.html, relative path -> HTML: the case cards, one
+    page per section of the report, and one page per cause listing its cases."""
+    pages = {
+        case_page(section.backend, section.platform, section.sdk): _page(
+            f"{section.title}: cases",
+            '<p><a href="../report.html">npu-hil report</a></p>'
+            f"<h1>{escape(section.title)}</h1>{_section_cards(section)}",
+        )
+        for section in report.sections
+    }
+    for cause in report.causes:
+        pages[cause_page(cause)] = _page(f"{cause.signature.key}: cases", cause_page_html(cause))
+    return pages
+
+
+def _page(title: str, body: str) -> str:
+    """A page of its own beside report.html, with its style; ``body`` is HTML."""
+    return "\n".join(
+        [
             "<!DOCTYPE html>",
-            f'<html lang="en"><head><meta charset="utf-8"><title>{escape(section.title)}: '
-            f"cases</title><style>{_CSS}</style></head><body>",
-            f'<p><a href="../report.html">npu-hil report</a></p><h1>{escape(section.title)}</h1>',
-            _section_cards(section),
+            f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{_CSS}</style></head><body>",
+            body,
             "</body></html>",
         ]
-        pages[case_page(section.backend, section.platform, section.sdk)] = "\n".join(parts)
-    return pages
+    )
 
 
 def _section_cards(section: Section) -> str:

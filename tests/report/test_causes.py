@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.policy.baseline import Baseline
 from harness.report import write_reports
+from harness.report.cause_section import cause_page
 from harness.report.causes import (
     GROUPED,
     cause_changes,
@@ -216,9 +218,19 @@ def test_the_report_shows_causes_first_after_the_counts(tmp_path, recorded):
     assert page.index('id="verdicts"') < page.index('id="causes"') < page.index('id="failures"')
     assert html.count("<tr>") == len(found) + 2  # a header row per table
     assert f'<code id="{maxpool.signature.key}">' in html
-    for record in maxpool.records:
-        assert f'<a href="{case_href(record)}">{record.id}</a>' in html
     assert f'href="bundles/{case_slug(record_key(bundled))}/README.md"' in html
+    # the cases are a link away: inline, only each cause's example links to a card
+    assert len(re.findall(r'href="[^"]*#case-', html)) == len(found)
+    assert f'<a href="{cause_page(maxpool)}">2</a>' in html
+    # on the cause's page, every case links to its card, which is there
+    listing = (results / cause_page(maxpool)).read_text(encoding="utf-8")
+    assert f'href="../report.html#{maxpool.signature.key}"' in listing
+    assert f'href="../bundles/{case_slug(record_key(bundled))}/README.md"' in listing
+    for record in maxpool.records:
+        href = case_href(record)
+        assert f'<a href="{href.removeprefix("report-cases/")}">{record.id}</a>' in listing
+        card, anchor = href.split("#")
+        assert f'id="{anchor}"' in (results / card).read_text(encoding="utf-8")
 
 
 def _passing(record: CaseRecord) -> CaseRecord:
