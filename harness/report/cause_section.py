@@ -165,19 +165,33 @@ def _html_table(causes: list[Cause], new: set[str]) -> str:
     head = "".join(f"<th>{escape(name)}</th>" for name in [*_COLUMNS, "reading", "example"])
     rows = []
     for cause in causes:
-        key, status, cases, known, *others = (escape(text) for text in _facts(cause, new))
+        key, status, cases, known, platforms, _, *others = (
+            escape(text) for text in _facts(cause, new)
+        )
+        ops = escape(_first(cause.values("op")))
         page = escape(cause_page(cause), quote=True)
         cells = [
             f'<td class="nw"><code id="{escape(cause.signature.key)}">{key}</code></td>',
             f'<td><span class="chip nw v-{status}">{status}</span></td>',
             f'<td class=n><a href="{page}">{cases}</a></td>',
             f"<td class=n>{known}</td>",
+            f'<td class="list">{platforms}</td>',
+            f'<td class="list">{ops}</td>',
             *(f"<td>{text}</td>" for text in others),
             f"<td>{_html_reading(cause, page)}</td>",
             f"<td>{_html_example(cause, '')}</td>",
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="causes"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+HTML_OPERATORS = 8  # a cause's operators in report.html's row; all of them on its page
+
+
+def _first(values: list[str]) -> str:
+    """ "Add, Clip, ... and 40 more" """
+    more = len(values) - HTML_OPERATORS
+    return ", ".join(values[:HTML_OPERATORS]) + (f" and {more} more" if more > 0 else "")
 
 
 def _html_reading(cause: Cause, page: str) -> str:

@@ -52,6 +52,9 @@ th { background: #f0f0f0; font-weight: 600; }
 table.header th, table.header td { font-size: 0.92em; }
 td.n { text-align: right; }
 .cause { font-size: 0.93em; }
+/* a cause's example is a long case id: it wraps rather than widening the table */
+table.causes td:last-child { overflow-wrap: anywhere; min-width: 12em; }
+table.causes td.list { min-width: 10em; } /* eleven platforms on a few lines, not eleven */
 .nw { white-space: nowrap; }
 /* long versions and paths (baseline, known issues) wrap instead of widening the page */
 table.header td.long { overflow-wrap: anywhere; }
