@@ -1,6 +1,6 @@
 """report.html in a real browser (headless Chromium from the distribution): it renders, the
 first screen shows the counts, the changes against the baseline and the failing cases, every
-link resolves, and a heat-map cell or a failing case opens its collapsed details."""
+link resolves, and an overview cell or a failing case opens its collapsed details."""
 
 from __future__ import annotations
 
@@ -127,8 +127,8 @@ def test_report_reads_first_screen_first_in_chromium(tmp_path: Path) -> None:
         assert any("#" in h for h in hrefs) and any(h.startswith(CASE_PAGES) for h in hrefs)
         assert [h for h in hrefs if not _resolves(results, h)] == []
 
-        # A heat-map cell opens its collapsed cases; a failing case opens its card: on their
-        # case page, a link away.
+        # An overview cell opens its operator's first collapsed cases; a failing case opens
+        # its card: on their case page, a link away.
         links = [
             browser.evaluate(f"document.querySelector({json.dumps(link)}).getAttribute('href')")
             for link in ("table.map td a", "#failures + table a[href*='#']")
