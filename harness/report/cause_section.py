@@ -3,9 +3,11 @@ document's findings grouped by cause (``harness.report.causes``).
 
 One row per cause: its key, status, how many cases (and how many of them known issues, as
 expected), the platforms, operators, dtypes and SDKs it appears on, a one-line reading, one
-example case with its repro bundle; the cases themselves collapsed below the table. Failing
-causes are shown open; the document's findings (doc drift, limits confirmed or rewritten)
-collapsed. Against a baseline, the failing causes it did not have are marked new and the
+example case with its repro bundle. In report.md the cases are collapsed below the table; in
+report.html they are a link away, on a page of the cause's own (``cause_page``, beside the
+case pages): listed inline, a full matrix's thousand failing cases made the page megabytes.
+Failing causes are shown open; the document's findings (doc drift, limits confirmed or
+rewritten) collapsed. Against a baseline, the failing causes it did not have are marked new and the
 ones it had that this run has not are listed as gone.
 """
 
@@ -17,11 +19,12 @@ from collections.abc import Callable
 from html import escape
 
 from harness.report.causes import Cause, CauseChanges
-from harness.report.matrix import Report, case_href
+from harness.report.matrix import CASE_PAGES, Report, case_href, section_title
 from harness.results.records import CaseRecord
 
 READING_WIDTH = 160  # characters of a cause's reading in report.md's table
 HTML_READING_WIDTH = 72  # in report.html's, one line; the whole reading on hover
+_KNOWN = " (known issue, as expected)"  # a case of a cause page the known issues expect
 _COLUMNS = ["cause", "status", "cases", "known", "platforms", "operators", "dtypes", "SDKs"]
 
 
@@ -132,8 +135,8 @@ def _where(record: CaseRecord) -> str:
 
 
 def causes_html(report: Report) -> str:
-    """One line of totals, then one table row per cause, each a line: its reading opens the
-    list of its cases."""
+    """One line of totals, then one table row per cause, each a line: its count and reading
+    link to its page of cases (``cause_page``)."""
     causes, changes = report.causes, _changes(report)
     if not causes and not (changes and changes.gone):
         return ""
@@ -162,37 +165,95 @@ def _html_table(causes: list[Cause], new: set[str]) -> str:
     head = "".join(f"<th>{escape(name)}</th>" for name in [*_COLUMNS, "reading", "example"])
     rows = []
     for cause in causes:
-        key, status, cases, known, *others = (escape(text) for text in _facts(cause, new))
+        key, status, cases, known, platforms, _, *others = (
+            escape(text) for text in _facts(cause, new)
+        )
+        ops = escape(_first(cause.values("op")))
+        page = escape(cause_page(cause), quote=True)
         cells = [
             f'<td class="nw"><code id="{escape(cause.signature.key)}">{key}</code></td>',
             f'<td><span class="chip nw v-{status}">{status}</span></td>',
-            f"<td class=n>{cases}</td>",
+            f'<td class=n><a href="{page}">{cases}</a></td>',
             f"<td class=n>{known}</td>",
+            f'<td class="list">{platforms}</td>',
+            f'<td class="list">{ops}</td>',
             *(f"<td>{text}</td>" for text in others),
-            f"<td>{_html_cases(cause)}</td>",
-            f"<td>{_html_example(cause)}</td>",
+            f"<td>{_html_reading(cause, page)}</td>",
+            f"<td>{_html_example(cause, '')}</td>",
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="causes"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def _html_cases(cause: Cause) -> str:
-    """The reading (the whole one on hover), opening the cause's cases."""
-    items = "".join(
-        f'<li><a href="{escape(case_href(r))}">{escape(r.id)}</a> ({escape(_where(r))})</li>'
-        for r in cause.records
-    )
+HTML_OPERATORS = 8  # a cause's operators in report.html's row; all of them on its page
+
+
+def _first(values: list[str]) -> str:
+    """ "Add, Clip, ... and 40 more" """
+    more = len(values) - HTML_OPERATORS
+    return ", ".join(values[:HTML_OPERATORS]) + (f" and {more} more" if more > 0 else "")
+
+
+def _html_reading(cause: Cause, page: str) -> str:
+    """The reading (the whole one on hover), linking to the cause's page of cases."""
     reading = escape(textwrap.shorten(cause.signature.reading(), HTML_READING_WIDTH))
     return (
-        f'<details><summary class="cause" title="{escape(cause.signature.reading())}">'
-        f"{reading}</summary><ul>{items}</ul></details>"
+        f'<a class="cause" href="{page}" title="{escape(cause.signature.reading())}">{reading}</a>'
     )
 
 
-def _html_example(cause: Cause) -> str:
+def _html_example(cause: Cause, up: str) -> str:
+    """The example case and its bundle; ``up``: the way from the page to report.html's
+    folder ("" on report.html, "../" on a cause page)."""
     example = cause.example
-    case = f'<a href="{escape(case_href(example))}">{escape(example.id)}</a>'
+    case = f'<a href="{escape(_from(up, case_href(example)))}">{escape(example.id)}</a>'
     if not cause.bundle:
         return f"{case} · no bundle yet: <code>hil repro</code>"
-    link = escape(cause.bundle, quote=True)
+    link = escape(up + cause.bundle, quote=True)
     return f'{case} · <a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'
+
+
+def _from(up: str, href: str) -> str:
+    """A link of report.html (``case_href``) as the page ``up`` from its folder writes it."""
+    return href.removeprefix(f"{CASE_PAGES}/") if up else href
+
+
+def cause_page(cause: Cause) -> str:
+    """The page listing a cause's cases, relative to report.html."""
+    return f"{CASE_PAGES}/{cause.signature.key}.html"
+
+
+def cause_page_html(cause: Cause) -> str:
+    """The body of ``cause_page``: the cause's facts, then its cases per platform, backend and
+    SDK, each linking to its card."""
+    key = cause.signature.key
+    facts = [
+        [escape(name), escape(", ".join(cause.values(field)))]
+        for name, field in (("platforms", "platform"), ("operators", "op"), ("dtypes", "dtype"))
+    ]
+    facts += [
+        ["SDKs", escape(", ".join(cause.values("sdk")))],
+        ["reading", escape(cause.signature.reading())],
+        ["example", _html_example(cause, "../")],
+    ]
+    rows = "".join(f"<tr><th>{name}</th><td>{text}</td></tr>" for name, text in facts)
+    by_section: dict[str, list[CaseRecord]] = {}
+    for record in cause.records:
+        title = section_title(record.platform, record.backend, record.sdk)
+        by_section.setdefault(title, []).append(record)
+    known = f", {cause.known} known issues as expected" if cause.known else ""
+    parts = [
+        f'<p><a href="../report.html#{escape(key)}">npu-hil report</a></p>',
+        f'<h1><code>{escape(key)}</code>: <span class="chip nw v-{escape(cause.signature.status)}">'
+        f"{escape(cause.signature.status)}</span> in {_count(len(cause.records), 'case')}"
+        f"{known}</h1>",
+        f"<table>{rows}</table>",
+    ]
+    for title, records in sorted(by_section.items()):
+        items = "".join(
+            f'<li><a href="{escape(_from("../", case_href(r)))}">{escape(r.id)}</a>'
+            f"{_KNOWN if (r.known or {}).get('status') == 'as-expected' else ''}</li>"
+            for r in records
+        )
+        parts.append(f"<h2>{escape(title)}: {len(records)}</h2><ul>{items}</ul>")
+    return "".join(parts)

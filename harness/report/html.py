@@ -2,12 +2,13 @@
 
 The page is ``SECTIONS`` in order, each a function of the ``Report`` returning HTML: what
 matters first (run header, verdict counts, causes, changes against the baseline, failing
-cases), then the heat maps, the links to the case pages and the collapsed reference lists. The
-case cards are a link away, one page per platform and backend (``render_case_pages``, under
-``report-cases/``), so a full matrix's page stays small: a heat-map cell links to its cell's
-details there (``Row.anchor``), a failing case to its card (``case_anchor``); browsers open the
-collapsed ``<details>`` holding a linked element. Adding a section is one function and one
-entry in ``SECTIONS``.
+cases), then the operators × platforms overview, the links to the platform pages and the
+collapsed reference lists. A platform's heat map and case cards are a link away, one page per
+platform and backend, as are a cause's cases (``render_case_pages``, under ``report-cases/``),
+so a full matrix's page stays small: an overview cell links to its operator's first cell there
+(``Row.anchor``), a failing case to its card (``case_anchor``); browsers open the collapsed
+``<details>`` holding a linked element. Adding a section is one function and one entry in
+``SECTIONS``.
 
 Every string that came from a record or run.json goes through ``html.escape``.
 """
@@ -17,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
-from harness.report.cause_section import causes_html
+from harness.report.cause_section import cause_page, cause_page_html, causes_html
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     SHORT,
+    WORST_FIRST,
     Failure,
     Report,
     Row,
@@ -32,6 +34,7 @@ from harness.report.matrix import (
     cell_href,
     not_run_counts,
     reference_summary,
+    section_title,
     worst_first,
 )
 from harness.report.perf_section import perf_html
@@ -49,6 +52,9 @@ th { background: #f0f0f0; font-weight: 600; }
 table.header th, table.header td { font-size: 0.92em; }
 td.n { text-align: right; }
 .cause { font-size: 0.93em; }
+/* a cause's example is a long case id: it wraps rather than widening the table */
+table.causes td:last-child { overflow-wrap: anywhere; min-width: 12em; }
+table.causes td.list { min-width: 10em; } /* eleven platforms on a few lines, not eleven */
 .nw { white-space: nowrap; }
 /* long versions and paths (baseline, known issues) wrap instead of widening the page */
 table.header td.long { overflow-wrap: anywhere; }
@@ -169,6 +175,8 @@ def _changes(report: Report) -> str:
 
 
 def _failures(report: Report) -> str:
+    """The failing cases to look at, then the known issues as expected, collapsed: a run of
+    several platforms has those (a full matrix's thousand) collapsed per platform too."""
     title = '<h2 id="failures">Failing cases</h2>'
     if not report.failures:
         return title + '<p class="ok">None.</p>'
@@ -182,9 +190,25 @@ def _failures(report: Report) -> str:
     if expected:
         parts.append(
             f"<details><summary>Known issues, as expected: {len(expected)}</summary>"
-            f"{_failures_table(expected, backends)}</details>"
+            f"{_per_section(report, expected, backends)}</details>"
         )
     return "".join(parts)
+
+
+def _per_section(report: Report, failures: list[Failure], backends: bool) -> str:
+    """The table of ``failures``; of several sections, one collapsed table per section."""
+    groups: dict[str, list[Failure]] = {section.title: [] for section in report.sections}
+    for failure in failures:
+        record = failure.record
+        groups[section_title(record.platform, record.backend, record.sdk)].append(failure)
+    groups = {title: found for title, found in groups.items() if found}
+    if len(groups) == 1:
+        return _failures_table(failures, backends)
+    return "".join(
+        f'<details class="group"><summary>{escape(title)}: {len(found)}</summary>'
+        f"{_failures_table(found, backends)}</details>"
+        for title, found in groups.items()
+    )
 
 
 def _failures_table(failures: list[Failure], backends: bool) -> str:
@@ -195,7 +219,9 @@ def _failures_table(failures: list[Failure], backends: bool) -> str:
 
 def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
     """The row of a failing case: its id (and backend when the run had several) linking to
-    its card, verdict, one-line cause, bundle links and known-issue mark."""
+    its card, verdict, one-line cause, bundle links and known-issue mark. The whole detail
+    shows on hover when the line shortened it, but for a known issue as expected: a full
+    matrix has a thousand of them, and each card has it."""
     record = failure.record
     case = f'<a href="{escape(case_href(record))}">{escape(record.id)}</a>'
     if backends:
@@ -205,7 +231,9 @@ def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
         bundle = f'<a href="{link}/README.md">README</a> · <a href="{link}.tar.gz">tar.gz</a>'
     else:
         bundle = "none yet: <code>hil repro</code>"
-    cause = f'<span class="cause" title="{escape(record.detail)}">{escape(failure.cause)}</span>'
+    shortened = record.detail != failure.cause and failure.known != "as-expected"
+    hover = f' title="{escape(record.detail)}"' if shortened else ""
+    cause = f'<span class="cause"{hover}>{escape(failure.cause)}</span>'
     if record.flaky:
         cause += f' <span class="flaky">(flaky: {escape(flaky_text(record.flaky))})</span>'
     row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), cause]
@@ -246,32 +274,22 @@ def _overview(report: Report) -> str:
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2 id="overview">Operators × platforms</h2>'
-        '<p class="legend">Cases per verdict (the letters of the heat maps below) and the '
-        "known issues that behaved as recorded among them; a cell's colour is its most severe "
-        "verdict but those known issues. A cell opens the operator's first cases.</p>"
+        f'<p class="legend">Cases per verdict ({_legend()}) and the known issues that behaved '
+        "as recorded among them; a cell's colour is its most severe verdict but those known "
+        "issues. A cell opens the operator's first cases, on its platform's page.</p>"
         f'<table class="map"><tr>{head}</tr>{"".join(rows)}</table>'
     )
 
 
-def _heat_maps(report: Report) -> str:
-    if not report.sections:
-        return ""
-    legend = " ".join(
+def _legend() -> str:
+    """The verdicts' letters of the overview and heat-map cells, each in its colour (HTML)."""
+    return " ".join(
         f'<span class="chip v-{escape(v)}">{short}</span>{escape(v)}' for v, short in SHORT.items()
     )
-    parts = [
-        '<h2 id="matrix">Documented limits × dtype</h2>',
-        f'<p class="legend">Cases per verdict in each cell: {legend}. A cell opens its cases.</p>',
-    ]
-    for section in report.sections:
-        parts.append(
-            f"<details><summary><b>{escape(section.title)}</b></summary>"
-            f"{_heat_map(section)}</details>"
-        )
-    return "".join(parts)
 
 
 def _heat_map(section: Section) -> str:
+    """A section's documented limits × dtype, for its page: a cell opens its cases there."""
     rows = []
     ops = [row.op for row in section.rows]
     for index, row in enumerate(section.rows):
@@ -291,41 +309,67 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
         return "<td></td>"
     counts = worst_first(cases)
     worst = next(iter(counts))
-    chips = "".join(
-        f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
-        for v, n in counts.items()
-    )
-    href = escape(cell_href(section, section.anchor(row, dtype)))
-    return f'<td class="v-{escape(worst)}"><a href="{href}">{chips}</a></td>'
+    href = escape("#" + section.anchor(row, dtype))
+    return f'<td class="v-{escape(worst)}"><a href="{href}">{_chips(counts)}</a></td>'
 
 
 def _cards(report: Report) -> str:
-    """Links to the case pages (``render_case_pages``): a big run's cards, inline, made a
-    page of tens of megabytes."""
+    """Links to the pages of the sections (``render_case_pages``), each with its counts: a
+    full matrix's heat maps made this page megabytes, its cards tens of megabytes."""
     if not report.sections:
         return ""
     items = "".join(
         f'<li><a href="{escape(case_page(s.backend, s.platform, s.sdk), quote=True)}">'
-        f"{escape(s.title)}</a>: {sum(s.counts.values())} cases</li>"
+        f"{escape(s.title)}</a>: {sum(s.counts.values())} cases "
+        f"{_chips({v: s.counts[v] for v in WORST_FIRST if s.counts.get(v)})}</li>"
         for s in report.sections
     )
-    return f'<h2 id="cases">Cases</h2><p>One page per platform and backend:</p><ul>{items}</ul>'
+    return (
+        '<h2 id="cases">Documented limits × dtype, and the cases</h2>'
+        "<p>One page per platform and backend: its heat map of documented limits × dtype (a "
+        f"cell opens its cases) and its case cards.</p><ul>{items}</ul>"
+    )
+
+
+def _chips(counts: dict[str, int]) -> str:
+    """Cases per verdict in the cells' letters, e.g. "3V 9C" (HTML)."""
+    return "".join(
+        f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
+        for v, n in counts.items()
+    )
 
 
 def render_case_pages(report: Report) -> dict[str, str]:
-    """The case cards, one page per section of the report: relative path -> HTML."""
-    pages = {}
-    for section in report.sections:
-        parts = [
+    """The pages a link away from report.html, relative path -> HTML: the case cards, one
+    page per section of the report, and one page per cause listing its cases."""
+    pages = {
+        case_page(section.backend, section.platform, section.sdk): _page(
+            f"{section.title}: cases",
+            '<p><a href="../report.html">npu-hil report</a></p>'
+            f"<h1>{escape(section.title)}</h1>"
+            '<h2 id="matrix">Documented limits × dtype</h2>'
+            f'<p class="legend">Cases per verdict in each cell: {_legend()}. A cell opens its '
+            f'cases below.</p>{_heat_map(section)}<h2 id="cases">Cases</h2>'
+            f"{_section_cards(section)}",
+        )
+        for section in report.sections
+    }
+    for cause in report.causes:
+        pages[cause_page(cause)] = _page(f"{cause.signature.key}: cases", cause_page_html(cause))
+    return pages
+
+
+def _page(title: str, body: str) -> str:
+    """A page of its own beside report.html, with its style; ``body`` is HTML."""
+    return "\n".join(
+        [
             "<!DOCTYPE html>",
-            f'<html lang="en"><head><meta charset="utf-8"><title>{escape(section.title)}: '
-            f"cases</title><style>{_CSS}</style></head><body>",
-            f'<p><a href="../report.html">npu-hil report</a></p><h1>{escape(section.title)}</h1>',
-            _section_cards(section),
+            f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{_CSS}</style></head><body>",
+            body,
             "</body></html>",
         ]
-        pages[case_page(section.backend, section.platform, section.sdk)] = "\n".join(parts)
-    return pages
+    )
 
 
 def _section_cards(section: Section) -> str:
@@ -487,7 +531,6 @@ SECTIONS: list[Callable[[Report], str]] = [
     _overview,
     lambda report: perf_html(report.records),
     lambda report: real_limits_html(report.probes),
-    _heat_maps,
     _cards,
     _documented_rows,
     _unprobed,

@@ -96,8 +96,7 @@ class Section:
     @property
     def title(self) -> str:
         """E.g. "rk3562 on simulator, SDK 2.3.2" (plain text)."""
-        on_sdk = f", SDK {self.sdk}" if self.sdk else ""
-        return f"{self.platform} on {self.backend}{on_sdk}"
+        return section_title(self.platform, self.backend, self.sdk)
 
     @property
     def where(self) -> str:
@@ -109,6 +108,12 @@ class Section:
         """The id of a cell's details in the HTML report, unique across SDK sections."""
         where = f"{self.backend}-{self.sdk}" if self.sdk else self.backend
         return row.anchor(where, self.platform, dtype)
+
+
+def section_title(platform: str, backend: str, sdk: str) -> str:
+    """The title of the section holding a record: "rk3562 on simulator, SDK 2.3.2"."""
+    on_sdk = f", SDK {sdk}" if sdk else ""
+    return f"{platform} on {backend}{on_sdk}"
 
 
 # A cell's colour: its most severe verdict, failures first.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.policy.baseline import Baseline
 from harness.report import write_reports
+from harness.report.cause_section import HTML_OPERATORS, cause_page
 from harness.report.causes import (
     GROUPED,
     cause_changes,
@@ -216,9 +218,36 @@ def test_the_report_shows_causes_first_after_the_counts(tmp_path, recorded):
     assert page.index('id="verdicts"') < page.index('id="causes"') < page.index('id="failures"')
     assert html.count("<tr>") == len(found) + 2  # a header row per table
     assert f'<code id="{maxpool.signature.key}">' in html
-    for record in maxpool.records:
-        assert f'<a href="{case_href(record)}">{record.id}</a>' in html
     assert f'href="bundles/{case_slug(record_key(bundled))}/README.md"' in html
+    # the cases are a link away: inline, only each cause's example links to a card
+    assert len(re.findall(r'href="[^"]*#case-', html)) == len(found)
+    assert f'<a href="{cause_page(maxpool)}">2</a>' in html
+    # on the cause's page, every case links to its card, which is there
+    listing = (results / cause_page(maxpool)).read_text(encoding="utf-8")
+    assert f'href="../report.html#{maxpool.signature.key}"' in listing
+    assert f'href="../bundles/{case_slug(record_key(bundled))}/README.md"' in listing
+    for record in maxpool.records:
+        href = case_href(record)
+        assert f'<a href="{href.removeprefix("report-cases/")}">{record.id}</a>' in listing
+        card, anchor = href.split("#")
+        assert f'id="{anchor}"' in (results / card).read_text(encoding="utf-8")
+
+
+def test_a_cause_of_many_operators_names_the_first_in_its_row_and_all_on_its_page(
+    tmp_path, recorded
+):
+    """The MaxPool int8 wrong result met by ten operators: report.html's row names eight and
+    how many more, the cause's page all ten; report.md's row all ten."""
+    maxpool = _by_id(recorded, "rk3562/MaxPool/int8/pad_top=7")
+    ops = [f"MaxPool{n}" for n in range(HTML_OPERATORS + 2)]
+    records = [dataclasses.replace(maxpool, id=f"rk3562/{op}/int8/pad_top=7", op=op) for op in ops]
+    (cause,) = causes(records, layer_aliases())  # the operator is not part of the cause
+    results = _recorded_run(tmp_path, records)
+    markdown, page = (path.read_text() for path in write_reports(results, layer_aliases()))
+    row = page.split(f'id="{cause.signature.key}"')[1].split("</tr>")[0]
+    assert f'<td class="list">{", ".join(ops[:HTML_OPERATORS])} and 2 more</td>' in row
+    assert f"<td>{', '.join(ops)}</td>" in (results / cause_page(cause)).read_text()
+    assert f"| {', '.join(ops)} |" in markdown
 
 
 def _passing(record: CaseRecord) -> CaseRecord:
