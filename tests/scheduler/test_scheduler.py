@@ -18,6 +18,7 @@ import psutil
 import pytest
 from tests.fakes.sshd import runner_processes
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 
 from harness.boards.inventory import Board
 from harness.cases.case import Case
@@ -41,7 +42,7 @@ SIM_CACHE = sim_cache.CACHE.directory()
 
 
 def pow_cases(count: int) -> list[Case]:
-    cases = [c for c in operator_cases(seed_catalogue()).cases if c.op == "Pow"]
+    cases = [c for c in operator_cases(seed_catalogue(), MODELS).cases if c.op == "Pow"]
     return [c for c in cases if c.dtype == "float16"][:count]
 
 
