@@ -19,11 +19,11 @@ side, with how busy the machine's cores were, then the medians and the ratios co
 (target <= 1.3), new-sdk/floor and cold/warm (target >= 10), in wall-clock seconds and in CPU
 seconds of every process of the run (the toolkit's workers included), which a machine busy
 with other work changes far less. Then the same per operator family
-(the module declaring the operator's model, ``harness.models.FAMILIES``): each run times every
-case from the end of the one before to the end of its own, so a family's seconds are its share
-of the case loop (a case that ends the floor's process counts until it died), and the loop's
-total beside the process's shows what start-up (imports, the catalogue, case generation, and
-the floor's fresh processes after a death) costs. Not a test: run it by hand, e.g.
+(the module declaring the operator's model, the vendor's ``Declarations.families``): each run
+times every case from the end of the one before to the end of its own, so a family's seconds
+are its share of the case loop (a case that ends the floor's process counts until it died),
+and the loop's total beside the process's shows what start-up (imports, the catalogue, case
+generation, and the floor's fresh processes after a death) costs. Not a test: run it by hand, e.g.
 
     python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
@@ -51,7 +51,6 @@ from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.judge.comparison_cache import ComparisonCache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
-from harness.models import FAMILIES, build_model
 from harness.models.reference import ReferenceCache
 from harness.pipeline import CaseExecutor, job_for
 from harness.policy.tiers import DEFAULT_BUDGET_S, slow_reason
@@ -60,9 +59,12 @@ from harness.vendors import vendor_for
 from harness.vendors.rknn.documents.operators import operator_catalogue
 from harness.vendors.rknn.toolkit.calls import write_dataset
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.vendor import VENDOR
 from harness.vendors.stages import default_sdk, stages_for
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
+MODELS = VENDOR.declarations
+FAMILIES = MODELS.families
 FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
 # A run's events, in its folder: [case index, wall-clock time it ended], or [null, time] when
 # a process is ready for its first case (the time before it is start-up).
@@ -75,7 +77,7 @@ def note_event(events_file: Path, events: list[list[float | None]], index: int |
 
 
 def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
-    cases = operator_cases(operator_catalogue(platform), ops=ops).cases
+    cases = operator_cases(operator_catalogue(platform), MODELS, ops=ops).cases
     if tier == "full":
         return cases
     return [case for case in cases if not slow_reason(case.id, DEFAULT_BUDGET_S)]
@@ -84,8 +86,8 @@ def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
 def prepare_floor(cases: list[Case], folder: Path) -> None:
     """The floor's input: each case's model, inputs and dataset, ready on disk."""
     for index, case in enumerate(cases):
-        built = build_model(case.op, case.params, case.seed)
-        job = job_for(case, built)
+        built = MODELS.build(case.op, case.params, case.seed)
+        job = job_for(case, built, MODELS.specs)
         case_dir = folder / f"{index:04d}"
         case_dir.mkdir(parents=True)
         (case_dir / "model.onnx").write_bytes(built.onnx_bytes)

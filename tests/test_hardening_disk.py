@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.helpers.caches import FLOAT16, arrays, job
+from tests.helpers.declared import MODELS
 from tests.helpers.paths import SUITE
 from tests.helpers.records import make_record
 
@@ -35,7 +36,6 @@ from harness.diskcache import (
     entries,
 )
 from harness.judge.comparison_cache import ComparisonCache
-from harness.models import build_model
 from harness.models.reference import SPEC, ReferenceCache
 from harness.results.journal import Journal, JournalWriteError, read_records
 from harness.vendors.rknn.toolkit.convert import ConversionCache
@@ -92,7 +92,7 @@ def fill(disk: Path) -> None:
 
 
 def test_a_reference_entry_damaged_behind_a_valid_npy_header_is_a_miss(tmp_path: Path) -> None:
-    built = build_model("MaxPool", MAXPOOL, seed=7)
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
     cache = ReferenceCache(tmp_path)
     expected = cache.references(built).outputs[SPEC][0]
     [entry] = entries(tmp_path)
@@ -189,7 +189,7 @@ def test_a_cache_on_a_full_disk_is_a_miss_with_one_warning(small_disk: Path) -> 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for seed in (1, 2, 3):
-            built = build_model("MaxPool", MAXPOOL, seed=seed)
+            built = MODELS.build("MaxPool", MAXPOOL, seed=seed)
             assert cache.references(built).outputs[SPEC][0].size > 0
     full = [w for w in caught if issubclass(w.category, CacheWriteWarning)]
     assert len(full) == 1, [str(w.message) for w in caught]

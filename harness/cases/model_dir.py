@@ -30,7 +30,7 @@ from harness.modelfiles.prepare import (
     load_model,
     prepare,
 )
-from harness.models import PROBING
+from harness.models import Declarations
 from harness.models.builder import OperatorSpec
 from harness.text import shown_name
 
@@ -49,11 +49,14 @@ class DirectoryCases:
 def directory_cases(
     folder: Path,
     platform: str,
+    models: Declarations,
     patterns: Sequence[str] = (),
     operators: Iterable[str] = (),
     freeze_parameters: bool = True,
 ) -> DirectoryCases:
-    """The cases of the models of ``folder`` that ``patterns`` select (``select``)."""
+    """The cases of the models of ``folder`` that ``patterns`` select (``select``); a model
+    of one operator of ``operators`` takes the layer types ``models`` (the run's vendor's
+    declarations) name it by."""
     found = DirectoryCases()
     operators = tuple(operators)
     entries = list_models(folder)
@@ -71,7 +74,7 @@ def directory_cases(
             continue
         ops = {node.op_type for node in prepared.model.graph.node}
         documented = next(iter(ops)) if len(ops) == 1 and ops <= set(operators) else None
-        layers = (documented, *PROBING[documented].layer_aliases) if documented else ()
+        layers = models.layer_types(documented) if documented else ()
         case, specs = model_case(prepared, platform, "float16", kind=KIND, layer_types=layers)
         found.cases.append(case)
         found.specs.update(specs)

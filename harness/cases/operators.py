@@ -1,7 +1,7 @@
 """Test cases from the operator catalogue: each documented limit probed at and beyond its bounds.
 
 For every limit the generator proposes parameter variants of the operator's typical model
-(``harness.models.DEFAULT_PARAMS``): each bound of a range and the first value outside it
+(``Declarations.defaults``): each bound of a range and the first value outside it
 (8192 and 8193 for ``(0,8192]``), the neighbours of a "multiples of 4" rule (1, 4, 8 and 3,
 5), every allowed value plus a documented-absent one (Pow exponent 4), products either side
 of their cap (Hardmax h*w = 16383 and 16384). Whether a variant is documented as supported
@@ -19,7 +19,8 @@ every case records the limit deciding its status and, when not isolable, what el
 
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
-all come from the operator model's declaration (``harness.models.PROBING``).
+all come from the operator model's declaration (``Declarations.probing`` of the run's
+vendor: the neutral operators' and its own).
 
 Every case exists once per dtype the operator documents, plus its typical model in each
 dtype it does not document (an "outside" case, e.g. int8 Div). Limits that a tiny model on
@@ -44,22 +45,15 @@ from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
 from harness.documented.operators import CpuRule, DocumentedOperator, OperatorCatalogue
 from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
-from harness.models import (
-    PROBING,
-    ROUTINE_REWRITES,
-    Broadcast,
-    build_model,
-    subjects,
-    with_subject,
-)
+from harness.models import Broadcast, Declarations
 from harness.models.budget import SizeBudget, size_budget
 
 DTYPES = ("int8", "float16")
 
 
-def element_count(op: str, params: Mapping[str, Any]) -> int:
+def element_count(models: Declarations, op: str, params: Mapping[str, Any]) -> int:
     """Float32 elements of weights and activations: the size budget's measure."""
-    return PROBING[op].size(subjects(op, params))
+    return models.probing[op].size(models.subjects(op, params))
 
 
 # -- the documented status of a set of subjects ---------------------------------------------
@@ -79,7 +73,11 @@ def governing_limits(catalogue: OperatorCatalogue, op: DocumentedOperator) -> li
 
 
 def documented_status(
-    op: DocumentedOperator, limits: Iterable[Limit], dtype: str, found: Mapping[str, Any]
+    models: Declarations,
+    op: DocumentedOperator,
+    limits: Iterable[Limit],
+    dtype: str,
+    found: Mapping[str, Any],
 ) -> tuple[str, ...]:
     """Ids of the ``limits`` (of ``op``) that ``found`` (subjects) and ``dtype`` break.
 
@@ -89,7 +87,7 @@ def documented_status(
     documented = op.data_dtypes()
     if documented and dtype not in documented:
         broken.append(f"{op.name}/dtype")
-    dtype_subjects = PROBING[op.name].dtype_subjects
+    dtype_subjects = models.probing[op.name].dtype_subjects
     found = {**found, TYPE: _type_variables(limits, dtype)}
     broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
     broken += _undocumented_constant(limits, found)
@@ -239,7 +237,11 @@ def _range_probes(limit: Limit) -> list[int]:
 
 
 def _range_variants(
-    op: DocumentedOperator, limit: Limit, base: dict[str, Any], limits: Sequence[Limit]
+    models: Declarations,
+    op: DocumentedOperator,
+    limit: Limit,
+    base: dict[str, Any],
+    limits: Sequence[Limit],
 ) -> list[Variant]:
     """The bounds of ``limit`` and the first value above, each with the nearest value crossing
     no other limit when it cannot (inward for a bound, outward up to twice the upper bound,
@@ -247,13 +249,14 @@ def _range_variants(
     assert limit.interval is not None
     if math.isinf(limit.interval.hi):  # "(0, ∞]": the lower end is the one bound
         lowest = limit.interval.lowest_integer()
-        return _probes(op.name, base, _key(limit), [lowest, lowest - 1][: 1 + (lowest > 1)])
+        lower = [lowest, lowest - 1][: 1 + (lowest > 1)]
+        return _probes(models, op.name, base, _key(limit), lower)
     key, (lo, hi) = _key(limit), limit.interval.integer_bounds()
     probes = _range_probes(limit)
 
     def alone(value: int) -> bool:
-        found = subjects(op.name, with_subject(op.name, base, key, value))
-        broken = documented_status(op, limits, (*op.data_dtypes(), *DTYPES)[0], found)
+        found = models.subjects(op.name, models.with_subject(op.name, base, key, value))
+        broken = documented_status(models, op, limits, (*op.data_dtypes(), *DTYPES)[0], found)
         return not _crossed_besides(limit, broken, limits)
 
     nearest = {
@@ -266,7 +269,7 @@ def _range_variants(
             found = next((value for value in nearer if alone(value)), None)
             if found is not None and found not in probes:
                 probes.append(found)
-    return _probes(op.name, base, key, probes)
+    return _probes(models, op.name, base, key, probes)
 
 
 def _condition_params(limit: Limit) -> dict[str, Any]:
@@ -283,25 +286,27 @@ def _condition_params(limit: Limit) -> dict[str, Any]:
 
 
 def _variants(
-    op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
+    models: Declarations, op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
 ) -> list[Variant] | str:
     """Parameter variants probing ``limit``, or the reason it cannot be probed; a limit with a
     precondition (``width < 16383`` when ``dilated_kernel_h > 1``) is probed where the
     typical model meets it, and each variant again with the precondition off."""
     when = limit.rule.get("when")
-    if when and not applies(limit.rule, subjects(op.name, _condition_params(limit))):
+    if when and not applies(limit.rule, models.subjects(op.name, _condition_params(limit))):
         return f"applies only when {when}, which the typical model does not meet"
-    found = _limit_variants(op, limit, catalogue)
+    found = _limit_variants(models, op, limit, catalogue)
     if when and not isinstance(found, str):
-        found += _precondition_off(op.name, limit, found)
+        found += _precondition_off(models, op.name, limit, found)
     return found
 
 
-def _precondition_off(op: str, limit: Limit, variants: list[Variant]) -> list[Variant]:
+def _precondition_off(
+    models: Declarations, op: str, limit: Limit, variants: list[Variant]
+) -> list[Variant]:
     """Each of ``variants`` with the one quantity of the limit's precondition changed that
     turns it off nearest the typical model (its other branch: the limit no longer applies)."""
     rule, base = limit.rule, _condition_params(limit)
-    typical = subjects(op, base)
+    typical = models.subjects(op, base)
     named = sorted(formula_names(rule["when"]))
     # the precondition's own quantities first; a derived one (dilated_kernel_h) is set
     # through the quantities it comes from
@@ -312,7 +317,9 @@ def _precondition_off(op: str, limit: Limit, variants: list[Variant]) -> list[Va
 
         def off(value: int, name: str = name) -> bool | None:
             try:
-                return not applies(rule, subjects(op, with_subject(op, base, name, value)))
+                return not applies(
+                    rule, models.subjects(op, models.with_subject(op, base, name, value))
+                )
             except (KeyError, ValueError, ArithmeticError):  # no such model (a group of 0)
                 return None
 
@@ -322,10 +329,10 @@ def _precondition_off(op: str, limit: Limit, variants: list[Variant]) -> list[Va
         found = []
         for variant in variants:
             try:
-                params = with_subject(op, variant.params, name, value)
+                params = models.with_subject(op, variant.params, name, value)
             except (KeyError, ValueError):
                 continue
-            if _builds(op, json.dumps(params, sort_keys=True)):
+            if _builds(models, op, json.dumps(params, sort_keys=True)):
                 found.append(Variant(f"{variant.what}@{name}={value}", params, variant.bound))
         if found:  # else no valid model has that value (a dilation of 0): the next quantity
             return found
@@ -333,36 +340,42 @@ def _precondition_off(op: str, limit: Limit, variants: list[Variant]) -> list[Va
 
 
 def _limit_variants(
-    op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
+    models: Declarations, op: DocumentedOperator, limit: Limit, catalogue: OperatorCatalogue
 ) -> list[Variant] | str:
     name, key = op.name, _key(limit)
     kind = limit.kind
-    declared = PROBING[name]
+    declared = models.probing[name]
     base = _condition_params(limit)
     try:
         if kind == "range":
-            return _range_variants(op, limit, base, governing_limits(catalogue, op))
+            return _range_variants(models, op, limit, base, governing_limits(catalogue, op))
         if kind == "multiple-of":
             step, above = limit.rule["multiple_of"], limit.rule["when_greater_than"]
-            return _probes(name, base, key, sorted({above, step, 2 * step, step - 1, step + 1}))
+            return _probes(
+                models, name, base, key, sorted({above, step, 2 * step, step - 1, step + 1})
+            )
         if kind in ("values", "enum"):
             assert limit.values is not None
             if len(limit.values) == 1 and key in declared.fixed:
                 return f"the model builder always sets {key}={limit.values[0]}; nothing to vary"
             outside = (*declared.outside_values.get(key, ()), *set_neighbours(key, limit.values))
-            return _probes(name, base, key, limit.values) + _expressible_probes(
-                name, base, key, [v for v in dict.fromkeys(outside) if v not in limit.values]
+            return _probes(models, name, base, key, limit.values) + _expressible_probes(
+                models,
+                name,
+                base,
+                key,
+                [v for v in dict.fromkeys(outside) if v not in limit.values],
             )
         # A value documented as unsupported (Transpose perm=[0,1,3,2] on RK3566) is probed
         # as that value; an attribute, switched on, if the model has it.
         if kind == "unsupported" and base:
             return [Variant(",".join(f"{k}={v}" for k, v in base.items()), base)]
-        if kind == "unsupported" and key in subjects(name, base):
-            return _probes(name, base, key, [1])
+        if kind == "unsupported" and key in models.subjects(name, base):
+            return _probes(models, name, base, key, [1])
         if kind == "product":
-            return _product_variants(name, limit, base)
+            return _product_variants(models, name, limit, base)
         if kind == "formula":
-            return _formula_variants(name, limit, base)
+            return _formula_variants(models, name, limit, base)
         if kind == "absent":
             return [Variant("typical", {})]
         if kind == "broadcast" and declared.broadcast:
@@ -378,7 +391,7 @@ def _limit_variants(
             assert limit.values is not None
             subject = declared.dtype_subjects[limit.subject]
             values = (*limit.values, *declared.outside_values.get(subject, ()))
-            return _probes(name, {}, subject, values)
+            return _probes(models, name, {}, subject, values)
     except KeyError as exc:
         return f"no model parameter expresses it ({exc.args[0]})"
     if kind in declared.unprobed:
@@ -401,9 +414,11 @@ _UNPROBED_REASONS = {
 }
 
 
-def _probes(op: str, base: dict[str, Any], key: str, values: Iterable[Any]) -> list[Variant]:
+def _probes(
+    models: Declarations, op: str, base: dict[str, Any], key: str, values: Iterable[Any]
+) -> list[Variant]:
     """The model ``base`` with subject ``key`` at each of ``values``."""
-    return [Variant(f"{key}={v}", with_subject(op, base, key, v)) for v in values]
+    return [Variant(f"{key}={v}", models.with_subject(op, base, key, v)) for v in values]
 
 
 RANK = 4  # the operator models' tensors: the axes a set of axes is completed with
@@ -427,42 +442,44 @@ def set_neighbours(key: str, values: Sequence[Any]) -> list[int]:
 
 
 def _expressible_probes(
-    op: str, base: dict[str, Any], key: str, values: Iterable[Any]
+    models: Declarations, op: str, base: dict[str, Any], key: str, values: Iterable[Any]
 ) -> list[Variant]:
     """``_probes`` of the ``values`` a valid ONNX model of ``op`` can take (a proposed value
     outside a documented set may be no valid attribute at all: a stride of 0)."""
     found = []
     for value in values:
         try:
-            params = with_subject(op, base, key, value)
+            params = models.with_subject(op, base, key, value)
         except (KeyError, ValueError):
             continue
-        if _builds(op, json.dumps(params, sort_keys=True)):
+        if _builds(models, op, json.dumps(params, sort_keys=True)):
             found.append(Variant(f"{key}={value}", params))
     return found
 
 
-def _builds(op: str, params_json: str) -> bool:
+def _builds(models: Declarations, op: str, params_json: str) -> bool:
     """Whether ``op``'s model with these parameters passes ONNX's checker and shape inference."""
-    return _refusal(op, params_json) is None
+    return _refusal(models, op, params_json) is None
 
 
 @functools.lru_cache(maxsize=4096)
-def _refusal(op: str, params_json: str) -> str | None:
+def _refusal(models: Declarations, op: str, params_json: str) -> str | None:
     """Why ``op``'s model with these parameters cannot be built, or None; a model over the
     size budget is not built here (its inputs alone may not fit in memory): the generator
     lists it as over the budget."""
     params = json.loads(params_json)
-    if size_budget().over_elements("model", element_count(op, params)) is not None:
+    if size_budget().over_elements("model", element_count(models, op, params)) is not None:
         return None
     try:
-        build_model(op, params, seed=0)
+        models.build(op, params, seed=0)
     except Exception as exc:  # any refusal by the builder or ONNX means "cannot be had"
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
 
 
-def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]:
+def _product_variants(
+    models: Declarations, op: str, limit: Limit, base: dict[str, Any]
+) -> list[Variant]:
     """Two factors whose product is just inside and at the cap, each pair the one nearest a
     square (127*129 and 128*128 for < 16384; 1*8191 and 64*128 for < 8192), further factors
     held at 1; a single factor at the cap's two sides. A product of three or more factors is
@@ -473,14 +490,14 @@ def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Varia
     cap = rule["less_than"] if "less_than" in rule else rule["at_most"] + 1
     factors: list[str] = list(rule["factors"])
     if len(factors) == 1:
-        return _probes(op, base, factors[0], [cap - 1, cap])
+        return _probes(models, op, base, factors[0], [cap - 1, cap])
     *held, a, b = factors
     pinned = base
     for factor in held:
-        pinned = with_subject(op, pinned, factor, 1)
+        pinned = models.with_subject(op, pinned, factor, 1)
     found = []
     for x, y in (_nearest_square_pair(cap - 1), _nearest_square_pair(cap)):
-        p = with_subject(op, with_subject(op, pinned, a, x), b, y)
+        p = models.with_subject(op, models.with_subject(op, pinned, a, x), b, y)
         found.append(Variant(f"{a}*{b}={x * y}", p))
     if held:
         targets = ((cap - 1, False), (cap, True), (cap // 2, False), (cap // 4, False))
@@ -488,7 +505,7 @@ def _product_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Varia
             sizes = balanced_factors(target, len(factors), at_least)
             p = base
             for factor, size in zip(factors, sizes, strict=True):
-                p = with_subject(op, p, factor, size)
+                p = models.with_subject(op, p, factor, size)
             what = f"{'*'.join(factors)}={'*'.join(map(str, sizes))}"
             found.append(Variant(what, p))
     return found
@@ -519,29 +536,33 @@ def _nearest_square_pair(n: int) -> tuple[int, int]:
 _MODULUS = re.compile(r"(\w+(?:\*\w+)*)%(\d+)=0")
 
 
-def _formula_variants(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant] | str:
+def _formula_variants(
+    models: Declarations, op: str, limit: Limit, base: dict[str, Any]
+) -> list[Variant] | str:
     """``h1*w1%8=0``: the first name at the modulus and one above, the others at 1; any other
     formula on both sides of it (``_formula_sides``)."""
     match = _MODULUS.fullmatch(limit.rule["expression"].replace(" ", ""))
     if match is None:
-        return _formula_sides(op, limit, base)
+        return _formula_sides(models, op, limit, base)
     first, *others = match.group(1).split("*")
     for other in others:
-        base = with_subject(op, base, other, 1)
+        base = models.with_subject(op, base, other, 1)
     step = int(match.group(2))
-    return _probes(op, base, first, [step, step + 1])
+    return _probes(models, op, base, first, [step, step + 1])
 
 
 _FORMULA_REACH = 1 << 16  # how far a quantity is moved looking for the formula's other side
 
 
-def _formula_sides(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant] | str:
+def _formula_sides(
+    models: Declarations, op: str, limit: Limit, base: dict[str, Any]
+) -> list[Variant] | str:
     """A formula over several quantities (``stride_h*(height-1)-pads_top+1<output_h``) probed
     on both sides of its boundary: for each quantity, moved alone up (or down) from the
     typical model, the first value on the formula's other side and the last one before it
     (found by doubling, then halving the step), where a valid model takes both."""
     rule = limit.rule
-    typical = subjects(op, base)
+    typical = models.subjects(op, base)
     side = holds(rule, typical)
     found: list[Variant] = []
     for name in rule.get("names", ()):
@@ -551,8 +572,8 @@ def _formula_sides(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]
 
         def flips(value: int, name: str = name) -> bool | None:
             try:
-                params = with_subject(op, base, name, value)
-                return holds(rule, subjects(op, params)) != side  # derived sizes follow
+                params = models.with_subject(op, base, name, value)
+                return holds(rule, models.subjects(op, params)) != side  # derived sizes follow
             except (KeyError, ValueError, ArithmeticError):  # no such model (a group of 0)
                 return None
 
@@ -560,8 +581,8 @@ def _formula_sides(op: str, limit: Limit, base: dict[str, Any]) -> list[Variant]
         if edge is None:
             continue
         for value in (edge, edge - 1 if edge > start else edge + 1):
-            params = with_subject(op, base, name, value)
-            if value != start and _builds(op, json.dumps(params, sort_keys=True)):
+            params = models.with_subject(op, base, name, value)
+            if value != start and _builds(models, op, json.dumps(params, sort_keys=True)):
                 found.append(Variant(f"{name}={value}", params))
     if not found:
         return "no single quantity a valid model can change puts it on the formula's other side"
@@ -639,7 +660,9 @@ def held_factors(limit: Limit, along: str) -> dict[str, int]:
     return dict.fromkeys(others, side)
 
 
-def bound_variant(op: DocumentedOperator, limit: Limit, value: int, along: str = "") -> Variant:
+def bound_variant(
+    models: Declarations, op: DocumentedOperator, limit: Limit, value: int, along: str = ""
+) -> Variant:
     """The model probing a numeric ``limit`` (range, broadcast, product) at ``value``: the
     parameters the generator's cases of ``limit`` vary, set to ``value``; a product's factor
     ``along`` (default the last), the others held (``held_factors``).
@@ -647,10 +670,10 @@ def bound_variant(op: DocumentedOperator, limit: Limit, value: int, along: str =
     Raises KeyError when no model parameter expresses the limit's subject, ValueError for a
     kind with no single numeric subject.
     """
-    key, declared = _key(limit), PROBING[op.name]
+    key, declared = _key(limit), models.probing[op.name]
     base = _condition_params(limit)
     if limit.kind == "range":
-        return _probes(op.name, base, key, [value])[0]
+        return _probes(models, op.name, base, key, [value])[0]
     if limit.kind == "broadcast" and declared.broadcast:
         return _broadcast_variants(declared.broadcast, limit, [value])[0]
     if limit.kind == "product":
@@ -659,13 +682,14 @@ def bound_variant(op: DocumentedOperator, limit: Limit, value: int, along: str =
         sizes = {**held_factors(limit, along), along: value}
         params = base
         for factor in factors:
-            params = with_subject(op.name, params, factor, sizes[factor])
+            params = models.with_subject(op.name, params, factor, sizes[factor])
         what = f"{'*'.join(factors)}={'*'.join(str(sizes[f]) for f in factors)}"
         return Variant(what, params)
     raise ValueError(f"{limit.id}: a {limit.kind} limit has no single numeric bound to search")
 
 
 def variant_case(
+    models: Declarations,
     catalogue: OperatorCatalogue,
     op: DocumentedOperator,
     limit: Limit,
@@ -675,7 +699,7 @@ def variant_case(
     """The case the generator makes of ``variant`` probing ``limit`` in ``dtype``: the same
     id, documented status, deciding limit and expectations."""
     result = CaseSet()
-    _add_case(result, {}, set(), catalogue, op, dtype, limit, variant)
+    _add_case(models, result, {}, set(), catalogue, op, dtype, limit, variant)
     return result.cases[0]
 
 
@@ -683,9 +707,13 @@ def variant_case(
 
 
 def operator_cases(
-    catalogue: OperatorCatalogue, ops: Iterable[str] | None = None, max_elements: int | None = None
+    catalogue: OperatorCatalogue,
+    models: Declarations,
+    ops: Iterable[str] | None = None,
+    max_elements: int | None = None,
 ) -> CaseSet:
-    """Every case of every operator (or of ``ops``), in catalogue order, ids unique; a model
+    """Every case of every operator (or of ``ops``) with the models of ``models`` (the run's
+    vendor's ``Vendor.declarations``), in catalogue order, ids unique; a model
     over ``max_elements`` (default: the size budget's) is listed as unprobed instead, as are
     the limits of an operator no model is declared for."""
     budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
@@ -696,28 +724,28 @@ def operator_cases(
     for op in catalogue.operators.values():
         if wanted is not None and op.name not in wanted:
             continue
-        if op.name not in PROBING:
+        if op.name not in models.probing:
             why = f"no model of {op.name} is declared yet (harness.models)"
             result.unprobed.extend(Untested(limit, why) for limit in op.limits())
             continue
         proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
         adopted = {limit.id for limit in op.adopted}
         for limit in op.limits():
-            found = _variants(op, limit, catalogue) if limit.id not in adopted else _ADOPTED
+            found = _variants(models, op, limit, catalogue) if limit.id not in adopted else _ADOPTED
             if isinstance(found, str):
                 result.unprobed.append(Untested(limit, found))
                 continue
             for variant in found:
-                # a documented value the model does not build (exNorm's mode=mean_var)
-                refused = _refusal(op.name, json.dumps(variant.params, sort_keys=True))
+                # a documented value the model does not build (a mode no ONNX pattern becomes)
+                refused = _refusal(models, op.name, json.dumps(variant.params, sort_keys=True))
                 if refused is not None and limit.kind in ("values", "enum"):
                     why = f"{variant.what}: the model cannot be built ({refused})"
                     result.unprobed.append(Untested(limit, why))
                 else:
                     proposals.append((limit, variant))
-        proposals.extend((None, variant) for variant in operand_forms(op.name))
+        proposals.extend((None, variant) for variant in operand_forms(models, op.name))
         for probed, (what, params, bound) in proposals:
-            over = budget.over_elements("model", element_count(op.name, params))
+            over = budget.over_elements("model", element_count(models, op.name, params))
             if over is not None:
                 assert probed is not None  # the typical model is always small
                 result.unprobed.append(Untested(probed, f"{what}: {over}"))
@@ -730,31 +758,31 @@ def operator_cases(
                 result.unprobed.append(Untested(probed, why))
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
-                _add_case(result, by_params, ids, catalogue, op, dtype, probed, variant)
+                _add_case(models, result, by_params, ids, catalogue, op, dtype, probed, variant)
     return result
 
 
-def operand_forms(op: str) -> list[Variant]:
+def operand_forms(models: Declarations, op: str) -> list[Variant]:
     """The typical model in the forms users' models take that no limit varies, each judged
     against every limit like any case: a binary operator's B as a constant (the toolkit
     rewrites a constant divisor into a Mul), of A's full shape, per channel and of one
     element; an operator with an axis on every other axis of its rank-4 input."""
-    declared, typical = PROBING[op], subjects(op, {})
+    declared, typical = models.probing[op], models.subjects(op, {})
     proposed: dict[str, dict[str, Any]] = {}
     if declared.broadcast is not None and CONSTANT_OPERAND in declared.setters:
         out = [typical[letter] for letter in "bchw"]
-        proposed["B=constant"] = with_subject(op, {}, CONSTANT_OPERAND, "float")
+        proposed["B=constant"] = models.with_subject(op, {}, CONSTANT_OPERAND, "float")
         for source in (out, [out[0], out[1], 1, 1], [1, 1, 1, 1]):
             form = "[" + ",".join(map(str, source)) + "]"
             proposed[f"B={form}"] = declared.broadcast.params(source, out)
     if isinstance(typical.get("axis"), int) and "axis" not in declared.fixed:
         for axis in range(RANK):
             if axis != typical["axis"]:
-                proposed[f"axis={axis}"] = with_subject(op, {}, "axis", axis)
+                proposed[f"axis={axis}"] = models.with_subject(op, {}, "axis", axis)
     return [
         Variant(what, params)
         for what, params in proposed.items()
-        if _builds(op, json.dumps(params, sort_keys=True))
+        if _builds(models, op, json.dumps(params, sort_keys=True))
     ]
 
 
@@ -775,6 +803,7 @@ def _probed_dtypes(op: DocumentedOperator, limit: Limit) -> list[str]:
 
 
 def _add_case(
+    models: Declarations,
     result: CaseSet,
     by_params: dict[tuple[str, str, str], int],
     ids: set[str],
@@ -798,8 +827,8 @@ def _add_case(
         return
     case_id = _unique_id(ids, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
     ids.add(case_id)
-    found = subjects(op.name, params)
-    broken = documented_status(op, limits, dtype, found)
+    found = models.subjects(op.name, params)
+    broken = documented_status(models, op, limits, dtype, found)
     if limit is None and broken and limit_id not in broken:  # a form outside another limit
         limit_id = broken[0]  # (a constant operand no dtype lists) probes that limit
     deciding, not_isolable = _decision(variant.bound or limit_id, broken, limits, found)
@@ -822,8 +851,8 @@ def _add_case(
             params=params,
             seed=case_seed(case_id),
             source={"seed": seed_file, "section": section, "text": source_limit.text},
-            layer_types=(op.name, *PROBING[op.name].layer_aliases),
-            routine_rewrites=ROUTINE_REWRITES.get(op.name, ()),
+            layer_types=models.layer_types(op.name),
+            routine_rewrites=models.routine_rewrites.get(op.name, ()),
             limits=(limit_id,),
             outside_because=broken,
             expects=_expects(

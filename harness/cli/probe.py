@@ -139,7 +139,7 @@ def run_probe(args: argparse.Namespace) -> int:
     except ValueError as exc:  # it names the variable and the value
         parser.error(str(exc))
     bounds, skipped = numeric_bounds(
-        catalogue, dtypes=tuple(args.dtype or DTYPES), max_elements=elements
+        catalogue, vendor.declarations, dtypes=tuple(args.dtype or DTYPES), max_elements=elements
     )
     try:
         bounds = select(bounds, args.selection)

@@ -27,12 +27,12 @@ Kinds (closed vocabulary, ``LIMIT_KINDS``). Operator tables:
 - ``quantization``: the quantization schemes (``values``) a tensor role supports.
 - ``broadcast-support``: a role broadcasts along arbitrary dimensions, under the constraints
   of ``rule["same_as"]``; ``rule["when_feature_on"]``: the only shapes left while an optional
-  feature is on (exSDPAttention's mask with FlashAttentionV2, "FA").
+  feature is on (an attention mask with FlashAttentionV2, "FA").
 - ``broadcast``: a broadcasting form ``rule["from"] -> rule["to"]`` with ``subject`` in
   ``interval``.
 - ``layout``: the layouts (``values``) an attribute accepts; their shapes in ``rule``.
 - ``multi-core``: the documented multi-core status (``values``), when the document states one.
-- ``feature``: an optional feature of the operator (exSDPAttention's FlashAttentionV2,
+- ``feature``: an optional feature of the operator (an attention's FlashAttentionV2,
   ``values``: ``supported``) or, under ``condition`` that it is on, what it supports (subject
   ``dtype``: its data types).
 

@@ -32,9 +32,6 @@ class Activation:
     # Input range: wide enough that every piece of the curve (Clip's 6, HardSigmoid's
     # saturation at +-2.5) is reached.
     span: float = 4.0
-    # The layer the toolkit compiles the pattern to, where it is named after neither the ONNX
-    # operator nor the document's entry.
-    layer: str = ""
 
 
 def _plain(op: str, **attrs: Any) -> Pattern:
@@ -98,31 +95,27 @@ ACTIVATIONS: dict[str, Activation] = {
     "Softplus": Activation(_plain("Softplus")),
     "Mish": Activation(_plain("Mish")),
     "Swish": Activation(_swish),
-    "Gelu": Activation(_gelu, layer="exGelu"),
+    "Gelu": Activation(_gelu),
 }
 
-# The document's entry names for the unary operators, by the activation each is.
-UNARY = {
-    "Relu": "Relu",
-    "Sigmoid": "Sigmoid",
-    "Tanh": "Tanh",
-    "LeakyRelu": "LeakyRelu",
-    "PRelu": "PRelu",
-    "Clip": "Clip",  # the list's "Clip/ReLU6"
-    "HardSigmoid": "HardSigmoid",
-    "HardSwish": "HardSwish",
-    "Elu": "Elu",
-    "Softplus": "Softplus",
-    # The toolkit's own activations, which it makes of the ONNX forms.
-    "exSwish": "Swish",
-    "exMish": "Mish",
-    # The toolkit (2.5.0) fuses the Erf form into one exGelu layer (rk3588, rk3576, rk3562).
-    "exGelu": "Gelu",
-}
+# The unary operators: the document names each entry after its activation (the list's
+# "Clip/ReLU6" is Clip).
+UNARY = (
+    "Relu",
+    "Sigmoid",
+    "Tanh",
+    "LeakyRelu",
+    "PRelu",
+    "Clip",
+    "HardSigmoid",
+    "HardSwish",
+    "Elu",
+    "Softplus",
+)
 
 
-def unary(name: str, entry: str) -> OperatorSpec:
-    """The activation ``name`` alone on one 4-D input, as the document's ``entry``."""
+def unary(name: str) -> OperatorSpec:
+    """The activation ``name`` alone on one 4-D input."""
     activation = ACTIVATIONS[name]
 
     def build(p: Params, rng: np.random.Generator) -> Graph:
@@ -131,12 +124,8 @@ def unary(name: str, entry: str) -> OperatorSpec:
         nodes, constants = activation.pattern("X", "Y", shape[1], rng)
         return Graph(nodes, {"X": x}, ["Y"], constants)
 
-    # The layer table names the layer after the ONNX operator (Swish for exSwish) or after
-    # the fused pattern (exGelu).
-    layer = activation.layer or name
-    aliases = (layer,) if layer != entry else ()
-    probing = Parametrization(shape_reader(), dim_setters(), layer_aliases=aliases)
+    probing = Parametrization(shape_reader(), dim_setters())
     return OperatorSpec({"shape": [1, 4, 6, 8]}, build, probing)
 
 
-OPERATORS = {entry: unary(name, entry) for entry, name in UNARY.items()}
+OPERATORS = {name: unary(name) for name in UNARY}

@@ -260,7 +260,7 @@ def _out_hw(kind: str, p: Params) -> list[int]:
 # ("ConvRelu", "ConvTransposeSigmoid"), which is what tells a case that the fusion happened.
 LAYERS = {"Convolution": "Conv", "DepthwiseConvolution": "Conv", "ConvTranspose": "ConvTranspose"}
 # The activation's part of a fused layer's name. Seen: Relu, Clip, PRelu, LeakyRelu, Sigmoid,
-# Tanh, Softplus, HardSigmoid, HardSwish, Elu, and Swish as "ExSwish" (the toolkit's exSwish).
+# Tanh, Softplus, HardSigmoid, HardSwish, Elu, and Swish as "ExSwish".
 # Mish, Add and AddRelu were not fused by 2.5.0 on the typical model (Conv then Mish on the
 # CPU; Conv then Add; Conv then AddRelu): their names follow the same pattern, unconfirmed.
 FUSED_LAYER_PART = {"Swish": "ExSwish"}

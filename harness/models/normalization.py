@@ -55,19 +55,15 @@ def _build_batchnorm(p: Params, rng: np.random.Generator) -> Graph:
 SOFTMAX = OperatorSpec(
     {"shape": [1, 8, 4, 6], "axis": 1},
     _build_softmax,
-    # The toolkit compiles an ONNX Softmax to its own exSoftmax13 layer.
     Parametrization(
         _read_softmax,
         dim_setters(),
-        layer_aliases=("exSoftmax13",),
         outside_values={"axis": (0, 2)},
     ),
 )
 
 OPERATORS = {
     "Softmax": SOFTMAX,
-    # The toolkit's name for the layer an ONNX Softmax becomes, an entry of its own.
-    "exSoftmax13": SOFTMAX,
     "BatchNormalization": OperatorSpec(
         {"shape": [1, 4, 6, 8], "epsilon": 1e-5},
         _build_batchnorm,

@@ -44,14 +44,13 @@ def _size(gates: int) -> Callable[[Mapping[str, Any]], int]:
     return size
 
 
-def _probing(op: str, gates: int) -> Parametrization:
+def _probing(gates: int) -> Parametrization:
     return Parametrization(
         read=_read,
         setters={"num_directions": _set_num_directions},
         size=_size(gates),
-        layer_aliases=(f"ex{op}",),  # the toolkit's own recurrent layers
         unprobed={
-            "layout": "exGRU/exLSTM layouts are toolkit extensions an ONNX model cannot select",
+            "layout": "the document's layouts are extensions an ONNX model cannot select",
             "fixed": "ONNX LSTM/GRU models cannot express this extension attribute",
         },
     )
@@ -86,7 +85,7 @@ def _recurrent(op: str, gates: int, outputs: list[str]) -> OperatorSpec:
         node = helper.make_node(op, ["X", "W", "R", "B"], outputs, **attrs)
         return Graph([node], {"X": x}, outputs, weights)
 
-    return OperatorSpec(defaults, build, _probing(op, gates))
+    return OperatorSpec(defaults, build, _probing(gates))
 
 
 OPERATORS = {

@@ -97,7 +97,8 @@ class RunConfig:
     @functools.cached_property
     def operator_cases(self) -> list[CaseSet]:
         """Each catalogue's cases and unprobed limits, generated once per run."""
-        return [operator_cases(catalogue) for catalogue in self.catalogues]
+        models = self.vendor.declarations
+        return [operator_cases(catalogue, models) for catalogue in self.catalogues]
 
     @functools.cached_property
     def directory(self) -> DirectoryCases:
@@ -110,7 +111,12 @@ class RunConfig:
         operators = self.catalogues[0].documented()
         try:
             return directory_cases(
-                Path(folder), self.platforms[0], patterns, operators, not option("no_freeze")
+                Path(folder),
+                self.platforms[0],
+                self.vendor.declarations,
+                patterns,
+                operators,
+                not option("no_freeze"),
             )
         except ModelFileError as exc:
             raise pytest.UsageError(printable(f"--models: {exc}")) from None  # file names

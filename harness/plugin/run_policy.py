@@ -110,8 +110,11 @@ class RunPolicy:
                 f"--flaky-ok and --baseline {LAST} read the history store: --hil-db is off"
             )
         self.controller = not hasattr(config, "workerinput")
-        self.history_entry = self._history_entry()
-        self.baseline = self._baseline(option("baseline"))
+        # --collect-only runs and writes nothing: no history entry (a new run id, the
+        # checkout's revision), no baseline to judge against
+        collecting = config.option.collectonly
+        self.history_entry = {} if collecting else self._history_entry()
+        self.baseline = None if collecting else self._baseline(option("baseline"))
         self.perf = perf.perf_request(config)
         threshold = perf.threshold(config)
         self.latency = perf.PerfJudge(self.baseline, threshold) if self.baseline else None

@@ -34,7 +34,7 @@ from harness.cases.operators import (
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
-from harness.models import PROBING, ModelParamError, build_model
+from harness.models import Declarations, ModelParamError
 from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
 
@@ -44,8 +44,10 @@ UPPER, LOWER = "upper", "lower"
 
 @dataclass(frozen=True)
 class Bound:
-    """One side of one numeric limit, in one dtype: what one search walks along."""
+    """One side of one numeric limit, in one dtype: what one search walks along (with the
+    models of the run's vendor)."""
 
+    models: Declarations
     catalogue: OperatorCatalogue
     op: DocumentedOperator
     limit: Limit
@@ -69,8 +71,8 @@ class Bound:
 
     def case(self, value: int) -> Case:
         """The step at ``value``: a normal case of the limit."""
-        variant = bound_variant(self.op, self.limit, value, self.along)
-        return variant_case(self.catalogue, self.op, self.limit, self.dtype, variant)
+        variant = bound_variant(self.models, self.op, self.limit, value, self.along)
+        return variant_case(self.models, self.catalogue, self.op, self.limit, self.dtype, variant)
 
     def skip(self, value: int, max_elements: int | None = None) -> str | None:
         """Why the step at ``value`` is not tried (no model can express it, or the model is
@@ -79,7 +81,7 @@ class Bound:
             return f"{self.subject}={value}: below the smallest value a model can take"
         try:
             case = self.case(value)
-            elements = element_count(self.op.name, case.params)
+            elements = element_count(self.models, self.op.name, case.params)
         except (KeyError, ValueError) as exc:
             return f"{self.subject}={value}: no model expresses it ({exc})"
         budget = SizeBudget(max_elements) if max_elements is not None else size_budget()
@@ -87,7 +89,7 @@ class Bound:
         if over is not None:
             return f"{self.subject}={value}: {over}"
         try:  # what the builder refuses (a reflect pad as large as its dimension)
-            build_model(self.op.name, case.params, 0)
+            self.models.build(self.op.name, case.params, 0)
         except ModelParamError as exc:
             return f"{self.subject}={value}: no model expresses it ({exc})"
         return None
@@ -103,23 +105,25 @@ class Skipped:
 
 def numeric_bounds(
     catalogue: OperatorCatalogue,
+    models: Declarations,
     ops: list[str] | None = None,
     dtypes: tuple[str, ...] | None = None,
     max_elements: int | None = None,
 ) -> tuple[list[Bound], list[Skipped]]:
     """Every searchable bound of the catalogue's operators (or of ``ops``), in catalogue
-    order, per documented dtype (or those of ``dtypes``), and the numeric limits skipped."""
+    order, per documented dtype (or those of ``dtypes``), and the numeric limits skipped;
+    ``models``: the run's vendor's (``Vendor.declarations``)."""
     bounds: list[Bound] = []
     skipped: list[Skipped] = []
     for op in catalogue.operators.values():
-        if (ops is not None and op.name not in ops) or op.name not in PROBING:
+        if (ops is not None and op.name not in ops) or op.name not in models.probing:
             continue  # an operator no model is declared for has no bound to search
         op_dtypes = [d for d in op.data_dtypes() if d in (dtypes or DTYPES)]
         for limit in op.limits():
             if limit.kind not in NUMERIC_KINDS:
                 continue
             for dtype in op_dtypes:
-                for bound in _sides(catalogue, op, limit, dtype):
+                for bound in _sides(models, catalogue, op, limit, dtype):
                     reason = bound.skip(bound.edge, max_elements)
                     if reason is None:
                         outward = bound.edge + bound.direction
@@ -132,12 +136,18 @@ def numeric_bounds(
 
 
 def _sides(
-    catalogue: OperatorCatalogue, op: DocumentedOperator, limit: Limit, dtype: str
+    models: Declarations,
+    catalogue: OperatorCatalogue,
+    op: DocumentedOperator,
+    limit: Limit,
+    dtype: str,
 ) -> list[Bound]:
     def bound(
         side: str, edge: int, floor: int, subject: str, documented: str, smallest: int = 1
     ) -> Bound:
-        return Bound(catalogue, op, limit, dtype, side, edge, floor, subject, documented, smallest)
+        return Bound(
+            models, catalogue, op, limit, dtype, side, edge, floor, subject, documented, smallest
+        )
 
     if limit.kind == "product":
         factors = list(limit.rule["factors"])
@@ -155,6 +165,7 @@ def _sides(
             name = along if len(factors) > 2 else ""
             found.append(
                 Bound(
+                    models,
                     catalogue,
                     op,
                     limit,

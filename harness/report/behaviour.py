@@ -4,7 +4,7 @@ per layer type, numeric result; and the words for a change between two records.
 A verdict can stay while the behaviour changes (a Hardmax on the CPU, a violation, then
 aborting the compiler, still a violation), so the SDK section and ``hil diff`` compare these
 four observations, not only the verdict. Layer types are compared through the vendor's alias
-table (``aliases``: compiled type -> the type it stands for, exGRU -> GRU) and per type, not
+table (``aliases``: compiled type -> the type it stands for, a release's rename) and per type, not
 per layer, so a renamed layer or an operator tiled into several layers of its type is a
 compiler internal (``internal_only``), not a change.
 """

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from harness.boards.inventory import Runtimes
 from harness.cases.operators import DTYPES
 from harness.diskcache import CacheFolder
-from harness.models import OPERATOR_SPECS
 from harness.names import suggestion
 from harness.pipeline import regenerate_arrays
 from harness.results.records import CaseRecord
@@ -220,7 +219,7 @@ class _Recipes:
             vendor = vendor_for(record.platform)
         except LookupError as exc:
             raise ValueError(str(exc)) from None
-        regenerate_arrays(record, folder, vendor.recipe, {**OPERATOR_SPECS, **vendor.models})
+        regenerate_arrays(record, folder, vendor.recipe, vendor.declarations.specs)
 
     def how_to_run(self, record: CaseRecord) -> Sequence[str]:
         """The vendor's "How to run" lines for the record's platform (none: unknown)."""

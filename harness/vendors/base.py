@@ -10,6 +10,7 @@ sources of its own, no caches, no commands. A vendor registers its record under 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from harness.diskcache import CacheFolder
 from harness.documented.documents import Document
 from harness.documented.operators import OperatorCatalogue
 from harness.judge.checks import Judge
-from harness.models.builder import OperatorSpec
+from harness.models import DECLARATIONS, Declarations
 from harness.pipeline import GENERIC_JUDGE, Recipe
 from harness.targets.job import Job
 from harness.targets.target import BoardTarget, Target
@@ -82,8 +83,9 @@ class Vendor:
     # The ``--sdk`` value (None: the default) -> the SDK releases to run on, oldest first;
     # raises ValueError with the reason (not installed, say).
     sdks: Callable[[str | None], list[str]] = no_sdk_choice
-    # Model declarations of the vendor's own case sources (the operators' are always there).
-    models: Mapping[str, OperatorSpec] = field(default_factory=dict)
+    # Its own model declarations: its toolkit's own operators, its case sources' models, the
+    # layers its compiled models name operators by (the neutral operators' are always there).
+    models: Declarations = field(default_factory=lambda: Declarations({}))
     # Suite name (``pytest.mark.hil_suite``) -> the cases of a platform ("all": every one):
     # the suites it ships. A suite another vendor ships is no error in its runs.
     case_sources: Mapping[str, Callable[[str], list[Case]]] = field(default_factory=dict)
@@ -96,7 +98,7 @@ class Vendor:
     judge: Judge = GENERIC_JUDGE  # the generic observers plus the vendor's
     recipe: Recipe = no_recipe  # the files that reproduce a job with the vendor's own tools
     runtimes: Runtimes = field(default_factory=dict)  # the runtimes its board files may name
-    # Compiled layer type -> the type it stands for (a release's renames: exGRU -> GRU)
+    # Compiled layer type -> the type it stands for (a release's renames of a layer)
     layer_aliases: Mapping[str, str] = field(default_factory=dict)
     simulator: Simulator | None = None  # None: its cases run only on its boards
     board_target: BoardTargetFactory | None = None  # None: it runs on no board
@@ -130,6 +132,11 @@ class Vendor:
                 f"vendor {self.name!r}: default_platform {self.default_platform!r} is not one "
                 f"of its platforms {', '.join(self.platforms)}"
             )
+
+    @functools.cached_property
+    def declarations(self) -> Declarations:
+        """The models of its runs: the vendor-neutral operators' and its own."""
+        return DECLARATIONS | self.models
 
     def on_board(
         self, board: Board, conversions: Path | None, timeout_s: float, sdk: str | None

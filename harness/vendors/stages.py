@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from harness.cases.case import Case
 from harness.documented.operators import OperatorCatalogue
 from harness.judge.compare import Compare, compare_references
-from harness.models import OPERATOR_SPECS, BuiltModel
+from harness.models import BuiltModel
 from harness.models.builder import OperatorSpec
 from harness.models.reference import References, host_references
 from harness.pipeline import OBSERVED_CAP, Stages
@@ -52,7 +52,7 @@ def stages_for(
     }
     defaults = Stages()
     return Stages(
-        models={**OPERATOR_SPECS, **vendor.models, **(models or {})},
+        models={**vendor.declarations.specs, **(models or {})},
         tolerances=tolerances,
         judge=vendor.judge,
         recipe=vendor.recipe,

@@ -19,6 +19,7 @@ from tests.fakes.sshd import SshServer, write_sysroot
 from tests.helpers import paths
 from tests.helpers.boards import board_doc, recipe, refused, write
 from tests.helpers.cli import hil_boards
+from tests.helpers.declared import MODELS
 
 from harness.boards.discovery import check
 from harness.boards.inventory import SCHEMA, Board, BoardFileError, load_board
@@ -114,7 +115,7 @@ def test_passwords_the_run_was_given_leave_no_file(
         write(tmp_path / "boards", board_doc(auth={"password_env": "BOARD_LOGIN"})), RUNTIMES
     )
     results = tmp_path / "results"
-    case = operator_cases(seed_catalogue()).cases[0]
+    case = operator_cases(seed_catalogue(), MODELS).cases[0]
     record = CaseExecutor(results, LeakyTarget([readme, named]), Stages(recipe=recipe)).execute(
         case
     )

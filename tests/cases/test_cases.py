@@ -6,13 +6,13 @@ import numpy as np
 import onnx
 import pytest
 import yaml
+from tests.helpers.declared import MODELS
 
 from harness.cases.case import case_seed
-from harness.cases.operators import documented_status, element_count, operator_cases, subjects
+from harness.cases.operators import documented_status, element_count, operator_cases
 from harness.documented.operators import load_operators
 from harness.documented.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare, tolerance_for
-from harness.models import build_model
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
 from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
@@ -25,7 +25,7 @@ def catalogue():
 
 @pytest.fixture(scope="module")
 def cases(catalogue):
-    return {case.id: case for case in operator_cases(catalogue).cases}
+    return {case.id: case for case in operator_cases(catalogue, MODELS).cases}
 
 
 @pytest.mark.parametrize(
@@ -72,8 +72,8 @@ def test_the_probed_value_is_what_the_model_has(cases):
         ("rk3562/Expand/float16/[b,c,1,w]:h=8193", "h", 8193),
     ]:
         case = cases[case_id]
-        assert subjects(case.op, case.params)[key] == value
-        built = build_model(case.op, case.params, case.seed)  # really constructible
+        assert MODELS.subjects(case.op, case.params)[key] == value
+        built = MODELS.build(case.op, case.params, case.seed)  # really constructible
         assert built.params
 
 
@@ -93,8 +93,8 @@ def test_every_documented_dtype_and_the_undocumented_one(cases):
 
 
 def test_ids_unique_stable_and_seeds_recorded(catalogue):
-    first = operator_cases(catalogue)
-    again = operator_cases(catalogue)
+    first = operator_cases(catalogue, MODELS)
+    again = operator_cases(catalogue, MODELS)
     ids = [case.id for case in first.cases]
     assert len(ids) == len(set(ids))
     assert ids == [case.id for case in again.cases]
@@ -104,7 +104,7 @@ def test_ids_unique_stable_and_seeds_recorded(catalogue):
 
 
 def test_every_limit_is_probed_or_says_why(catalogue):
-    result = operator_cases(catalogue)
+    result = operator_cases(catalogue, MODELS)
     probed = {limit for case in result.cases for limit in case.limits}
     unprobed = {item.limit.id for item in result.unprobed}
     for limit in catalogue.limits():
@@ -113,16 +113,16 @@ def test_every_limit_is_probed_or_says_why(catalogue):
 
 
 def test_size_budget_leaves_out_huge_models_with_a_reason(catalogue):
-    result = operator_cases(catalogue, ops=["GRU"])
+    result = operator_cases(catalogue, MODELS, ops=["GRU"])
     huge = [u for u in result.unprobed if "budget" in u.reason]
     assert huge and all("hidden_size=819" in u.reason for u in huge)
-    assert all(element_count(c.op, c.params) <= 1 << 24 for c in result.cases)
+    assert all(element_count(MODELS, c.op, c.params) <= 1 << 24 for c in result.cases)
 
 
 def test_every_generated_case_builds_a_valid_model(catalogue):
     # A case the model builder rejects would surface as a harness error in the suite.
-    for case in operator_cases(catalogue).cases:
-        build_model(case.op, case.params, case.seed)
+    for case in operator_cases(catalogue, MODELS).cases:
+        MODELS.build(case.op, case.params, case.seed)
 
 
 # -- every bound probed alone, or the reason it cannot be --------------------------------------
@@ -133,7 +133,7 @@ def test_every_generated_case_builds_a_valid_model(catalogue):
 def test_the_largest_pad_a_documented_kernel_allows_is_probed_inside(cases, op, pad, kernel):
     # ONNX wants a pad below the kernel: pad 6 with kernel 7 is the top of [0,7] inside.
     case = cases[f"rk3562/{op}/float16/{pad}=6"]
-    found = subjects(case.op, case.params)
+    found = MODELS.subjects(case.op, case.params)
     assert (found[pad], found[kernel]) == (6, 7)
     assert case.documented == "supported" and case.outside_because == ()
     assert case.limits == (f"{op}/attr/pad/{pad}",)
@@ -176,7 +176,7 @@ def test_adopted_broadcast_forms_are_probed_at_their_top_and_beyond(catalogue, c
             cases[f"rk3562/{op}/float16/{what}=8192"],
             cases[f"rk3562/{op}/float16/{what}=8193"],
         )
-        assert subjects(op, inside.params)[form.subject] == 8192
+        assert MODELS.subjects(op, inside.params)[form.subject] == 8192
         assert inside.documented == "supported"
         assert outside.outside_because == (form.id,)
         assert outside.deciding_limit == form.id and outside.not_isolable == ""
@@ -188,7 +188,7 @@ def test_the_documented_constant_operand_is_probed(cases, op):
     case = cases[f"rk3562/{op}/float16/constant_B=float"]
     assert case.limits == (f"{op}/dtype/T2",)
     assert case.documented == "supported"
-    built = build_model(case.op, case.params, case.seed)
+    built = MODELS.build(case.op, case.params, case.seed)
     assert built.input_names == ["A"]
     initializer = onnx.load_from_string(built.onnx_bytes).graph.initializer
     assert [(t.name, t.data_type) for t in initializer] == [("B", onnx.TensorProto.FLOAT)]
@@ -212,16 +212,16 @@ def test_an_exponent_type_the_document_omits_is_outside(cases, spelled, onnx_typ
         case = cases[f"rk3562/Pow/{dtype}/exponent_dtype={spelled}"]
         assert case.outside_because == ("Pow/dtype/T2",)
         assert case.deciding_limit == "Pow/dtype/T2"
-        built = build_model(case.op, case.params, case.seed)
+        built = MODELS.build(case.op, case.params, case.seed)
         (exponent,) = onnx.load_from_string(built.onnx_bytes).graph.initializer
         assert exponent.data_type == onnx_type
 
 
 def test_a_negative_axis_is_the_axis_it_denotes(catalogue, cases):
     gather = catalogue.operators["Gather"]
-    found = subjects("Gather", {"axis": -1})
+    found = MODELS.subjects("Gather", {"axis": -1})
     assert found["axis"] == 3
-    assert documented_status(gather, gather.limits(), "float16", found) == ()
+    assert documented_status(MODELS, gather, gather.limits(), "float16", found) == ()
     # Every ONNX axis of a 4-D input is documented: no Gather case is outside by its axis.
     assert not [c for c in cases.values() if "Gather/attr/axis" in c.outside_because]
     assert cases["rk3562/Hardmax/float16/axis=-1"].documented == "supported"
@@ -240,7 +240,7 @@ def test_outside_cases_name_a_deciding_limit_they_break(cases):
 
 
 def test_every_range_bound_is_probed_alone_or_says_why(catalogue):
-    result = operator_cases(catalogue)
+    result = operator_cases(catalogue, MODELS)
     for limit in catalogue.limits():
         if limit.kind != "range":
             continue
@@ -250,7 +250,7 @@ def test_every_range_bound_is_probed_alone_or_says_why(catalogue):
         if not probing:  # the model cannot express it: unprobed, with the reason
             assert any(u.limit.id == limit.id for u in result.unprobed), limit.id
             continue
-        values = {case.id: subjects(case.op, case.params)[key] for case in probing}
+        values = {case.id: MODELS.subjects(case.op, case.params)[key] for case in probing}
         for edge, documented in ((hi, "supported"), (hi + 1, "outside")):
             at = [case for case in probing if values[case.id] == edge]
             if not at:  # only a model over the size budget may leave a bound out
@@ -274,7 +274,7 @@ def test_cases_carry_the_contradictions_of_the_limits_they_probe(tmp_path):
     raw["operators"]["Pow"]["dtypes"]["T2"]["inconsistent"] = "a reason"
     marked = tmp_path / "rk3562-operators.yaml"
     marked.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    cases = {c.id: c for c in operator_cases(load_operators(marked), ops=["Pow"]).cases}
+    cases = {c.id: c for c in operator_cases(load_operators(marked), MODELS, ops=["Pow"]).cases}
     probing = cases["rk3562/Pow/float16/exponent_dtype=int32"]
     assert "Pow/dtype/T2" in probing.limits
     assert all(e.inconsistent == ("Pow/dtype/T2: a reason",) for e in probing.expects)

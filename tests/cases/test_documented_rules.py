@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import balanced_factors, operator_cases, set_neighbours
 from harness.documented.properties import CPU_RULE
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import rewrite_of
-from harness.models import subjects
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
 from harness.vendors import vendor_named
@@ -31,7 +31,9 @@ MATCH = compare(OUT, OUT, tolerance_for("float16"))
 
 
 def cases_of(platform: str, op: str) -> dict:
-    return {case.id: case for case in operator_cases(RKNN.operators(platform), ops=[op]).cases}
+    return {
+        case.id: case for case in operator_cases(RKNN.operators(platform), MODELS, ops=[op]).cases
+    }
 
 
 def logged(name: str) -> Observation:
@@ -98,7 +100,7 @@ def test_balanced_factors_are_within_one_of_each_other_and_nearest_the_target(n,
 
 def test_rv1106_hardmax_is_probed_between_its_typical_case_and_its_cap():
     cases = cases_of("rv1106", "Hardmax")
-    typical = subjects("Hardmax", cases["rv1106/Hardmax/int8/typical"].params)
+    typical = MODELS.subjects("Hardmax", cases["rv1106/Hardmax/int8/typical"].params)
     balanced = {
         case.value: case
         for case in cases.values()
@@ -208,7 +210,7 @@ def test_a_form_another_limit_already_probes_is_one_case_not_two():
 def test_an_operator_with_an_axis_is_probed_on_every_axis_of_its_rank_4_input(op):
     cases = cases_of("rk3588", op)
     axes = {
-        subjects(op, case.params)["axis"]
+        MODELS.subjects(op, case.params)["axis"]
         for case in cases.values()
         if case.dtype == "float16" and (case.value == "typical" or case.value.startswith("axis="))
     }
@@ -229,7 +231,7 @@ def test_a_formula_over_several_quantities_is_probed_on_both_sides_of_its_bounda
 
 
 def test_a_formula_whose_other_side_no_single_change_reaches_is_listed_with_the_reason():
-    unprobed = operator_cases(RKNN.operators("rk3588"), ops=["ConvTranspose"]).unprobed
+    unprobed = operator_cases(RKNN.operators("rk3588"), MODELS, ops=["ConvTranspose"]).unprobed
     reasons = {u.limit.id: u.reason for u in unprobed}
     # output_h follows height, stride and pads: the comparison holds for every model
     assert reasons["ConvTranspose/attr/stride_h*(height-1)-pads_top+1<output_h"].startswith(

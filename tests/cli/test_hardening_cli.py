@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.fakes.sshd import onnx_model
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 from tests.helpers.records import make_record
 
 from harness.cli import main
@@ -78,7 +79,7 @@ def test_a_probes_file_that_is_not_utf8_is_bad_input_naming_it(
 def test_a_k_expression_nested_thousands_deep_is_bad_input(
     expression: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bounds, _ = numeric_bounds(seed_catalogue())
+    bounds, _ = numeric_bounds(seed_catalogue(), MODELS)
     with pytest.raises(SelectionError, match="nested too deeply"):
         select(bounds, expression)
     with pytest.raises(SystemExit) as stopped:

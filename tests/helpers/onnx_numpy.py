@@ -223,7 +223,9 @@ def _fuses(op: str) -> str:
 
 
 NUMPY: dict[str, Transcription] = {
-    **{entry: unary(name) for entry, name in UNARY.items()},
+    **{name: unary(name) for name in UNARY},
+    # the toolkit's own activations (harness.vendors.rknn.models.activations)
+    **{f"ex{name}": unary(name) for name in ("Swish", "Mish", "Gelu")},
     **{op: convolution(_fuses(op)) for op in CONVOLUTIONS},
     "Transpose": lambda m: [
         np.transpose(m.inputs[0], [int(a) for a in m.params["perm"].strip("[]").split(",")])

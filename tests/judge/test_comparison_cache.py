@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.helpers.caches import FLOAT16, arrays
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import operator_cases
 from harness.diskcache import entries
@@ -82,7 +83,7 @@ def test_a_damaged_entry_is_compared_again_and_replaced(tmp_path: Path) -> None:
 def test_the_executor_judges_alike_with_the_comparison_cache_it_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cases = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:3]
+    cases = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:3]
     cache = ComparisonCache(tmp_path / "cmp")
     with SimulatorPool(workers=1) as pool:
         plain = list(CaseExecutor(tmp_path / "a", pool).execute_many(cases))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import operator_cases
-from harness.models import build_model
 from harness.pipeline import SMALL_INPUTS, input_span, job_for
 from harness.vendors import vendor_named
 
@@ -19,9 +19,9 @@ def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
     # rk3566 Expand int8 [b,c,1,1] at h=1 has two input values: in steps of their own range
     # the simulator's 0.0044 error (within a step of the range the toolkit quantizes with)
     # was more than the 4 steps allowed, and a wrong result
-    cases = operator_cases(RKNN.operators("rk3566"), ops=["Expand"]).cases
+    cases = operator_cases(RKNN.operators("rk3566"), MODELS, ops=["Expand"]).cases
     case = next(c for c in cases if c.id == "rk3566/Expand/int8/[b, c, 1, 1]:h=1")
-    built = build_model(case.op, case.params, case.seed)
+    built = MODELS.build(case.op, case.params, case.seed)
     job = job_for(case, built)
     own = float(np.ptp(np.concatenate([a.ravel() for a in built.inputs])))
     calibrated = float(np.ptp(np.concatenate([a.ravel() for s in job.dataset for a in s])))
@@ -30,11 +30,11 @@ def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
     assert input_span(job, built.inputs) == calibrated
     # float16 builds, and inputs large enough to span their range, keep their own range
     fp16 = next(c for c in cases if c.id == "rk3566/Expand/float16/[b, c, 1, 1]:h=1")
-    fp16_built = build_model(fp16.op, fp16.params, fp16.seed)
+    fp16_built = MODELS.build(fp16.op, fp16.params, fp16.seed)
     fp16_own = float(np.ptp(np.concatenate([a.ravel() for a in fp16_built.inputs])))
     assert input_span(job_for(fp16, fp16_built), fp16_built.inputs) == fp16_own
     large = next(c for c in cases if c.dtype == "int8" and c.value == "typical")
-    large_built = build_model(large.op, large.params, large.seed)
+    large_built = MODELS.build(large.op, large.params, large.seed)
     assert sum(a.size for a in large_built.inputs) <= SMALL_INPUTS or input_span(
         job_for(large, large_built), large_built.inputs
     ) == float(np.ptp(np.concatenate([a.ravel() for a in large_built.inputs])))
@@ -62,16 +62,16 @@ def test_an_int8_comparison_has_no_operands_closer_than_two_quantization_steps()
     # rk3576 Greater int8 B[b, 1, 1, w]:h=8192 drew 65540 distinct values 3e-5 apart: every
     # one of its 92 mismatches (a wrong-result) was a pair closer than one int8 step of the
     # operands' range, which int8 rounding compares either way; a comparison must be decidable
-    cases = operator_cases(RKNN.operators("rk3576"), ops=["Greater"]).cases
+    cases = operator_cases(RKNN.operators("rk3576"), MODELS, ops=["Greater"]).cases
     case = next(c for c in cases if c.id == "rk3576/Greater/int8/B[b, 1, 1, w]:h=8192")
-    built = build_model(case.op, case.params, case.seed)
+    built = MODELS.build(case.op, case.params, case.seed)
     a, b = built.inputs
     gaps = np.abs(a - np.broadcast_to(b, a.shape))
     step = input_span(job_for(case, built), built.inputs) / 255
     assert gaps.min() >= 2 * step
     # every case of the operator, whatever its broadcast form, B a graph input or a constant
     for other in cases:
-        model = build_model(other.op, other.params, other.seed)
+        model = MODELS.build(other.op, other.params, other.seed)
         constants = onnx.load_from_string(model.onnx_bytes).graph.initializer
         operands = [*model.inputs, *(numpy_helper.to_array(t) for t in constants)]
         assert len(operands) == 2, other.id
@@ -93,9 +93,9 @@ def test_an_int8_recurrent_case_with_a_wide_input_stays_within_its_rounding():
     # computed exactly, moved the output 0.040, more than the 4 steps (0.031) allowed
     import onnxruntime
 
-    cases = operator_cases(RKNN.operators("rk3562"), ops=["LSTM"]).cases
+    cases = operator_cases(RKNN.operators("rk3562"), MODELS, ops=["LSTM"]).cases
     case = next(c for c in cases if c.id == "rk3562/LSTM/int8/input_size=8192")
-    built = build_model(case.op, case.params, case.seed)
+    built = MODELS.build(case.op, case.params, case.seed)
     model = onnx.load_from_string(built.onnx_bytes)
 
     def outputs(proto: onnx.ModelProto, x: np.ndarray) -> list[np.ndarray]:

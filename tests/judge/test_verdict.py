@@ -4,6 +4,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 from tests.helpers.records import make_record
 
 from harness.cases.case import Case
@@ -36,7 +37,9 @@ REF = [np.arange(6, dtype=np.float32)]
 TOL = tolerance_for("float16")
 MATCH = compare(REF, REF, TOL)
 MISMATCH = compare([REF[0] + 1], REF, TOL)
-OPERATOR_CASES = {c.id: c for c in operator_cases(seed_catalogue(), ops=["Pow", "GRU"]).cases}
+OPERATOR_CASES = {
+    c.id: c for c in operator_cases(seed_catalogue(), MODELS, ops=["Pow", "GRU"]).cases
+}
 CASES = {
     "supported": OPERATOR_CASES["rk3562/Pow/float16/typical"],
     "outside": OPERATOR_CASES["rk3562/Pow/float16/values=4"],

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 from tests.helpers.cli import assert_usage_error, run_pytest
+from tests.helpers.declared import MODELS
 from tests.helpers.marks import needs_toolkit
 from tests.helpers.records import make_record
 from tests.helpers.user_models import float_model
@@ -132,7 +133,7 @@ def test_a_fifo_or_a_device_in_a_folder_of_models_is_listed_not_runnable_without
     _save(float_model([pool], "pool", [1, 2, 3, 3], {"y": None}), folder / "pool.onnx")
     for selection in ([], ["catalogue"]):
         found = _finishes(
-            lambda s=selection: directory_cases(folder, "rk3562", s, ["GlobalMaxPool"])
+            lambda s=selection: directory_cases(folder, "rk3562", MODELS, s, ["GlobalMaxPool"])
         )
         assert [case.id for case in found.cases] == ["rk3562/models/pool/float16"]
         reasons = {entry["model"]: entry["reason"] for entry in found.not_run}
@@ -182,7 +183,7 @@ def test_a_node_test_tensor_declaring_too_many_elements_is_not_runnable(tmp_path
     _save(_relu([1, 4]), test / "model.onnx")
     huge = onnx.TensorProto(name="x", data_type=TensorProto.FLOAT, dims=[1 << 20, 1 << 20])
     (test / "test_data_set_0" / "input_0.pb").write_bytes(huge.SerializeToString())
-    found = directory_cases(tmp_path / "models", "rk3562")
+    found = directory_cases(tmp_path / "models", "rk3562", MODELS)
     assert not found.cases
     assert "over the budget" in found.not_run[0]["reason"]
 
@@ -309,7 +310,7 @@ def test_a_node_test_with_more_outputs_than_the_model_is_not_runnable(tmp_path: 
     for name in ("input_0", "output_0", "output_1"):
         tensor = numpy_helper.from_array(np.ones([1, 4], np.float32))
         (data / f"{name}.pb").write_bytes(tensor.SerializeToString())
-    found = directory_cases(tmp_path / "models", "rk3562")
+    found = directory_cases(tmp_path / "models", "rk3562", MODELS)
     assert not found.cases
     assert (
         found.not_run[0]["reason"]

@@ -20,6 +20,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 from tests.helpers.marks import needs_toolkit
 from tests.helpers.user_models import five_node_model, float_model
 
@@ -246,7 +247,7 @@ MODELS_SUITE = paths.ROOT / "suites" / "test_models.py"
 
 
 def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
-    found = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad", "test_gather_0"])
+    found = directory_cases(NODE_TESTS, "rk3562", MODELS, ["test_constant_pad", "test_gather_0"])
     assert [case.id for case in found.cases] == [
         "rk3562/models/test_constant_pad/float16",
         "rk3562/models/test_gather_0/float16",
@@ -259,11 +260,13 @@ def test_parameters_given_as_inputs_are_frozen_and_recorded() -> None:
         "opset lowered from 23 to 19 (onnx.version_converter; Pad)",
     ]
     assert [case.layer_types for case in found.cases] == [(), ()]  # no catalogue given
-    documented = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], ["Pad"])
+    documented = directory_cases(NODE_TESTS, "rk3562", MODELS, ["test_constant_pad"], ["Pad"])
     (pad_case,) = documented.cases
     assert pad_case.layer_types == ("Pad",)  # judged on its operator's layers
     assert documented.documented == {pad_case.op: "Pad"}  # and with its tolerance
-    kept = directory_cases(NODE_TESTS, "rk3562", ["test_constant_pad"], freeze_parameters=False)
+    kept = directory_cases(
+        NODE_TESTS, "rk3562", MODELS, ["test_constant_pad"], freeze_parameters=False
+    )
     assert list(kept.specs["models:test_constant_pad"].defaults["inputs"]) == ["x", "pads", "value"]
 
 

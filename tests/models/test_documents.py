@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers.declared import MODELS, OPERATORS
 
 from harness.cases.operators import documented_status, governing_limits
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
-from harness.models import OPERATORS, PROBING, build_model, subjects, with_subject
 from harness.models.reference import ORT, SPEC, host_references
 from harness.vendors.rknn.documents.operator_list.committed import load
 from harness.vendors.rknn.documents.operators import operator_catalogue
@@ -43,7 +43,7 @@ def _broken(
     return {
         limit
         for dtype in op.data_dtypes() or ("int8",)
-        for limit in documented_status(op, limits, dtype, found)
+        for limit in documented_status(MODELS, op, limits, dtype, found)
         if limit != f"{op.name}/dtype"
     }
 
@@ -57,15 +57,15 @@ def test_the_judge_finds_a_transpose_outside_rk3588s_perm_limits() -> None:
     """h1=8 under perm [0,1,3,2]: not a multiple of 16 (T1) and h1*w1 past 2*q at w1=1024."""
     catalogue = operator_catalogue("rk3588", "V2.3.2")
     op = catalogue.operators["Transpose"]
-    params = with_subject("Transpose", {"perm": "[0,1,3,2]"}, "h1", 8)
-    params = with_subject("Transpose", params, "w1", 1024)
+    params = MODELS.with_subject("Transpose", {"perm": "[0,1,3,2]"}, "h1", 8)
+    params = MODELS.with_subject("Transpose", params, "w1", 1024)
     limits = governing_limits(catalogue, op)
-    found = subjects("Transpose", params)
-    assert set(documented_status(op, limits, "int8", found)) == {
+    found = MODELS.subjects("Transpose", params)
+    assert set(documented_status(MODELS, op, limits, "int8", found)) == {
         "Transpose/attr/h1%16=0@perm=[0,1,3,2]@type=T1",
         "Transpose/attr/h1*w1<2*q@perm=[0,1,3,2]@type=T1",
     }
-    assert set(documented_status(op, limits, "float16", found)) == {
+    assert set(documented_status(MODELS, op, limits, "float16", found)) == {
         "Transpose/attr/h1*w1<2*q@perm=[0,1,3,2]@type=T2",
     }
 
@@ -78,7 +78,7 @@ def test_sub_reads_its_two_documented_forms_and_breaks_on_another() -> None:
         ([1, 1, 1, 1], "[scalar]", False),
         ([1, 8, 1, 6], "[b,c,1,w]", True),
     ]:
-        found = subjects("Sub", {"b_shape": b_shape})
+        found = MODELS.subjects("Sub", {"b_shape": b_shape})
         assert found["form"] == form
         assert bool(_broken(catalogue, op, found)) == broken, b_shape
 
@@ -91,7 +91,7 @@ def test_every_declared_operator_is_an_entry_of_the_document() -> None:
 
 @pytest.mark.parametrize("op", DECLARED)
 def test_typical_model_lies_inside_every_groups_limits(op: str) -> None:
-    found = subjects(op, {})
+    found = MODELS.subjects(op, {})
     for catalogue, documented in _entries(op):
         broken = _broken(catalogue, documented, found)
         where = catalogue.platform
@@ -129,8 +129,8 @@ PROBED = [op for op in DECLARED if any(_probes(op))]
 def test_every_documented_subject_is_set_and_read_back(op: str) -> None:
     checked = 0
     for limit_id, base, key, value in _probes(op):
-        params = with_subject(op, base, key, value)  # KeyError: a subject the model lacks
-        found = subjects(op, params)
+        params = MODELS.with_subject(op, base, key, value)  # KeyError: a subject the model lacks
+        found = MODELS.subjects(op, params)
         wanted = value % 4 if key == "axis" else value
         assert found[key] == wanted, (limit_id, key, value)
         assert all(found[k] == v for k, v in base.items()), limit_id
@@ -159,17 +159,17 @@ def test_every_documented_subject_is_set_and_read_back(op: str) -> None:
     ],
 )
 def test_a_documented_bound_builds(op: str, key: str, value: Any) -> None:
-    params = with_subject(op, {}, key, value)
-    built = build_model(op, params, seed=0)
-    assert subjects(op, built.params)[key] == value
+    params = MODELS.with_subject(op, {}, key, value)
+    built = MODELS.build(op, params, seed=0)
+    assert MODELS.subjects(op, built.params)[key] == value
     assert set(host_references(built).outputs) == {SPEC, ORT}
 
 
-@pytest.mark.parametrize("op", [op for op in DECLARED if PROBING[op].outside_values])
+@pytest.mark.parametrize("op", [op for op in DECLARED if MODELS.probing[op].outside_values])
 def test_values_outside_the_documented_sets_build_and_both_references_agree(op: str) -> None:
-    for key, values in PROBING[op].outside_values.items():
+    for key, values in MODELS.probing[op].outside_values.items():
         for value in values:
-            built = build_model(op, with_subject(op, {}, key, value), seed=0)
+            built = MODELS.build(op, MODELS.with_subject(op, {}, key, value), seed=0)
             outputs = host_references(built).outputs
             assert set(outputs) == {SPEC, ORT}
             for spec, ort in zip(outputs[SPEC], outputs[ORT], strict=True):
@@ -188,8 +188,8 @@ PERMS = sorted(
 
 @pytest.mark.parametrize("perm", PERMS)
 def test_every_documented_perm_is_read_back_and_transposes_as_numpy(perm: str) -> None:
-    built = build_model("Transpose", with_subject("Transpose", {}, "perm", perm), seed=0)
-    assert subjects("Transpose", built.params)["perm"] == perm
+    built = MODELS.build("Transpose", MODELS.with_subject("Transpose", {}, "perm", perm), seed=0)
+    assert MODELS.subjects("Transpose", built.params)["perm"] == perm
     want = np.transpose(built.inputs[0], [int(axis) for axis in perm.strip("[]").split(",")])
     for outputs in host_references(built).outputs.values():
         np.testing.assert_array_equal(outputs[0], want)

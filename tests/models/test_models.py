@@ -15,21 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 from tests.helpers import onnx_numpy
+from tests.helpers.declared import MODELS, OPERATORS
 
 from harness.cases.operators import documented_status, governing_limits
 from harness.documented.limits import Limit
 from harness.documented.operators import OperatorCatalogue
-from harness.models import (
-    DEFAULT_PARAMS,
-    NCHW,
-    OPERATORS,
-    PROBING,
-    BuiltModel,
-    ModelParamError,
-    build_model,
-    subjects,
-    with_subject,
-)
+from harness.models import NCHW, BuiltModel, ModelParamError
 from harness.models.reference import ORT, SPEC, host_references
 from harness.vendors.rknn.documents.operators import seed_catalogue
 
@@ -205,12 +196,12 @@ def assert_matches_numpy(built: BuiltModel) -> None:
 
 
 def test_every_operator_of_the_seed_has_defaults() -> None:
-    assert set(OPERATORS) == set(NUMPY) == set(DEFAULT_PARAMS)
+    assert set(OPERATORS) == set(NUMPY) and set(OPERATORS) <= set(MODELS.defaults)
 
 
 @pytest.mark.parametrize("op", OPERATORS)
 def test_default_model_is_valid_onnx_and_reference_matches_numpy(op: str) -> None:
-    built = build_model(op, {}, seed=1)
+    built = MODELS.build(op, {}, seed=1)
     model = onnx.load_from_string(built.onnx_bytes)
     onnx.checker.check_model(model, full_check=True)
     # The newest opset rknn-toolkit2 2.5.0 loads, in the oldest IR version that carries it.
@@ -332,7 +323,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("op", "params"), VARIANTS, ids=case_id)
 def test_variant_reference_matches_numpy(op: str, params: dict[str, Any]) -> None:
-    built = build_model(op, params, seed=7)
+    built = MODELS.build(op, params, seed=7)
     for name, value in params.items():
         assert built.params[name] == value
     assert_matches_numpy(built)
@@ -359,7 +350,7 @@ def test_any_broadcast_of_binary_ops_matches_numpy(
     op: str, shapes: tuple[list[int], list[int]], seed: int
 ) -> None:
     a, b = shapes
-    assert_matches_numpy(build_model(op, {"a_shape": a, "b_shape": b}, seed))
+    assert_matches_numpy(MODELS.build(op, {"a_shape": a, "b_shape": b}, seed))
 
 
 # Values just outside the documented limits are what the harness probes: still built, valid.
@@ -390,7 +381,7 @@ OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("op", "params"), OUT_OF_LIMITS, ids=case_id)
 def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str, Any]) -> None:
-    built = build_model(op, params, seed=3)
+    built = MODELS.build(op, params, seed=3)
     onnx.checker.check_model(onnx.load_from_string(built.onnx_bytes), full_check=True)
     assert_matches_numpy(built)
 
@@ -449,8 +440,8 @@ def test_nonsense_params_raise_naming_op_param_and_value(
     op: str, params: dict[str, Any], param: str
 ) -> None:
     with pytest.raises(ModelParamError) as caught:
-        build_model(op, params, seed=0)
-    err, value = caught.value, {**DEFAULT_PARAMS[op], **params}[param]
+        MODELS.build(op, params, seed=0)
+    err, value = caught.value, {**MODELS.defaults[op], **params}[param]
     assert isinstance(err, ValueError)
     assert (err.op, err.param, err.value) == (op, param, value)
     assert op in str(err) and repr(param) in str(err) and repr(value) in str(err)
@@ -458,7 +449,7 @@ def test_nonsense_params_raise_naming_op_param_and_value(
 
 def test_unknown_operator_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="'Conv'"):
-        build_model("Conv", {}, seed=0)
+        MODELS.build("Conv", {}, seed=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,7 +457,7 @@ def test_unknown_operator_is_a_value_error() -> None:
 
 @pytest.mark.parametrize("op", OPERATORS)
 def test_same_seed_same_model_other_seed_other_inputs(op: str) -> None:
-    first, again, other = (build_model(op, {}, seed=s) for s in (11, 11, 12))
+    first, again, other = (MODELS.build(op, {}, seed=s) for s in (11, 11, 12))
     assert first.onnx_bytes == again.onnx_bytes
     for a, b, c in zip(first.inputs, again.inputs, other.inputs, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -475,27 +466,27 @@ def test_same_seed_same_model_other_seed_other_inputs(op: str) -> None:
 
 @pytest.mark.parametrize("op", OPERATORS)
 def test_resolved_params_survive_json_and_rebuild_the_same_model(op: str) -> None:
-    built = build_model(op, {}, seed=5)
+    built = MODELS.build(op, {}, seed=5)
     stored = json.loads(json.dumps(built.params))
     assert stored == built.params
-    assert set(stored) == set(DEFAULT_PARAMS[op])
-    assert build_model(op, stored, seed=5).onnx_bytes == built.onnx_bytes
+    assert set(stored) == set(MODELS.defaults[op])
+    assert MODELS.build(op, stored, seed=5).onnx_bytes == built.onnx_bytes
 
 
 def test_gather_default_indices_resolve_to_the_axis_size() -> None:
-    assert DEFAULT_PARAMS["Gather"]["indices"] is None
-    built = build_model("Gather", {"shape": [2, 3, 5, 7], "axis": 3}, seed=0)
+    assert MODELS.defaults["Gather"]["indices"] is None
+    built = MODELS.build("Gather", {"shape": [2, 3, 5, 7], "axis": 3}, seed=0)
     assert built.params["indices"] == [6, 0, 3]
-    assert build_model("Gather", {"axis": 0}, seed=0).params["indices"] == [0, 0, 0]
+    assert MODELS.build("Gather", {"axis": 0}, seed=0).params["indices"] == [0, 0, 0]
 
 
 def test_changing_default_params_does_not_change_builds() -> None:
-    before = build_model("Div", {}, seed=0)
-    DEFAULT_PARAMS["Div"]["a_shape"][2] = 99
+    before = MODELS.build("Div", {}, seed=0)
+    MODELS.defaults["Div"]["a_shape"][2] = 99
     try:
-        assert build_model("Div", {}, seed=0).onnx_bytes == before.onnx_bytes
+        assert MODELS.build("Div", {}, seed=0).onnx_bytes == before.onnx_bytes
     finally:
-        DEFAULT_PARAMS["Div"]["a_shape"][2] = before.params["a_shape"][2]
+        MODELS.defaults["Div"]["a_shape"][2] = before.params["a_shape"][2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,7 +501,7 @@ PATTERN_CONSTANTS = {"exGelu": {"Y_sqrt2"}, "exNorm": {"epsilon"}}
 
 @pytest.mark.parametrize("op", OPERATORS)
 def test_inputs_and_weights_are_exact_in_float16(op: str) -> None:
-    built = build_model(op, {}, seed=2)
+    built = MODELS.build(op, {}, seed=2)
     model = onnx.load_from_string(built.onnx_bytes)
     floats = [
         numpy_helper.to_array(t)
@@ -524,7 +515,7 @@ def test_inputs_and_weights_are_exact_in_float16(op: str) -> None:
 @pytest.mark.parametrize("b_constant", [0, 1])
 def test_divisor_is_away_from_zero_with_both_signs(b_constant: int) -> None:
     params = {"b_shape": [1, 8, 4, 6], "b_constant": b_constant}
-    built = build_model("Div", params, seed=4)
+    built = MODELS.build("Div", params, seed=4)
     model = onnx.load_from_string(built.onnx_bytes)
     constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     divisor = constants["B"] if b_constant else built.inputs[1]
@@ -536,24 +527,24 @@ def test_divisor_is_away_from_zero_with_both_signs(b_constant: int) -> None:
 
 @pytest.mark.parametrize("exponent", [0.5, -0.5, -1.0])
 def test_pow_base_positive_for_fractional_or_negative_exponents(exponent: float) -> None:
-    assert build_model("Pow", {"exponent": exponent}, seed=4).inputs[0].min() >= 0.5
+    assert MODELS.build("Pow", {"exponent": exponent}, seed=4).inputs[0].min() >= 0.5
 
 
 @pytest.mark.parametrize("op", ["Max", "MaxPool", "GlobalMaxPool"])
 def test_max_operands_hold_distinct_values(op: str) -> None:
-    values = np.concatenate([x.ravel() for x in build_model(op, {}, seed=4).inputs])
+    values = np.concatenate([x.ravel() for x in MODELS.build(op, {}, seed=4).inputs])
     assert np.unique(values).size == values.size
 
 
 @pytest.mark.parametrize("axis", [1, 3, -1])
 def test_hardmax_winner_clear_of_the_runner_up(axis: int) -> None:
-    (x,) = build_model("Hardmax", {"shape": [2, 5, 6, 7], "axis": axis}, seed=4).inputs
+    (x,) = MODELS.build("Hardmax", {"shape": [2, 5, 6, 7], "axis": axis}, seed=4).inputs
     top_two = np.sort(x, axis=axis).take([-1, -2], axis=axis)
     assert (top_two.take(0, axis=axis) - top_two.take(1, axis=axis)).min() >= 0.25
 
 
 # ---------------------------------------------------------------------------------------------
-# Declarations (``PROBING``): the catalogue's subjects mapped onto each model and back.
+# Declarations (``MODELS.probing``): the catalogue's subjects mapped onto each model and back.
 
 
 @pytest.fixture(scope="module")
@@ -562,18 +553,20 @@ def catalogue() -> OperatorCatalogue:
 
 
 def test_every_catalogue_operator_declares_its_model(catalogue: OperatorCatalogue) -> None:
-    assert set(PROBING) == set(OPERATORS)
-    assert not set(catalogue.operators) - set(PROBING)
+    assert set(MODELS.probing) == set(OPERATORS)
+    assert not set(catalogue.operators) - set(MODELS.probing)
     for op in catalogue.operators:
-        assert PROBING[op].size(subjects(op, {})) > 0  # the typical model's subjects read
+        assert (
+            MODELS.probing[op].size(MODELS.subjects(op, {})) > 0
+        )  # the typical model's subjects read
 
 
 def test_typical_models_lie_inside_every_documented_limit(catalogue: OperatorCatalogue) -> None:
     """The defaults are documented-supported, so each probe changes just what it probes."""
     for op in catalogue.operators.values():
-        found = subjects(op.name, {})
+        found = MODELS.subjects(op.name, {})
         limits = governing_limits(catalogue, op)
-        assert documented_status(op, limits, op.data_dtypes()[0], found) == (), op.name
+        assert documented_status(MODELS, op, limits, op.data_dtypes()[0], found) == (), op.name
 
 
 def _documented_values(limit: Limit) -> list[Any]:
@@ -591,7 +584,7 @@ def test_setting_a_documented_subject_reads_back(catalogue: OperatorCatalogue) -
     """``with_subject`` is the inverse of ``subjects`` for every value a limit names."""
     checked: dict[str, int] = {}
     for op in catalogue.operators.values():
-        declared = PROBING[op.name]
+        declared = MODELS.probing[op.name]
         checked[op.name] = 0
         for limit in op.limits():
             key = str(limit.rule.get("element", limit.subject))
@@ -605,38 +598,38 @@ def test_setting_a_documented_subject_reads_back(catalogue: OperatorCatalogue) -
                 values = [*limit.values, *declared.outside_values.get(subject, ())]
                 keys_values += [(subject, v) for v in values]
             if limit.kind == "dtype":  # once per operator: each dimension one larger
-                typical = subjects(op.name, {})
+                typical = MODELS.subjects(op.name, {})
                 keys_values += [(d, typical[d] + 1) for d in NCHW if d in declared.setters]
             for subject, value in keys_values:
                 try:
-                    params = with_subject(op.name, base, subject, value)
+                    params = MODELS.with_subject(op.name, base, subject, value)
                 except KeyError:
                     continue  # not expressible: the case generator reports it unprobed
-                found = subjects(op.name, params)
+                found = MODELS.subjects(op.name, params)
                 # A negative axis reads as the axis of the 4-D input it denotes (-1 is 3).
                 wanted = value % 4 if subject == "axis" else value
                 assert found[subject] == wanted, (limit.id, subject, value)
                 assert all(found[k] == v for k, v in base.items()), limit.id
                 checked[op.name] += 1
     # Every operator has something to probe; Expand's forms are checked below.
-    assert all(checked[op] or PROBING[op].broadcast for op in checked), checked
+    assert all(checked[op] or MODELS.probing[op].broadcast for op in checked), checked
 
 
 def test_with_subject_leaves_the_given_params_and_defaults_alone() -> None:
     given = {"kernel": [2, 2], "pads": [1, 1, 1, 1]}
-    changed = with_subject("MaxPool", given, "kernel_h", 1)
+    changed = MODELS.with_subject("MaxPool", given, "kernel_h", 1)
     assert changed["kernel"] == [1, 2] and changed["pads"] == [0, 1, 0, 1]  # pad < kernel
     assert given == {"kernel": [2, 2], "pads": [1, 1, 1, 1]}
-    assert DEFAULT_PARAMS["MaxPool"]["kernel"] == [3, 3]
+    assert MODELS.defaults["MaxPool"]["kernel"] == [3, 3]
     with pytest.raises(KeyError, match="kernel"):
-        with_subject("GlobalMaxPool", {}, "kernel_h", 3)  # a global pool has no kernel
+        MODELS.with_subject("GlobalMaxPool", {}, "kernel_h", 3)  # a global pool has no kernel
 
 
 def test_broadcast_declarations_express_every_documented_form(
     catalogue: OperatorCatalogue,
 ) -> None:
     forms = [limit for limit in catalogue.limits() if limit.kind == "broadcast"]
-    declared = {op: p.broadcast for op, p in PROBING.items() if p.broadcast}
+    declared = {op: p.broadcast for op, p in MODELS.probing.items() if p.broadcast}
     assert forms and declared
     for op, broadcast in declared.items():
         if op in catalogue.operators:  # the seed's operators; the rest: test_models_documents
@@ -647,14 +640,14 @@ def test_broadcast_declarations_express_every_documented_form(
             out = [2, 3, 4, 5]
             source = [1 if s == "1" else o for s, o in zip(letters, out, strict=True)]
             params = broadcast.params(source, out)
-            found = subjects(op, params)
+            found = MODELS.subjects(op, params)
             assert found["form"] == form.rule["from"], (op, form.id)
             assert [found[d] for d in "bchw"] == out
-            build_model(op, params, seed=0)  # a valid model of that form
+            MODELS.build(op, params, seed=0)  # a valid model of that form
 
 
 def test_outside_values_are_undocumented_yet_expressible(catalogue: OperatorCatalogue) -> None:
-    for op, declared in PROBING.items():
+    for op, declared in MODELS.probing.items():
         if op not in catalogue.operators:
             continue
         limits = catalogue.operators[op].limits()
@@ -670,6 +663,6 @@ def test_outside_values_are_undocumented_yet_expressible(catalogue: OperatorCata
             assert documented, (op, key)
             for value in outside:
                 assert all(value not in (lim.values or ()) for lim in documented), (op, value)
-                build_model(op, with_subject(op, {}, key, value), seed=0)
+                MODELS.build(op, MODELS.with_subject(op, {}, key, value), seed=0)
         dtype_vars = {lim.subject for lim in limits if lim.kind == "dtype"}
         assert set(declared.dtype_subjects) <= dtype_vars, op

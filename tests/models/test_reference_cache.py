@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers.declared import MODELS
 
 from harness import models, pipeline
 from harness.cases.operators import operator_cases
 from harness.diskcache import entries
 from harness.judge.verdict import BAD_INPUT
-from harness.models import build_model
 from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
 from harness.pipeline import CaseExecutor, Stages
@@ -33,7 +33,7 @@ def not_again(built: models.BuiltModel) -> reference_module.References:
 def test_a_second_run_of_the_same_model_reads_its_references_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built = build_model("MaxPool", MAXPOOL, seed=7)
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
     cache = ReferenceCache(tmp_path)
     first = cache.references(built)
     assert len(entries(tmp_path)) == 1
@@ -48,8 +48,8 @@ def test_a_second_run_of_the_same_model_reads_its_references_from_the_cache(
 def test_other_inputs_or_another_reference_version_are_another_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built = build_model("MaxPool", MAXPOOL, seed=7)
-    other_inputs = build_model("MaxPool", MAXPOOL, seed=8)
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
+    other_inputs = MODELS.build("MaxPool", MAXPOOL, seed=8)
     assert other_inputs.onnx_bytes == built.onnx_bytes  # the same model, other data
     cache = ReferenceCache(tmp_path)
     keys = {cache.key(built), cache.key(other_inputs)}
@@ -59,7 +59,7 @@ def test_other_inputs_or_another_reference_version_are_another_entry(
 
 
 def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path: Path) -> None:
-    built = build_model("MaxPool", MAXPOOL, seed=7)
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
     cache = ReferenceCache(tmp_path)
     expected = cache.references(built).outputs[SPEC][0]
     [entry] = entries(tmp_path)
@@ -73,7 +73,7 @@ def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path: Path) -> None:
 
 
 def test_outputs_the_model_came_with_are_never_stored_but_always_there(tmp_path: Path) -> None:
-    built = build_model("MaxPool", MAXPOOL, seed=7)
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
     built.expected = [host_references(built).outputs[SPEC][0] + 1]  # as a node test ships
     cache = ReferenceCache(tmp_path)
     assert TEST_DATA in cache.references(built).outputs
@@ -85,7 +85,9 @@ def test_an_int8_case_builds_its_model_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     [case] = [
-        c for c in operator_cases(seed_catalogue(), ops=["MaxPool"]).cases if c.dtype == "int8"
+        c
+        for c in operator_cases(seed_catalogue(), MODELS, ops=["MaxPool"]).cases
+        if c.dtype == "int8"
     ][:1]
     assembled: list[str] = []
     assemble = models.assemble
@@ -95,25 +97,25 @@ def test_an_int8_case_builds_its_model_once(
         return assemble(op, graph)
 
     monkeypatch.setattr(models, "assemble", counting)
-    built = build_model(case.op, case.params, case.seed)
+    built = MODELS.build(case.op, case.params, case.seed)
     job = pipeline.job_for(case, built)
     assert assembled == ["MaxPool"]
     assert job.dataset is not None and len(job.dataset) == 1 + pipeline.CALIBRATION_EXTRA_SAMPLES
     # the further samples are the inputs a model built from the next seeds would have
     for k, sample in enumerate(job.dataset[1:], start=1):
         np.testing.assert_array_equal(
-            sample[0], build_model(case.op, case.params, case.seed + k).inputs[0]
+            sample[0], MODELS.build(case.op, case.params, case.seed + k).inputs[0]
         )
 
 
 def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path) -> None:
-    cases = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:4]
+    cases = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:4]
     pulled: list[str] = []
 
     def jobs() -> Iterator[Job]:
         for case in cases:
             pulled.append(case.id)
-            yield pipeline.job_for(case, build_model(case.op, case.params, case.seed))
+            yield pipeline.job_for(case, MODELS.build(case.op, case.params, case.seed))
 
     with SimulatorPool(workers=1) as pool:
         stream = pool.stream(jobs())
@@ -125,7 +127,7 @@ def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path
 
 
 def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> None:
-    cases = operator_cases(seed_catalogue(), ops=["MaxPool"]).cases[:2]
+    cases = operator_cases(seed_catalogue(), MODELS, ops=["MaxPool"]).cases[:2]
     cache = ReferenceCache(tmp_path / "ref")
     with SimulatorPool(workers=1) as pool:
         first = list(
@@ -147,7 +149,7 @@ def test_the_executor_uses_the_reference_cache_it_is_given(tmp_path: Path) -> No
 def test_a_users_case_that_cannot_be_prepared_is_refused_at_its_turn_and_the_batch_goes_on(
     tmp_path: Path,
 ) -> None:
-    good = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:2]
+    good = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:2]
     broken = [
         dataclasses.replace(case, id=f"user/{i}", op="NoSuchModel", from_user=True)
         for i, case in enumerate(good)
@@ -162,7 +164,7 @@ def test_a_users_case_that_cannot_be_prepared_is_refused_at_its_turn_and_the_bat
 
 
 def test_a_generated_case_that_cannot_be_prepared_raises_at_its_turn(tmp_path: Path) -> None:
-    good = operator_cases(seed_catalogue(), ops=["Pow"]).cases[:2]
+    good = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:2]
     broken = dataclasses.replace(good[0], id="generated/broken", op="NoSuchModel")
     with SimulatorPool(workers=1) as pool:
         stream = CaseExecutor(tmp_path, pool).execute_many([good[0], broken, good[1]])

@@ -10,11 +10,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx.reference import ReferenceEvaluator
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import operator_cases
 from harness.documented.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare_references, tolerance_for
-from harness.models import build_model, builder
+from harness.models import builder
 from harness.models.reference import ORT, SPEC, host_references, spec_unavailable
 from harness.pipeline import GENERIC_JUDGE, CaseExecutor
 from harness.plugin import check_verdict
@@ -28,7 +29,8 @@ from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.model_io.models import build_io_model
 
 CASES = {
-    case.id: case for case in operator_cases(seed_catalogue(), ops=["AveragePool", "Pow"]).cases
+    case.id: case
+    for case in operator_cases(seed_catalogue(), MODELS, ops=["AveragePool", "Pow"]).cases
 }
 CEIL = "rk3562/AveragePool/float16/ceil_mode=1"  # runs on the CPU (documented outside)
 CEIL_INT8 = "rk3562/AveragePool/int8/ceil_mode=1"  # runs on the NPU
@@ -43,7 +45,7 @@ def at_opset_13(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_both_references_run_a_typical_model_and_agree() -> None:
-    built = build_model("AveragePool", CASES[CEIL].params, seed=CASES[CEIL].seed)
+    built = MODELS.build("AveragePool", CASES[CEIL].params, seed=CASES[CEIL].seed)
     references = host_references(built)
     assert (set(references.outputs), references.unavailable, references.used) == (
         {SPEC, ORT},
@@ -58,7 +60,7 @@ def test_at_opset_13_the_references_disagree_on_a_ceil_mode_average_pool(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     at_opset_13(monkeypatch)
-    built = build_model("AveragePool", CASES[CEIL].params, seed=CASES[CEIL].seed)
+    built = MODELS.build("AveragePool", CASES[CEIL].params, seed=CASES[CEIL].seed)
     assert onnx.load_from_string(built.onnx_bytes).opset_import[0].version == 13
     references = host_references(built)
     (spec,), (ort,) = references.outputs[SPEC], references.outputs[ORT]
@@ -68,7 +70,7 @@ def test_at_opset_13_the_references_disagree_on_a_ceil_mode_average_pool(
 
 
 def test_pow_with_an_int8_exponent_has_only_the_spec_reference() -> None:
-    built = build_model("Pow", CASES[POW_INT8].params, seed=CASES[POW_INT8].seed)
+    built = MODELS.build("Pow", CASES[POW_INT8].params, seed=CASES[POW_INT8].seed)
     references = host_references(built)
     assert set(references.outputs) == {SPEC} and references.used == SPEC
     assert "no CPU kernel" in references.unavailable[ORT]
@@ -87,26 +89,26 @@ def test_pow_with_an_int8_exponent_has_only_the_spec_reference() -> None:
 def test_recurrent_models_onnx_reference_cannot_follow_rest_on_onnxruntime(
     op: str, params: dict, why: str
 ) -> None:
-    references = host_references(build_model(op, params, seed=7))
+    references = host_references(MODELS.build(op, params, seed=7))
     assert set(references.outputs) == {ORT} and references.used == ORT
     assert why in references.unavailable[SPEC]
-    assert spec_unavailable(onnx.load_from_string(build_model("GRU", {}, 7).onnx_bytes)) is None
+    assert spec_unavailable(onnx.load_from_string(MODELS.build("GRU", {}, 7).onnx_bytes)) is None
 
 
 def test_the_recurrent_gaps_are_real_in_the_installed_onnx() -> None:
     """Fails once onnx.reference follows ``direction`` and computes Y_c (onnx/onnx#7935):
     then ``spec_unavailable`` should stop excluding those models."""
     reverse, forward = (
-        build_model("GRU", {"direction": d}, seed=7) for d in ("reverse", "forward")
+        MODELS.build("GRU", {"direction": d}, seed=7) for d in ("reverse", "forward")
     )
     feeds = {"X": reverse.inputs[0]}
     ran = ReferenceEvaluator(reverse.onnx_bytes).run(["Y"], feeds)[0]
     np.testing.assert_array_equal(ran, ReferenceEvaluator(forward.onnx_bytes).run(["Y"], feeds)[0])
     assert not np.allclose(ran, host_references(reverse).outputs[ORT][0])
     with pytest.raises(NotImplementedError):
-        both = build_model("GRU", {"direction": "bidirectional"}, seed=7)
+        both = MODELS.build("GRU", {"direction": "bidirectional"}, seed=7)
         ReferenceEvaluator(both.onnx_bytes).run(None, feeds)
-    lstm = build_model("LSTM", {}, seed=7)
+    lstm = MODELS.build("LSTM", {}, seed=7)
     with pytest.raises(RuntimeError, match="Y_c"):
         ReferenceEvaluator(lstm.onnx_bytes).run(lstm.output_names, {"X": lstm.inputs[0]})
 
@@ -137,7 +139,7 @@ def test_disagreeing_references_make_the_result_undecided(
 ) -> None:
     at_opset_13(monkeypatch)
     case = CASES[CEIL]
-    built = build_model("AveragePool", case.params, seed=case.seed)
+    built = MODELS.build("AveragePool", case.params, seed=case.seed)
     references = host_references(built)
     outputs = references.outputs[follows]  # a target that computes like one of them
     comparison = compare_references(outputs, references.outputs, SPEC, tolerance_for("float16"))
@@ -157,7 +159,7 @@ def test_disagreeing_references_make_the_result_undecided(
 
 def test_agreeing_references_leave_the_verdict_to_the_spec_comparison() -> None:
     case = CASES[CEIL]
-    references = host_references(build_model("AveragePool", case.params, seed=case.seed))
+    references = host_references(MODELS.build("AveragePool", case.params, seed=case.seed))
     wrong = [references.outputs[SPEC][0] + 0.5]
     comparison = compare_references(wrong, references.outputs, SPEC, tolerance_for("float16"))
     assert comparison.disagreeing == [] and not comparison.others[ORT].observed.passed
@@ -201,7 +203,7 @@ def test_simulated_ceil_mode_average_pool_matches_both_references(
     assert set(record.reference["metrics"]) == {SPEC, ORT}
     assert record.reference["agreement"][ORT]["agrees"] is True
     case = CASES[CEIL]  # the folder keeps no references: they are drawn again from the recipe
-    outputs = host_references(build_model(case.op, case.params, case.seed)).outputs
+    outputs = host_references(MODELS.build(case.op, case.params, case.seed)).outputs
     np.testing.assert_allclose(outputs[ORT][0], outputs[SPEC][0], 1e-6)
 
 

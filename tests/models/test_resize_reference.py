@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
+from tests.helpers.declared import MODELS
 
-from harness.models import build_model
 from harness.models.resize import COORDINATES, MODES
 from harness.models.resize_reference import Resize
 
@@ -61,7 +61,7 @@ def test_every_resize_model_the_builder_makes_is_computed_as_onnx_reference_does
     for mode in MODES:
         for coordinates in COORDINATES:
             params = {"mode": mode, "coordinate_transformation_mode": coordinates}
-            built = build_model("Resize", {**params, "scales": [1, 1, 3, 2]}, seed=7)
+            built = MODELS.build("Resize", {**params, "scales": [1, 1, 3, 2]}, seed=7)
             ours, stock = _both(built.onnx_bytes, built.inputs[0])
             np.testing.assert_allclose(ours, stock, rtol=1e-6, atol=1e-6)
 

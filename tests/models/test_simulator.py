@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from tests.helpers.declared import MODELS
 
 from harness.judge.observers import layers_under_test
-from harness.models import PROBING, build_model
 from harness.models.reference import host_references
 from harness.targets.job import Job
 from harness.vendors.rknn.toolkit import sdk
@@ -63,10 +63,10 @@ def test_attention_compiles_to_one_sdpa_layer_under_toolkit_2_3_2(second_sdk: sd
 def _compiles_to_one_layer_and_matches(
     pool: SimulatorPool, op: str, target: str, layer: str
 ) -> None:
-    built = build_model(op, {}, seed=1)
+    built = MODELS.build(op, {}, seed=1)
     obs = pool.run(Job(built.onnx_bytes, built.inputs, target, case_id=f"{op}-{target}"))
     assert (obs.failed_stage, obs.error, obs.infra_error) == (None, None, None)
-    judged, scope = layers_under_test(obs.placement, (op, *PROBING[op].layer_aliases))
+    judged, scope = layers_under_test(obs.placement, MODELS.layer_types(op))
     assert [(e["op"], e["target"]) for e in judged] == [(layer, "NPU")], obs.placement
     assert scope != "whole network (op rewritten away)"
     want = host_references(built).outputs["onnxruntime"]

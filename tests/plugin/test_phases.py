@@ -1,6 +1,6 @@
 """The plugin's phases as a real ``pytest suites/...`` process goes through them: the run
 configuration generates each catalogue's cases once per collection, and ``--collect-only``
-builds no run metadata."""
+builds no run metadata and contacts no board."""
 
 from __future__ import annotations
 
@@ -10,30 +10,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import paths
+from tests.helpers import boards, paths
 
 ROOT = paths.ROOT
-# pytest in this process with operator_cases and the run metadata counted, before the plugin
-# (the pytest11 entry point) imports them
+# pytest in this process with operator_cases, the run metadata, the history entry, the
+# baseline and the board checks counted, before the plugin (the pytest11 entry point) imports
+# them
 COUNTED = """
 import json, sys
 import pytest
 from harness.cases import operators
-from harness.plugin import configure
+from harness.plugin import boards, configure, run_policy
 
-calls = {"operator_cases": 0, "metadata": 0}
-generate, metadata = operators.operator_cases, configure.RunConfig.metadata
+calls = {name: 0 for name in ("operator_cases", "metadata", "history", "baseline", "boards")}
 
-def counted_cases(*args, **kwargs):
-    calls["operator_cases"] += 1
-    return generate(*args, **kwargs)
+def counted(name, call):
+    def wrapper(*args, **kwargs):
+        calls[name] += 1
+        return call(*args, **kwargs)
+    return wrapper
 
-def counted_metadata(*args, **kwargs):
-    calls["metadata"] += 1
-    return metadata(*args, **kwargs)
-
-configure.operator_cases = counted_cases
-configure.RunConfig.metadata = counted_metadata
+configure.operator_cases = counted("operator_cases", operators.operator_cases)
+configure.RunConfig.metadata = counted("metadata", configure.RunConfig.metadata)
+run_policy.history_entry = counted("history", run_policy.history_entry)
+run_policy.RunPolicy._baseline = counted("baseline", run_policy.RunPolicy._baseline)
+boards.choose_boards = counted("boards", boards.choose_boards)
 status = pytest.main(sys.argv[1:])
 print("CALLS " + json.dumps(calls))
 sys.exit(status)
@@ -59,13 +60,25 @@ def test_a_run_generates_the_operator_cases_once_for_its_metadata_and_collection
     # every case deselected: the run writes its run.json and collects, and runs nothing
     status, calls = counted(tmp_path, "-k", "no_such_case")
     assert status == 5  # no test ran
-    assert calls == {"operator_cases": 1, "metadata": 1}
+    assert calls == {"operator_cases": 1, "metadata": 1, "history": 1, "baseline": 1, "boards": 1}
     run_json = json.loads((tmp_path / "results" / "run.json").read_text())
     assert run_json["platform"] == "rk3588" and run_json["unprobed"]
 
 
-def test_collect_only_builds_no_run_metadata(tmp_path: Path) -> None:
-    status, calls = counted(tmp_path, "--collect-only", "-k", "Min and int8")
+def test_collect_only_builds_no_run_metadata_and_contacts_no_board(tmp_path: Path) -> None:
+    # a board of the platform that a run would check first (nothing listens on its port)
+    board_files = tmp_path / "boards"
+    boards.write(board_files, boards.board_doc(host="127.0.0.1", port=9))
+    status, calls = counted(
+        tmp_path,
+        "--collect-only",
+        "-k",
+        "Min and int8",
+        "--backend",
+        "board",
+        "--boards",
+        str(board_files),
+    )
     assert status == 0
-    assert calls == {"operator_cases": 1, "metadata": 0}
+    assert calls == {"operator_cases": 1, "metadata": 0, "history": 0, "baseline": 0, "boards": 0}
     assert not (tmp_path / "results" / "run.json").exists()

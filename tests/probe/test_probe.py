@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 
-from harness.models import PROBING
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
@@ -140,7 +140,7 @@ def test_bad_search_arguments_are_refused() -> None:
 
 
 def test_bounds_of_the_catalogue_and_their_steps() -> None:
-    bounds, skipped = numeric_bounds(seed_catalogue(), ops=["MaxPool", "GRU"])
+    bounds, skipped = numeric_bounds(seed_catalogue(), MODELS, ops=["MaxPool", "GRU"])
     by_id = {bound.id: bound for bound in bounds}
     kernel = by_id["rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper"]
     assert (kernel.edge, kernel.direction, kernel.subject) == (7, 1, "kernel_h")
@@ -155,7 +155,7 @@ def test_bounds_of_the_catalogue_and_their_steps() -> None:
 
 
 def test_selection_matches_parts_of_the_bound_id() -> None:
-    bounds, _ = numeric_bounds(seed_catalogue(), ops=["MaxPool", "GlobalMaxPool", "Expand"])
+    bounds, _ = numeric_bounds(seed_catalogue(), MODELS, ops=["MaxPool", "GlobalMaxPool", "Expand"])
     chosen = select(bounds, "MaxPool and kernel and not float16")
     assert {b.id for b in chosen} == {
         "rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper",
@@ -296,7 +296,7 @@ def test_a_selection_of_limits_no_search_can_walk_lists_each_with_its_reason() -
 
 def test_a_product_of_three_factors_is_a_bound_along_each_factor() -> None:
     catalogue = operator_catalogue("rv1106")
-    found, skipped = numeric_bounds(catalogue, ops=["Hardmax"], dtypes=("int8",))
+    found, skipped = numeric_bounds(catalogue, MODELS, ops=["Hardmax"], dtypes=("int8",))
     product = "rv1106/Hardmax/input/channel*height*width<=8192/int8/upper"
     bounds = [b for b in found if b.id.startswith(product)]
     assert not [s for s in skipped if s.bound.id.startswith(product)]
@@ -310,7 +310,7 @@ def test_a_product_of_three_factors_is_a_bound_along_each_factor() -> None:
 
 
 def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
-    bounds, _ = numeric_bounds(seed_catalogue(), ops=["MaxPool"], dtypes=("int8",))
+    bounds, _ = numeric_bounds(seed_catalogue(), MODELS, ops=["MaxPool"], dtypes=("int8",))
     (bound,) = select(bounds, "kernel_h")
     search = walk(lambda v: None if v > 8 else True, edge=7, direction=1, budget=20)
     seen = {None: ("infra error: timed out", "infra-error"), True: ("NPU, correct", "doc-drift")}
@@ -331,9 +331,9 @@ def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
 def test_every_platforms_operators_have_bounds_to_search(platform: str) -> None:
     """The operator list's limits: products of two factors and finite ranges are searched,
     an epsilon's "(0, ∞]" has no integer bound and is left out, no operator without a model."""
-    bounds, _ = numeric_bounds(operator_catalogue(platform))
+    bounds, _ = numeric_bounds(operator_catalogue(platform), MODELS)
     ops = {bound.op.name for bound in bounds}
     assert {"Transpose", "Convolution", "MaxPool"} <= ops
-    assert ops <= set(PROBING)
+    assert ops <= set(MODELS.probing)
     assert not [b for b in bounds if b.limit.subject == "epsilon"]
     assert all(b.id.startswith(f"{platform}/") for b in bounds)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import operator_cases
 from harness.pipeline import FIRST_DIFFERING, CaseExecutor, Stages, _summary
@@ -21,7 +22,7 @@ from harness.vendors import regenerate
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.vendor import VENDOR
 
-CASES = {case.id: case for case in operator_cases(seed_catalogue()).cases}
+CASES = {case.id: case for case in operator_cases(seed_catalogue(), MODELS).cases}
 WRONG_FP16 = "rk3562/MaxPool/float16/pad_top=7"  # the NPU gets it wrong: 80 float32 outputs
 WRONG_INT8 = "rk3562/MaxPool/int8/pad_top=7"  # the same, with calibration data to draw
 

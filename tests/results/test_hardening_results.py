@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.helpers.bundles import _failing, write_case
 from tests.helpers.cli import hil
+from tests.helpers.declared import MODELS
 from tests.helpers.records import make_record
 
 from harness.cases.operators import operator_cases
 from harness.documented.properties import RESULT
-from harness.models import build_model
 from harness.models.reference import host_references
 from harness.pipeline import CaseExecutor, Stages
 from harness.report.bundle import BundleError, bundle_dir, make_bundle, tarball_path
@@ -369,8 +369,8 @@ class _Replay:
 
 
 def test_a_rerun_that_fails_early_leaves_nothing_of_the_previous_run(tmp_path: Path) -> None:
-    case = next(c for c in operator_cases(seed_catalogue()).cases if c.dtype == "float16")
-    built = build_model(case.op, case.params, case.seed)
+    case = next(c for c in operator_cases(seed_catalogue(), MODELS).cases if c.dtype == "float16")
+    built = MODELS.build(case.op, case.params, case.seed)
     outputs = host_references(built).outputs
     target = _Replay(
         [

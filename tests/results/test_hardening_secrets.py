@@ -11,13 +11,13 @@ import onnx
 import pytest
 from tests.fakes.sshd import onnx_model
 from tests.helpers.boards import recipe
+from tests.helpers.declared import MODELS
 
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.cases.user_models import model_case
 from harness.documented.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import prepare
-from harness.models import OPERATOR_SPECS
 from harness.models.builder import OperatorSpec
 from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import finished_ids, read_records
@@ -48,7 +48,7 @@ def run_leaky(
 ) -> None:
     """``case`` on a backend that repeats ``secret`` in its error and log, then journaled: its
     free text redacted, its identity whole, so ``--resume`` skips it."""
-    models = {**OPERATOR_SPECS, **(specs or {})}
+    models = {**MODELS.specs, **(specs or {})}
     executor = CaseExecutor(results, LeakyBuild(secret), Stages(models=models, recipe=recipe))
     record = executor.execute(case)
     assert record.id == case.id  # the record handed back keeps its id too
@@ -63,7 +63,7 @@ def test_a_numeric_secret_that_is_a_limit_value_leaves_case_ids_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HIL_RK3562_PW", "8192")
-    case = next(c for c in operator_cases(seed_catalogue()).cases if c.id.endswith("=8192"))
+    case = next(c for c in operator_cases(seed_catalogue(), MODELS).cases if c.id.endswith("=8192"))
     run_leaky(tmp_path, case, "8192")
     line = json.loads((tmp_path / "journal.jsonl").read_text())
     assert line["id"] == case.id and line["value"] == case.value

@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 from tests.fakes.sshd import runner_processes
+from tests.helpers.declared import MODELS
 from tests.helpers.paths import SUITE
 
 from harness.boards.inventory import Board
@@ -41,7 +42,7 @@ SIM_CACHE = sim_cache.CACHE.directory()
 
 
 def pow_cases(count: int) -> list[Case]:
-    cases = [c for c in operator_cases(seed_catalogue()).cases if c.op == "Pow"]
+    cases = [c for c in operator_cases(seed_catalogue(), MODELS).cases if c.op == "Pow"]
     return [c for c in cases if c.dtype == "float16"][:count]
 
 

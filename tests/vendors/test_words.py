@@ -1,4 +1,5 @@
-"""No vendor-neutral module names a vendor's libraries, tools or packages.
+"""No vendor-neutral module names a vendor's libraries, tools or packages, or a toolkit's own
+operator (``exMatMul``, ``exGRU``: the ``ex`` prefix RKNN's toolkit names its own by).
 
 The vendor seam (docs/architecture.md): what is a vendor's lives in its package under
 ``harness/vendors/<vendor>/`` (or another distribution); every other module of ``harness/``,
@@ -31,9 +32,13 @@ def neutral_files() -> list[Path]:
     ]
 
 
+# A toolkit's own operator or layer: "ex" and a capital, as a word of its own (not "exp").
+OWN_OPERATOR = r"(?-i:ex[A-Z]\w*)"
+
+
 def vendor_words() -> re.Pattern[str]:
     words = sorted({word for vendor in vendors() for word in vendor.library_names}, key=len)
-    alternatives = "|".join(re.escape(word) for word in reversed(words))
+    alternatives = "|".join([*(re.escape(word) for word in reversed(words)), OWN_OPERATOR])
     return re.compile(rf"(?<![A-Za-z0-9])({alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
 
 
@@ -60,3 +65,10 @@ def test_the_check_sees_a_vendor_word() -> None:
     hits = [m[0] for m in pattern.finditer("import rknnlite; RKNN-Toolkit2 librknnrt.so x")]
     assert hits == ["rknnlite", "RKNN-Toolkit2", "librknnrt"]
     assert not pattern.search("trknn rknnx")
+
+
+def test_the_check_sees_a_toolkit_operator() -> None:
+    """An ``ex`` operator or layer name is a vendor word; an ordinary word is not."""
+    pattern = vendor_words()
+    text = 'OPERATORS = {"exMatMul": spec}  # exGRU layers; Expand, exp, index, "ExSwish"'
+    assert [m[0] for m in pattern.finditer(text)] == ["exMatMul", "exGRU"]

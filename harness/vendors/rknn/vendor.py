@@ -20,7 +20,7 @@ from harness.vendors.rknn.documents.operators import operator_catalogue
 from harness.vendors.rknn.model_io import layout_cli
 from harness.vendors.rknn.model_io.cases import documented_rows, model_io_cases
 from harness.vendors.rknn.model_io.checks import JUDGE
-from harness.vendors.rknn.model_io.models import MODELS
+from harness.vendors.rknn.models import DECLARATIONS
 from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runners import c_runner_cli
 from harness.vendors.rknn.runtimes import RUNTIMES
@@ -88,7 +88,7 @@ VENDOR = Vendor(
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
     sdks=_sdks,
     operators=operator_catalogue,
-    models=MODELS,
+    models=DECLARATIONS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,
     documents=documents,

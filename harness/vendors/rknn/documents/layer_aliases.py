@@ -1,6 +1,6 @@
-"""Name maps kept as data: the compiler's layer renames across rknn-toolkit2 releases
-(``data/layer-aliases.yaml``), and the ONNX operator types the operator list names otherwise
-(``data/onnx-operator-names.yaml``)."""
+"""Name maps kept as data: the compiler's layer renames across rknn-toolkit2 releases and
+the layers it names operators by (``data/layer-aliases.yaml``), and the ONNX operator types
+the operator list names otherwise (``data/onnx-operator-names.yaml``)."""
 
 from __future__ import annotations
 
@@ -35,18 +35,28 @@ def load_layer_aliases() -> dict[str, str]:
     return dict(aliases)
 
 
+def load_operator_layers() -> dict[str, tuple[str, ...]]:
+    """Operator -> the layer types its compiled model names it by besides its own name."""
+    return _names(FILE, "layers", "a list of layer types")
+
+
 def load_onnx_operator_names() -> dict[str, tuple[str, ...]]:
     """ONNX operator type -> the operator-list entries that document it under another name."""
-    names = _mapping(ONNX_NAMES_FILE, "names")
-    for onnx_name, entries in names.items():
+    return _names(ONNX_NAMES_FILE, "names", "a list of entry names")
+
+
+def _names(file: str, key: str, what: str) -> dict[str, tuple[str, ...]]:
+    """The mapping ``key`` of name -> a non-empty list of names; a ValueError naming the file
+    and the entry at fault."""
+    found = _mapping(file, key)
+    for name, names in found.items():
         if not (
-            isinstance(onnx_name, str)
-            and isinstance(entries, list)
-            and entries
-            and all(isinstance(entry, str) for entry in entries)
+            isinstance(name, str)
+            and isinstance(names, list)
+            and names
+            and all(isinstance(each, str) for each in names)
         ):
             raise ValueError(
-                f"harness/vendors/rknn/data/{ONNX_NAMES_FILE}: names.{onnx_name} must be a "
-                f"list of entry names, got {entries!r}"
+                f"harness/vendors/rknn/data/{file}: {key}.{name} must be {what}, got {names!r}"
             )
-    return {onnx_name: tuple(entries) for onnx_name, entries in names.items()}
+    return {name: tuple(names) for name, names in found.items()}

@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from tests.helpers.declared import MODELS
 from tests.helpers.records import make_record
 
 from harness.cases.case import Case
@@ -22,7 +23,7 @@ from harness.vendors.rknn.model_io.cases import model_io_cases
 
 @pytest.fixture(scope="module")
 def expand_case() -> Case:
-    cases = operator_cases(seed_catalogue(), ["Expand"]).cases
+    cases = operator_cases(seed_catalogue(), MODELS, ["Expand"]).cases
     return next(c for c in cases if c.limit.startswith("Expand/broadcast/[b,c,1,w]"))
 
 

@@ -11,8 +11,9 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from tests.helpers.declared import OPERATORS
 
-from harness.models import OPERATORS, BuiltModel, ModelParamError
+from harness.models import BuiltModel, ModelParamError
 from harness.models.reference import ORT, SPEC, host_references
 from harness.pipeline import CaseExecutor, Stages
 from harness.vendors.rknn.model_io import checks as io_checks

@@ -13,13 +13,13 @@ import sys
 
 import pytest
 from tests.helpers import paths
+from tests.helpers.declared import MODELS
 
 from harness.cases.operators import documented_status, governing_limits, operator_cases
 from harness.documented.documents import Entry
 from harness.documented.formulas import FormulaError, evaluate, holds, names
 from harness.documented.limits import Limit
 from harness.documented.operators import ListedOperator, OperatorCatalogue, Source
-from harness.models import PROBING, subjects, with_subject
 from harness.vendors.rknn.documents.operator_list.committed import load, versions
 from harness.vendors.rknn.documents.operators import (
     listed_operators,
@@ -107,7 +107,7 @@ def test_every_entry_of_the_platforms_section_is_an_operator(platform: str) -> N
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_limit_is_probed_or_has_a_reason(platform: str) -> None:
     catalogue = operator_catalogue(platform)
-    found = operator_cases(catalogue)
+    found = operator_cases(catalogue, MODELS)
     probed = {limit for case in found.cases for limit in case.limits}
     unprobed = {item.limit.id for item in found.unprobed}
     for item in found.unprobed:
@@ -135,7 +135,7 @@ def test_platforms_read_their_own_section() -> None:
     assert rv1106.data_dtypes() == ("int8",)
     case = next(
         c
-        for c in operator_cases(operator_catalogue("rv1106"), ops=["Mul"]).cases
+        for c in operator_cases(operator_catalogue("rv1106"), MODELS, ops=["Mul"]).cases
         if c.dtype == "float16"
     )
     assert case.documented == "outside"
@@ -146,7 +146,7 @@ def test_an_operator_absent_from_a_section_is_expected_off_the_npu() -> None:
     catalogue = operator_catalogue("rv1106")
     gather = catalogue.operators["Gather"]
     assert [limit.kind for limit in gather.limits()] == ["absent"]
-    cases = operator_cases(catalogue, ops=["Gather"]).cases
+    cases = operator_cases(catalogue, MODELS, ops=["Gather"]).cases
     assert {c.dtype for c in cases} == {"int8", "float16"}
     for case in cases:
         assert case.documented == "outside"
@@ -179,16 +179,18 @@ def _with_type_condition() -> OperatorCatalogue:
 
 def test_a_limit_for_one_type_variable_is_probed_and_judged_in_its_dtype_only() -> None:
     catalogue = _with_type_condition()
-    cases = operator_cases(catalogue).cases
+    cases = operator_cases(catalogue, MODELS).cases
     probing = [c for c in cases if "Pad/x@type=T2" in c.limits and c.value != "typical"]
     assert probing and {c.dtype for c in probing} == {"float16"}
     pad = catalogue.operators["Pad"]
     limit = pad.limits()[-1]
     outside = next(c for c in probing if c.documented == "outside")
-    found = subjects("Pad", outside.params)
+    found = MODELS.subjects("Pad", outside.params)
     limits = governing_limits(catalogue, pad)
-    assert documented_status(pad, limits, "float16", found) == (limit.id,)
-    assert documented_status(pad, limits, "int8", found) == ()  # T1: the limit does not apply
+    assert documented_status(MODELS, pad, limits, "float16", found) == (limit.id,)
+    assert (
+        documented_status(MODELS, pad, limits, "int8", found) == ()
+    )  # T1: the limit does not apply
 
 
 # -- the plugin ----------------------------------------------------------------------------------
@@ -229,20 +231,20 @@ def test_listed_operators_take_only_sections_entries_and_absent_ones() -> None:
     for name, op in found.items():
         kinds = {limit.kind for limit in op.limits()}
         assert (kinds == {"absent"}) == (name in absent or name.startswith(tuple(absent)))
-    assert all(name in found for name in PROBING if group.entry(name) is not None)
+    assert all(name in found for name in MODELS.probing if group.entry(name) is not None)
 
 
 def test_a_product_is_probed_exactly_at_its_cap() -> None:
     """RK3588's Transpose h1*w1 < p (p=8192) under perm [0,3,1,2]: 8191 inside, 8192 outside;
     seed 001's square caps keep their 127*129 and 128*128."""
-    cases = operator_cases(operator_catalogue("rk3588"), ops=["Transpose"]).cases
+    cases = operator_cases(operator_catalogue("rk3588"), MODELS, ops=["Transpose"]).cases
     probing = {
         c.value: c.documented
         for c in cases
         if c.limits == ("Transpose/attr/h1*w1<p@perm=[0,3,1,2]@type=T1/T2",)
     }
     assert probing == {"h1*w1=8191": "supported", "h1*w1=8192": "outside"}
-    seed = operator_cases(seed_catalogue(), ops=["Hardmax"]).cases
+    seed = operator_cases(seed_catalogue(), MODELS, ops=["Hardmax"]).cases
     assert {"height*width=16383", "height*width=16384"} <= {c.value for c in seed}
 
 
@@ -250,7 +252,7 @@ def test_a_fused_entry_checks_its_fusion_and_leaves_the_bounds_to_its_base() -> 
     catalogue = operator_catalogue("rk3588")
     fused, base = catalogue.operators["ConvolutionRelu"], catalogue.operators["Convolution"]
     assert len(fused.adopted) == len(base.limits()) and not base.adopted
-    found = operator_cases(catalogue, ops=["ConvolutionRelu", "Convolution"])
+    found = operator_cases(catalogue, MODELS, ops=["ConvolutionRelu", "Convolution"])
     fused_cases = [c for c in found.cases if c.op == "ConvolutionRelu"]
     assert {c.value for c in fused_cases} == {"typical"}
     assert {c.dtype for c in fused_cases} == {"int8", "float16"}
@@ -260,6 +262,8 @@ def test_a_fused_entry_checks_its_fusion_and_leaves_the_bounds_to_its_base() -> 
     assert "Convolution/weight/kernel_h" in probed_on_base
     # The adopted limits still judge the fused model: past the base's kernel bound, outside.
     bound = next(lim for lim in fused.adopted if lim.id.endswith("/weight/kernel_h"))
-    params = with_subject("ConvolutionRelu", {}, "kernel_h", 32)
+    params = MODELS.with_subject("ConvolutionRelu", {}, "kernel_h", 32)
     limits = governing_limits(catalogue, fused)
-    assert bound.id in documented_status(fused, limits, "int8", subjects("ConvolutionRelu", params))
+    assert bound.id in documented_status(
+        MODELS, fused, limits, "int8", MODELS.subjects("ConvolutionRelu", params)
+    )

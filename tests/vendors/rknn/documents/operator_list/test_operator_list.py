@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.helpers.declared import MODELS
 
 from harness.documented import documents, formulas
 from harness.documented.documents import diff, stats
 from harness.documented.formulas import holds
-from harness.models import OPERATOR_SPECS, subjects
 from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn.documents.judged import counterpart, same_reading
 from harness.vendors.rknn.documents.operator_list import chapters, reading
@@ -382,7 +382,7 @@ def test_an_entry_that_only_says_unsupported_is_an_unsupported_operator(
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_pows_exponent_set_is_filed_under_the_subject_its_model_reads(version: str) -> None:
-    read = subjects("Pow", OPERATOR_SPECS["Pow"].defaults)
+    read = MODELS.subjects("Pow", MODELS.specs["Pow"].defaults)
     for group in catalogue.load(version).groups:
         # only a set is the tensor's values: "axis=1, 无限制" under a shape stays the shape's
         assert {lim.op for lim in group.limits() if lim.subject == "values"} <= {"Pow"}
@@ -424,7 +424,7 @@ def test_the_softmax_familys_axes_are_a_values_limit_on_the_axis_the_models_read
         found = [lim for lim in entry.limits if lim.subject == "axis" and lim.kind == "values"]
         assert len(found) == 1 and "的轴" in found[0].text, op
         assert not any("的轴" in note for note in entry.notes)
-        assert "axis" in subjects(op, OPERATOR_SPECS[op].defaults)
+        assert "axis" in MODELS.subjects(op, MODELS.specs[op].defaults)
         axes[op] = found[0].values
     assert axes == {"Softmax": (1, 3), "Hardmax": (1, 3, -1)}
 
@@ -488,7 +488,7 @@ def test_resizes_integer_scales_are_values_on_the_scales_its_model_reads() -> No
     scales = {lim.subject: lim for lim in resize.limits if lim.subject.startswith("scale_")}
     assert sorted(scales) == ["scale_h", "scale_w"]
     assert scales["scale_h"].values == (2, 3, 4, 5, 6, 7, 8)
-    assert set(scales) <= set(subjects("Resize", OPERATOR_SPECS["Resize"].defaults))
+    assert set(scales) <= set(MODELS.subjects("Resize", MODELS.specs["Resize"].defaults))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -624,7 +624,7 @@ def test_convtransposes_group_rule_is_read_over_the_channels_its_model_reads() -
     entry = catalogue.load(VERSIONS[-1]).group("rk3588").entry("ConvTranspose")
     assert entry is not None
     (group,) = [lim for lim in entry.limits if "当且仅当" in lim.text]
-    read = subjects("ConvTranspose", OPERATOR_SPECS["ConvTranspose"].defaults)
+    read = MODELS.subjects("ConvTranspose", MODELS.specs["ConvTranspose"].defaults)
     assert set(group.rule["names"]) <= set(read)
     depthwise = {"group": 4, "input_channel": 4, "output_channel": 4}
     assert holds(group.rule, {"group": 1, "input_channel": 4, "output_channel": 8})

@@ -1,7 +1,7 @@
 """The toolkit's own operators of the operator list (its ex* entries) as the ONNX patterns
 the toolkit fuses into one layer of that name: exGlu, exNorm, exMatMul, exWindow,
 exSDPAttention.
-(exGelu, exSwish and exMish are activations: ``harness.models.activations``.)
+(exGelu, exSwish and exMish are activations: ``harness.vendors.rknn.models.activations``.)
 
 A declaration's layer is its entry's name, so a case whose pattern the compiler did not fuse
 finds none of its layers. Subjects carry the document's names (exMatMul's b, k, n, m; exNorm's
