@@ -244,7 +244,6 @@ def convolution(kind: str, fuses: str = "") -> OperatorSpec:
         read=_read(kind),
         setters=setters,
         size=size,
-        layer_aliases=_layer_aliases(kind, fuses),
         fixed={"auto_pad": "NOTSET"},
     )
     return OperatorSpec(defaults, build, probing)
@@ -255,34 +254,20 @@ def _out_hw(kind: str, p: Params) -> list[int]:
     return [_output_size(kind, p.raw("shape")[2 + axis], axis, values) for axis in range(2)]
 
 
-# The toolkit's layer-table names (its 2.5.0 simulator, rk3588 and rk3562): a plain
-# or depthwise convolution is a "Conv" layer; a fused one is one layer named after the fusion
-# ("ConvRelu", "ConvTransposeSigmoid"), which is what tells a case that the fusion happened.
-LAYERS = {"Convolution": "Conv", "DepthwiseConvolution": "Conv", "ConvTranspose": "ConvTranspose"}
-# The activation's part of a fused layer's name. Seen: Relu, Clip, PRelu, LeakyRelu, Sigmoid,
-# Tanh, Softplus, HardSigmoid, HardSwish, Elu, and Swish as "ExSwish".
-# Mish, Add and AddRelu were not fused by 2.5.0 on the typical model (Conv then Mish on the
-# CPU; Conv then Add; Conv then AddRelu): their names follow the same pattern, unconfirmed.
-FUSED_LAYER_PART = {"Swish": "ExSwish"}
-
-
-def _layer_aliases(kind: str, fuses: str) -> tuple[str, ...]:
-    if not fuses:
-        return (LAYERS[kind],)
-    return (LAYERS[kind] + FUSED_LAYER_PART.get(fuses, fuses),)
-
-
 # What the fused entries add after the convolution: ConvolutionRelu ... ConvolutionAddRelu, and
 # the same but AddRelu headed "ConvTranpose" (sic, as every platform group's section has it).
 FUSES: tuple[str, ...] = ("Relu", "Clip", "PRelu", "LeakyRelu", "Add", "Sigmoid", "Tanh")
 FUSES += ("Softplus", "HardSigmoid", "HardSwish", "Elu", "Swish", "Mish")
 FUSED = {"Convolution": (*FUSES, "AddRelu"), "ConvTranpose": FUSES}
 
-OPERATORS = {
-    **{kind: convolution(kind) for kind in KINDS},
+# Each operator's convolution kind and the activation fused after it ("" for none): what a
+# vendor's layer names are made of.
+PARTS: dict[str, tuple[str, str]] = {
+    **{kind: (kind, "") for kind in KINDS},
     **{
-        f"{head}{fuses}": convolution("ConvTranspose" if head == "ConvTranpose" else head, fuses)
+        f"{head}{fuses}": ("ConvTranspose" if head == "ConvTranpose" else head, fuses)
         for head, all_fuses in FUSED.items()
         for fuses in all_fuses
     },
 }
+OPERATORS = {op: convolution(kind, fuses) for op, (kind, fuses) in PARTS.items()}

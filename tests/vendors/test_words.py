@@ -32,8 +32,9 @@ def neutral_files() -> list[Path]:
     ]
 
 
-# A toolkit's own operator or layer: "ex" and a capital, as a word of its own (not "exp").
-OWN_OPERATOR = r"(?-i:ex[A-Z]\w*)"
+# A toolkit's own operator or layer: "ex" and a capital, as a word of its own (not "exp"),
+# or inside a fused layer's name ("ExSwish" of "ConvExSwish").
+OWN_OPERATOR = r"(?-i:[eE]x[A-Z]\w*)"
 
 
 def vendor_words() -> re.Pattern[str]:
@@ -70,5 +71,5 @@ def test_the_check_sees_a_vendor_word() -> None:
 def test_the_check_sees_a_toolkit_operator() -> None:
     """An ``ex`` operator or layer name is a vendor word; an ordinary word is not."""
     pattern = vendor_words()
-    text = 'OPERATORS = {"exMatMul": spec}  # exGRU layers; Expand, exp, index, "ExSwish"'
-    assert [m[0] for m in pattern.finditer(text)] == ["exMatMul", "exGRU"]
+    text = 'OPERATORS = {"exMatMul": spec}  # exGRU layers; Expand, exp, index, Exit, "ExSwish"'
+    assert [m[0] for m in pattern.finditer(text)] == ["exMatMul", "exGRU", "ExSwish"]

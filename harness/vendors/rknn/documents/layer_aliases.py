@@ -25,14 +25,28 @@ def _mapping(file: str, key: str) -> dict[Any, Any]:
 def load_layer_aliases() -> dict[str, str]:
     """Compiled layer type -> the layer type it stands for; a malformed file is a ValueError
     naming it and the entry at fault."""
-    aliases = _mapping(FILE, "aliases")
-    for name, canonical in aliases.items():
-        if not isinstance(name, str) or not isinstance(canonical, str):
+    return _types(FILE, "aliases", "map a layer type to a layer type")
+
+
+def load_convolution_layers() -> tuple[dict[str, str], dict[str, str]]:
+    """A convolution kind's layer type, and the activations whose part of a fused layer's name
+    is not their own name."""
+    return (
+        _types(FILE, "convolution_layers", "map a convolution kind to a layer type"),
+        _types(FILE, "fused_parts", "map an activation to its part of a layer type"),
+    )
+
+
+def _types(file: str, key: str, what: str) -> dict[str, str]:
+    """The mapping ``key`` of name -> name; a ValueError naming the file and the entry at
+    fault."""
+    found = _mapping(file, key)
+    for name, other in found.items():
+        if not isinstance(name, str) or not isinstance(other, str):
             raise ValueError(
-                f"harness/vendors/rknn/data/{FILE}: aliases.{name} must map a layer type to "
-                f"a layer type, got {canonical!r}"
+                f"harness/vendors/rknn/data/{file}: {key}.{name} must {what}, got {other!r}"
             )
-    return dict(aliases)
+    return dict(found)
 
 
 def load_operator_layers() -> dict[str, tuple[str, ...]]:
