@@ -64,14 +64,16 @@ from harness.vendors.stages import default_sdk, stages_for
 
 RUNS = ("floor", "cold", "warm", "new-sdk")
 FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
-# A run's events, in its folder: [case index, wall-clock time it ended], or [null, time] when
-# a process is ready for its first case (the time before it is start-up).
-EVENTS = "events.json"
+# A run's events, in its folder, one JSON line each: [case index, wall-clock time it ended],
+# or [null, time] when a process is ready for its first case (the time before it is
+# start-up). Appended, never rewritten: rewriting a growing file after every case cost more
+# than a warm case (ext4 flushes a file truncated and written again when it is closed).
+EVENTS = "events.jsonl"
 
 
-def note_event(events_file: Path, events: list[list[float | None]], index: int | None) -> None:
-    events.append([index, time.time()])
-    events_file.write_text(json.dumps(events))
+def note_event(events_file: Path, index: int | None) -> None:
+    with events_file.open("a") as events:
+        events.write(json.dumps([index, time.time()]) + "\n")
 
 
 def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
@@ -103,8 +105,7 @@ def run_floor(folder: Path, first: int) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     case_dirs = sorted(p for p in folder.iterdir() if p.is_dir())
     events_file = folder / EVENTS  # kept across the processes of one floor run
-    events = json.loads(events_file.read_text()) if first else []
-    note_event(events_file, events, None)
+    note_event(events_file, None)
     for index in range(first, len(case_dirs)):
         (folder / "at").write_text(str(index))
         case_dir = case_dirs[index]
@@ -133,7 +134,7 @@ def run_floor(folder: Path, first: int) -> None:
             for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
-        note_event(events_file, events, index)
+        note_event(events_file, index)
 
 
 def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host: Path) -> None:
@@ -150,12 +151,11 @@ def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host
     with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
         executor = CaseExecutor(results, pool, stages, default_sdk(vendor))
         scheduler = Scheduler(executor.execute_many)
-        events: list[list[float | None]] = []
         results.mkdir(parents=True, exist_ok=True)
-        note_event(results / EVENTS, events, None)
+        note_event(results / EVENTS, None)
         for index, case in enumerate(cases):
             scheduler.record(case, iter(cases[index + 1 :]))
-            note_event(results / EVENTS, events, index)
+            note_event(results / EVENTS, index)
         scheduler.close()
 
 
@@ -177,8 +177,7 @@ def timed(args: list[str], resume: Path | None = None) -> tuple[float, float, fl
         if resume is None or died_at < first:  # not inside a case: a fault of the benchmark's
             raise SystemExit(f"{' '.join(args)}: exit status {run.returncode}")
         print(f"floor: the toolkit ended its process (status {run.returncode}) at case {died_at}")
-        events_file = resume.parent / EVENTS
-        note_event(events_file, json.loads(events_file.read_text()), died_at)
+        note_event(resume.parent / EVENTS, died_at)
         first = died_at + 1
     (busy_end, total_end) = busy_jiffies()
     seconds, share = time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
@@ -211,7 +210,8 @@ def by_family(cases: list[Case], events_file: Path) -> dict[str, float]:
     """Seconds per operator family of one run's case loop: each case from the event before."""
     families: dict[str, float] = {}
     previous = None
-    for index, at in json.loads(events_file.read_text()):
+    for line in events_file.read_text().splitlines():
+        index, at = json.loads(line)
         if index is not None and previous is not None:
             family = FAMILY_OF.get(cases[int(index)].op, "other")
             families[family] = families.get(family, 0.0) + at - previous
