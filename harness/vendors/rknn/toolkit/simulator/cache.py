@@ -7,12 +7,17 @@ a folder ``<key>/`` holding ``observation.json`` and ``output<i>.npy``; it is wr
 temporary name and renamed into place, so a reader sees a whole entry or none; an entry
 damaged later is a miss and is removed. Only simulator results are accepted, and never
 infrastructure errors: a crash or a hang says nothing about the model.
+
+``observation.json`` keeps what the build log says (placement, rewrites, tensor forms) beside
+the log, with the version of the parser that read it (``buildlog.PARSER_VERSION``): a hit
+read by another parser is parsed afresh, so entries follow the parser without a hit paying
+for parsing every time.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,15 +25,15 @@ import numpy as np
 from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit.buildlog import PARSER_VERSION, parse_build_log
 from harness.vendors.rknn.toolkit.calls import toolkit_calls, toolkit_version
 
 CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
 FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
 _ENTRY_FILE = "observation.json"
-# Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
-# tensor forms the pool reads off the stored log on every hit (so entries follow the parser).
-_DERIVED = ("observes", "placement", "rewrites", "tensors")
-_FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
+_PARSER = "parser"  # the key of the parser version in observation.json
+# Not stored: what the simulator observes is the pool's to say.
+_FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
 
 
 class SimCache(DiskCache):
@@ -68,9 +73,18 @@ class SimCache(DiskCache):
                 np.save(folder / f"output{i}.npy", array)
             data = {name: getattr(observation, name) for name in _FIELDS}
             data["outputs"] = None if outputs is None else len(outputs)
+            data[_PARSER] = PARSER_VERSION
             (folder / _ENTRY_FILE).write_text(json.dumps(data))
 
         self.put(self.key(job), write)
+
+
+def with_parsed_log(observation: Observation) -> Observation:
+    """``observation`` with what its build log shows: placement, rewrites, tensor forms."""
+    parsed = parse_build_log(observation.log)
+    return replace(
+        observation, placement=parsed.layers, rewrites=parsed.rewrites, tensors=parsed.tensors
+    )
 
 
 def _read(entry: Path) -> Observation:
@@ -79,4 +93,6 @@ def _read(entry: Path) -> Observation:
     data["outputs"] = (
         None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
     )
-    return Observation(**data)
+    parser = data.pop(_PARSER, None)  # None: an entry from before parsed logs were kept
+    observation = Observation(**data)
+    return observation if parser == PARSER_VERSION else with_parsed_log(observation)

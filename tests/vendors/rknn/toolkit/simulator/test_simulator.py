@@ -30,8 +30,10 @@ from tests.helpers.models import MAX_ONE_INPUT
 
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 from harness.vendors.rknn.toolkit.calls import LOG_FILE, recipe, toolkit_calls, write_dataset
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import cache as simulator_cache
 from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
@@ -590,3 +592,23 @@ def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: 
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
     hit = cache.observation(request)
     assert hit is not None and hit.log == "again"
+
+
+def test_a_hit_serves_the_stored_parse_of_its_log_until_the_parser_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = (paths.TESTS / "data" / "buildlogs" / "rk3562_fp16_maxpool_8x8.log").read_text()
+    parsed = parse_build_log(log)
+    assert parsed.layers and parsed.rewrites  # the log has something to parse
+    cache = SimCache(tmp_path)
+    request = sub_request("parsed")
+    # Stored as given: a placement the log does not show tells a stored parse from a fresh one.
+    stored = [{"id": 1, "op": "Stored", "target": "NPU"}]
+    cache.store(request, Observation(backend="simulator", log=log, placement=stored))
+    hit = cache.observation(request)
+    assert hit is not None and (hit.placement, hit.rewrites) == (stored, [])
+    monkeypatch.setattr(simulator_cache, "PARSER_VERSION", "another parser")
+    again = cache.observation(request)
+    assert again is not None and again.log == log
+    assert (again.placement, again.rewrites) == (parsed.layers, parsed.rewrites)
+    assert again.tensors == parsed.tensors
