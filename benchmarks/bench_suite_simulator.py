@@ -29,6 +29,7 @@ the floor's fresh processes after a death) costs. Not a test: run it by hand, e.
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
     python benchmarks/bench_suite_simulator.py --family pooling  # one operator family
     python benchmarks/bench_suite_simulator.py --platform rk3588 # another platform's suite
+    python benchmarks/bench_suite_simulator.py --keep runs/bench  # its journals kept, to compare
 """
 
 from __future__ import annotations
@@ -230,6 +231,11 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of all four runs (3)")
     parser.add_argument("--platform", default="rk3562", help="whose operator suite (rk3562)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each round's folders (results with their journals, caches) in KEEP/round-N",
+    )
     parser.add_argument("--mode", choices=("floor", "harness"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sim", help=argparse.SUPPRESS)
@@ -249,7 +255,11 @@ def main() -> None:
         return
 
     rounds = []
-    for _ in range(args.rounds):
+    for number in range(1, args.rounds + 1):
+        if args.keep:
+            (args.keep / f"round-{number}").mkdir(parents=True)  # never over an earlier run
+            rounds.append(one_round(cases, args.keep / f"round-{number}", selection))
+            continue
         with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
             rounds.append(one_round(cases, Path(tmp), selection))
     report(cases, args.tier, args.platform, rounds)
