@@ -9,11 +9,10 @@ one damaged later, even behind a valid header, is a miss and is removed (``read_
 an entry without checksums (written by an npu-hil from before them). A packed entry
 (``pack``: the simulator's and the host references') is one file, a JSON header followed by
 its arrays' bytes, read once on a hit and checked against its checksum as read
-(``read_packed``). A hit touches the
-folder, so its modification time is the entry's last use. Pruning removes the least recently
-used entries until the cache fits its cap, but never one used in the last ``RECENT_S``
-seconds: a run (another pytest-xdist worker, say) may be reading it. An entry is renamed
-away before it is deleted.
+(``read_packed``). A hit touches the folder, so its modification time is the entry's last
+use. Pruning removes the least recently used entries until the cache fits its cap, but never
+one used in the last ``RECENT_S`` seconds: a run (another pytest-xdist worker, say) may be
+reading it. An entry is renamed away before it is deleted.
 
 A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
 took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
