@@ -28,6 +28,7 @@ from onnx import TensorProto, helper
 from tests.helpers import paths
 from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
+from tests.helpers.paths import TESTS
 
 from harness.diskcache import ENTRY_MARKER, mark_entry
 from harness.targets.job import DrawnCalibration, Job
@@ -625,7 +626,7 @@ def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: 
 def test_a_hit_serves_the_stored_parse_of_its_log_until_the_parser_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = (paths.TESTS / "data" / "buildlogs" / "rk3562_fp16_maxpool_8x8.log").read_text()
+    log = (TESTS / "data" / "buildlogs" / "rk3562_fp16_maxpool_8x8.log").read_text()
     parsed = parse_build_log(log)
     assert parsed.layers and parsed.rewrites  # the log has something to parse
     cache = SimCache(tmp_path)
