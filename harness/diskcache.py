@@ -306,12 +306,13 @@ def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
             handle.write(array.reshape(-1).view(np.uint8).data)
 
 
-def unpack(blob: bytes) -> tuple[Any, list[np.ndarray]]:
-    """``data`` and the arrays ``pack`` wrote (writable, as np.load gives them); ValueError
-    when ``blob`` is not exactly what ``pack`` writes."""
+def unpack(blob: bytes | bytearray) -> tuple[Any, list[np.ndarray]]:
+    """``data`` and the arrays ``pack`` wrote (writable, as np.load gives them: views of
+    ``blob`` when it is a bytearray, which is then theirs); ValueError when ``blob`` is not
+    exactly what ``pack`` writes."""
     size = int.from_bytes(blob[:_LENGTH], "little")
     header = json.loads(blob[_LENGTH : _LENGTH + size].decode("utf-8"))
-    buffer = bytearray(blob)  # writable arrays, as np.load gives
+    buffer = blob if isinstance(blob, bytearray) else bytearray(blob)
     offset, arrays = _LENGTH + size, []
     for dtype_str, shape in header["arrays"]:
         dtype = np.dtype(dtype_str)
@@ -361,13 +362,16 @@ def check_entry(entry: Path) -> None:
             raise DamagedEntry(f"{entry}: {name} does not match its checksum")
 
 
-def _checked_file(entry: Path, name: str) -> bytes:
+def _checked_file(entry: Path, name: str) -> bytearray:
     """The bytes of ``entry``'s one file ``name``, checked as ``check_entry`` checks."""
     sums, files = _listed(entry)
     if list(files) != [name]:
         raise DamagedEntry(f"{entry}: not an entry of one file {name}")
     with open(files[name], "rb") as handle:
-        blob = handle.read()
+        # read into a bytearray, not bytes then copied: entries of large outputs run to
+        # hundreds of MB, and their arrays are views of it
+        blob = bytearray(os.fstat(handle.fileno()).st_size)
+        del blob[handle.readinto(blob) :]  # a file cut short meanwhile: its checksum fails
     if _digest(blob) != sums[name]:
         raise DamagedEntry(f"{entry}: {name} does not match its checksum")
     return blob
@@ -406,7 +410,7 @@ def _checksum(path: str) -> str:
         return _digest(handle.read())
 
 
-def _digest(data: bytes) -> str:
+def _digest(data: bytes | bytearray) -> str:
     # blake2b: faster than sha256 in CPython, and a checksum, not a key.
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
