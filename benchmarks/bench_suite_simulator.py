@@ -29,6 +29,7 @@ generation, and the floor's fresh processes after a death) costs. Not a test: ru
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
     python benchmarks/bench_suite_simulator.py --family pooling  # one operator family
     python benchmarks/bench_suite_simulator.py --platform rk3588 # another platform's suite
+    python benchmarks/bench_suite_simulator.py --keep runs/bench  # its journals kept, to compare
 """
 
 from __future__ import annotations
@@ -66,14 +67,16 @@ RUNS = ("floor", "cold", "warm", "new-sdk")
 MODELS = VENDOR.declarations
 FAMILIES = MODELS.families
 FAMILY_OF = {op: family for family, ops in FAMILIES.items() for op in ops}
-# A run's events, in its folder: [case index, wall-clock time it ended], or [null, time] when
-# a process is ready for its first case (the time before it is start-up).
-EVENTS = "events.json"
+# A run's events, in its folder, one JSON line each: [case index, wall-clock time it ended],
+# or [null, time] when a process is ready for its first case (the time before it is
+# start-up). Appended, never rewritten: rewriting a growing file after every case cost more
+# than a warm case (ext4 flushes a file truncated and written again when it is closed).
+EVENTS = "events.jsonl"
 
 
-def note_event(events_file: Path, events: list[list[float | None]], index: int | None) -> None:
-    events.append([index, time.time()])
-    events_file.write_text(json.dumps(events))
+def note_event(events_file: Path, index: int | None) -> None:
+    with events_file.open("a") as events:
+        events.write(json.dumps([index, time.time()]) + "\n")
 
 
 def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
@@ -105,8 +108,7 @@ def run_floor(folder: Path, first: int) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     case_dirs = sorted(p for p in folder.iterdir() if p.is_dir())
     events_file = folder / EVENTS  # kept across the processes of one floor run
-    events = json.loads(events_file.read_text()) if first else []
-    note_event(events_file, events, None)
+    note_event(events_file, None)
     for index in range(first, len(case_dirs)):
         (folder / "at").write_text(str(index))
         case_dir = case_dirs[index]
@@ -135,7 +137,7 @@ def run_floor(folder: Path, first: int) -> None:
             for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
-        note_event(events_file, events, index)
+        note_event(events_file, index)
 
 
 def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host: Path) -> None:
@@ -152,12 +154,11 @@ def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host
     with SimulatorPool(workers=1, timeout_s=1200, cache=SimCache(sim)) as pool:
         executor = CaseExecutor(results, pool, stages, default_sdk(vendor))
         scheduler = Scheduler(executor.execute_many)
-        events: list[list[float | None]] = []
         results.mkdir(parents=True, exist_ok=True)
-        note_event(results / EVENTS, events, None)
+        note_event(results / EVENTS, None)
         for index, case in enumerate(cases):
             scheduler.record(case, iter(cases[index + 1 :]))
-            note_event(results / EVENTS, events, index)
+            note_event(results / EVENTS, index)
         scheduler.close()
 
 
@@ -179,8 +180,7 @@ def timed(args: list[str], resume: Path | None = None) -> tuple[float, float, fl
         if resume is None or died_at < first:  # not inside a case: a fault of the benchmark's
             raise SystemExit(f"{' '.join(args)}: exit status {run.returncode}")
         print(f"floor: the toolkit ended its process (status {run.returncode}) at case {died_at}")
-        events_file = resume.parent / EVENTS
-        note_event(events_file, json.loads(events_file.read_text()), died_at)
+        note_event(resume.parent / EVENTS, died_at)
         first = died_at + 1
     (busy_end, total_end) = busy_jiffies()
     seconds, share = time.perf_counter() - start, (busy_end - busy) / max(total_end - total, 1)
@@ -213,7 +213,8 @@ def by_family(cases: list[Case], events_file: Path) -> dict[str, float]:
     """Seconds per operator family of one run's case loop: each case from the event before."""
     families: dict[str, float] = {}
     previous = None
-    for index, at in json.loads(events_file.read_text()):
+    for line in events_file.read_text().splitlines():
+        index, at = json.loads(line)
         if index is not None and previous is not None:
             family = FAMILY_OF.get(cases[int(index)].op, "other")
             families[family] = families.get(family, 0.0) + at - previous
@@ -232,6 +233,11 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of all four runs (3)")
     parser.add_argument("--platform", default="rk3562", help="whose operator suite (rk3562)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each round's folders (results with their journals, caches) in KEEP/round-N",
+    )
     parser.add_argument("--mode", choices=("floor", "harness"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sim", help=argparse.SUPPRESS)
@@ -251,7 +257,11 @@ def main() -> None:
         return
 
     rounds = []
-    for _ in range(args.rounds):
+    for number in range(1, args.rounds + 1):
+        if args.keep:
+            (args.keep / f"round-{number}").mkdir(parents=True)  # never over an earlier run
+            rounds.append(one_round(cases, args.keep / f"round-{number}", selection))
+            continue
         with tempfile.TemporaryDirectory(prefix="npu-hil-bench-") as tmp:
             rounds.append(one_round(cases, Path(tmp), selection))
     report(cases, args.tier, args.platform, rounds)

@@ -6,11 +6,13 @@ over everything that decides the entry. An entry is written in a staging folder 
 into place (``write_entry``), so a reader sees it whole or not at all. Its marker holds a
 checksum of each of its files (blake2b), checked before the entry is read (``check_entry``):
 one damaged later, even behind a valid header, is a miss and is removed (``read_entry``), as is
-an entry without checksums (written by an npu-hil from before them). A hit touches the
-folder, so its modification time is the entry's last use. Pruning removes the least recently
-used entries until the cache fits its cap, but never one used in the last ``RECENT_S``
-seconds: a run (another pytest-xdist worker, say) may be reading it. An entry is renamed
-away before it is deleted.
+an entry without checksums (written by an npu-hil from before them). A packed entry
+(``pack``: the simulator's and the host references') is one file, a JSON header followed by
+its arrays' bytes, read once on a hit and checked against its checksum as read
+(``read_packed``). A hit touches the folder, so its modification time is the entry's last
+use. Pruning removes the least recently used entries until the cache fits its cap, but never
+one used in the last ``RECENT_S`` seconds: a run (another pytest-xdist worker, say) may be
+reading it. An entry is renamed away before it is deleted.
 
 A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
 took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import stat
@@ -122,6 +125,15 @@ class DiskCache:
     def get(self, key: str, read: Callable[[Path], T]) -> T | None:
         """``read`` of the entry under ``key``, or None on a miss (``read_entry``)."""
         return read_entry(self.entry(key), read)
+
+    def get_packed(self, key: str, read: Callable[[Any, list[np.ndarray]], T]) -> T | None:
+        """``read(data, arrays)`` of the packed entry under ``key``, or None on a miss
+        (``read_packed``)."""
+        return read_packed(self.entry(key), read)
+
+    def put_packed(self, key: str, data: Any, arrays: Sequence[np.ndarray]) -> None:
+        """Store ``data`` (JSON) and ``arrays`` under ``key`` as a packed entry (``pack``)."""
+        self.put(key, lambda folder: pack(folder, data, arrays))
 
     def put(self, key: str, write: Callable[[Path], None]) -> None:
         """Store an entry under ``key`` (``write_entry``); every cap / PRUNE_EVERY bytes
@@ -246,16 +258,73 @@ def read_entry(entry: Path, read: Callable[[Path], T]) -> T | None:
     """``read(entry)``, or None on a miss. Whatever ``read`` raises (an unreadable file, bad
     JSON, a bad array) makes a damaged entry a miss, removed (if the cache wrote it) so that
     the next run stores a good one."""
+
+    def checked() -> T:
+        check_entry(entry)
+        return read(entry)
+
+    return _hit(entry, checked)
+
+
+def read_packed(entry: Path, read: Callable[[Any, list[np.ndarray]], T]) -> T | None:
+    """``read(data, arrays)`` of a packed entry (``pack``), or None on a miss, as
+    ``read_entry``: its one file is read once and checked against its checksum as read."""
+    return _hit(entry, lambda: read(*unpack(_checked_file(entry, PACKED))))
+
+
+def _hit(entry: Path, load: Callable[[], T]) -> T | None:
     if not entry.exists():
         return None
     try:
-        check_entry(entry)
-        value = read(entry)
+        value = load()
     except Exception:  # whatever the damage, the entry can be produced again
         remove(entry)
         return None
     touch(entry)  # its last use: the cap removes the least recently used first
     return value
+
+
+PACKED = "entry.bin"  # a packed entry's file
+_LENGTH = 8  # bytes of the header's length, little-endian, before the header
+
+
+def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
+    """Write ``data`` (JSON) and ``arrays`` as one file, ``PACKED``: the length of a JSON
+    header (``data`` and each array's dtype and shape), the header, then each array's bytes
+    in order. One file instead of a JSON file and an .npy per array: a hit opens one, and
+    parsing an .npy header cost more than reading its data."""
+    contiguous = [np.asarray(array, order="C") for array in arrays]
+    for array in contiguous:
+        if array.dtype.hasobject:  # its bytes are pointers
+            raise TypeError(f"a cache entry cannot hold an array of {array.dtype} objects")
+    layout = [[array.dtype.str, list(array.shape)] for array in contiguous]
+    header = json.dumps({"data": data, "arrays": layout}).encode()
+    with open(folder / PACKED, "wb") as handle:
+        handle.write(len(header).to_bytes(_LENGTH, "little"))
+        handle.write(header)
+        for array in contiguous:
+            handle.write(array.reshape(-1).view(np.uint8).data)
+
+
+def unpack(blob: bytes | bytearray) -> tuple[Any, list[np.ndarray]]:
+    """``data`` and the arrays ``pack`` wrote (writable, as np.load gives them: views of
+    ``blob`` when it is a bytearray, which is then theirs); ValueError when ``blob`` is not
+    exactly what ``pack`` writes."""
+    size = int.from_bytes(blob[:_LENGTH], "little")
+    header = json.loads(blob[_LENGTH : _LENGTH + size].decode("utf-8"))
+    buffer = blob if isinstance(blob, bytearray) else bytearray(blob)
+    offset, arrays = _LENGTH + size, []
+    for dtype_str, shape in header["arrays"]:
+        dtype = np.dtype(dtype_str)
+        count = math.prod(shape)
+        if offset + count * dtype.itemsize > len(buffer):
+            raise ValueError("a packed entry shorter than its header says")
+        array = np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
+        arrays.append(array.reshape(tuple(shape)))
+        offset += count * dtype.itemsize
+    if offset != len(buffer):
+        raise ValueError("a packed entry longer than its header says")
+    return header["data"], arrays
 
 
 def write_entry(entry: Path, write: Callable[[Path], None]) -> None:
@@ -287,6 +356,30 @@ def mark_entry(staging: Path) -> None:
 def check_entry(entry: Path) -> None:
     """Raise DamagedEntry unless ``entry``'s files are exactly those its marker has checksums
     of, each with its checksum (OSError when it cannot be read)."""
+    sums, files = _listed(entry)
+    for name, path in files.items():
+        if _checksum(path) != sums[name]:
+            raise DamagedEntry(f"{entry}: {name} does not match its checksum")
+
+
+def _checked_file(entry: Path, name: str) -> bytearray:
+    """The bytes of ``entry``'s one file ``name``, checked as ``check_entry`` checks."""
+    sums, files = _listed(entry)
+    if list(files) != [name]:
+        raise DamagedEntry(f"{entry}: not an entry of one file {name}")
+    with open(files[name], "rb") as handle:
+        # read into a bytearray, not bytes then copied: entries of large outputs run to
+        # hundreds of MB, and their arrays are views of it
+        blob = bytearray(os.fstat(handle.fileno()).st_size)
+        del blob[handle.readinto(blob) :]  # a file cut short meanwhile: its checksum fails
+    if _digest(blob) != sums[name]:
+        raise DamagedEntry(f"{entry}: {name} does not match its checksum")
+    return blob
+
+
+def _listed(entry: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The checksums in ``entry``'s marker and its files (name -> path), which must be the
+    files the checksums name (DamagedEntry)."""
     try:
         sums = json.loads((entry / ENTRY_MARKER).read_bytes())[_CHECKSUMS]
     except (ValueError, TypeError, KeyError):
@@ -294,9 +387,7 @@ def check_entry(entry: Path) -> None:
     files = dict(_entry_files(entry))
     if not isinstance(sums, dict) or sorted(sums) != sorted(files):
         raise DamagedEntry(f"{entry}: its files are not those its checksums name")
-    for name, path in files.items():
-        if _checksum(path) != sums[name]:
-            raise DamagedEntry(f"{entry}: {name} does not match its checksum")
+    return sums, files
 
 
 _CHECKSUMS = "blake2b"
@@ -314,10 +405,14 @@ def _entry_files(folder: Path) -> list[tuple[str, str]]:
 
 
 def _checksum(path: str) -> str:
-    # blake2b: faster than sha256 in CPython, and a checksum, not a key. Entries are small
-    # enough to hash in one piece.
+    # Entries are small enough to hash in one piece.
     with open(path, "rb") as handle:
-        return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+        return _digest(handle.read())
+
+
+def _digest(data: bytes | bytearray) -> str:
+    # blake2b: faster than sha256 in CPython, and a checksum, not a key.
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def remove(entry: Path) -> bool:

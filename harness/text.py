@@ -18,6 +18,7 @@ commands' ``emit``, the pytest plugin's messages and the nightly summary all app
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -60,8 +61,15 @@ def _secret_variables() -> dict[str, str]:
     return {
         name: value
         for name, value in os.environ.items()
-        if value and (name in _declared or SECRET_NAME.search(name))
+        if value and (name in _declared or _secret_name(name))
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name(name: str) -> bool:
+    # Remembered per name: every record is redacted twice, each time reading the environment
+    # (its values may have changed), and matching every name again was most of that.
+    return SECRET_NAME.search(name) is not None
 
 
 def secret_values() -> list[str]:

@@ -293,3 +293,27 @@ def test_a_content_key_covers_each_arrays_bytes_dtype_and_shape() -> None:
     keys = {key([grid]), *(key(v) for v in variants)}
     assert len(keys) == 1 + len(variants)
     assert key([grid], [grid]) != key([grid, grid])  # group boundaries count
+
+
+def test_a_packed_entry_gives_back_its_data_and_every_array_as_stored(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path, SIM_FOLDER)
+    stored = [
+        np.array(2.5),  # no dimensions
+        np.zeros((0, 3), np.float32),  # no elements
+        np.array([True, False, True]),
+        np.arange(6, dtype=">i4").reshape(2, 3).T,  # big-endian, not C-contiguous
+        np.linspace(-1, 1, 12, dtype=np.float16).reshape(1, 3, 4),
+        np.arange(4, dtype=np.uint8),
+    ]
+    data = {"outputs": len(stored), "name": "x", "nan": None}
+    cache.put_packed("ef" * 32, data, stored)
+    found = cache.get_packed("ef" * 32, lambda data, arrays: (data, arrays))
+    assert found is not None and found[0] == data
+    assert len(found[1]) == len(stored)
+    for got, want in zip(found[1], stored, strict=True):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_array_equal(got, want)
+        got[...] = 0  # writable, as np.load gives: a caller's change is its own
+    assert cache.get_packed("ef" * 32, lambda data, arrays: arrays[2].tolist()) == [1, 0, 1]
+    with pytest.raises(TypeError, match="object"):
+        cache.put_packed("12" * 32, {}, [np.array([object()])])

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,14 +30,16 @@ from tests.helpers.records import make_record
 
 from harness.diskcache import (
     ENTRY_MARKER,
+    PACKED,
     CacheFolder,
     CacheWriteWarning,
     DiskCache,
     claim,
     entries,
+    unpack,
 )
 from harness.judge.comparison_cache import ComparisonCache
-from harness.models.reference import SPEC, ReferenceCache
+from harness.models.reference import ORT, SPEC, ReferenceCache
 from harness.results.journal import Journal, JournalWriteError, read_records
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 
@@ -91,18 +94,19 @@ def fill(disk: Path) -> None:
 # -- damaged entries --------------------------------------------------------------------------
 
 
-def test_a_reference_entry_damaged_behind_a_valid_npy_header_is_a_miss(tmp_path: Path) -> None:
+def test_a_reference_entry_damaged_behind_a_valid_header_is_a_miss(tmp_path: Path) -> None:
     built = MODELS.build("MaxPool", MAXPOOL, seed=7)
     cache = ReferenceCache(tmp_path)
-    expected = cache.references(built).outputs[SPEC][0]
+    expected = cache.references(built).outputs[ORT][0]  # the last array stored
     [entry] = entries(tmp_path)
-    array = next(entry.path.glob("*.npy"))
-    data = bytearray(array.read_bytes())
+    packed = entry.path / PACKED
+    data = bytearray(packed.read_bytes())
     data[-1] ^= 0x40  # the last element's bytes: the header, shape and size stay valid
-    array.write_bytes(bytes(data))
-    assert not np.array_equal(np.load(array), expected)  # what the old cache handed back
-    np.testing.assert_array_equal(cache.references(built).outputs[SPEC][0], expected)
-    np.testing.assert_array_equal(np.load(next(entries(tmp_path)[0].path.glob("*.npy"))), expected)
+    packed.write_bytes(bytes(data))
+    assert not np.array_equal(unpack(bytes(data))[1][-1], expected)  # what reading it gives
+    np.testing.assert_array_equal(cache.references(built).outputs[ORT][0], expected)
+    stored = unpack((entries(tmp_path)[0].path / PACKED).read_bytes())[1]
+    np.testing.assert_array_equal(stored[-1], expected)
 
 
 def test_a_comparison_entry_edited_into_other_valid_json_is_a_miss(tmp_path: Path) -> None:
@@ -279,3 +283,29 @@ def test_a_run_whose_case_folders_cannot_be_written_keeps_every_cases_record(
         assert record.verdict == "infra-error", record.detail
         assert record.detail.startswith("writing the case folder: ") and "No space" in record.detail
     assert "3 errors" in output  # infrastructure errors, reported as such
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    where=st.integers(min_value=0),
+    flip=st.integers(min_value=1, max_value=255),
+    truncate=st.booleans(),
+)
+def test_a_damaged_packed_entry_is_a_miss(where: int, flip: int, truncate: bool) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        cache = DiskCache(Path(folder), FOLDER)
+        key, stored = "ab" * 32, [np.arange(6, dtype=np.float32).reshape(2, 3)]
+        cache.put_packed(key, {"kept": True}, stored)
+        packed = cache.entry(key) / PACKED
+        damaged = bytearray(packed.read_bytes())
+        if truncate:
+            del damaged[where % len(damaged) :]
+        else:
+            damaged[where % len(damaged)] ^= flip
+        packed.write_bytes(bytes(damaged))
+        assert cache.get_packed(key, lambda data, arrays: (data, arrays)) is None
+        assert not cache.entry(key).exists()
+        cache.put_packed(key, {"kept": True}, stored)
+        found = cache.get_packed(key, lambda data, arrays: (data, arrays))
+        assert found is not None and found[0] == {"kept": True}
+        np.testing.assert_array_equal(found[1][0], stored[0])

@@ -24,10 +24,10 @@ keeps them on disk, keyed by model, inputs and the reference libraries' versions
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -153,8 +153,7 @@ def _with_test_data(built: BuiltModel, references: References) -> References:
 CACHE = CacheFolder(
     "references", "ref", "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX", "host references"
 )
-FORMAT = 1  # bump when the entry layout or what host_references computes changes
-_ENTRY_FILE = "references.json"
+FORMAT = 2  # bump when the entry layout or what host_references computes changes
 
 
 class ReferenceCache(DiskCache):
@@ -177,25 +176,23 @@ class ReferenceCache(DiskCache):
     def references(self, built: BuiltModel) -> References:
         """``host_references(built)``, from the cache when an entry is there, else computed
         and stored (outputs a model's source gives are never stored: ``built`` has them)."""
-        stored = self.cached(self.key(built), _read, lambda: host_references(built), _write)
+        key = self.key(built)
+        stored = self.get_packed(key, _read)
+        if stored is None:
+            stored = host_references(built)
+            kept = {name: arrays for name, arrays in stored.outputs.items() if name != TEST_DATA}
+            counts = {name: len(arrays) for name, arrays in kept.items()}
+            data = {"outputs": counts, "unavailable": stored.unavailable}
+            self.put_packed(key, data, [array for arrays in kept.values() for array in arrays])
         return _with_test_data(built, stored)
 
 
-def _write(folder: Path, computed: References) -> None:
-    counts: dict[str, int] = {}
-    kept = (item for item in computed.outputs.items() if item[0] != TEST_DATA)
-    for j, (name, arrays) in enumerate(kept):
-        counts[name] = len(arrays)
-        for i, array in enumerate(arrays):
-            np.save(folder / f"{j}_{i}.npy", array)
-    data = {"outputs": counts, "unavailable": computed.unavailable}
-    (folder / _ENTRY_FILE).write_text(json.dumps(data))
-
-
-def _read(entry: Path) -> References:
-    data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
-    outputs = {
-        name: [np.load(entry / f"{j}_{i}.npy") for i in range(count)]
-        for j, (name, count) in enumerate(data["outputs"].items())
-    }
+def _read(data: dict[str, Any], arrays: list[np.ndarray]) -> References:
+    """The references ``references`` stored: each one's outputs in turn, as ``data`` counts."""
+    outputs, start = {}, 0
+    for name, count in data["outputs"].items():
+        outputs[name] = arrays[start : start + count]
+        start += count
+    if start != len(arrays):
+        raise ValueError(f"{len(arrays)} arrays stored for {start} outputs")
     return References(outputs, dict(data["unavailable"]))

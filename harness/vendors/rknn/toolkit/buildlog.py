@@ -11,8 +11,10 @@ yields what it has.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -28,6 +30,9 @@ _SHAPE = re.compile(r"\(([^()]*)\)")
 IO_LAYERS = frozenset({"InputOperator", "OutputOperator"})
 LAYER_TABLE = "Network Layer Information Table"
 TENSOR_TABLE = "Feature Tensor Information Table"
+# What a stored parse was read by (the simulator cache keeps parsed logs): this file's own
+# text, so any change to the parser makes stored parses stale.
+PARSER_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
 @dataclass

@@ -3,32 +3,37 @@
 The key covers everything that decides a simulator result: the model bytes, the inputs and
 calibration arrays (bytes, shapes, dtypes; samples the harness draws, by how it draws them),
 the exact toolkit calls (target, config, quantization) and the toolkit version. An entry is
-a folder ``<key>/`` holding ``observation.json`` and ``output<i>.npy``; it is written under a
-temporary name and renamed into place, so a reader sees a whole entry or none; an entry
-damaged later is a miss and is removed. Only simulator results are accepted, and never
-infrastructure errors: a crash or a hang says nothing about the model.
+a folder ``<key>/`` holding one packed file (``diskcache.pack``): the observation's fields as
+JSON, then its outputs; it is written under a temporary name and renamed into place, so a
+reader sees a whole entry or none; an entry damaged later is a miss and is removed. Only
+simulator results are accepted, and never infrastructure errors: a crash or a hang says
+nothing about the model.
+
+An entry keeps what the build log says (placement, rewrites, tensor forms) beside the log,
+with the version of the parser that read it (``buildlog.PARSER_VERSION``): a hit read by
+another parser is parsed afresh, so entries follow the parser without a hit paying for
+parsing every time.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit.buildlog import PARSER_VERSION, parse_build_log
 from harness.vendors.rknn.toolkit.calls import toolkit_calls, toolkit_version
 
 CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
-FORMAT = 2  # bump when the entry layout or the worker's behaviour changes
-_ENTRY_FILE = "observation.json"
-# Not stored: what the simulator observes is the pool's to say, and placement, rewrites and
-# tensor forms the pool reads off the stored log on every hit (so entries follow the parser).
-_DERIVED = ("observes", "placement", "rewrites", "tensors")
-_FIELDS = [f.name for f in fields(Observation) if f.name not in _DERIVED]
+FORMAT = 3  # bump when the entry layout or the worker's behaviour changes
+_PARSER = "parser"  # the key of the parser version in an entry's fields
+# Not stored: what the simulator observes is the pool's to say.
+_FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
 
 
 class SimCache(DiskCache):
@@ -53,7 +58,7 @@ class SimCache(DiskCache):
         """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
         wrong fields or types, a bad array) is a miss and is removed, so the next run stores
         a good one instead of failing the case every time."""
-        return self.get(self.key(job), _read)
+        return self.get_packed(self.key(job), _read)
 
     def store(self, job: Job, observation: Observation) -> None:
         """Store a simulator observation; one with ``infra_error`` is silently skipped."""
@@ -61,22 +66,26 @@ class SimCache(DiskCache):
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
         if observation.infra_error is not None:
             return
-
-        def write(folder: Path) -> None:
-            outputs = observation.outputs
-            for i, array in enumerate(outputs or []):
-                np.save(folder / f"output{i}.npy", array)
-            data = {name: getattr(observation, name) for name in _FIELDS}
-            data["outputs"] = None if outputs is None else len(outputs)
-            (folder / _ENTRY_FILE).write_text(json.dumps(data))
-
-        self.put(self.key(job), write)
+        outputs = observation.outputs
+        data = {name: getattr(observation, name) for name in _FIELDS}
+        data["outputs"] = None if outputs is None else len(outputs)
+        data[_PARSER] = PARSER_VERSION
+        self.put_packed(self.key(job), data, outputs or [])
 
 
-def _read(entry: Path) -> Observation:
-    data = json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8"))
-    count = data.pop("outputs")
-    data["outputs"] = (
-        None if count is None else [np.load(entry / f"output{i}.npy") for i in range(count)]
+def with_parsed_log(observation: Observation) -> Observation:
+    """``observation`` with what its build log shows: placement, rewrites, tensor forms."""
+    parsed = parse_build_log(observation.log)
+    return replace(
+        observation, placement=parsed.layers, rewrites=parsed.rewrites, tensors=parsed.tensors
     )
-    return Observation(**data)
+
+
+def _read(data: dict[str, Any], arrays: list[np.ndarray]) -> Observation:
+    count = data.pop("outputs")  # None: the case gave no outputs
+    if len(arrays) != (count or 0):
+        raise ValueError(f"{len(arrays)} arrays stored for {count} outputs")
+    data["outputs"] = None if count is None else arrays
+    parser = data.pop(_PARSER)
+    observation = Observation(**data)
+    return observation if parser == PARSER_VERSION else with_parsed_log(observation)

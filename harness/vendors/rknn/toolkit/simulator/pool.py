@@ -16,7 +16,7 @@ toolkit twice per such case.
 
 Per job the pool makes a working folder, the worker writes the toolkit's log there, and
 the pool parses it into placement, rewrites and native layouts, so even a case that hung or
-crashed keeps the log it got to.
+crashed keeps the log it got to. A cache hit comes with its log parsed (``SimCache``).
 
 No case folder outlives its process for long: SIGTERM kills the running workers and removes
 their folders before the process ends, and a folder's name carries its process id, so a pool
@@ -45,11 +45,10 @@ from typing import Any
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES
-from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 from harness.vendors.rknn.toolkit.calls import LOG_FILE
 from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit.process import ToolkitProcess
-from harness.vendors.rknn.toolkit.simulator.cache import SimCache
+from harness.vendors.rknn.toolkit.simulator.cache import SimCache, with_parsed_log
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
@@ -244,7 +243,7 @@ class SimulatorPool:
             if hit is None:
                 pending.append(len(taken) - 1)
             else:
-                results[len(taken) - 1] = _observed(hit)
+                results[len(taken) - 1] = replace(hit, observes=SIMULATOR_OBSERVES)
 
         try:
             while True:
@@ -361,7 +360,7 @@ class SimulatorPool:
         log_path = running.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
         running.remove_folder()
-        observation = _observed(
+        observation = with_parsed_log(
             Observation(
                 backend="simulator",
                 outputs=reply.get("outputs"),
@@ -372,6 +371,7 @@ class SimulatorPool:
                 versions=dict(running.worker.versions or {}),
                 timings=reply.get("timings", {}),
                 log=log,
+                observes=SIMULATOR_OBSERVES,
             )
         )
         if self.cache and job is not None and observation.infra_error is None:
@@ -403,18 +403,3 @@ class SimulatorPool:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _observed(observation: Observation) -> Observation:
-    """``observation`` with what its build log shows, and with what the simulator observes.
-
-    A cache hit is parsed afresh too, so cached entries follow the parser.
-    """
-    parsed = parse_build_log(observation.log)
-    return replace(
-        observation,
-        placement=parsed.layers,
-        rewrites=parsed.rewrites,
-        tensors=parsed.tensors,
-        observes=SIMULATOR_OBSERVES,
-    )

@@ -7,6 +7,7 @@ NPU_HIL_SIM_FAULT hook, besides a real toolkit crash (a one-input Max).
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import signal
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,15 @@ import pytest
 from onnx import TensorProto, helper
 from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
-from tests.helpers.paths import SUITE
+from tests.helpers.paths import SUITE, TESTS
 
+from harness.diskcache import ENTRY_MARKER, mark_entry
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
+from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 from harness.vendors.rknn.toolkit.calls import LOG_FILE, recipe, toolkit_calls, write_dataset
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import cache as simulator_cache
 from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
 
 pytest.importorskip("rknn.api", reason="rknn-toolkit2 (the simulator) is not installed")
@@ -565,14 +569,37 @@ def test_invalid_requests_are_refused_up_front() -> None:
         sub_request("q", config={"target_platform": "rk3588"})
 
 
-# A damaged entry, by file it damages and what goes in it.
-CORRUPTIONS = {
-    "not-json": ("observation.json", b'{"backend": "simul'),
-    "not-utf8": ("observation.json", b"\xff\xfe{}"),
-    "wrong-fields": ("observation.json", b'{"backend": "simulator", "outputs": 1, "x": 2}'),
-    "wrong-types": ("observation.json", b'{"backend": "simulator", "outputs": "two"}'),
-    "not-an-object": ("observation.json", b"[1, 2]"),
-    "bad-array": ("output0.npy", b"\x93NUMPY garbage"),
+def _header(blob: bytes) -> tuple[Any, bytes]:
+    """A packed entry's JSON header and the array bytes after it."""
+    size = int.from_bytes(blob[:8], "little")
+    return json.loads(blob[8 : 8 + size]), blob[8 + size :]
+
+
+def _packed(header: bytes, rest: bytes) -> bytes:
+    return len(header).to_bytes(8, "little") + header + rest
+
+
+def _with_data(blob: bytes, change: Callable[[dict[str, Any]], Any]) -> bytes:
+    header, rest = _header(blob)
+    header["data"] = change(header["data"])
+    return _packed(json.dumps(header).encode(), rest)
+
+
+# A damaged entry's packed file, made from the good one; each is marked with its checksum
+# again (but "flipped-output"), so that reading it, not its checksum, must find the damage.
+CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
+    "not-json": lambda blob: _packed(b'{"data": {"backend": "simul', _header(blob)[1]),
+    "not-utf8": lambda blob: _packed(b"\xff\xfe{}", _header(blob)[1]),
+    "wrong-fields": lambda blob: _with_data(blob, lambda data: {**data, "x": 2}),
+    "wrong-types": lambda blob: _with_data(blob, lambda data: {**data, "outputs": "two"}),
+    "not-an-object": lambda blob: _with_data(blob, lambda data: [1, 2]),
+    "outputs-miscounted": lambda blob: _with_data(blob, lambda data: {**data, "outputs": 2}),
+    "no-parser-version": lambda blob: _with_data(
+        blob, lambda data: {k: v for k, v in data.items() if k != "parser"}
+    ),
+    "array-cut-short": lambda blob: blob[:-1],
+    "bytes-after-the-arrays": lambda blob: blob + b"\0",
+    "flipped-output": lambda blob: blob[:-1] + bytes([blob[-1] ^ 0x40]),
 }
 
 
@@ -582,10 +609,33 @@ def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: 
     request = sub_request("damaged")
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="ok"))
     entry = tmp_path / cache.key(request)[:2] / cache.key(request)
-    name, content = CORRUPTIONS[damage]
-    (entry / name).write_bytes(content)
+    assert cache.observation(request) is not None  # the good entry reads back
+    [packed] = [path for path in entry.iterdir() if path.name != ENTRY_MARKER]
+    packed.write_bytes(CORRUPTIONS[damage](packed.read_bytes()))
+    if damage != "flipped-output":
+        mark_entry(entry)
     assert cache.observation(request) is None
     assert not entry.exists()  # so the next put stores a good one
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
     hit = cache.observation(request)
     assert hit is not None and hit.log == "again"
+
+
+def test_a_hit_serves_the_stored_parse_of_its_log_until_the_parser_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = (TESTS / "data" / "buildlogs" / "rk3562_fp16_maxpool_8x8.log").read_text()
+    parsed = parse_build_log(log)
+    assert parsed.layers and parsed.rewrites  # the log has something to parse
+    cache = SimCache(tmp_path)
+    request = sub_request("parsed")
+    # Stored as given: a placement the log does not show tells a stored parse from a fresh one.
+    stored = [{"id": 1, "op": "Stored", "target": "NPU"}]
+    cache.store(request, Observation(backend="simulator", log=log, placement=stored))
+    hit = cache.observation(request)
+    assert hit is not None and (hit.placement, hit.rewrites) == (stored, [])
+    monkeypatch.setattr(simulator_cache, "PARSER_VERSION", "another parser")
+    again = cache.observation(request)
+    assert again is not None and again.log == log
+    assert (again.placement, again.rewrites) == (parsed.layers, parsed.rewrites)
+    assert again.tensors == parsed.tensors
