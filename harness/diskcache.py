@@ -4,9 +4,10 @@ size caps, and what is theirs.
 Each keeps one folder per entry, ``<directory>/<key[:2]>/<key>/``, keyed by ``content_key``
 over everything that decides the entry. An entry is written in a staging folder and renamed
 into place (``write_entry``), so a reader sees it whole or not at all. Its marker holds a
-checksum of each of its files (blake2b), checked before the entry is read (``check_entry``):
-one damaged later, even behind a valid header, is a miss and is removed (``read_entry``), as is
-an entry without checksums (written by an npu-hil from before them). A packed entry
+checksum of each of its files (CRC-32; blake2b in entries of an npu-hil from before), checked
+before the entry is read (``check_entry``): one damaged later, even behind a valid header, is a
+miss and is removed (``read_entry``), as is an entry without checksums (written by an npu-hil
+from before them). A packed entry
 (``pack``: the simulator's and the host references') is one file, a JSON header followed by
 its arrays' bytes, read once on a hit and checked against its checksum as read
 (``read_packed``). A hit touches the folder, so its modification time is the entry's last
@@ -39,6 +40,7 @@ import stat
 import tempfile
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,13 +308,14 @@ def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
             handle.write(array.reshape(-1).view(np.uint8).data)
 
 
-def unpack(blob: bytes | bytearray) -> tuple[Any, list[np.ndarray]]:
+def unpack(blob: bytes | bytearray | memoryview) -> tuple[Any, list[np.ndarray]]:
     """``data`` and the arrays ``pack`` wrote (writable, as np.load gives them: views of
-    ``blob`` when it is a bytearray, which is then theirs); ValueError when ``blob`` is not
-    exactly what ``pack`` writes."""
+    ``blob`` when it is writable, a bytearray or a writable memoryview, which is then theirs);
+    ValueError when ``blob`` is not exactly what ``pack`` writes."""
     size = int.from_bytes(blob[:_LENGTH], "little")
-    header = json.loads(blob[_LENGTH : _LENGTH + size].decode("utf-8"))
-    buffer = blob if isinstance(blob, bytearray) else bytearray(blob)
+    header = json.loads(bytes(blob[_LENGTH : _LENGTH + size]).decode("utf-8"))
+    writable = isinstance(blob, bytearray) or (isinstance(blob, memoryview) and not blob.readonly)
+    buffer = blob if writable else bytearray(blob)
     offset, arrays = _LENGTH + size, []
     for dtype_str, shape in header["arrays"]:
         dtype = np.dtype(dtype_str)
@@ -349,48 +352,48 @@ def write_entry(entry: Path, write: Callable[[Path], None]) -> None:
 def mark_entry(staging: Path) -> None:
     """Mark a staged entry as the cache's own (before it is renamed into place), the marker
     holding the checksum of each of its files (``check_entry``)."""
-    sums = {name: _checksum(path) for name, path in _entry_files(staging)}
+    sums = {name: _checksum(path, _CHECKSUMS) for name, path in _entry_files(staging)}
     (staging / ENTRY_MARKER).write_text(json.dumps({_CHECKSUMS: sums}, sort_keys=True))
 
 
 def check_entry(entry: Path) -> None:
     """Raise DamagedEntry unless ``entry``'s files are exactly those its marker has checksums
     of, each with its checksum (OSError when it cannot be read)."""
-    sums, files = _listed(entry)
+    algorithm, sums, files = _listed(entry)
     for name, path in files.items():
-        if _checksum(path) != sums[name]:
+        if _checksum(path, algorithm) != sums[name]:
             raise DamagedEntry(f"{entry}: {name} does not match its checksum")
 
 
-def _checked_file(entry: Path, name: str) -> bytearray:
-    """The bytes of ``entry``'s one file ``name``, checked as ``check_entry`` checks."""
-    sums, files = _listed(entry)
+def _checked_file(entry: Path, name: str) -> memoryview:
+    """The bytes of ``entry``'s one file ``name`` (writable), checked as ``check_entry``
+    checks."""
+    algorithm, sums, files = _listed(entry)
     if list(files) != [name]:
         raise DamagedEntry(f"{entry}: not an entry of one file {name}")
-    with open(files[name], "rb") as handle:
-        # read into a bytearray, not bytes then copied: entries of large outputs run to
-        # hundreds of MB, and their arrays are views of it
-        blob = bytearray(os.fstat(handle.fileno()).st_size)
-        del blob[handle.readinto(blob) :]  # a file cut short meanwhile: its checksum fails
-    if _digest(blob) != sums[name]:
+    with open(files[name], "rb", buffering=0) as handle:
+        # read in place, not bytes then copied, into memory not zeroed first (a bytearray's
+        # is): entries of large outputs run to hundreds of MB, and their arrays are views of it
+        buffer = np.empty(os.fstat(handle.fileno()).st_size, np.uint8).data
+        blob = buffer[: handle.readinto(buffer)]  # a file cut short meanwhile: its sum fails
+    if _DIGESTS[algorithm](blob) != sums[name]:
         raise DamagedEntry(f"{entry}: {name} does not match its checksum")
     return blob
 
 
-def _listed(entry: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The checksums in ``entry``'s marker and its files (name -> path), which must be the
-    files the checksums name (DamagedEntry)."""
+def _listed(entry: Path) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The checksum algorithm of ``entry``'s marker, its checksums and the entry's files
+    (name -> path), which must be the files the checksums name (DamagedEntry)."""
     try:
-        sums = json.loads((entry / ENTRY_MARKER).read_bytes())[_CHECKSUMS]
-    except (ValueError, TypeError, KeyError):
+        marker = json.loads((entry / ENTRY_MARKER).read_bytes())
+        (algorithm,) = (name for name in marker if name in _DIGESTS)
+        sums = marker[algorithm]
+    except (ValueError, TypeError, AttributeError):
         raise DamagedEntry(f"{entry}: no checksums in its marker") from None
     files = dict(_entry_files(entry))
     if not isinstance(sums, dict) or sorted(sums) != sorted(files):
         raise DamagedEntry(f"{entry}: its files are not those its checksums name")
-    return sums, files
-
-
-_CHECKSUMS = "blake2b"
+    return algorithm, sums, files
 
 
 def _entry_files(folder: Path) -> list[tuple[str, str]]:
@@ -404,15 +407,19 @@ def _entry_files(folder: Path) -> list[tuple[str, str]]:
         )
 
 
-def _checksum(path: str) -> str:
+def _checksum(path: str, algorithm: str) -> str:
     # Entries are small enough to hash in one piece.
     with open(path, "rb") as handle:
-        return _digest(handle.read())
+        return _DIGESTS[algorithm](handle.read())
 
 
-def _digest(data: bytes | bytearray) -> str:
-    # blake2b: faster than sha256 in CPython, and a checksum, not a key.
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+# A checksum catches damage, it is not a key: CRC-32, which every hit pays for, reads twice as
+# fast as blake2b here. Entries written before it carry blake2b sums, still checked as such.
+_DIGESTS: dict[str, Callable[[bytes | bytearray | memoryview], str]] = {
+    "crc32": lambda data: f"{zlib.crc32(data):08x}",
+    "blake2b": lambda data: hashlib.blake2b(data, digest_size=16).hexdigest(),
+}
+_CHECKSUMS = "crc32"  # what new entries carry
 
 
 def remove(entry: Path) -> bool:

@@ -10,6 +10,7 @@ mounting is not permitted the tests that need it are skipped).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -137,6 +138,25 @@ def test_an_entry_without_checksums_from_an_older_npu_hil_is_a_miss(tmp_path: Pa
     cache.put("ab" * 32, lambda folder: (folder / "value").write_bytes(b"kept"))
     (cache.entry("ab" * 32) / ENTRY_MARKER).write_text("")  # the marker before checksums
     assert cache.get("ab" * 32, lambda entry: (entry / "value").read_bytes()) is None
+
+
+def test_an_entry_with_blake2b_sums_from_an_older_npu_hil_is_still_checked(
+    tmp_path: Path,
+) -> None:
+    # Entries before CRC-32 carry blake2b sums: read as hits while whole, a miss once damaged.
+    cache = DiskCache(tmp_path, FOLDER)
+    stored = [np.arange(6, dtype=np.float32).reshape(2, 3)]
+    cache.put_packed("ab" * 32, {"n": 1}, stored)
+    packed = cache.entry("ab" * 32) / PACKED
+    whole = packed.read_bytes()
+    blake2b = hashlib.blake2b(whole, digest_size=16).hexdigest()
+    (packed.parent / ENTRY_MARKER).write_text(json.dumps({"blake2b": {PACKED: blake2b}}))
+    found = cache.get_packed("ab" * 32, lambda data, arrays: (data, arrays))
+    assert found is not None and found[0] == {"n": 1}
+    np.testing.assert_array_equal(found[1][0], stored[0])
+    packed.write_bytes(whole[:-1] + bytes([whole[-1] ^ 1]))
+    assert cache.get_packed("ab" * 32, lambda data, arrays: data) is None
+    assert not packed.parent.exists()  # removed, so that the next run stores a good one
 
 
 @settings(
