@@ -585,17 +585,21 @@ def _summary(
     # Outputs over the cap run to hundreds of MB: statistics accumulate in float64 without a
     # float64 copy, and the comparison walks ``chunk`` elements at a time, keeping only the
     # first differing indices (an argwhere over all of them took most of a warm run).
+    # A warm run summarises every large output again: no pass over the outputs it can spare
+    # (the NaN and infinity counts of all-finite outputs, a fresh float64 buffer per chunk).
     flat = observed.reshape(-1)
     finite = np.isfinite(flat)
+    all_finite = bool(finite.all())
+    nan = 0 if all_finite else int(np.count_nonzero(np.isnan(flat)))
     entry: dict[str, Any] = {
         "name": name,
         "shape": list(observed.shape),
         "dtype": str(observed.dtype),
         "bytes": int(observed.nbytes),
-        "nan": int(np.count_nonzero(np.isnan(flat))),
-        "inf": int(np.count_nonzero(np.isinf(flat))),
+        "nan": nan,
+        "inf": 0 if all_finite else int(flat.size - np.count_nonzero(finite)) - nan,
     }
-    values = flat if finite.all() else flat[finite]
+    values = flat if all_finite else flat[finite]
     if values.size:
         entry.update(
             min=float(values.min()),
@@ -609,11 +613,16 @@ def _summary(
     expected = reference.reshape(-1)
     atol, rtol = tolerance.get("atol", 0.0), tolerance.get("rtol", 0.0)
     differing, first = 0, list[dict[str, Any]]()
+    buffers = [np.empty(min(chunk, flat.size), np.float64) for _ in range(4)]
     for start in range(0, flat.size, chunk):
-        got = flat[start : start + chunk].astype(np.float64)
-        want = expected[start : start + chunk].astype(np.float64)
+        count = min(chunk, flat.size - start)
+        got, want, gap, bound = (buffer[:count] for buffer in buffers)
+        got[...] = flat[start : start + chunk]
+        want[...] = expected[start : start + chunk]
         with np.errstate(invalid="ignore"):
-            differs = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+            np.abs(np.subtract(got, want, out=gap), out=gap)
+            np.multiply(np.abs(want, out=bound), rtol, out=bound)
+            differs = ~(gap <= np.add(bound, atol, out=bound))  # atol + rtol * |want|
         differing += int(np.count_nonzero(differs))
         if len(first) == FIRST_DIFFERING:
             continue
