@@ -15,7 +15,9 @@ A probe should cross only the bound it probes. Where a range's bound value canno
 alone (ONNX wants a pad below the kernel), the generator adds the nearest value that can (a
 pad of 6 with a kernel of 7; a GRU batch of 8196, outside the range yet a multiple of 4), and
 every case records the limit deciding its status and, when not isolable, what else it needs
-(``Case.deciding_limit``, ``Case.not_isolable``).
+(``Case.deciding_limit``, ``Case.not_isolable``). A probe that makes the model large keeps
+the dimensions it does not probe small (``shrunk``): the toolkit takes minutes to build an
+8M-element Transpose whose bound is on one dimension.
 
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
@@ -688,6 +690,55 @@ def bound_variant(
     raise ValueError(f"{limit.id}: a {limit.kind} limit has no single numeric bound to search")
 
 
+LARGE = 1 << 20  # elements (4 MiB of float32) above which a case's bystanders are shrunk
+
+
+def _named(limit: Limit) -> set[str]:
+    """The subjects ``limit`` names: its own, its factors, its formulas' and conditions'."""
+    rule = limit.rule
+    found = {_key(limit), *rule.get("factors", ()), *rule.get("names", ()), *limit.condition}
+    for text in (rule.get("expression"), rule.get("when")):
+        if isinstance(text, str):
+            found |= formula_names(text)
+    return found
+
+
+def shrunk(
+    models: Declarations,
+    op: DocumentedOperator,
+    limits: Sequence[Limit],
+    limit: Limit,
+    variant: Variant,
+) -> Variant:
+    """``variant``, when over ``LARGE`` elements, with the model's shrinkable dimensions it does
+    not probe halved, down to 2: the probed subjects keep their values and every dtype its
+    documented status (a Transpose at n1=8192 becomes [8192, 2, 2, 2], not 8M elements,
+    whose build takes the toolkit minutes; h1 stays 16 where the perm wants h1%16=0)."""
+    declared = models.probing[op.name]
+    params = variant.params
+    if not declared.shrinkable or element_count(models, op.name, params) <= LARGE:
+        return variant
+    dtypes = list(dict.fromkeys((*op.data_dtypes(), *DTYPES)))
+
+    def judged(p: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
+        found = models.subjects(op.name, p)
+        held = {name: found.get(name) for name in _named(limit)}
+        return held, [documented_status(models, op, limits, dtype, found) for dtype in dtypes]
+
+    start = judged(params)
+    for name in declared.shrinkable:
+        if name in _named(limit):
+            continue
+        while (value := models.subjects(op.name, params)[name]) > 2:
+            smaller = models.with_subject(op.name, params, name, max(2, value // 2))
+            if judged(smaller) != start or not _builds(
+                models, op.name, json.dumps(smaller, sort_keys=True)
+            ):
+                break
+            params = smaller
+    return variant._replace(params=params)
+
+
 def variant_case(
     models: Declarations,
     catalogue: OperatorCatalogue,
@@ -699,6 +750,7 @@ def variant_case(
     """The case the generator makes of ``variant`` probing ``limit`` in ``dtype``: the same
     id, documented status, deciding limit and expectations."""
     result = CaseSet()
+    variant = shrunk(models, op, governing_limits(catalogue, op), limit, variant)
     _add_case(models, result, {}, set(), catalogue, op, dtype, limit, variant)
     return result.cases[0]
 
@@ -730,6 +782,7 @@ def operator_cases(
             continue
         proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
         adopted = {limit.id for limit in op.adopted}
+        governing = governing_limits(catalogue, op)
         for limit in op.limits():
             found = _variants(models, op, limit, catalogue) if limit.id not in adopted else _ADOPTED
             if isinstance(found, str):
@@ -742,7 +795,7 @@ def operator_cases(
                     why = f"{variant.what}: the model cannot be built ({refused})"
                     result.unprobed.append(Untested(limit, why))
                 else:
-                    proposals.append((limit, variant))
+                    proposals.append((limit, shrunk(models, op, governing, limit, variant)))
         proposals.extend((None, variant) for variant in operand_forms(models, op.name))
         for probed, (what, params, bound) in proposals:
             over = budget.over_elements("model", element_count(models, op.name, params))

@@ -239,6 +239,10 @@ class Parametrization:
     broadcast: Broadcast | None = None
     # Why limits of a kind (layout, rank...) cannot be expressed by this model.
     unprobed: Mapping[str, str] = field(default_factory=dict)
+    # Dimensions a case probing another subject at a large size may shrink (Transpose's n1 of
+    # 8192 needs no 16*16 planes): each is halved, down to 2, while the case's documented
+    # status and the subjects its limit names stay as they are.
+    shrinkable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,18 @@ from hypothesis import strategies as st
 from tests.helpers import paths
 from tests.helpers.declared import MODELS
 
-from harness.cases.operators import balanced_factors, operator_cases, set_neighbours
+from harness.cases.operators import (
+    LARGE,
+    balanced_factors,
+    element_count,
+    operator_cases,
+    set_neighbours,
+)
 from harness.documented.properties import CPU_RULE
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import rewrite_of
+from harness.models import Declarations
+from harness.models.data_movement import TRANSPOSE_IN
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
 from harness.vendors import vendor_named
@@ -114,6 +122,47 @@ def test_rv1106_hardmax_is_probed_between_its_typical_case_and_its_cap():
     assert inside and inside[0] > typical_size and inside[-1] <= 8192
     assert [p for p, c in products.items() if c.documented == "outside"] == [8400]
     assert len(inside) == 3  # a quarter, a half and just inside the cap
+
+
+def _unshrunk() -> Declarations:
+    """The tests' declarations with Transpose declaring no shrinkable dimension."""
+    spec = MODELS.specs["Transpose"]
+    assert spec.probing is not None and spec.probing.shrinkable
+    unshrunk = replace(spec, probing=replace(spec.probing, shrinkable=()))
+    return MODELS | Declarations({"data_movement": {"Transpose": unshrunk}})
+
+
+@pytest.mark.parametrize("platform", ["rk3588", "rk3566", "rv1106"])
+def test_a_large_transpose_probe_shrinks_only_what_it_does_not_probe(platform):
+    catalogue = RKNN.operators(platform)
+    shrunk = {c.id: c for c in operator_cases(catalogue, MODELS, ops=["Transpose"]).cases}
+    full = {c.id: c for c in operator_cases(catalogue, _unshrunk(), ops=["Transpose"]).cases}
+    smaller = 0
+    for case_id, was in full.items():  # every case over the budget unshrunk is new: not here
+        now = shrunk[case_id]
+        before, after = (element_count(MODELS, "Transpose", c.params) for c in (was, now))
+        assert after <= before
+        if after < before:
+            smaller += 1
+            assert before > LARGE
+        # the same documented status, for the same reasons, and the probed value kept
+        assert (now.documented, now.outside_because, now.deciding_limit, now.not_isolable) == (
+            was.documented,
+            was.outside_because,
+            was.deciding_limit,
+            was.not_isolable,
+        )
+        name, _, value = now.value.partition("=")
+        if name in TRANSPOSE_IN and value.isdigit():
+            assert MODELS.subjects("Transpose", now.params)[name] == int(value)
+    assert smaller > 0
+
+
+def test_a_transpose_at_its_batch_bound_is_small_but_keeps_the_dims_its_perm_rules_need():
+    cases = cases_of("rk3588", "Transpose")
+    assert cases["rk3588/Transpose/int8/n1=8192"].params["shape"] == [8192, 2, 2, 2]
+    # perm [0,3,2,1] of RK3588 wants h1%16=0 for int8 (T1): h1 stays 16, w1 shrinks to 2
+    assert cases["rk3588/Transpose/int8/c1=131071"].params["shape"] == [1, 131071, 16, 2]
 
 
 # -- rewrites --------------------------------------------------------------------------------
