@@ -37,6 +37,7 @@ from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
+from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import BOARD_LOG, CaseRecord, case_folder
 from harness.targets.job import DrawnCalibration, Job
@@ -314,10 +315,10 @@ class CaseExecutor:
         if verdict.verdict not in stages.drop_arrays_for:
             cap = None if case.from_user else stages.observed_cap
             _write_arrays(item, observation, cap, tolerance)
-        return CaseRecord(
-            **self._case_fields(case),
-            backend=observation.backend,
-            verdict=verdict.verdict,
+        return self._record(
+            case,
+            observation.backend,
+            verdict.verdict,
             detail=verdict.detail + _decided_by(case),
             placement=observation.placement,
             rewrites=observation.rewrites,
@@ -331,7 +332,6 @@ class CaseExecutor:
             params=built.params,
             checks=list(verdict.checks),
             reference=_reference_field(references, comparison),
-            sdk=self.sdk,
             perf=perf,
         )
 
@@ -371,33 +371,22 @@ class CaseExecutor:
         record.artifacts = item.folder.relative_to(self.results_dir).as_posix()
         return self._journaled(record)
 
-    def _case_fields(self, case: Case) -> dict[str, Any]:
-        """What every record of ``case`` copies from the case itself; its source names the
-        document this run's SDK is judged against (``Vendor.judged_against``)."""
-        return {
-            "id": case.id,
-            "platform": case.platform,
-            "op": case.op,
-            "dtype": case.dtype,
-            "limit": case.limit,
-            "value": case.value,
-            "documented": case.documented,
-            "source": {**case.source, **self.stages.judged_against(case, self.sdk)},
-            "seed": case.seed,
-            "deciding_limit": case.deciding_limit,
-            "not_isolable": case.not_isolable,
-        }
+    def _record(self, case: Case, backend: str, verdict: str, **fields: Any) -> CaseRecord:
+        """A record of ``case`` in this run; its source names the document this run's SDK is
+        judged against (``Vendor.judged_against``)."""
+        source = {**case.source, **self.stages.judged_against(case, self.sdk)}
+        return case_record(
+            case, backend=backend, verdict=verdict, source=source, sdk=self.sdk, **fields
+        )
 
     def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:
-        return CaseRecord(
-            **self._case_fields(case),
-            backend=backend,
-            verdict=verdict,
+        return self._record(
+            case,
+            backend,
+            verdict,
             detail=detail,
             versions=dict(self.versions),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            params=dict(case.params),
-            sdk=self.sdk,
         )
 
 

@@ -28,6 +28,7 @@ from harness.documented.limits import LIMIT_KINDS, Limit
 from harness.documented.operators import OperatorCatalogue, Source
 from harness.pipeline import host_versions
 from harness.report.documented_rows import DOCUMENTED_KEY
+from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord
 from harness.safe_yaml import DataFileError, load_yaml
@@ -189,21 +190,13 @@ def journal_checks(results: Path, case: Case, checks: Sequence[Mapping[str, Any]
     """Journal ``case``'s record in the results directory ``results``: its checks, and the
     verdict "confirmed" when each is, else the first failing check's status."""
     failing = [check for check in checks if check["status"] != "confirmed"]
-    record = CaseRecord(
-        id=case.id,
-        platform=case.platform,
-        op=case.op,
-        dtype=case.dtype,
-        limit=case.limit,
-        value=case.value,
-        documented=case.documented,
+    record = case_record(
+        case,
         backend=HOST,
         verdict=failing[0]["status"] if failing else "confirmed",
         detail="; ".join(f"{c['prop']}: {c['observed']}, not {c['documented']}" for c in failing),
         versions=host_versions(),
-        source=dict(case.source),
         started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        params=dict(case.params),
         checks=[dict(check) for check in checks],
     )
     Journal(results).append(record)

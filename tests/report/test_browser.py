@@ -20,6 +20,7 @@ from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.causes import causes as report_causes
 from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.report.matrix import CASE_PAGES, UNPROBED_KEY, build_report, case_anchor
+from harness.results.case_records import case_record
 from harness.results.journal import Journal, read_records, read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 from harness.vendors.rknn.model_io.cases import documented_rows, model_io_cases
@@ -211,14 +212,8 @@ def _io_record(case: Case, index: int) -> CaseRecord:
         "observed": "stride <48>",
         "status": status,
     }
-    return CaseRecord(
-        id=case.id,
-        platform=case.platform,
-        op=case.op,
-        dtype=case.dtype,
-        limit=case.limit,
-        value=case.value,
-        documented=case.documented,
+    return case_record(
+        case,
         backend="simulator",
         verdict=status,
         detail="input buffer stride: stride <48>" if index % 2 else "",

@@ -19,6 +19,7 @@ from harness.judge.compare import Comparison
 from harness.report.documented_rows import DOCUMENTED_KEY, NOT_RUN, documented_sections
 from harness.report.markdown import md_escape, render_markdown
 from harness.report.matrix import build_report
+from harness.results.case_records import case_record
 from harness.results.journal import read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord
 from harness.targets.observation import Observation
@@ -507,14 +508,8 @@ def record(case_id: str, status: str, prop: str = "input buffer stride") -> Case
         "status": status,
     }
     unobserved = {**check, "prop": "w_stride attribute", "status": "unobserved"}
-    return CaseRecord(
-        id=case.id,
-        platform=case.platform,
-        op=case.op,
-        dtype=case.dtype,
-        limit=case.limit,
-        value=case.value,
-        documented=case.documented,
+    return case_record(
+        case,
         backend="simulator",
         verdict=status,
         checks=[check, unobserved],
