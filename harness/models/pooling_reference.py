@@ -60,7 +60,8 @@ def _windows(
     padded = np.pad(
         padded, ((0, 0), (0, 0), (0, beyond[0]), (0, beyond[1])), constant_values=overhang
     )
-    view = sliding_window_view(padded, spans, axis=(2, 3))
+    # numpy 2.3's stubs type axis as one index; it takes a tuple of them at run time
+    view = sliding_window_view(padded, spans, axis=(2, 3))  # type: ignore[call-overload]
     view = view[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
     return view[:, :, : sizes[0], : sizes[1]]
 

@@ -457,6 +457,10 @@ def board_target(
 ) -> RknnBoardTarget:
     """The board's target; ``sdk``: the rknn-toolkit2 release that converts (default: this
     interpreter's), an environment of ``hil sdk install``."""
-    python, toolkit = interpreter(sdk)
-    cache = ConversionCache(rknn_cache or CACHE.directory(), python=python, toolkit=toolkit)
+    environment = interpreter(sdk)
+    cache = ConversionCache(
+        rknn_cache or CACHE.directory(),
+        python=environment.python,
+        environment=environment.packages,
+    )
     return RknnBoardTarget(board, cache=cache, timeout_s=timeout_s)

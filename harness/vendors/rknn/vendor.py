@@ -55,12 +55,12 @@ def _documented(platform: str) -> dict[str, Any]:
 
 
 def _simulator(timeout_s: float, cache: Path | None, sdk: str | None = None) -> SimulatorPool:
-    python, toolkit = interpreter(sdk)
+    environment = interpreter(sdk)
     return SimulatorPool(
         workers=1,
         timeout_s=timeout_s,
-        cache=SimCache(cache, toolkit=toolkit) if cache else None,
-        python=python,
+        cache=SimCache(cache, environment.packages) if cache else None,
+        python=environment.python,
     )
 
 

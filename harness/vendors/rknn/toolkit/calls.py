@@ -131,6 +131,22 @@ def _harness_only_folder() -> str:
     return str(folder)
 
 
+# The packages a toolkit process's results depend on besides the toolkit's own code (numpy
+# 2.4 fails builds that 2.3 completes): part of every simulator and conversion cache key.
+KEY_PACKAGES = ("rknn-toolkit2", "numpy", "onnx", "onnxruntime", "torch", "protobuf")
+
+
+def key_versions() -> dict[str, str | None]:
+    """The ``KEY_PACKAGES`` versions in this interpreter (None: not installed)."""
+    found: dict[str, str | None] = {}
+    for package in KEY_PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
 def toolkit_version() -> str:
     """The installed rknn-toolkit2 version, read without importing the (slow) toolkit."""
     try:

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,8 +54,8 @@ from harness.diskcache import (
 from harness.targets.job import Job, calibration_key
 from harness.vendors.rknn.toolkit.calls import (
     MODEL_FILE,
+    key_versions,
     toolkit_calls,
-    toolkit_version,
     write_dataset,
 )
 from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
@@ -109,23 +109,29 @@ class ConversionCache(DiskCache):
         timeout_s: float = 300.0,
         cap: int | None = None,
         python: str = sys.executable,
-        toolkit: str | None = None,
+        environment: Mapping[str, str | None] | None = None,
     ) -> None:
         """``python``: the interpreter the converter runs (an SDK environment of ``hil sdk
-        install``), ``toolkit`` its rknn-toolkit2 version (default: this interpreter's); it is
-        part of every key, so each SDK's conversions are kept apart in the shared folder. A
-        folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        install``), ``environment`` its ``KEY_PACKAGES`` versions, the toolkit's among them
+        (default: this interpreter's); they are part of every key, so each SDK's conversions
+        are kept apart in the shared folder. A folder that is not a cache's raises
+        CacheFolderError (``diskcache.claim``)."""
         super().__init__(directory, CACHE, cap)
         self.python = python  # the interpreter whose rknn-toolkit2 converts
         self._converter: _Converter | None = None
         self.timeout_s = timeout_s
-        self.toolkit = toolkit or toolkit_version()
+        self.environment = dict(environment if environment is not None else key_versions())
+
+    @property
+    def toolkit(self) -> str:
+        """The rknn-toolkit2 version that converts."""
+        return self.environment.get("rknn-toolkit2") or "not installed"
 
     def key(self, job: Job) -> str:
         """sha256 (hex) of model, toolkit calls, calibration data (drawn samples by their
-        recipe: ``job.calibration_key``) and toolkit version."""
+        recipe: ``job.calibration_key``) and the converter's package versions."""
         calibration, samples = calibration_key(job)
-        header = {"format": FORMAT, "toolkit": self.toolkit, "calls": build_calls(job)}
+        header = {"format": FORMAT, "environment": self.environment, "calls": build_calls(job)}
         header["calibration"] = calibration
         return content_key(header, job.model, samples)
 

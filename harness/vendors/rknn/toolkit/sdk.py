@@ -26,14 +26,14 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from harness.text import clipped, printable
-from harness.vendors.rknn.toolkit.calls import toolkit_version
+from harness.vendors.rknn.toolkit.calls import KEY_PACKAGES, key_versions, toolkit_version
 
 RECIPES = "sdk-recipes.yaml"
 MANIFEST = "sdk.json"
@@ -41,7 +41,6 @@ SDK_DIR_ENV = "HIL_SDK_DIR"
 ALL = "all"  # --sdk all: every installed toolkit plus the running one
 _VERSION = re.compile(r"\d+(\.\d+)+([.+-]?[A-Za-z0-9]+)*")  # an SDK folder's name: 2.3.2
 # The versions ``hil sdk list`` shows and sdk.json records.
-KEY_PACKAGES = ("rknn-toolkit2", "numpy", "onnx", "onnxruntime", "torch", "protobuf")
 _VERSIONS_SCRIPT = (
     "import importlib.metadata as m, json, sys\n"
     "def v(p):\n"
@@ -187,16 +186,8 @@ def current() -> Sdk | None:
     version = toolkit_version()
     if version == "not installed":
         return None
-    packages = {name: _version_here(name) for name in KEY_PACKAGES}  # no subprocess: ~75 ms
+    packages = key_versions()  # no subprocess: ~75 ms
     return Sdk(version, sys.executable, packages, "this environment")
-
-
-def _version_here(package: str) -> str | None:
-    """``package``'s version in this interpreter (``_VERSIONS_SCRIPT`` asks another one)."""
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def installed(root: Path | None = None) -> list[Sdk]:
@@ -262,12 +253,15 @@ def resolve(spec: str, root: Path | None = None) -> list[Sdk]:
     return [sdks[v] for v in sorted(set(wanted), key=_version_key)]
 
 
-def interpreter(sdk: str | None) -> tuple[str, str]:
-    """(python, toolkit version) that runs ``sdk``; None: this interpreter and its toolkit."""
-    if sdk is None or sdk == toolkit_version():
-        return sys.executable, toolkit_version()
+def interpreter(sdk: str | None) -> Sdk:
+    """The environment that runs ``sdk``; None: this interpreter and its toolkit."""
+    here = current()
+    if here is not None and (sdk is None or sdk == here.version):
+        return here
+    if sdk is None:  # no toolkit here: a run without the simulator, converting nothing
+        return Sdk(toolkit_version(), sys.executable, key_versions(), "this environment")
     (found,) = resolve(sdk)
-    return found.python, found.version
+    return found
 
 
 def install(

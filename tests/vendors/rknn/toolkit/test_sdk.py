@@ -23,6 +23,8 @@ from harness.results.records import case_folder, case_key, record_key
 from harness.targets.job import Job
 from harness.vendors.rknn.documents.compatibility import check_versions
 from harness.vendors.rknn.toolkit import sdk
+from harness.vendors.rknn.toolkit.calls import key_versions
+from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache
 
 INDEX_RELEASES = ("2.2.0", "2.3.0", "2.3.2", "2.5.0")  # rknn-toolkit2 on the package index
@@ -244,11 +246,24 @@ def test_sdk_option_names_a_missing_release_and_how_to_install_it(
     assert [found.version for found in sdk.resolve(" 2.5.0 ")] == ["2.5.0"]
 
 
-def test_the_simulator_cache_keys_results_by_the_workers_toolkit(tmp_path: Path) -> None:
+def test_the_simulator_cache_keys_results_by_the_workers_toolkit_and_numpy(tmp_path: Path) -> None:
     job = Job(model=b"onnx", inputs=[np.zeros(3, np.float32)], target_platform="rk3562")
-    keys = {SimCache(tmp_path, toolkit=v).key(job) for v in INDEX_RELEASES}
+    here = key_versions()
+    keys = {SimCache(tmp_path, {**here, "rknn-toolkit2": v}).key(job) for v in INDEX_RELEASES}
     assert len(keys) == len(INDEX_RELEASES)
-    assert SimCache(tmp_path).key(job) == SimCache(tmp_path, toolkit="2.5.0").key(job)
+    # numpy 2.4 fails builds 2.3 completes: a worker on another numpy is another result
+    other_numpy = SimCache(tmp_path, {**here, "numpy": "1.26.4"}).key(job)
+    assert other_numpy != SimCache(tmp_path, here).key(job)
+    assert SimCache(tmp_path).key(job) == SimCache(tmp_path, here).key(job)
+    assert sdk.interpreter(None).packages == here
+
+
+def test_conversions_are_keyed_by_the_converters_packages(tmp_path: Path) -> None:
+    job = Job(model=b"onnx", inputs=[np.zeros(3, np.float32)], target_platform="rk3588")
+    here = key_versions()
+    older = ConversionCache(tmp_path, environment={**here, "numpy": "1.26.4"})
+    assert older.key(job) != ConversionCache(tmp_path).key(job)
+    assert ConversionCache(tmp_path).toolkit == here["rknn-toolkit2"]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ parsing every time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import PARSER_VERSION, parse_build_log
-from harness.vendors.rknn.toolkit.calls import toolkit_calls, toolkit_version
+from harness.vendors.rknn.toolkit.calls import key_versions, toolkit_calls
 
 CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
 FORMAT = 3  # bump when the entry layout or the worker's behaviour changes
@@ -40,17 +41,24 @@ class SimCache(DiskCache):
     """get/put Observations for Jobs under ``directory``, kept under ``cap`` bytes (default
     ``HIL_CACHE_MAX``, else 2 GiB)."""
 
-    def __init__(self, directory: Path, toolkit: str | None = None, cap: int | None = None) -> None:
-        """``toolkit``: the version the workers run (default: this interpreter's). A folder
-        that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+    def __init__(
+        self,
+        directory: Path,
+        environment: Mapping[str, str | None] | None = None,
+        cap: int | None = None,
+    ) -> None:
+        """``environment``: the ``KEY_PACKAGES`` versions the workers run with, the toolkit's
+        among them (default: this interpreter's). A folder that is not a cache's raises
+        CacheFolderError (``diskcache.claim``)."""
         super().__init__(directory, CACHE, cap)
-        self._toolkit = toolkit or toolkit_version()
+        self._environment = dict(environment if environment is not None else key_versions())
 
     def key(self, job: Job) -> str:
-        """sha256 over every input of the simulator run (hex); drawn calibration samples by
-        their recipe (``job.calibration_key``)."""
+        """sha256 over every input of the simulator run (hex): the model, inputs, toolkit calls
+        and the worker's package versions; drawn calibration samples by their recipe
+        (``job.calibration_key``)."""
         calibration, samples = calibration_key(job)
-        header = {"format": FORMAT, "toolkit": self._toolkit, "calls": toolkit_calls(job)}
+        header = {"format": FORMAT, "environment": self._environment, "calls": toolkit_calls(job)}
         header["calibration"] = calibration
         return content_key(header, job.model, [job.inputs, *samples])
 
