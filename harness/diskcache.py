@@ -294,18 +294,34 @@ def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
     """Write ``data`` (JSON) and ``arrays`` as one file, ``PACKED``: the length of a JSON
     header (``data`` and each array's dtype and shape), the header, then each array's bytes
     in order. One file instead of a JSON file and an .npy per array: a hit opens one, and
-    parsing an .npy header cost more than reading its data."""
+    parsing an .npy header cost more than reading its data. An array bit for bit the same as
+    an earlier one is written once: its layout names the earlier one's index (two host
+    references of a data-movement operator agree exactly: a third of the full matrix's
+    reference cache)."""
     contiguous = [np.asarray(array, order="C") for array in arrays]
     for array in contiguous:
         if array.dtype.hasobject:  # its bytes are pointers
             raise TypeError(f"a cache entry cannot hold an array of {array.dtype} objects")
-    layout = [[array.dtype.str, list(array.shape)] for array in contiguous]
+    layout: list[list[Any]] = []
+    for index, array in enumerate(contiguous):
+        same = next((i for i in range(index) if _identical(contiguous[i], array)), None)
+        layout.append([array.dtype.str, list(array.shape), *([] if same is None else [same])])
     header = json.dumps({"data": data, "arrays": layout}).encode()
     with open(folder / PACKED, "wb") as handle:
         handle.write(len(header).to_bytes(_LENGTH, "little"))
         handle.write(header)
-        for array in contiguous:
-            handle.write(array.reshape(-1).view(np.uint8).data)
+        for array, spec in zip(contiguous, layout, strict=True):
+            if len(spec) == 2:
+                handle.write(array.reshape(-1).view(np.uint8).data)
+
+
+def _identical(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same dtype, shape and bytes (NaN payloads and signed zeros included)."""
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+    )
 
 
 def unpack(blob: bytes | bytearray | memoryview) -> tuple[Any, list[np.ndarray]]:
@@ -316,8 +332,15 @@ def unpack(blob: bytes | bytearray | memoryview) -> tuple[Any, list[np.ndarray]]
     header = json.loads(bytes(blob[_LENGTH : _LENGTH + size]).decode("utf-8"))
     writable = isinstance(blob, bytearray) or (isinstance(blob, memoryview) and not blob.readonly)
     buffer = blob if writable else bytearray(blob)
-    offset, arrays = _LENGTH + size, []
-    for dtype_str, shape in header["arrays"]:
+    offset = _LENGTH + size
+    arrays: list[np.ndarray] = []
+    for dtype_str, shape, *same in header["arrays"]:
+        if same:  # written once, at an earlier index: a copy, so that each is its own
+            earlier = arrays[same[0]] if 0 <= same[0] < len(arrays) else None
+            if earlier is None or (earlier.dtype.str, list(earlier.shape)) != (dtype_str, shape):
+                raise ValueError("a packed entry naming an array it does not hold")
+            arrays.append(earlier.copy())
+            continue
         dtype = np.dtype(dtype_str)
         count = math.prod(shape)
         if offset + count * dtype.itemsize > len(buffer):

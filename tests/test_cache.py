@@ -15,6 +15,7 @@ from tests.helpers.caches import job
 
 from harness.cli import main
 from harness.diskcache import (
+    PACKED,
     RECENT_S,
     CacheFolderError,
     DiskCache,
@@ -317,3 +318,23 @@ def test_a_packed_entry_gives_back_its_data_and_every_array_as_stored(tmp_path: 
     assert cache.get_packed("ef" * 32, lambda data, arrays: arrays[2].tolist()) == [1, 0, 1]
     with pytest.raises(TypeError, match="object"):
         cache.put_packed("12" * 32, {}, [np.array([object()])])
+
+
+def test_an_array_stored_twice_in_an_entry_takes_its_bytes_once(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path, SIM_FOLDER)
+    reference = np.linspace(-2, 2, 4096, dtype=np.float32).reshape(1, 4, 32, 32)
+    other = reference.copy()
+    other.reshape(-1)[7] = np.nextafter(other.reshape(-1)[7], np.float32(9))  # one ulp apart
+    signed_zeros = [np.array([-0.0, np.nan], np.float32), np.array([0.0, np.nan], np.float32)]
+    stored = [reference, reference.copy(), other, *signed_zeros]
+    cache.put_packed("ab" * 32, {}, stored)
+    (entry,) = tmp_path.rglob(PACKED)
+    header_size = int.from_bytes(entry.read_bytes()[:8], "little")
+    # the second reference is written once; the one-ulp neighbour and +0.0 are not the same
+    assert entry.stat().st_size == 8 + header_size + 2 * reference.nbytes + 2 * 8
+    found = cache.get_packed("ab" * 32, lambda data, arrays: arrays)
+    assert found is not None
+    for got, want in zip(found, stored, strict=True):
+        assert got.tobytes() == want.tobytes()
+    found[1][...] = 0  # each array is its own: the first is untouched
+    assert found[0].tobytes() == reference.tobytes()

@@ -153,7 +153,7 @@ def _with_test_data(built: BuiltModel, references: References) -> References:
 CACHE = CacheFolder(
     "references", "ref", "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX", "host references"
 )
-FORMAT = 2  # bump when the entry layout or what host_references computes changes
+FORMAT = 3  # bump when the entry layout or what host_references computes changes
 
 
 class ReferenceCache(DiskCache):
