@@ -13,10 +13,11 @@ for the widest model-I/O probes (``spec_unavailable``). The comparison then rest
 that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 
-onnx.reference runs with vectorised MaxPool, AveragePool and Resize kernels
-(``harness.models.pooling_reference``, ``resize_reference``): its own pool in pure Python (tens
-of milliseconds per small MaxPool, seconds for a wide one) and misreads a one-sided MaxPool pad,
-and its own Resize takes seconds for a small image scaled 9 times.
+onnx.reference runs with vectorised MaxPool, AveragePool, Resize and ConvTranspose kernels
+(``harness.models.pooling_reference``, ``resize_reference``, ``conv_transpose_reference``): its
+own pool in pure Python (tens of milliseconds per small MaxPool, seconds for a wide one) and
+misreads a one-sided MaxPool pad, its own Resize takes seconds for a small image scaled 9
+times, and its own ConvTranspose seconds for a 16382-wide one (and fails on groups).
 
 Both are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
 keeps them on disk, keyed by model, inputs and the reference libraries' versions.
@@ -36,7 +37,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
-from harness.models import BuiltModel, resize_reference
+from harness.models import BuiltModel, conv_transpose_reference, resize_reference
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
@@ -47,7 +48,8 @@ _RECURRENT = ("RNN", "GRU", "LSTM")
 # onnx.reference convolves in Python loops over output positions with the dilated kernel laid
 # out: 1e8 multiply-adds take about 5 s here, a 6.5e8 one (k3 d60) more than 4 GB.
 SPEC_CONV_BUDGET = 10**8
-_KERNELS = [*POOLING_KERNELS, resize_reference.Resize]  # onnx.reference's, vectorised
+# onnx.reference's, vectorised
+_KERNELS = [*POOLING_KERNELS, resize_reference.Resize, conv_transpose_reference.ConvTranspose]
 
 
 class NoReferenceError(RuntimeError):
@@ -167,6 +169,7 @@ class ReferenceCache(DiskCache):
         self._versions["numpy"] = np.__version__
         self._versions["pooling kernels"] = KERNELS_VERSION
         self._versions["resize kernel"] = resize_reference.KERNEL_VERSION
+        self._versions["conv transpose kernel"] = conv_transpose_reference.KERNEL_VERSION
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs and the reference libraries' versions (hex)."""
