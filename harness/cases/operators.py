@@ -719,15 +719,16 @@ def shrunk(
     if not declared.shrinkable or element_count(models, op.name, params) <= LARGE:
         return variant
     dtypes = list(dict.fromkeys((*op.data_dtypes(), *DTYPES)))
+    named = _named(limit)
 
     def judged(p: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
         found = models.subjects(op.name, p)
-        held = {name: found.get(name) for name in _named(limit)}
+        held = {name: found.get(name) for name in named}
         return held, [documented_status(models, op, limits, dtype, found) for dtype in dtypes]
 
     start = judged(params)
     for name in declared.shrinkable:
-        if name in _named(limit):
+        if name in named:
             continue
         while (value := models.subjects(op.name, params)[name]) > 2:
             smaller = models.with_subject(op.name, params, name, max(2, value // 2))

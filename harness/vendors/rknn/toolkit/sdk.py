@@ -183,11 +183,14 @@ def _probe_versions(python: str) -> dict[str, Any]:
 
 def current() -> Sdk | None:
     """The toolkit of the running interpreter (the main tox environment's), if any."""
-    version = toolkit_version()
-    if version == "not installed":
-        return None
+    here = _this_environment()
+    return None if here.version == "not installed" else here
+
+
+def _this_environment() -> Sdk:
+    """The running interpreter and its packages, with or without a toolkit."""
     packages = key_versions()  # no subprocess: ~75 ms
-    return Sdk(version, sys.executable, packages, "this environment")
+    return Sdk(toolkit_version(), sys.executable, packages, "this environment")
 
 
 def installed(root: Path | None = None) -> list[Sdk]:
@@ -255,11 +258,9 @@ def resolve(spec: str, root: Path | None = None) -> list[Sdk]:
 
 def interpreter(sdk: str | None) -> Sdk:
     """The environment that runs ``sdk``; None: this interpreter and its toolkit."""
-    here = current()
-    if here is not None and (sdk is None or sdk == here.version):
+    here = _this_environment()  # without a toolkit: a run without the simulator, converting nothing
+    if sdk is None or sdk == here.version:
         return here
-    if sdk is None:  # no toolkit here: a run without the simulator, converting nothing
-        return Sdk(toolkit_version(), sys.executable, key_versions(), "this environment")
     (found,) = resolve(sdk)
     return found
 
