@@ -22,8 +22,10 @@ with other work changes far less. Then the same per operator family
 (the module declaring the operator's model, the vendor's ``Declarations.families``): each run
 times every case from the end of the one before to the end of its own, so a family's seconds
 are its share of the case loop (a case that ends the floor's process counts until it died),
-and the loop's total beside the process's shows what start-up (imports, the catalogue, case
-generation, and the floor's fresh processes after a death) costs. Not a test: run it by hand, e.g.
+and the loop's total beside the process's shows what start-up (imports, the toolkit's among
+them: the floor's in its process, cold's and new-sdk's in the simulator worker, which warm
+never starts; the catalogue, case generation, and the floor's fresh processes after a death)
+costs. Not a test: run it by hand, e.g.
 
     python benchmarks/bench_suite_simulator.py                   # the rk3562 suite, 3 rounds
     python benchmarks/bench_suite_simulator.py --ops Pow Expand  # a quicker subset
@@ -140,8 +142,12 @@ def run_floor(folder: Path, first: int) -> None:
         note_event(events_file, index)
 
 
-def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host: Path) -> None:
-    """The cases through the harness, noting their events in ``results``."""
+def run_harness(
+    cases: list[Case], platform: str, results: Path, sim: Path, host: Path, start: bool = False
+) -> None:
+    """The cases through the harness, noting their events in ``results``; with ``start``, its
+    simulator worker imports the toolkit before the case loop, as the floor's process does
+    (a run whose results are all cached never starts one)."""
     references, comparisons = ReferenceCache(host / "ref"), ComparisonCache(host / "cmp")
     vendor = vendor_for(platform)
     stages = stages_for(
@@ -155,6 +161,8 @@ def run_harness(cases: list[Case], platform: str, results: Path, sim: Path, host
         executor = CaseExecutor(results, pool, stages, default_sdk(vendor))
         scheduler = Scheduler(executor.execute_many)
         results.mkdir(parents=True, exist_ok=True)
+        if start:
+            pool.start()
         note_event(results / EVENTS, None)
         for index, case in enumerate(cases):
             scheduler.record(case, iter(cases[index + 1 :]))
@@ -205,6 +213,7 @@ def one_round(cases: list[Case], work: Path, args: list[str]) -> Round:
     for run, sim in (("cold", "sim"), ("warm", "sim"), ("new-sdk", "sim-2")):
         folders[run] = work / f"results-{run}"
         harness = ["--mode", "harness", "--dir", str(work), "--sim", sim, *args]
+        harness += [] if run == "warm" else ["--start-worker"]  # warm finds every result cached
         measured[run] = timed([*harness, "--results", folders[run].name])
     return {run: (*measured[run], by_family(cases, folders[run] / EVENTS)) for run in RUNS}
 
@@ -243,6 +252,7 @@ def main() -> None:
     parser.add_argument("--sim", help=argparse.SUPPRESS)
     parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--results", help=argparse.SUPPRESS)
+    parser.add_argument("--start-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.family:
         args.ops = [*(args.ops or ()), *(op for family in args.family for op in FAMILIES[family])]
@@ -253,7 +263,8 @@ def main() -> None:
         return
     cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
-        run_harness(cases, args.platform, args.dir / args.results, args.dir / args.sim, args.dir)
+        folders = (args.dir / args.results, args.dir / args.sim, args.dir)
+        run_harness(cases, args.platform, *folders, start=args.start_worker)
         return
 
     rounds = []

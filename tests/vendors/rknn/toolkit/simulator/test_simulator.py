@@ -334,6 +334,37 @@ def test_cache_hit_returns_the_same_observation_without_the_toolkit(tmp_path: Pa
     assert not np.array_equal(miss.outputs[0], fresh.outputs[0])
 
 
+def test_a_worker_gets_its_next_job_before_the_parent_stores_its_last_result(
+    tmp_path: Path,
+) -> None:
+    """The parsing and storing of a reply overlap the worker's next case: the worker does
+    not wait for the parent between cases."""
+
+    handed_over: list[int] = []  # jobs handed to the worker when each result was stored
+
+    class Recording(SimCache):
+        def store(self, job: Job, observation: Observation) -> None:
+            handed_over.append(pool.toolkit_runs)
+            super().store(job, observation)
+
+    jobs = [sub_request(f"overlap-{n}") for n in range(3)]
+    with SimulatorPool(cache=Recording(tmp_path)) as pool:
+        observations = list(pool.stream(jobs))
+    assert all(o.outputs is not None for o in observations)
+    # each result but the last was stored after the next job was handed to the worker
+    assert handed_over == [2, 3, 3]
+
+
+def test_start_imports_the_toolkit_in_the_worker_that_then_serves_the_cases() -> None:
+    with SimulatorPool(workers=1, timeout_s=60) as fresh:
+        fresh.start()
+        (worker,) = fresh.pids()
+        assert fresh.toolkit_runs == 0
+        observation = fresh.run(sub_request("after-start"))
+        assert fresh.pids() == [worker]
+    assert observation.outputs is not None and observation.versions["rknn_toolkit2"]
+
+
 def test_cache_refuses_board_results_and_skips_infra_errors(tmp_path: Path) -> None:
     cache = SimCache(tmp_path)
     request = sub_request("not-cached")
