@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.vendors.rknn.toolkit.buildlog import crash_site
-from harness.vendors.rknn.toolkit.calls import STAGE_FILE
+from harness.vendors.rknn.toolkit.calls import read_stage
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,11 @@ class Death:
 
     @classmethod
     def of(cls, code: int, status: str, folder: Path, log_file: str) -> Death:
-        """The death of a process whose working ``folder`` holds STAGE_FILE and ``log_file``."""
-        stage, log = folder / STAGE_FILE, folder / log_file
-        return cls(
-            code,
-            status,
-            stage.read_text() if stage.exists() else "",
-            log.read_text(errors="replace") if log.exists() else "",
-        )
+        """The death of a process whose working ``folder`` holds its stage (``note_stage``) and
+        ``log_file``."""
+        log = folder / log_file
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return cls(code, status, read_stage(folder), text)
 
     @property
     def how(self) -> str:

@@ -40,7 +40,7 @@ from harness.vendors.rknn.toolkit.buildlog import parse_build_log
 from harness.vendors.rknn.toolkit.calls import (
     LOG_FILE,
     MODEL_FILE,
-    STAGE_FILE,
+    note_stage,
     toolkit_calls,
     toolkit_version,
     write_dataset,
@@ -168,7 +168,7 @@ def call_stage(
     ``case_id`` is for the test-only fault hook (FAULT_ENV), which acts inside ``build``."""
     name = getattr(method, "__name__", str(method))
     mark = log.stat().st_size
-    (log.parent / STAGE_FILE).write_text(f"{stage} {name}")
+    note_stage(log.parent, f"{stage} {name}")
     if name == "build":
         _inject_fault(case_id)
     try:

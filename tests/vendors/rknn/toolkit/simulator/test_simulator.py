@@ -33,7 +33,15 @@ from harness.diskcache import ENTRY_MARKER, mark_entry
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import parse_build_log
-from harness.vendors.rknn.toolkit.calls import LOG_FILE, recipe, toolkit_calls, write_dataset
+from harness.vendors.rknn.toolkit.calls import (
+    LOG_FILE,
+    STAGE_FILE,
+    note_stage,
+    read_stage,
+    recipe,
+    toolkit_calls,
+    write_dataset,
+)
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit.simulator import cache as simulator_cache
 from harness.vendors.rknn.toolkit.simulator.worker import FAULT_ENV, FAULT_MARKS_ENV
@@ -131,6 +139,16 @@ def test_dataset_file_lists_each_samples_arrays_on_one_line(tmp_path: Path) -> N
         assert len(paths) == 2
         for path, array in zip(paths, arrays, strict=True):
             np.testing.assert_array_equal(np.load(tmp_path / path), array)
+
+
+def test_a_stage_note_overwrites_the_last_in_place_and_reads_back_whole(tmp_path: Path) -> None:
+    assert read_stage(tmp_path) == ""
+    note_stage(tmp_path, "build load_onnx")
+    inode = (tmp_path / STAGE_FILE).stat().st_ino
+    note_stage(tmp_path, "runtime inference")
+    note_stage(tmp_path, "build RKNN")  # shorter than the note before it
+    assert read_stage(tmp_path) == "build RKNN"
+    assert (tmp_path / STAGE_FILE).stat().st_ino == inode
 
 
 def test_a_recipe_lists_drawn_calibration_files_and_draws_them_only_when_read() -> None:
