@@ -13,11 +13,12 @@ for the widest model-I/O probes (``spec_unavailable``). The comparison then rest
 that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 
-onnx.reference runs with vectorised MaxPool, AveragePool, Resize and ConvTranspose kernels
-(``harness.models.pooling_reference``, ``resize_reference``, ``conv_transpose_reference``): its
-own pool in pure Python (tens of milliseconds per small MaxPool, seconds for a wide one) and
-misreads a one-sided MaxPool pad, its own Resize takes seconds for a small image scaled 9
-times, and its own ConvTranspose seconds for a 16382-wide one (and fails on groups).
+onnx.reference runs with vectorised MaxPool, AveragePool, Resize, Conv and ConvTranspose
+kernels (``harness.models.pooling_reference``, ``resize_reference``, ``convolution_reference``):
+its own pool in pure Python (tens of milliseconds per small MaxPool, seconds for a wide one)
+and misreads a one-sided MaxPool pad, its own Resize takes seconds for a small image scaled 9
+times, its own Conv tens of milliseconds for a 16383-wide one, and its own ConvTranspose
+seconds (and fails on groups).
 
 Both are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
 keeps them on disk, keyed by model, inputs and the reference libraries' versions.
@@ -37,7 +38,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import CacheFolder, DiskCache, content_key
-from harness.models import BuiltModel, conv_transpose_reference, resize_reference
+from harness.models import BuiltModel, convolution_reference, resize_reference
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
@@ -49,7 +50,12 @@ _RECURRENT = ("RNN", "GRU", "LSTM")
 # out: 1e8 multiply-adds take about 5 s here, a 6.5e8 one (k3 d60) more than 4 GB.
 SPEC_CONV_BUDGET = 10**8
 # onnx.reference's, vectorised
-_KERNELS = [*POOLING_KERNELS, resize_reference.Resize, conv_transpose_reference.ConvTranspose]
+_KERNELS = [
+    *POOLING_KERNELS,
+    resize_reference.Resize,
+    convolution_reference.Conv,
+    convolution_reference.ConvTranspose,
+]
 
 
 class NoReferenceError(RuntimeError):
@@ -169,7 +175,7 @@ class ReferenceCache(DiskCache):
         self._versions["numpy"] = np.__version__
         self._versions["pooling kernels"] = KERNELS_VERSION
         self._versions["resize kernel"] = resize_reference.KERNEL_VERSION
-        self._versions["conv transpose kernel"] = conv_transpose_reference.KERNEL_VERSION
+        self._versions["convolution kernels"] = convolution_reference.KERNEL_VERSION
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs and the reference libraries' versions (hex)."""
