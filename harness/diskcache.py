@@ -237,19 +237,31 @@ def content_key(
     Every chunk is length-prefixed so that boundaries count.
     """
     digest = hashlib.sha256()
-
-    def add(chunk: bytes | memoryview) -> None:
-        digest.update(memoryview(chunk).nbytes.to_bytes(8, "little"))
-        digest.update(chunk)
-
-    add(json.dumps(header, sort_keys=True).encode())
-    add(model)
+    _add(digest, json.dumps(header, sort_keys=True).encode())
+    _add(digest, model)
     for arrays in array_groups:
-        add(str(len(arrays)).encode())
-        for array in map(np.ascontiguousarray, arrays):
-            add(f"{array.dtype.str}{array.shape}".encode())
-            add(array.reshape(-1).view(np.uint8).data)  # the bytes in place, not a copy
+        _add_arrays(digest, arrays)
     return digest.hexdigest()
+
+
+def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
+    """sha256 (hex) of one group of arrays as ``content_key`` hashes it: what names them in a
+    key where they would otherwise be hashed again (a cache entry keeps its arrays' digest)."""
+    digest = hashlib.sha256()
+    _add_arrays(digest, arrays)
+    return digest.hexdigest()
+
+
+def _add(digest: Any, chunk: bytes | memoryview) -> None:
+    digest.update(memoryview(chunk).nbytes.to_bytes(8, "little"))
+    digest.update(chunk)
+
+
+def _add_arrays(digest: Any, arrays: Sequence[np.ndarray]) -> None:
+    _add(digest, str(len(arrays)).encode())
+    for array in map(np.ascontiguousarray, arrays):
+        _add(digest, f"{array.dtype.str}{array.shape}".encode())
+        _add(digest, array.reshape(-1).view(np.uint8).data)  # the bytes in place, not a copy
 
 
 def entry_path(directory: Path, key: str) -> Path:

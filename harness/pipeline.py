@@ -299,12 +299,16 @@ class CaseExecutor:
         tolerance = tolerance_for(case.dtype, stages.tolerances.get(case.op, {}).get(case.dtype))
         comparison: Comparison | None = None
         if observation.outputs is not None and not observation.infra_error:
+            digests = dict(references.digests)
+            if observation.outputs_digest is not None:
+                digests["observed"] = observation.outputs_digest
             comparison = stages.comparisons(
                 observation.outputs,
                 references.outputs,
                 references.used,
                 tolerance,
                 input_span(item.job, built.inputs),
+                digests,
             )
         try:
             perf = _perf_field(item.job, observation)

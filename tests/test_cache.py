@@ -19,6 +19,7 @@ from harness.diskcache import (
     RECENT_S,
     CacheFolderError,
     DiskCache,
+    arrays_digest,
     claim,
     content_key,
     entries,
@@ -294,6 +295,9 @@ def test_a_content_key_covers_each_arrays_bytes_dtype_and_shape() -> None:
     keys = {key([grid]), *(key(v) for v in variants)}
     assert len(keys) == 1 + len(variants)
     assert key([grid], [grid]) != key([grid, grid])  # group boundaries count
+    digests = {arrays_digest(group) for group in ([grid], *variants)}
+    assert len(digests) == 1 + len(variants)  # a group's digest tells what its key tells
+    assert arrays_digest([grid.T]) == arrays_digest([np.ascontiguousarray(grid.T)])
 
 
 def test_a_packed_entry_gives_back_its_data_and_every_array_as_stored(tmp_path: Path) -> None:

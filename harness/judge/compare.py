@@ -21,9 +21,9 @@ same tolerance: references that differ beyond it leave the result undecided.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -117,11 +117,18 @@ def compare(
     return Comparison(passed, worst, tol, detail)
 
 
-# compare_references, or what stands in for it (``ComparisonCache.compare_references``)
-Compare = Callable[
-    [Sequence[np.ndarray], Mapping[str, Sequence[np.ndarray]], str, Mapping[str, float], float],
-    Comparison,
-]
+class Compare(Protocol):
+    """``compare_references``, or what stands in for it (``ComparisonCache.compare_references``)."""
+
+    def __call__(
+        self,
+        observed: Sequence[np.ndarray],
+        references: Mapping[str, Sequence[np.ndarray]],
+        used: str,
+        tolerance: Mapping[str, float],
+        input_span: float = 0.0,
+        digests: Mapping[str, str] | None = None,
+    ) -> Comparison: ...
 
 
 def compare_references(
@@ -130,9 +137,14 @@ def compare_references(
     used: str,
     tolerance: Mapping[str, float],
     input_span: float = 0.0,
+    digests: Mapping[str, str] | None = None,
 ) -> Comparison:
     """``observed`` against ``references[used]``, which decides; the other references cross-
-    checked against it and against ``observed``."""
+    checked against it and against ``observed``.
+
+    ``digests`` (``diskcache.arrays_digest`` of ``observed`` under "observed" and of
+    references by name, where a cache computed them) are for a cache standing in for this
+    function (``Compare``), which keys by them; comparing needs none."""
     decided = compare(observed, references[used], tolerance, input_span)
     others = {
         name: CrossCheck(

@@ -122,7 +122,7 @@ class Conv(_OptimizedConv):
         strides: Any = None,
     ) -> tuple[np.ndarray, ...]:
         if not _plain(X, W, auto_pad, kernel_shape):
-            return super()._run(  # type: ignore[no-any-return]
+            return super()._run(
                 X,
                 W,
                 B,

@@ -27,7 +27,7 @@ keeps them on disk, keyed by model, inputs and the reference libraries' versions
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ import onnxruntime as ort
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.diskcache import CacheFolder, DiskCache, content_key
+from harness.diskcache import CacheFolder, DiskCache, arrays_digest, content_key
 from harness.models import BuiltModel, convolution_reference, resize_reference
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
@@ -72,6 +72,9 @@ class References:
 
     outputs: dict[str, list[np.ndarray]]  # reference -> outputs in ``output_names`` order
     unavailable: dict[str, str]  # reference -> why it could not run the model
+    # reference -> ``diskcache.arrays_digest`` of its outputs, where ``ReferenceCache`` has it
+    # (a comparison is keyed by it instead of hashing the outputs again)
+    digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def used(self) -> str:
@@ -188,11 +191,13 @@ class ReferenceCache(DiskCache):
         key = self.key(built)
         stored = self.get_packed(key, _read)
         if stored is None:
-            stored = host_references(built)
-            kept = {name: arrays for name, arrays in stored.outputs.items() if name != TEST_DATA}
+            computed = host_references(built)
+            kept = {name: arrays for name, arrays in computed.outputs.items() if name != TEST_DATA}
             counts = {name: len(arrays) for name, arrays in kept.items()}
-            data = {"outputs": counts, "unavailable": stored.unavailable}
+            digests = {name: arrays_digest(arrays) for name, arrays in kept.items()}
+            data = {"outputs": counts, "unavailable": computed.unavailable, "digests": digests}
             self.put_packed(key, data, [array for arrays in kept.values() for array in arrays])
+            return replace(computed, digests=digests)  # its test data was added already
         return _with_test_data(built, stored)
 
 
@@ -204,4 +209,5 @@ def _read(data: dict[str, Any], arrays: list[np.ndarray]) -> References:
         start += count
     if start != len(arrays):
         raise ValueError(f"{len(arrays)} arrays stored for {start} outputs")
-    return References(outputs, dict(data["unavailable"]))
+    # an entry from before digests were kept has none: its outputs are hashed when compared
+    return References(outputs, dict(data["unavailable"]), dict(data.get("digests", {})))

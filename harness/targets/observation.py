@@ -39,3 +39,6 @@ class Observation:
     # The properties the target that produced this observation can see (Target.observes); a
     # board run that fell back to the simulator carries the simulator's.
     observes: frozenset[str] = frozenset()
+    # ``diskcache.arrays_digest`` of ``outputs`` where a cache that holds them computed it (a
+    # comparison is keyed by it instead of hashing the outputs again); None: not computed.
+    outputs_digest: str | None = None

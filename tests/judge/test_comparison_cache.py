@@ -12,17 +12,22 @@ from tests.helpers.caches import FLOAT16, arrays
 from tests.helpers.declared import MODELS
 
 from harness.cases.operators import operator_cases
-from harness.diskcache import entries
+from harness.diskcache import arrays_digest, entries
 from harness.judge import comparison_cache
 from harness.judge.compare import Comparison
 from harness.judge.comparison_cache import ComparisonCache
+from harness.models.reference import ReferenceCache
 from harness.pipeline import CaseExecutor, Stages
 from harness.vendors.rknn.documents.operators import seed_catalogue
-from harness.vendors.rknn.toolkit.simulator import SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 
 
 def not_again(*args: object) -> Comparison:
     raise AssertionError("compared again")
+
+
+def not_hashed(arrays: object) -> str:
+    raise AssertionError("arrays hashed again")
 
 
 def test_the_same_arrays_are_compared_once_and_read_back_equal(
@@ -63,6 +68,25 @@ def test_anything_compared_that_changed_is_compared_afresh(tmp_path: Path, chang
     assert len(entries(tmp_path)) == 2
 
 
+def test_digests_a_cache_kept_stand_for_the_arrays_they_were_taken_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observed, references = arrays()
+    digests = {"observed": arrays_digest(observed)}
+    digests |= {name: arrays_digest(outputs) for name, outputs in references.items()}
+    cache = ComparisonCache(tmp_path)
+    first = cache.compare_references(observed, references, "onnx-reference", FLOAT16, 2.0)
+    monkeypatch.setattr(comparison_cache, "compare_references", not_again)
+    monkeypatch.setattr(comparison_cache, "arrays_digest", not_hashed)
+    again = cache.compare_references(observed, references, "onnx-reference", FLOAT16, 2.0, digests)
+    assert again == first and len(entries(tmp_path)) == 1
+    # a digest that names other arrays is another entry, whatever arrays come with it
+    monkeypatch.undo()
+    other = {**digests, "onnxruntime": arrays_digest(observed)}
+    cache.compare_references(observed, references, "onnx-reference", FLOAT16, 2.0, other)
+    assert len(entries(tmp_path)) == 2
+
+
 def test_a_damaged_entry_is_compared_again_and_replaced(tmp_path: Path) -> None:
     observed, references = arrays()
     cache = ComparisonCache(tmp_path)
@@ -99,4 +123,23 @@ def test_the_executor_judges_alike_with_the_comparison_cache_it_is_given(
     assert stored == len(cases)
     fields = [(r.verdict, r.metrics, r.reference, r.detail) for r in plain]
     assert [(r.verdict, r.metrics, r.reference, r.detail) for r in cold] == fields
+    assert [(r.verdict, r.metrics, r.reference, r.detail) for r in warm] == fields
+
+
+def test_a_warm_run_on_the_caches_hashes_no_output_to_find_its_comparisons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The simulator and reference caches give their arrays' digests, computed when they
+    stored them, and the comparison cache keys by those."""
+    cases = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:3]
+    compare = ComparisonCache(tmp_path / "cmp").compare_references
+    stages = Stages(references=ReferenceCache(tmp_path / "ref").references, comparisons=compare)
+    with SimulatorPool(workers=1, cache=SimCache(tmp_path / "sim")) as pool:
+        cold = list(CaseExecutor(tmp_path / "a", pool, stages).execute_many(cases))
+        monkeypatch.setattr(comparison_cache, "compare_references", not_again)
+        monkeypatch.setattr(comparison_cache, "arrays_digest", not_hashed)
+        warm = list(CaseExecutor(tmp_path / "b", pool, stages).execute_many(cases))
+        assert pool.toolkit_runs == len(cases)  # the warm run ran nothing
+    assert len(entries(tmp_path / "cmp")) == len(cases)
+    fields = [(r.verdict, r.metrics, r.reference, r.detail) for r in cold]
     assert [(r.verdict, r.metrics, r.reference, r.detail) for r in warm] == fields

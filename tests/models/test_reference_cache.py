@@ -13,7 +13,7 @@ from tests.helpers.declared import MODELS
 
 from harness import models, pipeline
 from harness.cases.operators import operator_cases
-from harness.diskcache import PACKED, entries, unpack
+from harness.diskcache import PACKED, arrays_digest, entries, unpack
 from harness.judge.verdict import BAD_INPUT
 from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
@@ -43,6 +43,16 @@ def test_a_second_run_of_the_same_model_reads_its_references_from_the_cache(
     for name, arrays in first.outputs.items():
         for stored, computed in zip(again.outputs[name], arrays, strict=True):
             np.testing.assert_array_equal(stored, computed)
+
+
+def test_references_carry_their_outputs_digests_computed_and_read_back(tmp_path: Path) -> None:
+    built = MODELS.build("MaxPool", MAXPOOL, seed=7)
+    cache = ReferenceCache(tmp_path)
+    computed, read = cache.references(built), ReferenceCache(tmp_path).references(built)
+    expected = {name: arrays_digest(outputs) for name, outputs in computed.outputs.items()}
+    assert set(expected) == {SPEC, "onnxruntime"}
+    assert computed.digests == read.digests == expected
+    assert host_references(built).digests == {}  # no cache, nothing computed ahead
 
 
 def test_other_inputs_or_another_reference_version_are_another_entry(

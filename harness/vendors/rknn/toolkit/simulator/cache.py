@@ -9,10 +9,12 @@ reader sees a whole entry or none; an entry damaged later is a miss and is remov
 simulator results are accepted, and never infrastructure errors: a crash or a hang says
 nothing about the model.
 
-An entry keeps what the build log says (placement, rewrites, tensor forms) beside the log,
-with the version of the parser that read it (``buildlog.PARSER_VERSION``): a hit read by
-another parser is parsed afresh, so entries follow the parser without a hit paying for
-parsing every time.
+An entry keeps its outputs' digest (``diskcache.arrays_digest``), by which a comparison of
+them is keyed without hashing them again (an entry from before has none: its outputs are
+hashed), and what the build log says (placement, rewrites, tensor forms) beside the log, with
+the version of the parser that read it (``buildlog.PARSER_VERSION``): a hit read by another
+parser is parsed afresh, so entries follow the parser without a hit paying for parsing every
+time.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.diskcache import CacheFolder, DiskCache, content_key
+from harness.diskcache import CacheFolder, DiskCache, arrays_digest, content_key
 from harness.targets.job import Job, calibration_key
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import PARSER_VERSION, parse_build_log
@@ -68,17 +70,22 @@ class SimCache(DiskCache):
         a good one instead of failing the case every time."""
         return self.get_packed(self.key(job), _read)
 
-    def store(self, job: Job, observation: Observation) -> None:
-        """Store a simulator observation; one with ``infra_error`` is silently skipped."""
+    def store(self, job: Job, observation: Observation) -> Observation:
+        """Store a simulator observation; one with ``infra_error`` is silently skipped. The
+        observation as stored: with its outputs' digest (``arrays_digest``), which a hit
+        gives back with them."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
         if observation.infra_error is not None:
-            return
+            return observation
         outputs = observation.outputs
+        if outputs is not None and observation.outputs_digest is None:
+            observation = replace(observation, outputs_digest=arrays_digest(outputs))
         data = {name: getattr(observation, name) for name in _FIELDS}
         data["outputs"] = None if outputs is None else len(outputs)
         data[_PARSER] = PARSER_VERSION
         self.put_packed(self.key(job), data, outputs or [])
+        return observation
 
 
 def with_parsed_log(observation: Observation) -> Observation:

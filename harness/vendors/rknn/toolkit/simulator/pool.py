@@ -392,7 +392,7 @@ class SimulatorPool:
             )
         )
         if self.cache and job is not None and observation.infra_error is None:
-            self.cache.store(job, observation)
+            observation = self.cache.store(job, observation)
         return observation
 
     def pids(self) -> list[int]:

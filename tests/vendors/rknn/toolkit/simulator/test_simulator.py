@@ -29,7 +29,7 @@ from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
 from tests.helpers.paths import SUITE, TESTS
 
-from harness.diskcache import ENTRY_MARKER, mark_entry
+from harness.diskcache import ENTRY_MARKER, arrays_digest, mark_entry
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import parse_build_log
@@ -361,9 +361,9 @@ def test_a_worker_gets_its_next_job_before_the_parent_stores_its_last_result(
     handed_over: list[int] = []  # jobs handed to the worker when each result was stored
 
     class Recording(SimCache):
-        def store(self, job: Job, observation: Observation) -> None:
+        def store(self, job: Job, observation: Observation) -> Observation:
             handed_over.append(pool.toolkit_runs)
-            super().store(job, observation)
+            return super().store(job, observation)
 
     jobs = [sub_request(f"overlap-{n}") for n in range(3)]
     with SimulatorPool(cache=Recording(tmp_path)) as pool:
@@ -668,6 +668,27 @@ def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: 
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
     hit = cache.observation(request)
     assert hit is not None and hit.log == "again"
+
+
+def test_a_stored_result_keeps_its_outputs_digest_and_an_entry_from_before_has_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = SimCache(tmp_path)
+    outputs = sample()
+    request = sub_request("digest")
+    stored = cache.store(request, Observation(backend="simulator", outputs=outputs))
+    assert stored.outputs_digest == arrays_digest(outputs)
+    hit = cache.observation(request)
+    assert hit is not None and hit.outputs_digest == stored.outputs_digest
+    # what an npu-hil from before the digests stored: every field but that one
+    older = sub_request("older")
+    fields = [name for name in simulator_cache._FIELDS if name != "outputs_digest"]
+    monkeypatch.setattr(simulator_cache, "_FIELDS", fields)
+    cache.store(older, Observation(backend="simulator", outputs=outputs))
+    monkeypatch.undo()
+    hit = cache.observation(older)
+    assert hit is not None and hit.outputs_digest is None and hit.outputs is not None
+    assert np.array_equal(hit.outputs[0], outputs[0])
 
 
 def test_a_hit_serves_the_stored_parse_of_its_log_until_the_parser_changes(
