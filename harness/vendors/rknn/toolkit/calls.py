@@ -189,8 +189,13 @@ def recipe(job: Job) -> Files:
         "inference": calls["inference"],
     }
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
-    script = resources.files("harness.vendors.rknn").joinpath("repro_template.py").read_bytes()
     calibration = dataset_files(job.dataset) if job.dataset else Files({})
     return Files(
-        {"toolkit.json": lambda: settings, REPRO_SCRIPT: lambda: script, **calibration.makers}
+        {"toolkit.json": lambda: settings, REPRO_SCRIPT: _repro_script, **calibration.makers}
     )
+
+
+@functools.cache
+def _repro_script() -> bytes:
+    """``repro_template.py``, read once: every case folder gets it."""
+    return resources.files("harness.vendors.rknn").joinpath("repro_template.py").read_bytes()
