@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from harness.judge.compare import compare, tolerance_for
+from harness.judge.compare import CHUNK, compare, tolerance_for
 
 
 def test_fp16_rounding_passes_and_one_wrong_element_fails():
@@ -67,3 +67,23 @@ def test_int8_step_follows_the_inputs_range_for_reduced_outputs():
     off_by_two_input_steps = ref + 2 * (2.0 / 255)
     assert not compare([off_by_two_input_steps], [ref], tolerance_for("int8")).passed
     assert compare([off_by_two_input_steps], [ref], tolerance_for("int8"), input_span=2.0).passed
+
+
+def test_an_output_of_many_chunks_is_measured_as_a_whole():
+    """Differences are measured a chunk at a time; the worst one, wherever it falls (the
+    first element, a chunk's edge, the last), and every mismatch count as in one pass."""
+    size = 5 * CHUNK + 123
+    ref = np.linspace(-2.0, 2.0, size, dtype=np.float32).reshape(1, 1, 1, size)
+    tolerance = tolerance_for("float16")
+    for at in (0, CHUNK - 1, CHUNK, 3 * CHUNK + 7, size - 1):
+        obs = ref.copy()
+        obs.flat[[at, 2 * CHUNK + 1]] += np.float32(0.5)  # two elements far off
+        obs.flat[4 * CHUNK] = 0.0  # a zero reference-side magnitude divides by tiny
+        result = compare([obs], [ref], tolerance)
+        error = np.abs(obs.astype(np.float64) - ref.astype(np.float64))
+        bound = tolerance["atol"] + tolerance["rtol"] * np.abs(ref.astype(np.float64))
+        relative = error / np.maximum(np.abs(ref.astype(np.float64)), np.finfo(np.float32).tiny)
+        assert result.metrics["max_abs"] == error.max()
+        assert result.metrics["max_rel"] == relative.max()
+        assert result.metrics["mismatches"] == np.count_nonzero(error > bound)
+        assert result.metrics["count"] == size and not result.passed
