@@ -213,7 +213,8 @@ def one_round(cases: list[Case], work: Path, args: list[str]) -> Round:
     for run, sim in (("cold", "sim"), ("warm", "sim"), ("new-sdk", "sim-2")):
         folders[run] = work / f"results-{run}"
         harness = ["--mode", "harness", "--dir", str(work), "--sim", sim, *args]
-        harness += [] if run == "warm" else ["--start-worker"]  # warm finds every result cached
+        if run != "warm":  # warm finds every result cached: it never starts a worker
+            harness.append("--start-worker")
         measured[run] = timed([*harness, "--results", folders[run].name])
     return {run: (*measured[run], by_family(cases, folders[run] / EVENTS)) for run in RUNS}
 

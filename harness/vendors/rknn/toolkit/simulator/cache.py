@@ -79,7 +79,7 @@ class SimCache(DiskCache):
         if observation.infra_error is not None:
             return observation
         outputs = observation.outputs
-        if outputs is not None and observation.outputs_digest is None:
+        if outputs is not None:
             observation = replace(observation, outputs_digest=arrays_digest(outputs))
         data = {name: getattr(observation, name) for name in _FIELDS}
         data["outputs"] = None if outputs is None else len(outputs)
