@@ -268,6 +268,9 @@ def main() -> None:
         run_harness(cases, args.platform, *folders, start=args.start_worker)
         return
 
+    if not cases:  # the floor's folder would be empty, and nothing to time
+        what = " ".join(args.ops or ())
+        raise SystemExit(f"no case of the {args.platform} {args.tier} tier matches --ops {what}")
     rounds = []
     for number in range(1, args.rounds + 1):
         if args.keep:
