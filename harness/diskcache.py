@@ -1,31 +1,39 @@
-"""The on-disk caches (simulator results, host references, conversions): keys, whole entries,
-size caps, and what is theirs.
+"""The on-disk caches (simulator results, host references, comparisons, conversions): keys,
+whole entries, size caps, and what is theirs.
 
-Each keeps one folder per entry, ``<directory>/<key[:2]>/<key>/``, keyed by ``content_key``
-over everything that decides the entry. An entry is written in a staging folder and renamed
-into place (``write_entry``), so a reader sees it whole or not at all. Its marker holds a
-checksum of each of its files (CRC-32; blake2b in entries of an npu-hil from before), checked
-before the entry is read (``check_entry``): one damaged later, even behind a valid header, is a
-miss and is removed (``read_entry``), as is an entry without checksums (written by an npu-hil
-from before them). A packed entry
-(``pack``: the simulator's and the host references') is one file, a JSON header followed by
-its arrays' bytes, read once on a hit and checked against its checksum as read
-(``read_packed``). A hit touches the folder, so its modification time is the entry's last
-use. Pruning removes the least recently used entries until the cache fits its cap, but never
-one used in the last ``RECENT_S`` seconds: a run (another pytest-xdist worker, say) may be
-reading it. An entry is renamed away before it is deleted.
+Each keeps its entries under ``<directory>/<key[:2]>/<key>``, keyed by ``content_key`` over
+everything that decides the entry. An entry is written beside its place under a dot-name and
+renamed into place, so a reader sees it whole or not at all.
+
+Most entries are one file (``write_packed``): a line naming it an npu-hil cache entry with the
+CRC-32 of what follows, then ``pack``'s bytes, a JSON header and the entry's arrays. A hit
+reads the file once and checks it against its checksum as read (``read_packed``); one damaged
+later, even behind a valid header, is a miss and is removed. One file, not a folder holding a
+data file and a marker: on ext4 each new file or folder costs a few hundred microseconds of
+kernel time (0.3-0.5 ms an inode on a 2-core test host, against microseconds to write its
+bytes), and a cold case stores three entries. A folder entry (the conversions', whose .rknn
+file the board is sent as is) holds ``ENTRY_MARKER``, with a checksum of each of its files
+(CRC-32; blake2b in entries of an npu-hil from before), checked before the entry is read
+(``check_entry``); packed entries of an npu-hil from before single-file entries are such
+folders, and are still read. An entry without checksums (from before them) is a miss.
+
+A hit touches the entry, so its modification time is its last use. Pruning removes the least
+recently used entries until the cache fits its cap, but never one used in the last
+``RECENT_S`` seconds: a run (another pytest-xdist worker, say) may be reading it. An entry is
+renamed away before it is deleted.
 
 A cache deletes only what it wrote. Its root holds ``ROOT_MARKER``, written when the cache
-took the folder (``claim``: missing or empty folders only); each entry holds ``ENTRY_MARKER``,
-written before the entry was renamed into place. A root that is a symbolic link, or that holds
-anything without the root marker (someone's own folders, or a cache of an npu-hil from before
-the markers), is refused; inside a root, folders without the entry marker are left alone.
+took the folder (``claim``: missing or empty folders only); a folder entry holds its marker,
+and a file entry is named as a key in its key's shard, by which nothing else is named there.
+A root that is a symbolic link, or that holds anything without the root marker (someone's own
+folders, or a cache of an npu-hil from before the markers), is refused; inside a root, what is
+not marked is left alone.
 
-``DiskCache`` is what each cache builds on: its claimed folder, its cap, and entries read,
-computed and written under a key. It also prunes while a run writes, each time an eighth of
-the cap has been written, so a long run's cache stays near its cap instead of growing until
-the session ends. An entry it cannot write (a full disk, a read-only folder) is not stored:
-the value computed is used all the same, and the first such failure is a ``CacheWriteWarning``.
+``DiskCache`` is what each cache builds on: its claimed folder, its cap, and packed entries
+read and written under a key. It also prunes while a run writes, each time an eighth of the
+cap has been written, so a long run's cache stays near its cap instead of growing until the
+session ends. An entry it cannot write (a full disk, a read-only folder) is not stored: the
+value computed is used all the same, and the first such failure is a ``CacheWriteWarning``.
 """
 
 from __future__ import annotations
@@ -124,26 +132,18 @@ class DiskCache:
     def entry(self, key: str) -> Path:
         return entry_path(self.directory, key)
 
-    def get(self, key: str, read: Callable[[Path], T]) -> T | None:
-        """``read`` of the entry under ``key``, or None on a miss (``read_entry``)."""
-        return read_entry(self.entry(key), read)
-
     def get_packed(self, key: str, read: Callable[[Any, list[np.ndarray]], T]) -> T | None:
         """``read(data, arrays)`` of the packed entry under ``key``, or None on a miss
         (``read_packed``)."""
         return read_packed(self.entry(key), read)
 
     def put_packed(self, key: str, data: Any, arrays: Sequence[np.ndarray]) -> None:
-        """Store ``data`` (JSON) and ``arrays`` under ``key`` as a packed entry (``pack``)."""
-        self.put(key, lambda folder: pack(folder, data, arrays))
-
-    def put(self, key: str, write: Callable[[Path], None]) -> None:
-        """Store an entry under ``key`` (``write_entry``); every cap / PRUNE_EVERY bytes
-        written, keep the cache to its cap. An entry that cannot be written is not stored
-        (a ``CacheWriteWarning`` the first time)."""
+        """Store ``data`` (JSON) and ``arrays`` under ``key`` (``write_packed``); every
+        cap / PRUNE_EVERY bytes written, keep the cache to its cap. An entry that cannot be
+        written is not stored (a ``CacheWriteWarning`` the first time)."""
         entry = self.entry(key)
         try:
-            write_entry(entry, write)
+            write_packed(entry, data, arrays)
         except OSError as exc:
             if not self._warned:
                 self._warned = True
@@ -159,21 +159,6 @@ class DiskCache:
             self._written += _size(entry)
         if self._written * self.PRUNE_EVERY >= self.cap:
             self.keep_to_cap()
-
-    def cached(
-        self,
-        key: str,
-        read: Callable[[Path], T],
-        compute: Callable[[], T],
-        write: Callable[[Path, T], None],
-    ) -> T:
-        """The entry under ``key`` read back, else ``compute()`` stored by ``write``."""
-        found = self.get(key, read)
-        if found is not None:
-            return found
-        value = compute()
-        self.put(key, lambda folder: write(folder, value))
-        return value
 
     def keep_to_cap(self) -> None:
         """Remove the least recently used entries until the folder fits the cap (none used
@@ -268,22 +253,12 @@ def entry_path(directory: Path, key: str) -> Path:
     return Path(directory) / key[:2] / key
 
 
-def read_entry(entry: Path, read: Callable[[Path], T]) -> T | None:
-    """``read(entry)``, or None on a miss. Whatever ``read`` raises (an unreadable file, bad
-    JSON, a bad array) makes a damaged entry a miss, removed (if the cache wrote it) so that
-    the next run stores a good one."""
-
-    def checked() -> T:
-        check_entry(entry)
-        return read(entry)
-
-    return _hit(entry, checked)
-
-
 def read_packed(entry: Path, read: Callable[[Any, list[np.ndarray]], T]) -> T | None:
-    """``read(data, arrays)`` of a packed entry (``pack``), or None on a miss, as
-    ``read_entry``: its one file is read once and checked against its checksum as read."""
-    return _hit(entry, lambda: read(*unpack(_checked_file(entry, PACKED))))
+    """``read(data, arrays)`` of a packed entry (``write_packed``), or None on a miss. The file
+    is read once and checked against its checksum as read. Whatever fails (an unreadable or
+    damaged file, bad JSON, or ``read`` itself) makes the entry a miss, removed (if the cache
+    wrote it) so that the next run stores a good one."""
+    return _hit(entry, lambda: read(*unpack(_packed_bytes(entry))))
 
 
 def _hit(entry: Path, load: Callable[[], T]) -> T | None:
@@ -298,18 +273,19 @@ def _hit(entry: Path, load: Callable[[], T]) -> T | None:
     return value
 
 
-PACKED = "entry.bin"  # a packed entry's file
+PACKED = "entry.bin"  # the one file of a packed entry kept as a folder (an older npu-hil's)
 _LENGTH = 8  # bytes of the header's length, little-endian, before the header
+_FIRST_LINE = b"npu-hil cache entry, crc32 "  # then the CRC-32 of the rest, 8 hex digits, \n
+_FIRST_LINE_SIZE = len(_FIRST_LINE) + 9
 
 
-def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
-    """Write ``data`` (JSON) and ``arrays`` as one file, ``PACKED``: the length of a JSON
+def pack(data: Any, arrays: Sequence[np.ndarray]) -> list[bytes | memoryview]:
+    """``data`` (JSON) and ``arrays`` as the chunks of one byte string: the length of a JSON
     header (``data`` and each array's dtype and shape), the header, then each array's bytes
-    in order. One file instead of a JSON file and an .npy per array: a hit opens one, and
-    parsing an .npy header cost more than reading its data. An array bit for bit the same as
-    an earlier one is written once: its layout names the earlier one's index (two host
-    references of a data-movement operator agree exactly: a third of the full matrix's
-    reference cache)."""
+    in order. Parsing an .npy header cost more than reading its data, so arrays are not .npy
+    files. An array bit for bit the same as an earlier one is written once: its layout names
+    the earlier one's index (two host references of a data-movement operator agree exactly: a
+    third of the full matrix's reference cache)."""
     contiguous = [np.asarray(array, order="C") for array in arrays]
     for array in contiguous:
         if array.dtype.hasobject:  # its bytes are pointers
@@ -319,12 +295,62 @@ def pack(folder: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
         same = next((i for i in range(index) if _identical(contiguous[i], array)), None)
         layout.append([array.dtype.str, list(array.shape), *([] if same is None else [same])])
     header = json.dumps({"data": data, "arrays": layout}).encode()
-    with open(folder / PACKED, "wb") as handle:
-        handle.write(len(header).to_bytes(_LENGTH, "little"))
-        handle.write(header)
-        for array, spec in zip(contiguous, layout, strict=True):
-            if len(spec) == 2:
-                handle.write(array.reshape(-1).view(np.uint8).data)
+    chunks: list[bytes | memoryview] = [len(header).to_bytes(_LENGTH, "little"), header]
+    for array, spec in zip(contiguous, layout, strict=True):
+        if len(spec) == 2:
+            chunks.append(array.reshape(-1).view(np.uint8).data)
+    return chunks
+
+
+def write_packed(entry: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
+    """Store ``data`` and ``arrays`` (``pack``) as the file ``entry``, after its first line,
+    which marks it as the cache's own and holds the CRC-32 of the rest. It is written beside
+    ``entry`` under a dot-name and renamed into place. An entry already there stays (another
+    process may have stored it meanwhile)."""
+    if entry.exists():
+        return
+    chunks = pack(data, arrays)
+    checksum = 0
+    for chunk in chunks:
+        checksum = zlib.crc32(chunk, checksum)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(prefix=f".{entry.name}-", dir=entry.parent)
+    try:
+        with open(handle, "wb") as file:
+            file.write(b"%s%08x\n" % (_FIRST_LINE, checksum))
+            for chunk in chunks:
+                file.write(chunk)
+        os.rename(staging, entry)
+    except OSError:
+        if not entry.exists():  # losing the rename race to another process is fine
+            raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
+
+
+def _packed_bytes(entry: Path) -> memoryview:
+    """What ``pack`` wrote into ``entry`` (writable), checked against its checksum; an
+    older npu-hil's folder entry's file as ``check_entry`` checks it. DamagedEntry if not."""
+    try:
+        blob = _read_whole(entry)
+    except IsADirectoryError:
+        return _checked_file(entry, PACKED)
+    first, rest = bytes(blob[:_FIRST_LINE_SIZE]), blob[_FIRST_LINE_SIZE:]
+    if not (first.startswith(_FIRST_LINE) and first.endswith(b"\n")):
+        raise DamagedEntry(f"{entry}: not an npu-hil cache entry")
+    if first[len(_FIRST_LINE) : -1] != b"%08x" % zlib.crc32(rest):
+        raise DamagedEntry(f"{entry}: does not match its checksum")
+    return rest
+
+
+def _read_whole(path: Path | str) -> memoryview:
+    """The bytes of the file ``path``, writable: read in place, not bytes then copied, into
+    memory not zeroed first (a bytearray's is): entries of large outputs run to hundreds of
+    MB, and their arrays are views of it. A file cut short meanwhile fails its checksum."""
+    with open(path, "rb", buffering=0) as handle:
+        buffer = np.empty(os.fstat(handle.fileno()).st_size, np.uint8).data
+        return buffer[: handle.readinto(buffer)]
 
 
 def _identical(a: np.ndarray, b: np.ndarray) -> bool:
@@ -365,25 +391,6 @@ def unpack(blob: bytes | bytearray | memoryview) -> tuple[Any, list[np.ndarray]]
     return header["data"], arrays
 
 
-def write_entry(entry: Path, write: Callable[[Path], None]) -> None:
-    """Store an entry: ``write(folder)`` fills a staging folder, marked as the cache's own and
-    renamed into place. An entry already there stays (another process may have stored it
-    meanwhile)."""
-    if entry.exists():
-        return
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
-    try:
-        write(staging)
-        mark_entry(staging)
-        os.rename(staging, entry)
-    except OSError:
-        if not entry.exists():  # losing the rename race to another process is fine
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def mark_entry(staging: Path) -> None:
     """Mark a staged entry as the cache's own (before it is renamed into place), the marker
     holding the checksum of each of its files (``check_entry``)."""
@@ -401,16 +408,12 @@ def check_entry(entry: Path) -> None:
 
 
 def _checked_file(entry: Path, name: str) -> memoryview:
-    """The bytes of ``entry``'s one file ``name`` (writable), checked as ``check_entry``
-    checks."""
+    """The bytes of folder entry ``entry``'s one file ``name`` (writable), checked as
+    ``check_entry`` checks."""
     algorithm, sums, files = _listed(entry)
     if list(files) != [name]:
         raise DamagedEntry(f"{entry}: not an entry of one file {name}")
-    with open(files[name], "rb", buffering=0) as handle:
-        # read in place, not bytes then copied, into memory not zeroed first (a bytearray's
-        # is): entries of large outputs run to hundreds of MB, and their arrays are views of it
-        buffer = np.empty(os.fstat(handle.fileno()).st_size, np.uint8).data
-        blob = buffer[: handle.readinto(buffer)]  # a file cut short meanwhile: its sum fails
+    blob = _read_whole(files[name])
     if _DIGESTS[algorithm](blob) != sums[name]:
         raise DamagedEntry(f"{entry}: {name} does not match its checksum")
     return blob
@@ -459,15 +462,36 @@ _CHECKSUMS = "crc32"  # what new entries carry
 
 def remove(entry: Path) -> bool:
     """Delete ``entry`` if the cache wrote it (renamed away first); whether it was removed."""
-    if not _marked(entry / ENTRY_MARKER):
+    folder = _marked(entry / ENTRY_MARKER)
+    if not (folder or _packed_file(entry)):
         return False
     doomed = entry.with_name(f".removing-{entry.name}-{os.getpid()}")
     try:
         os.rename(entry, doomed)
     except OSError:  # another process removed or replaced it
         return False
-    shutil.rmtree(doomed, ignore_errors=True)
+    if folder:
+        shutil.rmtree(doomed, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(doomed)
     return True
+
+
+def _packed_file(path: Path) -> bool:
+    """Whether ``path`` is a packed entry by where it is: a file (never a link) named as a key
+    (``content_key``: 64 hex digits) in the shard of its first two. The cache writes nothing
+    else by such a name, and a first line damaged must not keep a damaged entry in place."""
+    name = path.name
+    return (
+        len(name) == 64
+        and name.startswith(path.parent.name)
+        and set(name) <= _HEX
+        and _is(path, stat.S_ISREG)
+    )
+
+
+_HEX = set("0123456789abcdef")
 
 
 def touch(entry: Path) -> None:
@@ -477,25 +501,30 @@ def touch(entry: Path) -> None:
 
 
 def entries(directory: Path) -> list[Entry]:
-    """Every whole entry the cache wrote under ``directory`` (staging and removed ones, and
-    folders without its marker, left out)."""
+    """Every whole entry the cache wrote under ``directory``: files named as keys
+    (``_packed_file``) and folders with its marker (staging and removed ones, locks, and
+    folders without the marker, left out)."""
     found = []
     for shard in _folders(directory):
-        for entry in _folders(shard):
-            if not _marked(entry / ENTRY_MARKER):
+        try:
+            listed = [child for child in shard.iterdir() if not child.name.startswith(".")]
+        except OSError:
+            continue
+        for entry in listed:
+            if not (_marked(entry / ENTRY_MARKER) or _packed_file(entry)):
                 continue
             try:
-                used = entry.stat().st_mtime
-                size = _size(entry)
+                found.append(Entry(entry, entry.stat().st_mtime, _size(entry)))
             except OSError:  # removed meanwhile
                 continue
-            found.append(Entry(entry, used, size))
     return found
 
 
 def _size(entry: Path) -> int:
-    """Bytes in the files under ``entry`` (its marker, a few bytes per file, left out);
-    OSError if it is removed meanwhile."""
+    """Bytes of a file entry, or in the files of a folder entry (its marker, a few bytes per
+    file, left out); OSError if it is removed meanwhile."""
+    if not _is(entry, stat.S_ISDIR):
+        return os.stat(entry).st_size
     return sum(os.stat(path).st_size for _, path in _entry_files(entry))
 
 

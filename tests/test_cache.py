@@ -6,12 +6,12 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.helpers.caches import job
+from tests.helpers.caches import entry_body, job, older_entry
 
 from harness.cli import main
 from harness.diskcache import (
@@ -24,6 +24,7 @@ from harness.diskcache import (
     content_key,
     entries,
     mark_entry,
+    pack,
     parse_size,
     prune,
     usage,
@@ -106,16 +107,16 @@ def test_a_run_prunes_each_time_it_has_written_an_eighth_of_the_cap(tmp_path: Pa
     stale = entry(tmp_path, "aa01", 20_000, RECENT_S + HOUR)  # twice the cap, long unused
     cache = DiskCache(tmp_path, SIM_FOLDER, cap=10_000)
 
-    def write(size: int) -> Callable[[Path], None]:
-        return lambda folder: (folder / "data").write_bytes(b"x" * size)
+    def put(key: str, size: int) -> None:
+        cache.put_packed(key, {}, [np.zeros(size, np.uint8)])
 
-    cache.put("bb02", write(1000))  # 1,000 written: under an eighth of 10,000
+    put("bb" * 32, 1000)  # 1,000 bytes and the header written: under an eighth of 10,000
     assert stale.exists()
-    cache.put("cc03", write(300))  # 1,300 (and the entry markers): past an eighth
+    put("cc" * 32, 300)  # 1,300 and the headers: past an eighth
     assert not stale.exists()
-    assert sorted(e.path.name for e in entries(tmp_path)) == ["bb02", "cc03"]
-    cache.put("dd04", write(1000))  # counted afresh from the pruning
-    assert cache.get("dd04", lambda folder: (folder / "data").stat().st_size) == 1000
+    assert sorted(e.path.name for e in entries(tmp_path)) == ["bb" * 32, "cc" * 32]
+    put("dd" * 32, 1000)  # counted afresh from the pruning
+    assert cache.get_packed("dd" * 32, lambda data, arrays: arrays[0].size) == 1000
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -332,13 +333,53 @@ def test_an_array_stored_twice_in_an_entry_takes_its_bytes_once(tmp_path: Path) 
     signed_zeros = [np.array([-0.0, np.nan], np.float32), np.array([0.0, np.nan], np.float32)]
     stored = [reference, reference.copy(), other, *signed_zeros]
     cache.put_packed("ab" * 32, {}, stored)
-    (entry,) = tmp_path.rglob(PACKED)
-    header_size = int.from_bytes(entry.read_bytes()[:8], "little")
+    body = entry_body(cache.entry("ab" * 32))
+    header_size = int.from_bytes(body[:8], "little")
     # the second reference is written once; the one-ulp neighbour and +0.0 are not the same
-    assert entry.stat().st_size == 8 + header_size + 2 * reference.nbytes + 2 * 8
+    assert len(body) == 8 + header_size + 2 * reference.nbytes + 2 * 8
     found = cache.get_packed("ab" * 32, lambda data, arrays: arrays)
     assert found is not None
     for got, want in zip(found, stored, strict=True):
         assert got.tobytes() == want.tobytes()
     found[1][...] = 0  # each array is its own: the first is untouched
     assert found[0].tobytes() == reference.tobytes()
+
+
+def test_packed_entries_are_one_file_each_pruned_as_folder_entries_are(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path, SIM_FOLDER)
+    keys = ["ab" * 32, "ac" * 32]
+    for key in keys:
+        cache.put_packed(key, {"key": key}, [np.arange(100, dtype=np.float32)])
+    conversion = entry(tmp_path, "cd" * 32, 1000, 2 * HOUR)  # a folder entry beside them
+    shard = tmp_path / "ab"
+    assert sorted(p.name for p in shard.iterdir()) == ["ab" * 32]  # no staging file left
+    assert cache.entry(keys[0]).is_file()
+    # Not entries: a lock, a note, a key in another key's shard, a link named as a key.
+    others = [shard / f"{'ab' * 32}.lock", shard / "notes", shard / ("cd" * 32)]
+    for other in others:
+        other.write_text("kept")
+    (shard / ("ab" * 31 + "ff")).symlink_to(cache.entry(keys[1]))
+    long_ago = time.time() - RECENT_S - HOUR
+    for key in keys:
+        os.utime(cache.entry(key), (long_ago, long_ago))
+    listed = {e.path.name: e.size for e in entries(tmp_path)}
+    assert sorted(listed) == sorted([*keys, conversion.name])
+    assert listed[keys[0]] == cache.entry(keys[0]).stat().st_size
+    assert {e.path for e in prune(tmp_path, 0)} == {*map(cache.entry, keys), conversion}
+    assert all(other.read_text() == "kept" for other in others)
+    assert (shard / ("ab" * 31 + "ff")).is_symlink()
+
+
+def crc32(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x}"
+
+
+def test_a_packed_entry_an_older_npu_hil_wrote_as_a_folder_still_hits(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path, SIM_FOLDER)
+    stored = [np.arange(6, dtype=np.float32).reshape(2, 3)]
+    whole = b"".join(pack({"n": 1}, stored))
+    older_entry(cache.entry("ab" * 32), {"n": 1}, stored, {"crc32": {PACKED: crc32(whole)}})
+    found = cache.get_packed("ab" * 32, lambda data, arrays: (data, arrays))
+    assert found is not None and found[0] == {"n": 1}
+    np.testing.assert_array_equal(found[1][0], stored[0])
+    assert [e.path for e in entries(tmp_path)] == [cache.entry("ab" * 32)]

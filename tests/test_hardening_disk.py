@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -24,19 +23,22 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers.caches import FLOAT16, arrays, job
+from tests.helpers.caches import FLOAT16, arrays, entry_body, job, older_entry
 from tests.helpers.declared import MODELS
 from tests.helpers.paths import SUITE
 from tests.helpers.records import make_record
 
 from harness.diskcache import (
-    ENTRY_MARKER,
     PACKED,
     CacheFolder,
     CacheWriteWarning,
+    DamagedEntry,
     DiskCache,
+    check_entry,
     claim,
     entries,
+    mark_entry,
+    pack,
     unpack,
 )
 from harness.judge.comparison_cache import ComparisonCache
@@ -100,13 +102,13 @@ def test_a_reference_entry_damaged_behind_a_valid_header_is_a_miss(tmp_path: Pat
     cache = ReferenceCache(tmp_path)
     expected = cache.references(built).outputs[ORT][0]  # the last array stored
     [entry] = entries(tmp_path)
-    packed = entry.path / PACKED
-    data = bytearray(packed.read_bytes())
+    data = bytearray(entry.path.read_bytes())
     data[-1] ^= 0x40  # the last element's bytes: the header, shape and size stay valid
-    packed.write_bytes(bytes(data))
-    assert not np.array_equal(unpack(bytes(data))[1][-1], expected)  # what reading it gives
+    entry.path.write_bytes(bytes(data))
+    damaged = unpack(entry_body(entry.path))[1][-1]
+    assert not np.array_equal(damaged, expected)  # what reading it would give
     np.testing.assert_array_equal(cache.references(built).outputs[ORT][0], expected)
-    stored = unpack((entries(tmp_path)[0].path / PACKED).read_bytes())[1]
+    stored = unpack(entry_body(entries(tmp_path)[0].path))[1]
     np.testing.assert_array_equal(stored[-1], expected)
 
 
@@ -115,10 +117,10 @@ def test_a_comparison_entry_edited_into_other_valid_json_is_a_miss(tmp_path: Pat
     cache = ComparisonCache(tmp_path)
     first = cache.compare_references(observed, references, "onnx-reference", FLOAT16)
     [entry] = entries(tmp_path)
-    stored = entry.path / "comparison.json"
-    data = json.loads(stored.read_text())
+    first_line, _ = entry.path.read_bytes().split(b"\n", 1)
+    data, _ = unpack(entry_body(entry.path))
     data["passed"] = not data["passed"]
-    stored.write_text(json.dumps(data))
+    entry.path.write_bytes(first_line + b"\n" + b"".join(pack(data, [])))
     assert cache.compare_references(observed, references, "onnx-reference", FLOAT16) == first
 
 
@@ -135,9 +137,9 @@ def test_a_converted_model_damaged_in_the_cache_is_built_again(tmp_path: Path) -
 
 def test_an_entry_without_checksums_from_an_older_npu_hil_is_a_miss(tmp_path: Path) -> None:
     cache = DiskCache(tmp_path, FOLDER)
-    cache.put("ab" * 32, lambda folder: (folder / "value").write_bytes(b"kept"))
-    (cache.entry("ab" * 32) / ENTRY_MARKER).write_text("")  # the marker before checksums
-    assert cache.get("ab" * 32, lambda entry: (entry / "value").read_bytes()) is None
+    older_entry(cache.entry("ab" * 32), {"n": 1}, [], "")  # the marker before checksums
+    assert cache.get_packed("ab" * 32, lambda data, arrays: data) is None
+    assert not cache.entry("ab" * 32).exists()
 
 
 def test_an_entry_with_blake2b_sums_from_an_older_npu_hil_is_still_checked(
@@ -146,11 +148,10 @@ def test_an_entry_with_blake2b_sums_from_an_older_npu_hil_is_still_checked(
     # Entries before CRC-32 carry blake2b sums: read as hits while whole, a miss once damaged.
     cache = DiskCache(tmp_path, FOLDER)
     stored = [np.arange(6, dtype=np.float32).reshape(2, 3)]
-    cache.put_packed("ab" * 32, {"n": 1}, stored)
-    packed = cache.entry("ab" * 32) / PACKED
-    whole = packed.read_bytes()
+    whole = b"".join(pack({"n": 1}, stored))
     blake2b = hashlib.blake2b(whole, digest_size=16).hexdigest()
-    (packed.parent / ENTRY_MARKER).write_text(json.dumps({"blake2b": {PACKED: blake2b}}))
+    older_entry(cache.entry("ab" * 32), {"n": 1}, stored, {"blake2b": {PACKED: blake2b}})
+    packed = cache.entry("ab" * 32) / PACKED
     found = cache.get_packed("ab" * 32, lambda data, arrays: (data, arrays))
     assert found is not None and found[0] == {"n": 1}
     np.testing.assert_array_equal(found[1][0], stored[0])
@@ -173,7 +174,7 @@ def test_an_entry_with_blake2b_sums_from_an_older_npu_hil_is_still_checked(
     flip=st.integers(min_value=1, max_value=255),
     truncate=st.booleans(),
 )
-def test_a_damaged_entry_reads_back_as_written_or_as_a_miss(
+def test_any_damage_to_any_file_of_a_folder_entry_fails_its_check(
     tmp_path_factory: pytest.TempPathFactory,
     files: dict[str, bytes],
     which: int,
@@ -181,27 +182,22 @@ def test_a_damaged_entry_reads_back_as_written_or_as_a_miss(
     flip: int,
     truncate: bool,
 ) -> None:
-    cache = DiskCache(tmp_path_factory.mktemp("cache"), FOLDER)
-    key = "cd" * 32
-
-    def write(folder: Path) -> None:
-        for name, data in files.items():
-            (folder / name).write_bytes(data)
-
-    def read(entry: Path) -> dict[str, bytes]:
-        return {name: (entry / name).read_bytes() for name in files}
-
-    cache.put(key, write)
+    # Folder entries (the conversions') are checked file by file before they are read.
+    entry = tmp_path_factory.mktemp("cache") / "cd" / ("cd" * 32)
+    entry.mkdir(parents=True)
+    for name, data in files.items():
+        (entry / name).write_bytes(data)
+    mark_entry(entry)
+    check_entry(entry)  # whole: passes
     name = sorted(files)[which % len(files)]
     damaged = bytearray(files[name])
     if truncate:
         del damaged[where % len(damaged) :]
     else:
         damaged[where % len(damaged)] ^= flip
-    (cache.entry(key) / name).write_bytes(bytes(damaged))
-    assert cache.get(key, read) is None  # never the damaged bytes
-    cache.put(key, write)
-    assert cache.get(key, read) == files
+    (entry / name).write_bytes(bytes(damaged))
+    with pytest.raises(DamagedEntry, match=f"{name} does not match its checksum"):
+        check_entry(entry)
 
 
 # -- a full disk --------------------------------------------------------------------------------
@@ -316,7 +312,7 @@ def test_a_damaged_packed_entry_is_a_miss(where: int, flip: int, truncate: bool)
         cache = DiskCache(Path(folder), FOLDER)
         key, stored = "ab" * 32, [np.arange(6, dtype=np.float32).reshape(2, 3)]
         cache.put_packed(key, {"kept": True}, stored)
-        packed = cache.entry(key) / PACKED
+        packed = cache.entry(key)
         damaged = bytearray(packed.read_bytes())
         if truncate:
             del damaged[where % len(damaged) :]

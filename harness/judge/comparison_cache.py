@@ -13,7 +13,6 @@ the cap).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -31,8 +30,7 @@ CACHE = CacheFolder(
     "HIL_COMPARISON_CACHE_MAX",
     "comparisons of outputs with host references",
 )
-FORMAT = 2  # bump when the key, the entry layout or what compare_references computes changes
-_ENTRY_FILE = "comparison.json"
+FORMAT = 3  # bump when the key, the entry layout or what compare_references computes changes
 
 
 class ComparisonCache(DiskCache):
@@ -67,20 +65,11 @@ class ComparisonCache(DiskCache):
             "input_span": input_span,
         }
         key = content_key(header, b"", [])
-        return self.cached(
-            key,
-            _read,
-            lambda: compare_references(observed, references, used, tolerance, input_span),
-            _write,
-        )
-
-
-def _write(folder: Path, computed: Comparison) -> None:
-    (folder / _ENTRY_FILE).write_text(json.dumps(asdict(computed)))
-
-
-def _read(entry: Path) -> Comparison:
-    return _comparison(json.loads((entry / _ENTRY_FILE).read_bytes().decode("utf-8")))
+        found = self.get_packed(key, lambda data, _: _comparison(data))
+        if found is None:
+            found = compare_references(observed, references, used, tolerance, input_span)
+            self.put_packed(key, asdict(found), [])
+        return found
 
 
 def _comparison(data: dict[str, Any]) -> Comparison:

@@ -92,7 +92,7 @@ def test_a_damaged_entry_is_compared_again_and_replaced(tmp_path: Path) -> None:
     cache = ComparisonCache(tmp_path)
     first = cache.compare_references(observed, references, "onnx-reference", FLOAT16)
     [entry] = entries(tmp_path)
-    (entry.path / "comparison.json").write_text('{"passed": tru')
+    entry.path.write_bytes(entry.path.read_bytes()[:-20])  # cut short
     assert cache.compare_references(observed, references, "onnx-reference", FLOAT16) == first
     [again] = entries(tmp_path)
     assert (
@@ -101,7 +101,7 @@ def test_a_damaged_entry_is_compared_again_and_replaced(tmp_path: Path) -> None:
         )
         == first
     )
-    assert (again.path / "comparison.json").stat().st_size > 100
+    assert again.path.stat().st_size > 100
 
 
 def test_the_executor_judges_alike_with_the_comparison_cache_it_is_given(

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers.caches import entry_body
 from tests.helpers.declared import MODELS
 
 from harness import models, pipeline
 from harness.cases.operators import operator_cases
-from harness.diskcache import PACKED, arrays_digest, entries, unpack
+from harness.diskcache import arrays_digest, entries, unpack
 from harness.judge.verdict import BAD_INPUT
 from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
@@ -73,13 +74,13 @@ def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path: Path) -> None:
     cache = ReferenceCache(tmp_path)
     expected = cache.references(built).outputs[SPEC][0]
     [entry] = entries(tmp_path)
-    (entry.path / PACKED).write_bytes(b"not an entry")
+    entry.path.write_bytes(b"not an entry")
     np.testing.assert_array_equal(cache.references(built).outputs[SPEC][0], expected)
     [again] = entries(tmp_path)
     np.testing.assert_array_equal(
         ReferenceCache(tmp_path).references(built).outputs[SPEC][0], expected
     )
-    np.testing.assert_array_equal(unpack((again.path / PACKED).read_bytes())[1][0], expected)
+    np.testing.assert_array_equal(unpack(entry_body(again.path))[1][0], expected)
 
 
 def test_outputs_the_model_came_with_are_never_stored_but_always_there(tmp_path: Path) -> None:

@@ -25,11 +25,12 @@ import onnx
 import psutil
 import pytest
 from onnx import TensorProto, helper
+from tests.helpers.caches import entry_body, rewrite_entry
 from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
 from tests.helpers.paths import SUITE, TESTS
 
-from harness.diskcache import ENTRY_MARKER, arrays_digest, mark_entry
+from harness.diskcache import arrays_digest
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import parse_build_log
@@ -659,10 +660,11 @@ def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: 
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="ok"))
     entry = tmp_path / cache.key(request)[:2] / cache.key(request)
     assert cache.observation(request) is not None  # the good entry reads back
-    [packed] = [path for path in entry.iterdir() if path.name != ENTRY_MARKER]
-    packed.write_bytes(CORRUPTIONS[damage](packed.read_bytes()))
-    if damage != "flipped-output":
-        mark_entry(entry)
+    damaged = CORRUPTIONS[damage](entry_body(entry))
+    if damage == "flipped-output":  # the checksum catches it
+        entry.write_bytes(entry.read_bytes().split(b"\n", 1)[0] + b"\n" + damaged)
+    else:  # the checksum matches: the reading catches it
+        rewrite_entry(entry, damaged)
     assert cache.observation(request) is None
     assert not entry.exists()  # so the next put stores a good one
     cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
