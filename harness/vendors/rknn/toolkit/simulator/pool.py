@@ -14,9 +14,10 @@ costs a fork, not a fresh worker's import. Cases that crash the compiler come in
 operator's documented values), each run twice; a fresh worker per death would import the
 toolkit twice per such case.
 
-Per job the pool makes a working folder, the worker writes the toolkit's log there, and
-the pool parses it into placement, rewrites and native layouts, so even a case that hung or
-crashed keeps the log it got to. A cache hit comes with its log parsed (``SimCache``).
+Per job the pool makes a working folder (in memory when there is room: ``scratch``), the
+worker writes the toolkit's log there, and the pool parses it into placement, rewrites and
+native layouts, so even a case that hung or crashed keeps the log it got to. A cache hit comes
+with its log parsed (``SimCache``).
 
 No case folder outlives its process for long: SIGTERM kills the running workers and removes
 their folders before the process ends, and a folder's name carries its process id, so a pool
@@ -49,6 +50,7 @@ from harness.vendors.rknn.toolkit.calls import LOG_FILE
 from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit.process import ToolkitProcess
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache, with_parsed_log
+from harness.vendors.rknn.toolkit.simulator.scratch import scratch_folder, scratch_folders
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
@@ -105,10 +107,10 @@ class _Worker(ToolkitProcess):
 class _Running:
     """One case on one worker: its working folder and deadline."""
 
-    def __init__(self, worker: _Worker, index: int) -> None:
+    def __init__(self, worker: _Worker, index: int, scratch: Path) -> None:
         self.worker = worker
         self.index = index
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=scratch))
         _LIVE_RUNS.add(self)
         self.deadline = float("inf")
 
@@ -161,10 +163,11 @@ def _clean_up_on_sigterm() -> None:
 
 def _remove_stale_folders() -> None:
     """Remove the case folders whose owning process is gone."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
-        pid = folder.name.removeprefix(FOLDER_PREFIX).partition("-")[0]
-        if pid.isdigit() and not _process_exists(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+    for scratch in scratch_folders():
+        for folder in scratch.glob(f"{FOLDER_PREFIX}*-*"):
+            pid = folder.name.removeprefix(FOLDER_PREFIX).partition("-")[0]
+            if pid.isdigit() and not _process_exists(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _process_exists(pid: int) -> bool:
@@ -202,6 +205,7 @@ class SimulatorPool:
         self.cache = cache
         self.toolkit_runs = 0  # jobs handed to a worker (cache hits are not)
         self.observes = SIMULATOR_OBSERVES
+        self.scratch = scratch_folder()  # where case folders go (``scratch``)
         self._idle: list[_Worker] = []
         atexit.register(self.close)
         if threading.current_thread() is threading.main_thread():  # signal handlers live there
@@ -294,7 +298,7 @@ class SimulatorPool:
             self._idle.append(_Worker(self.python))
         while pending and len(busy) < self.workers and self._idle:
             index = pending.popleft()
-            running = _Running(self._take_idle(), index)
+            running = _Running(self._take_idle(), index, self.scratch)
             failure = running.start(jobs[index], self._limit(jobs[index]))
             if failure is None:
                 self.toolkit_runs += 1
