@@ -119,8 +119,8 @@ def test_an_int8_case_builds_its_model_once(
         )
 
 
-def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path) -> None:
-    cases = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:4]
+def test_the_simulator_takes_the_next_cases_only_while_it_runs_one(tmp_path: Path) -> None:
+    cases = operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases[:5]
     pulled: list[str] = []
 
     def jobs() -> Iterator[Job]:
@@ -131,9 +131,10 @@ def test_the_simulator_takes_the_next_case_only_while_it_runs_one(tmp_path: Path
     with SimulatorPool(workers=1) as pool:
         stream = pool.stream(jobs())
         next(stream)
-        # the first case ran while the second was prepared; the rest wait their turn
-        assert pulled == [case.id for case in cases[:2]]
-        assert len(list(stream)) == 3
+        # the first case ran while the second waited in the worker's pipe and the third was
+        # prepared; the rest wait their turn
+        assert pulled == [case.id for case in cases[:3]]
+        assert len(list(stream)) == 4
     assert pulled == [case.id for case in cases]
 
 

@@ -39,6 +39,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -54,6 +55,10 @@ from harness.vendors.rknn.toolkit.simulator.scratch import scratch_folder, scrat
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
 FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's random part
+# Cases a worker holds: the one it runs and the next, waiting in its request pipe, so that it
+# starts the next as it replies instead of waiting for the parent to judge the last one.
+DEPTH = 2
+_FRAMING = 12  # bytes multiprocessing.connection puts before a message (at most)
 
 
 class WorkerDied(Exception):
@@ -105,7 +110,8 @@ class _Worker(ToolkitProcess):
 
 
 class _Running:
-    """One case on one worker: its working folder and deadline."""
+    """One case on one worker, running or waiting in its pipe: its working folder and deadline
+    (none while it waits)."""
 
     def __init__(self, worker: _Worker, index: int, scratch: Path) -> None:
         self.worker = worker
@@ -119,7 +125,7 @@ class _Running:
         _LIVE_RUNS.discard(self)
 
     def start(self, job: Job, timeout_s: float) -> str | None:
-        """Send the case to the worker; None, or why the worker could not take it.
+        """Send the case to an idle worker; None, or why the worker could not take it.
 
         The case's time starts once the worker is ready: its import is not the case's.
         """
@@ -133,8 +139,30 @@ class _Running:
             status = self.worker.exit_status("before the case was sent")
             self.worker.stop()
             return status
-        self.deadline = time.monotonic() + timeout_s
+        self.begin(timeout_s)
         return None
+
+    def queue(self, job: Job) -> bool:
+        """Send the case to a worker running another, to wait in its pipe; whether it went.
+        Only a job that fits the pipe whole goes (a larger one waits until the worker is
+        idle): sending it would wait for the worker to read, while the worker may be waiting
+        for the parent to read its reply. A worker that died meanwhile does not take it
+        either: its running case finds out how."""
+        room = self.worker.pipe_bytes() - _FRAMING
+        if len(job.model) + sum(array.nbytes for array in job.inputs) > room:
+            return False  # known too large without pickling it (and drawing its calibration)
+        message = ForkingPickler.dumps((job, str(self.workdir)))
+        if len(message) > room:
+            return False
+        try:
+            self.worker.requests.send_bytes(message)
+        except OSError:
+            return False
+        return True
+
+    def begin(self, timeout_s: float) -> None:
+        """The worker starts the case now: its time runs from here."""
+        self.deadline = time.monotonic() + timeout_s
 
 
 _LIVE_RUNS: set[_Running] = set()  # cases of this process running, whose folder exists
@@ -200,6 +228,7 @@ class SimulatorPool:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.workers = workers
+        self.capacity = workers * DEPTH  # cases the workers hold at once
         self.python = python  # the interpreter whose rknn-toolkit2 the workers import
         self.timeout_s = timeout_s
         self.cache = cache
@@ -232,15 +261,16 @@ class SimulatorPool:
     def stream(self, jobs: Iterable[Job]) -> Iterator[Observation]:
         """Observations in job order, each as soon as it and those before it are done.
 
-        Jobs are taken as they are needed, plus one ahead of the workers: the caller
-        prepares the next case while a worker runs this one, and judges and reports a case
-        while the workers run the next.
+        Jobs are taken as they are needed, plus one ahead of the workers, each of which holds
+        ``DEPTH`` (one running, the next waiting in its pipe): the caller prepares the next
+        case while a worker runs this one, and judges and reports a case while the workers
+        run the next ones.
         """
         taken: list[Job] = []
         source = iter(jobs)
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
-        busy: dict[Connection, _Running] = {}
+        busy: dict[Connection, deque[_Running]] = {}  # a worker's running case, then the next
         deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
         more = True  # ``source`` may hold further jobs
@@ -260,10 +290,9 @@ class SimulatorPool:
 
         try:
             while True:
-                # enough to keep every worker busy, one waiting, or the next to yield
-                while (
-                    more and following not in results and len(pending) + len(busy) <= self.workers
-                ):
+                # enough to keep every worker full, one waiting, or the next to yield
+                holding = sum(map(len, busy.values()))
+                while more and following not in results and len(pending) + holding <= self.capacity:
                     take()
                 self._start(pending, busy, taken, results)
                 while following in results:
@@ -275,22 +304,24 @@ class SimulatorPool:
                     take()  # prepared while the workers run
                 self._collect(busy, taken, results, pending, deaths)
         except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
-            for running in busy.values():
-                running.worker.kill()
-                running.worker.stop()
-                running.remove_folder()
+            for held in busy.values():
+                held[0].worker.kill()
+                held[0].worker.stop()
+                for running in held:
+                    running.remove_folder()
             raise
 
     def _start(
         self,
         pending: deque[int],
-        busy: dict[Connection, _Running],
+        busy: dict[Connection, deque[_Running]],
         jobs: Sequence[Job],
         results: dict[int, Observation],
     ) -> None:
         """Hand pending cases to idle workers, ready ones first, starting the workers this
-        round needs together so that their imports overlap. An idle worker that died
-        meanwhile (the out-of-memory killer's choice, say) is replaced first."""
+        round needs together so that their imports overlap; then queue the rest behind the
+        cases running, up to ``DEPTH`` a worker. An idle worker that died meanwhile (the
+        out-of-memory killer's choice, say) is replaced first."""
         for dead in [worker for worker in self._idle if worker.process.poll() is not None]:
             self._idle.remove(dead)
             dead.stop()
@@ -302,9 +333,18 @@ class SimulatorPool:
             failure = running.start(jobs[index], self._limit(jobs[index]))
             if failure is None:
                 self.toolkit_runs += 1
-                busy[running.worker.replies] = running
+                busy[running.worker.replies] = deque([running])
             else:
                 results[index] = self._finish(running, {"infra_error": failure})
+        for held in busy.values():
+            while pending and len(held) < DEPTH:
+                running = _Running(held[0].worker, pending[0], self.scratch)
+                if not running.queue(jobs[pending[0]]):  # the worker is gone: its reply says
+                    running.remove_folder()
+                    break
+                self.toolkit_runs += 1
+                held.append(running)
+                pending.popleft()
 
     def _take_idle(self) -> _Worker:
         """An idle worker, one that is ready if any is (the longest-started otherwise)."""
@@ -314,7 +354,7 @@ class SimulatorPool:
 
     def _collect(
         self,
-        busy: dict[Connection, _Running],
+        busy: dict[Connection, deque[_Running]],
         jobs: Sequence[Job],
         results: dict[int, Observation],
         pending: deque[int],
@@ -322,27 +362,35 @@ class SimulatorPool:
     ) -> None:
         """Wait for the first reply or deadline among the busy workers; finish those jobs.
 
-        A worker that replied gets its next pending job before its reply is finished (the
-        log parsed, the result cached): the worker compiles the next case meanwhile instead
-        of waiting for the parent.
+        A worker that replied starts the case waiting in its pipe, whose time runs from
+        then, and gets the next pending one queued before its reply is finished (the log
+        parsed, the result cached): the worker never waits for the parent between cases.
 
         A case whose worker (or its serving child: a ``died`` reply) died goes back to the
         front of ``pending`` once (its death kept in ``deaths``); after a second death
-        ``after_two_deaths`` tells a crash from trouble."""
+        ``after_two_deaths`` tells a crash from trouble. The cases waiting behind it go back
+        too when the worker is gone (they never ran); a fresh serving child takes them."""
         if not busy:
             return
-        soonest = min(running.deadline for running in busy.values())
+        soonest = min(held[0].deadline for held in busy.values())
         replied: list[tuple[_Running, dict[str, Any]]] = []
         for conn in wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
-            running = busy.pop(conn)  # type: ignore[call-overload]
+            held = busy[conn]  # type: ignore[index]
+            running = held.popleft()
             doing = "while running the case"
             try:
                 reply = running.worker.receive(0, doing)
             except WorkerDied as exc:
                 running.worker.stop()
+                del busy[conn]  # type: ignore[arg-type]
+                self._requeue(held, pending)
                 code, status = running.worker.process.wait(), str(exc)
             else:
-                self._idle.append(running.worker)  # a "died" worker forked a fresh child
+                if held:  # a "died" worker forked a fresh child, which takes the next
+                    held[0].begin(self._limit(jobs[held[0].index]))
+                else:
+                    del busy[conn]  # type: ignore[arg-type]
+                    self._idle.append(running.worker)
                 if "died" not in reply:
                     replied.append((running, reply))
                     continue
@@ -359,14 +407,24 @@ class SimulatorPool:
         self._start(pending, busy, jobs, results)
         for running, reply in replied:
             results[running.index] = self._finish(running, reply, jobs[running.index])
-        for conn, running in list(busy.items()):
-            if time.monotonic() >= running.deadline:
+        for conn, held in list(busy.items()):
+            if time.monotonic() >= held[0].deadline:
                 del busy[conn]
+                running = held.popleft()
                 running.worker.kill()
                 running.worker.stop()
+                self._requeue(held, pending)
                 limit = self._limit(jobs[running.index])
                 reply = {"infra_error": f"timed out after {limit:g} s"}
                 results[running.index] = self._finish(running, reply)
+
+    def _requeue(self, waiting: deque[_Running], pending: deque[int]) -> None:
+        """The cases that waited in a worker gone (killed, timed out): pending again, first,
+        in their order; they never ran."""
+        for running in reversed(waiting):
+            running.remove_folder()
+            pending.appendleft(running.index)
+            self.toolkit_runs -= 1
 
     def _limit(self, job: Job) -> float:
         return job.timeout_s or self.timeout_s

@@ -50,7 +50,8 @@ from harness.vendors.rknn.toolkit.process import die_with_parent, libc, parent_p
 # Test-only fault hook, for faults the real toolkit cannot be made to show on demand: a comma
 # list of "<kind>:<case_id>" makes the worker, inside that case's build call, exit with code 3
 # ("exit"), die of SIGSEGV ("segv"; "segv-once": the first time only, marked by a file in the
-# FAULT_MARKS_ENV folder), be killed as the out-of-memory killer does ("kill") or hang.
+# FAULT_MARKS_ENV folder), be killed as the out-of-memory killer does ("kill"; "kill-worker":
+# the worker process, which the serving child dies with) or hang.
 FAULT_ENV = "NPU_HIL_SIM_FAULT"
 FAULT_MARKS_ENV = "NPU_HIL_SIM_FAULT_MARKS"
 
@@ -245,6 +246,9 @@ def _inject_fault(case_id: str) -> None:
         kind = "segv"
     if kind in ("segv", "kill"):
         os.kill(os.getpid(), signal.SIGSEGV if kind == "segv" else signal.SIGKILL)
+    if kind == "kill-worker":  # the worker itself; this serving child dies with it
+        os.kill(os.getppid(), signal.SIGKILL)
+        kind = "hang"
     if kind == "hang":
         while True:
             time.sleep(60)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ import onnx
 import psutil
 import pytest
 from onnx import TensorProto, helper
+from tests.fakes.sshd import onnx_model
 from tests.helpers.caches import entry_body, rewrite_entry
 from tests.helpers.children import default_signals
 from tests.helpers.models import MAX_ONE_INPUT
@@ -356,8 +358,8 @@ def test_cache_hit_returns_the_same_observation_without_the_toolkit(tmp_path: Pa
 def test_a_worker_gets_its_next_job_before_the_parent_stores_its_last_result(
     tmp_path: Path,
 ) -> None:
-    """The parsing and storing of a reply overlap the worker's next case: the worker does
-    not wait for the parent between cases."""
+    """The parsing and storing of a reply overlap the worker's next case, and the case after
+    it waits in the worker's pipe: the worker does not wait for the parent between cases."""
 
     handed_over: list[int] = []  # jobs handed to the worker when each result was stored
 
@@ -366,12 +368,63 @@ def test_a_worker_gets_its_next_job_before_the_parent_stores_its_last_result(
             handed_over.append(pool.toolkit_runs)
             return super().store(job, observation)
 
-    jobs = [sub_request(f"overlap-{n}") for n in range(3)]
+    jobs = [sub_request(f"overlap-{n}") for n in range(5)]
     with SimulatorPool(cache=Recording(tmp_path)) as pool:
         observations = list(pool.stream(jobs))
     assert all(o.outputs is not None for o in observations)
-    # each result but the last was stored after the next job was handed to the worker
-    assert handed_over == [2, 3, 3]
+    # each result was stored after the two jobs after it were handed to the worker (one
+    # running, one waiting in its pipe), while there were any
+    assert handed_over == [3, 4, 5, 5, 5]
+
+
+def test_a_case_waiting_behind_a_killed_worker_runs_in_a_fresh_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(FAULT_ENV, "kill-worker:oom")
+    jobs = [sub_request("oom"), sub_request("waiting"), sub_request("after")]
+    with SimulatorPool(workers=1, timeout_s=60) as fresh:
+        killed, waiting, after = fresh.run_many(jobs)
+        # the killed case twice, then the two others once each: a job that only waited in
+        # the dead worker's pipe is handed out again, not counted twice
+        assert fresh.toolkit_runs == 4
+    assert killed.infra_error is not None
+    assert killed.infra_error.startswith("worker killed by signal SIGKILL while running the case")
+    for request, obs in ((jobs[1], waiting), (jobs[2], after)):
+        assert obs.infra_error is None and obs.outputs is not None
+        np.testing.assert_allclose(obs.outputs[0], request.inputs[0] - request.inputs[1], atol=2e-3)
+
+
+def test_a_case_waiting_behind_a_hung_one_gets_its_own_time_in_a_fresh_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(FAULT_ENV, "hang:hang-me")
+    jobs = [sub_request("hang-me"), sub_request("waiting")]
+    with SimulatorPool(workers=1, timeout_s=3) as fresh:
+        hung, waiting = fresh.run_many(jobs)
+    assert hung.infra_error == "timed out after 3 s"
+    assert waiting.infra_error is None and waiting.outputs is not None
+    np.testing.assert_allclose(waiting.outputs[0], jobs[1].inputs[0] - jobs[1].inputs[1], atol=2e-3)
+
+
+def test_jobs_and_replies_larger_than_a_pipe_never_wait_on_each_other() -> None:
+    """A job queued while the worker runs a case with a large reply would wait for the
+    worker to read it, the worker for the parent to read its reply: such a job waits in the
+    pool until the worker is idle."""
+    shape = (1, 4, 256, 256)  # 4 MiB of float32 in, and out: larger than any pipe
+    model = onnx_model("Relu", shape)
+    jobs = [
+        Job(model, [RNG.standard_normal(shape, dtype=np.float32)], "rk3562", case_id=f"big-{n}")
+        for n in range(3)
+    ]
+    done: list[Observation] = []
+    with SimulatorPool(workers=1, timeout_s=120) as fresh:
+        runner = threading.Thread(target=lambda: done.extend(fresh.run_many(jobs)), daemon=True)
+        runner.start()
+        runner.join(300)
+        assert not runner.is_alive(), "the pool and its worker wait on each other"
+    for job, obs in zip(jobs, done, strict=True):
+        assert obs.outputs is not None, obs.infra_error
+        np.testing.assert_allclose(obs.outputs[0], np.maximum(job.inputs[0], 0), atol=2e-2)
 
 
 def test_start_imports_the_toolkit_in_the_worker_that_then_serves_the_cases() -> None:
