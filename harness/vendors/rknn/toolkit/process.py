@@ -11,9 +11,7 @@ stops it.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import fcntl
 import os
 import signal
 import subprocess
@@ -25,10 +23,6 @@ from typing import IO
 from harness.vendors.rknn.toolkit.calls import harness_env
 
 libc = ctypes.CDLL(None)  # the C library, for prctl (and the worker's fflush)
-# Each pipe holds up to 1 MiB (Linux's default limit for a user; 64 KiB otherwise): a reply
-# of most cases' outputs is written without waiting for the parent to read it, and a job
-# queued behind a running case fits whole, so neither side blocks on the other.
-PIPE_BYTES = 1 << 20
 
 
 class ToolkitProcess:
@@ -41,8 +35,6 @@ class ToolkitProcess:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
-        for fd in (request_write, reply_write):
-            _widen(fd)
         try:
             self.process = subprocess.Popen(
                 [python, "-m", module, str(os.getpid())],
@@ -63,13 +55,6 @@ class ToolkitProcess:
         self.requests = Connection(request_write, readable=False)
         self.replies = Connection(reply_read, writable=False)
 
-    def pipe_bytes(self) -> int:
-        """What the request pipe holds: a message longer than this waits for the child."""
-        try:
-            return fcntl.fcntl(self.requests.fileno(), fcntl.F_GETPIPE_SZ)
-        except (OSError, AttributeError):  # not Linux: assume the smallest pipe there is
-            return 4096
-
     def stderr_tail(self) -> str:
         self.stderr.seek(0)
         return self.stderr.read()[-2000:].decode(errors="replace").strip()
@@ -88,12 +73,6 @@ class ToolkitProcess:
             self.kill()
         self.replies.close()
         self.stderr.close()
-
-
-def _widen(fd: int) -> None:
-    """Make the pipe of ``fd`` hold ``PIPE_BYTES``, where the system allows it."""
-    with contextlib.suppress(OSError, AttributeError):  # over the limit, or not Linux
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def parent_pipes() -> tuple[Connection, Connection]:

@@ -39,7 +39,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
-from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -50,7 +49,9 @@ from harness.vendors.rknn.documents.properties import SIMULATOR_OBSERVES
 from harness.vendors.rknn.toolkit.calls import LOG_FILE
 from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit.process import ToolkitProcess
+from harness.vendors.rknn.toolkit.simulator import messages
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache, with_parsed_log
+from harness.vendors.rknn.toolkit.simulator.messages import JOB_FILE, InFolder
 from harness.vendors.rknn.toolkit.simulator.scratch import scratch_folder, scratch_folders
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
@@ -58,7 +59,9 @@ FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's 
 # Cases a worker holds: the one it runs and the next, waiting in its request pipe, so that it
 # starts the next as it replies instead of waiting for the parent to judge the last one.
 DEPTH = 2
-_FRAMING = 12  # bytes multiprocessing.connection puts before a message (at most)
+
+
+Reply = dict[str, Any] | InFolder  # a worker's reply to a job, or the file it wrote it to
 
 
 class WorkerDied(Exception):
@@ -84,15 +87,15 @@ class _Worker(ToolkitProcess):
             raise WorkerDied(f"worker failed to start:\n{hello['startup_error']}")
         self.versions = hello["versions"]
 
-    def receive(self, timeout_s: float, doing: str) -> dict[str, Any]:
+    def receive(self, timeout_s: float, doing: str) -> Any:
+        """The worker's next message: a dict, or an ``InFolder`` for a large reply."""
         if not self.replies.poll(timeout_s):
             self.kill()
             raise WorkerDied(f"timed out after {timeout_s:g} s {doing}")
         try:
-            reply: dict[str, Any] = self.replies.recv()
+            return self.replies.recv()
         except (EOFError, OSError):
             raise WorkerDied(self.exit_status(doing)) from None
-        return reply
 
     def exit_status(self, doing: str) -> str:
         """E.g. "worker killed by signal SIGSEGV while running the case", plus its stderr."""
@@ -130,8 +133,12 @@ class _Running:
         The case's time starts once the worker is ready: its import is not the case's.
         """
         try:
+            carried = messages.carried(job, self.workdir, JOB_FILE)
+        except OSError as exc:  # a full disk, say: the worker is not to blame
+            return f"writing the job to its case folder {self.workdir}: {exc.strerror or exc}"
+        try:
             self.worker.wait_ready()
-            self.worker.requests.send((job, str(self.workdir)))
+            self.worker.requests.send((carried, str(self.workdir)))
         except WorkerDied as exc:
             self.worker.stop()
             return str(exc)
@@ -143,19 +150,13 @@ class _Running:
         return None
 
     def queue(self, job: Job) -> bool:
-        """Send the case to a worker running another, to wait in its pipe; whether it went.
-        Only a job that fits the pipe whole goes (a larger one waits until the worker is
-        idle): sending it would wait for the worker to read, while the worker may be waiting
-        for the parent to read its reply. A worker that died meanwhile does not take it
-        either: its running case finds out how."""
-        room = self.worker.pipe_bytes() - _FRAMING
-        if len(job.model) + sum(array.nbytes for array in job.inputs) > room:
-            return False  # known too large without pickling it (and drawing its calibration)
-        message = ForkingPickler.dumps((job, str(self.workdir)))
-        if len(message) > room:
-            return False
+        """Send the case to a worker running another, to wait in its pipe (it fits whole:
+        ``messages``); whether it went. A worker that died meanwhile did not take it: its
+        running case finds out how; a job that cannot be written waits for ``start`` to say
+        why."""
         try:
-            self.worker.requests.send_bytes(message)
+            carried = messages.carried(job, self.workdir, JOB_FILE)
+            self.worker.requests.send((carried, str(self.workdir)))
         except OSError:
             return False
         return True
@@ -373,7 +374,7 @@ class SimulatorPool:
         if not busy:
             return
         soonest = min(held[0].deadline for held in busy.values())
-        replied: list[tuple[_Running, dict[str, Any]]] = []
+        replied: list[tuple[_Running, Reply]] = []
         for conn in wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
             held = busy[conn]  # type: ignore[index]
             running = held.popleft()
@@ -391,8 +392,8 @@ class SimulatorPool:
                 else:
                     del busy[conn]  # type: ignore[arg-type]
                     self._idle.append(running.worker)
-                if "died" not in reply:
-                    replied.append((running, reply))
+                if isinstance(reply, InFolder) or "died" not in reply:
+                    replied.append((running, reply))  # opened by _finish, after the hand-off
                     continue
                 code = reply["died"]
                 status = running.worker.status(code, doing)
@@ -429,26 +430,29 @@ class SimulatorPool:
     def _limit(self, job: Job) -> float:
         return job.timeout_s or self.timeout_s
 
-    def _finish(
-        self, running: _Running, reply: dict[str, Any], job: Job | None = None
-    ) -> Observation:
-        """Turn a reply plus the case's log into an Observation; clean the folder.
+    def _finish(self, running: _Running, reply: Reply, job: Job | None = None) -> Observation:
+        """Turn a reply (or the file it was written to) plus the case's log into an
+        Observation; clean the folder.
 
         ``job`` is given when the reply may be cached (not for infra errors).
         """
+        try:
+            opened: dict[str, Any] = messages.opened(reply, running.workdir)
+        except Exception as exc:  # a reply file damaged or gone: an infra error, never cached
+            opened, job = {"infra_error": f"reading the worker's reply: {exc}"}, None
         log_path = running.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
         running.remove_folder()
         observation = with_parsed_log(
             Observation(
                 backend="simulator",
-                outputs=reply.get("outputs"),
-                failed_stage=reply.get("failed_stage"),
-                error=reply.get("error"),
-                aborted=reply.get("aborted"),
-                infra_error=reply.get("infra_error"),
+                outputs=opened.get("outputs"),
+                failed_stage=opened.get("failed_stage"),
+                error=opened.get("error"),
+                aborted=opened.get("aborted"),
+                infra_error=opened.get("infra_error"),
                 versions=dict(running.worker.versions or {}),
-                timings=reply.get("timings", {}),
+                timings=opened.get("timings", {}),
                 log=log,
                 observes=SIMULATOR_OBSERVES,
             )

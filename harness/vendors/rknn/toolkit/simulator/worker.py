@@ -46,6 +46,8 @@ from harness.vendors.rknn.toolkit.calls import (
     write_dataset,
 )
 from harness.vendors.rknn.toolkit.process import die_with_parent, libc, parent_pipes
+from harness.vendors.rknn.toolkit.simulator import messages
+from harness.vendors.rknn.toolkit.simulator.messages import REPLY_FILE
 
 # Test-only fault hook, for faults the real toolkit cannot be made to show on demand: a comma
 # list of "<kind>:<case_id>" makes the worker, inside that case's build call, exit with code 3
@@ -100,21 +102,27 @@ def _serve_jobs(
     """The serving child: run jobs until the pool closes the request pipe."""
     while True:
         try:
-            job, workdir = requests.recv()
+            message, workdir = requests.recv()
         except EOFError:  # the pool closed the pipe or died
             return
         in_case[0] = 1
+        folder = Path(workdir)
         try:
-            reply = serve(rknn_class, job, Path(workdir))
+            reply = serve(rknn_class, messages.opened(message, folder), folder)
         except Exception:
             reply = {"infra_error": f"worker error outside the toolkit:\n{traceback.format_exc()}"}
         finally:  # the pool deletes the folder; do not sit in it
             os.chdir("/")
             tempfile.tempdir = None
-        # Cleared before the reply: a death while sending it ends the worker, and the pool
-        # reads the cut reply as the worker's death, never a "died" as the next case's reply.
+        # Cleared before the reply is sent (a large one was written to the folder before): a
+        # death while sending it ends the worker, and the pool reads the cut reply as the
+        # worker's death, never a "died" as the next case's reply.
+        try:
+            carried = messages.carried(reply, folder, REPLY_FILE)
+        except OSError as exc:  # a full disk, say: not the toolkit's doing
+            carried = {"infra_error": f"writing the reply to the case folder: {exc}"}
         in_case[0] = 0
-        replies.send(reply)
+        replies.send(carried)
 
 
 def _end_as(code: int) -> None:

@@ -407,9 +407,9 @@ def test_a_case_waiting_behind_a_hung_one_gets_its_own_time_in_a_fresh_worker(
 
 
 def test_jobs_and_replies_larger_than_a_pipe_never_wait_on_each_other() -> None:
-    """A job queued while the worker runs a case with a large reply would wait for the
-    worker to read it, the worker for the parent to read its reply: such a job waits in the
-    pool until the worker is idle."""
+    """A job queued through the pipe while the worker runs a case with a large reply would
+    wait for the worker to read it, the worker for the parent to read its reply: large jobs
+    and replies go through files in the case folder instead."""
     shape = (1, 4, 256, 256)  # 4 MiB of float32 in, and out: larger than any pipe
     model = onnx_model("Relu", shape)
     jobs = [
