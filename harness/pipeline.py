@@ -40,6 +40,7 @@ from harness.models.reference import ORT, NoReferenceError, References, host_ref
 from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import BOARD_LOG, CaseRecord, case_folder
+from harness.results.same_files import SameFiles
 from harness.targets.job import DrawnCalibration, Job
 from harness.targets.observation import Observation
 from harness.targets.target import PrefetchingTarget, Target, observe
@@ -176,6 +177,7 @@ class CaseExecutor:
         self.journal = Journal(results_dir)
         self.versions = host_versions()
         self.sdk = sdk
+        self.same_files = SameFiles()  # recipe files the same in many case folders, kept once
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
 
     def execute(self, case: Case) -> CaseRecord:
@@ -277,7 +279,9 @@ class CaseExecutor:
             _clear(folder)
             recipe = stages.recipe(job)
             arrays = [name for name in recipe if name.endswith(".npy")]
-            _write_files(folder, built, {n: recipe[n] for n in recipe if n not in arrays})
+            _write_files(
+                folder, built, {n: recipe[n] for n in recipe if n not in arrays}, self.same_files
+            )
         prepare_s = time.monotonic() - clock
         return _Prepared(
             case, built, references, job, folder, recipe, arrays, started, prepare_s, found
@@ -501,11 +505,16 @@ def _clear(folder: Path) -> None:
         folder.unlink()
 
 
-def _write_files(folder: Path, built: BuiltModel, recipe: Mapping[str, bytes]) -> None:
-    """What every case folder holds: the model and the recipe's files other than arrays."""
+def _write_files(
+    folder: Path, built: BuiltModel, recipe: Mapping[str, bytes], same: SameFiles
+) -> None:
+    """What every case folder holds: the model and the recipe's files other than arrays,
+    these linked to their first copy in the run where they are the same (``same_files``)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
-    _write_recipe(folder, recipe)
+    for name, data in recipe.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        same.write(folder / name, data)
 
 
 def _write_arrays(
