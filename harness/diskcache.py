@@ -11,8 +11,8 @@ reads the file once and checks it against its checksum as read (``read_packed``)
 later, even behind a valid header, is a miss and is removed. One file, not a folder holding a
 data file and a marker: on ext4 each new file or folder costs a few hundred microseconds of
 kernel time (0.3-0.5 ms an inode on a 2-core test host, against microseconds to write its
-bytes), and a cold case stores three entries. A folder entry (the conversions', whose .rknn
-file the board is sent as is) holds ``ENTRY_MARKER``, with a checksum of each of its files
+bytes), and a cold case stores three entries. A folder entry (the conversions', whose compiled
+model the board is sent as is) holds ``ENTRY_MARKER``, with a checksum of each of its files
 (CRC-32; blake2b in entries of an npu-hil from before), checked before the entry is read
 (``check_entry``); packed entries of an npu-hil from before single-file entries are such
 folders, and are still read. An entry without checksums (from before them) is a miss.
