@@ -11,19 +11,25 @@ from pathlib import Path
 import pytest
 from tests.helpers.caches import job
 
+from harness.models.budget import DEFAULT_BYTES
 from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 from harness.vendors.rknn.toolkit.simulator.pool import FOLDER_PREFIX
-from harness.vendors.rknn.toolkit.simulator.scratch import SHARED_MEMORY, scratch_folder
+from harness.vendors.rknn.toolkit.simulator.scratch import ROOM_FOR, SHARED_MEMORY, scratch_folder
 
 
-def shared_memory_is_tmpfs() -> bool:
+def roomy_shared_memory() -> bool:
+    """A tmpfs at /dev/shm with room for the default size budget's models."""
+    if not Path("/proc/self/mounts").exists():
+        return False
     with open("/proc/self/mounts") as mounts:
-        return any(line.split()[1:3] == [str(SHARED_MEMORY), "tmpfs"] for line in mounts)
+        if not any(line.split()[1:3] == [str(SHARED_MEMORY), "tmpfs"] for line in mounts):
+            return False
+    free = os.statvfs(SHARED_MEMORY)
+    return free.f_bavail * free.f_frsize >= ROOM_FOR * DEFAULT_BYTES
 
 
 needs_tmpfs = pytest.mark.skipif(
-    not (Path("/proc/self/mounts").exists() and shared_memory_is_tmpfs()),
-    reason="no tmpfs at /dev/shm on this host",
+    not roomy_shared_memory(), reason="no tmpfs at /dev/shm with room on this host"
 )
 
 
@@ -35,7 +41,10 @@ def no_tmpdir(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @needs_tmpfs
 @pytest.mark.usefixtures("no_tmpdir")
-def test_a_case_runs_in_a_folder_in_shared_memory_removed_after_it() -> None:
+def test_a_case_runs_in_a_folder_in_shared_memory_removed_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("HIL_MAX_BYTES", raising=False)  # the default budget
     with SimulatorPool() as pool:
         observation = pool.run(job(3))
     assert observation.outputs is not None, observation.infra_error
@@ -49,6 +58,7 @@ def test_a_case_runs_in_a_folder_in_shared_memory_removed_after_it() -> None:
 def test_a_budget_shared_memory_has_no_room_for_keeps_case_folders_in_the_temporary_folder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("HIL_MAX_BYTES", raising=False)  # the default budget has room
     assert scratch_folder() == SHARED_MEMORY
     free = os.statvfs(SHARED_MEMORY)
     monkeypatch.setenv("HIL_MAX_BYTES", str(free.f_bavail * free.f_frsize))  # room for one
