@@ -6,8 +6,9 @@ megabytes. Through a pipe (64 KiB) the writer waits until the reader has taken a
 pool for a worker busy with the case before, a worker for a parent busy judging, each at
 times for the other. A message whose pickle is larger than ``INLINE_BYTES`` is therefore
 written to the case's folder (in memory when there is room: ``scratch``) and the pipe carries
-an ``InFolder`` naming the file. Every message on a pipe then fits it twice over, so a job
-queued behind a running case never waits for the worker, and replies never wait long.
+an ``InFolder`` naming the file; a smaller one travels as the ``Pickled`` bytes its size was
+measured by, so no message is pickled twice. Every message on a pipe then fits it twice over,
+so a job queued behind a running case never waits for the worker, and replies never wait long.
 """
 
 from __future__ import annotations
@@ -28,18 +29,24 @@ class InFolder(NamedTuple):
     name: str
 
 
-def carried(message: Any, folder: Path, name: str) -> Any:
-    """What the pipe carries for ``message``: itself when its pickle is small, else an
-    ``InFolder`` naming ``folder/name``, which it is written to here."""
+class Pickled(NamedTuple):
+    """A small message as its pickle, carried in the pipe."""
+
+    data: bytes
+
+
+def carried(message: Any, folder: Path, name: str) -> Pickled | InFolder:
+    """What the pipe carries for ``message``: its ``Pickled`` bytes when they are few, else an
+    ``InFolder`` naming ``folder/name``, which they are written to here."""
     data = ForkingPickler.dumps(message)
     if len(data) <= INLINE_BYTES:
-        return message
+        return Pickled(bytes(data))
     (folder / name).write_bytes(data)
     return InFolder(name)
 
 
-def opened(message: Any, folder: Path) -> Any:
-    """``message`` as it was sent: read from ``folder`` when it came as an ``InFolder``."""
+def opened(message: Pickled | InFolder, folder: Path) -> Any:
+    """The message as it was sent: unpickled, read from ``folder`` if it came as ``InFolder``."""
     if isinstance(message, InFolder):
         return pickle.loads((folder / message.name).read_bytes())
-    return message
+    return pickle.loads(message.data)

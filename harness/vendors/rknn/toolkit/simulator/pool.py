@@ -51,7 +51,7 @@ from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
 from harness.vendors.rknn.toolkit.process import ToolkitProcess
 from harness.vendors.rknn.toolkit.simulator import messages
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache, with_parsed_log
-from harness.vendors.rknn.toolkit.simulator.messages import JOB_FILE, InFolder
+from harness.vendors.rknn.toolkit.simulator.messages import JOB_FILE, InFolder, Pickled
 from harness.vendors.rknn.toolkit.simulator.scratch import scratch_folder, scratch_folders
 
 START_TIMEOUT_S = 120.0  # importing the toolkit takes 1.5-2.5 s; allow for a loaded machine
@@ -61,7 +61,9 @@ FOLDER_PREFIX = "npu-hil-sim-"  # then the owning process id, "-" and mkdtemp's 
 DEPTH = 2
 
 
-Reply = dict[str, Any] | InFolder  # a worker's reply to a job, or the file it wrote it to
+# A worker's reply to a job: pickled, or the file it wrote it to; a dict when it came from the
+# worker rather than its serving child (a death) or from the pool (an infrastructure error).
+Reply = Pickled | InFolder | dict[str, Any]
 
 
 class WorkerDied(Exception):
@@ -88,7 +90,7 @@ class _Worker(ToolkitProcess):
         self.versions = hello["versions"]
 
     def receive(self, timeout_s: float, doing: str) -> Any:
-        """The worker's next message: a dict, or an ``InFolder`` for a large reply."""
+        """The worker's next message (a ``Reply``, or its hello)."""
         if not self.replies.poll(timeout_s):
             self.kill()
             raise WorkerDied(f"timed out after {timeout_s:g} s {doing}")
@@ -133,12 +135,12 @@ class _Running:
         The case's time starts once the worker is ready: its import is not the case's.
         """
         try:
-            carried = messages.carried(job, self.workdir, JOB_FILE)
+            message = self._message(job)
         except OSError as exc:  # a full disk, say: the worker is not to blame
             return f"writing the job to its case folder {self.workdir}: {exc.strerror or exc}"
         try:
             self.worker.wait_ready()
-            self.worker.requests.send((carried, str(self.workdir)))
+            self.worker.requests.send(message)
         except WorkerDied as exc:
             self.worker.stop()
             return str(exc)
@@ -155,11 +157,15 @@ class _Running:
         running case finds out how; a job that cannot be written waits for ``start`` to say
         why."""
         try:
-            carried = messages.carried(job, self.workdir, JOB_FILE)
-            self.worker.requests.send((carried, str(self.workdir)))
+            self.worker.requests.send(self._message(job))
         except OSError:
             return False
         return True
+
+    def _message(self, job: Job) -> tuple[Pickled | InFolder, str]:
+        """What the request pipe carries: the job (or the file it is written to here) and the
+        case folder."""
+        return messages.carried(job, self.workdir, JOB_FILE), str(self.workdir)
 
     def begin(self, timeout_s: float) -> None:
         """The worker starts the case now: its time runs from here."""
@@ -392,7 +398,7 @@ class SimulatorPool:
                 else:
                     del busy[conn]  # type: ignore[arg-type]
                     self._idle.append(running.worker)
-                if isinstance(reply, InFolder) or "died" not in reply:
+                if not isinstance(reply, dict) or "died" not in reply:
                     replied.append((running, reply))  # opened by _finish, after the hand-off
                     continue
                 code = reply["died"]
@@ -437,7 +443,7 @@ class SimulatorPool:
         ``job`` is given when the reply may be cached (not for infra errors).
         """
         try:
-            opened: dict[str, Any] = messages.opened(reply, running.workdir)
+            opened = reply if isinstance(reply, dict) else messages.opened(reply, running.workdir)
         except Exception as exc:  # a reply file damaged or gone: an infra error, never cached
             opened, job = {"infra_error": f"reading the worker's reply: {exc}"}, None
         log_path = running.workdir / LOG_FILE

@@ -117,6 +117,7 @@ def _serve_jobs(
         # Cleared before the reply is sent (a large one was written to the folder before): a
         # death while sending it ends the worker, and the pool reads the cut reply as the
         # worker's death, never a "died" as the next case's reply.
+        carried: messages.Pickled | messages.InFolder | dict[str, str]
         try:
             carried = messages.carried(reply, folder, REPLY_FILE)
         except OSError as exc:  # a full disk, say: not the toolkit's doing
