@@ -141,9 +141,8 @@ class DiskCache:
         """Store ``data`` (JSON) and ``arrays`` under ``key`` (``write_packed``); every
         cap / PRUNE_EVERY bytes written, keep the cache to its cap. An entry that cannot be
         written is not stored (a ``CacheWriteWarning`` the first time)."""
-        entry = self.entry(key)
         try:
-            write_packed(entry, data, arrays)
+            written = write_packed(self.entry(key), data, arrays)
         except OSError as exc:
             if not self._warned:
                 self._warned = True
@@ -155,8 +154,7 @@ class DiskCache:
                     stacklevel=2,
                 )
             return
-        with contextlib.suppress(OSError):  # pruned by another process meanwhile
-            self._written += _size(entry)
+        self._written += written
         if self._written * self.PRUNE_EVERY >= self.cap:
             self.keep_to_cap()
 
@@ -302,13 +300,13 @@ def pack(data: Any, arrays: Sequence[np.ndarray]) -> list[bytes | memoryview]:
     return chunks
 
 
-def write_packed(entry: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
+def write_packed(entry: Path, data: Any, arrays: Sequence[np.ndarray]) -> int:
     """Store ``data`` and ``arrays`` (``pack``) as the file ``entry``, after its first line,
-    which marks it as the cache's own and holds the CRC-32 of the rest. It is written beside
-    ``entry`` under a dot-name and renamed into place. An entry already there stays (another
-    process may have stored it meanwhile)."""
+    which marks it as the cache's own and holds the CRC-32 of the rest; the bytes written. It
+    is written beside ``entry`` under a dot-name and renamed into place. An entry already
+    there stays (another process may have stored it meanwhile): nothing is written."""
     if entry.exists():
-        return
+        return 0
     chunks = pack(data, arrays)
     checksum = 0
     for chunk in chunks:
@@ -317,16 +315,18 @@ def write_packed(entry: Path, data: Any, arrays: Sequence[np.ndarray]) -> None:
     handle, staging = tempfile.mkstemp(prefix=f".{entry.name}-", dir=entry.parent)
     try:
         with open(handle, "wb") as file:
-            file.write(b"%s%08x\n" % (_FIRST_LINE, checksum))
+            written = file.write(b"%s%08x\n" % (_FIRST_LINE, checksum))
             for chunk in chunks:
-                file.write(chunk)
+                written += file.write(chunk)
         os.rename(staging, entry)
     except OSError:
         if not entry.exists():  # losing the rename race to another process is fine
             raise
+        return 0
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staging)
+    return written
 
 
 def _packed_bytes(entry: Path) -> memoryview:

@@ -28,6 +28,7 @@ from harness.diskcache import (
     parse_size,
     prune,
     usage,
+    write_packed,
 )
 from harness.models.reference import ReferenceCache
 from harness.vendors.rknn.toolkit.convert import ConversionCache
@@ -323,6 +324,17 @@ def test_a_packed_entry_gives_back_its_data_and_every_array_as_stored(tmp_path: 
     assert cache.get_packed("ef" * 32, lambda data, arrays: arrays[2].tolist()) == [1, 0, 1]
     with pytest.raises(TypeError, match="object"):
         cache.put_packed("12" * 32, {}, [np.array([object()])])
+
+
+def test_writing_a_packed_entry_counts_its_bytes_and_an_entry_there_stays(
+    tmp_path: Path,
+) -> None:
+    entry = tmp_path / "ab" / ("ab" * 32)
+    written = write_packed(entry, {"n": 1}, [np.arange(100, dtype=np.float32)])
+    assert written == entry.stat().st_size > 400  # the cap counts what it holds
+    before = entry.read_bytes()
+    assert write_packed(entry, {"n": 2}, [np.zeros(3, np.float32)]) == 0
+    assert entry.read_bytes() == before
 
 
 def test_an_array_stored_twice_in_an_entry_takes_its_bytes_once(tmp_path: Path) -> None:
