@@ -513,8 +513,10 @@ def _write_files(
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(built.onnx_bytes)
     for name, data in recipe.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        same.write(folder / name, data)
+        path = folder / name
+        if path.parent != folder:  # a file in a subfolder of the recipe's
+            path.parent.mkdir(parents=True, exist_ok=True)
+        same.write(path, data)
 
 
 def _write_arrays(
