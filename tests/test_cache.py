@@ -162,6 +162,7 @@ def test_hil_cache_refuses_a_bad_size(
         "HIL_CACHE_MAX",
         "HIL_REFERENCE_CACHE_MAX",
         "HIL_COMPARISON_CACHE_MAX",
+        "HIL_CASE_CACHE_MAX",
     ):
         with monkeypatch.context() as env:
             env.setenv(variable, "12X")
@@ -256,6 +257,7 @@ def test_cache_folders_follow_their_variables_set_after_import(
     HIL_CACHE after importing the harness gets that folder), else ~/.cache/npu-hil/<folder>."""
     variables = {"conversions": "HIL_CONVERSION_CACHE", "sim": "HIL_CACHE"}
     variables |= {"references": "HIL_REFERENCE_CACHE", "comparisons": "HIL_COMPARISON_CACHE"}
+    variables |= {"cases": "HIL_CASE_CACHE"}
     for name, variable in variables.items():
         monkeypatch.setenv(variable, str(tmp_path / name))
     code, out, _ = cli(capsys, "cache", "info", "--json")
@@ -273,6 +275,7 @@ def test_cache_folders_follow_their_variables_set_after_import(
     assert folders == {"conversions": cache_home / "rknn", "sim": cache_home / "sim"} | {
         "references": cache_home / "ref",
         "comparisons": cache_home / "cmp",
+        "cases": cache_home / "cases",
     }
 
 

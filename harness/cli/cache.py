@@ -1,6 +1,6 @@
 """``hil cache info`` and ``hil cache prune``: the shared on-disk caches and their size caps.
 
-Four caches live under ``~/.cache/npu-hil/``: a vendor's conversion cache (models converted
+Five caches live under ``~/.cache/npu-hil/``: a vendor's conversion cache (models converted
 for its boards, in a folder of the vendor's name, shared by every results directory; env
 ``HIL_CONVERSION_CACHE``, cap ``HIL_CONVERSION_CACHE_MAX``),
 ``sim/`` (simulator results; env ``HIL_CACHE``, cap ``HIL_CACHE_MAX``), both keyed by model,
@@ -8,7 +8,9 @@ toolkit calls and toolkit version, so entries of several SDKs sit side by side, 
 (host references; env ``HIL_REFERENCE_CACHE``, cap ``HIL_REFERENCE_CACHE_MAX``), keyed by
 model, inputs and the reference libraries' versions, and ``cmp/`` (comparisons of outputs with
 the references; env ``HIL_COMPARISON_CACHE``, cap ``HIL_COMPARISON_CACHE_MAX``), keyed by the
-arrays compared, the tolerance and numpy's version. A folder that is not a cache's (a
+arrays compared, the tolerance and numpy's version, and ``cases/`` (generated case lists; env
+``HIL_CASE_CACHE``, cap ``HIL_CASE_CACHE_MAX``), keyed by the catalogue, npu-hil's own files,
+the numpy and onnx releases and the size budget. A folder that is not a cache's (a
 symbolic link, or content the cache did not mark as its own) is refused with exit status 2
 and never pruned (``harness.diskcache``).
 """
@@ -20,6 +22,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.cases import case_cache
 from harness.diskcache import (
     DEFAULT_CAP,
     RECENT_S,
@@ -39,14 +42,14 @@ from harness.vendors import vendor_caches
 BAD_INPUT = 2
 # by their name, the option (--<key>) and the output's first column
 CACHES: dict[str, CacheFolder] = {
-    c.key: c for c in (*vendor_caches(), reference.CACHE, comparison_cache.CACHE)
+    c.key: c for c in (*vendor_caches(), reference.CACHE, comparison_cache.CACHE, case_cache.CACHE)
 }
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``cache info`` and ``cache prune``; each sets ``handler`` (args -> exit code)."""
     cache = subparsers.add_parser(
-        "cache", help="the shared conversion, simulator, host reference and comparison caches"
+        "cache", help="the shared conversion, simulator, host reference, comparison and case caches"
     )
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     info = actions.add_parser("info", help="where the caches are, their entries and size")

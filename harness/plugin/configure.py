@@ -20,6 +20,7 @@ import pytest
 from harness.boards.inventory import Board, BoardFileError
 from harness.boards.labgrid_env import env_platform_boards
 from harness.cases.case import Case, CaseSet
+from harness.cases.case_cache import CaseCache
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.documented.operators import OperatorCatalogue
@@ -96,9 +97,14 @@ class RunConfig:
 
     @functools.cached_property
     def operator_cases(self) -> list[CaseSet]:
-        """Each catalogue's cases and unprobed limits, generated once per run."""
+        """Each catalogue's cases and unprobed limits, generated once per run, or read from
+        the case cache (``--hil-case-cache``) when an earlier run generated them alike."""
         models = self.vendor.declarations
-        return [operator_cases(catalogue, models) for catalogue in self.catalogues]
+        folder = self.config.getoption("hil_case_cache")
+        if folder == "off":
+            return [operator_cases(catalogue, models) for catalogue in self.catalogues]
+        cache = CaseCache(Path(folder))
+        return [cache.cases(catalogue, models) for catalogue in self.catalogues]
 
     @functools.cached_property
     def directory(self) -> DirectoryCases:

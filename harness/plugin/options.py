@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cases import case_cache
 from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.history.location import ENV as STORE_ENV
 from harness.history.location import configured
@@ -122,6 +123,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=str(comparison_cache.CACHE.directory()),
         help=f"comparison cache directory (env {comparison_cache.CACHE.dir_env}; size cap "
         f"{comparison_cache.CACHE.cap_env}, default 2G); 'off' disables it",
+    )
+    group.addoption(
+        "--hil-case-cache",
+        default=str(case_cache.CACHE.directory()),
+        help=f"generated case list cache directory (env {case_cache.CACHE.dir_env}; size cap "
+        f"{case_cache.CACHE.cap_env}, default 2G); 'off' disables it",
     )
     group.addoption(
         "--hil-conversion-cache",
@@ -248,6 +255,8 @@ def check_options(config: pytest.Config) -> None:
         _check_cache(config, "hil_reference_cache", reference_cache.CACHE)
     if config.getoption("hil_comparison_cache") != "off":
         _check_cache(config, "hil_comparison_cache", comparison_cache.CACHE)
+    if config.getoption("hil_case_cache") != "off":
+        _check_cache(config, "hil_case_cache", case_cache.CACHE)
     if config.getoption("backend") != "sim" and config.getoption("hil_conversion_cache") != "off":
         _check_cache(config, "hil_conversion_cache", _run_vendor_cache(config, "conversion_cache"))
     _check_timeouts(config, "case_budget", "slow_timeout")

@@ -49,6 +49,7 @@ def test_bad_hil_cache_is_a_usage_error(tmp_path: Path, value: str) -> None:
         ("HIL_CACHE", "--hil-cache"),
         ("HIL_REFERENCE_CACHE", "--hil-reference-cache"),
         ("HIL_COMPARISON_CACHE", "--hil-comparison-cache"),
+        ("HIL_CASE_CACHE", "--hil-case-cache"),
     ],
 )
 @pytest.mark.parametrize("kind", ["a link to a system folder", "a personal folder"])
@@ -77,6 +78,7 @@ def test_a_cache_folder_not_the_caches_own_is_a_usage_error(
         "HIL_CONVERSION_CACHE_MAX",
         "HIL_REFERENCE_CACHE_MAX",
         "HIL_COMPARISON_CACHE_MAX",
+        "HIL_CASE_CACHE_MAX",
     ],
 )
 def test_a_bad_cache_cap_is_a_usage_error(tmp_path: Path, variable: str) -> None:

@@ -1,0 +1,155 @@
+"""Generated case lists kept on disk, so a run does not generate its cases again.
+
+Generating a platform's cases builds a model for every value a limit proposes, to see that
+ONNX takes it (``operators._refusal``): one to two seconds a platform, more than a whole
+run whose results are all cached takes for its cases. What comes out depends only on the
+catalogue, npu-hil's own code and data, the numpy and onnx releases (onnx's checker refuses
+models) and the size budget, which together key an entry: any change to npu-hil's files, an
+editable install's included, keys a fresh one.
+
+An entry holds the cases and the unprobed limits (by id, looked up in the catalogue again) as
+JSON. One that cannot be read back whole is a miss: the cases are generated again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+import harness
+from harness.cases.case import Case, CaseSet, Expect, Untested
+from harness.cases.operators import operator_cases
+from harness.diskcache import CacheFolder, DiskCache, content_key
+from harness.documented.operators import OperatorCatalogue
+from harness.models import Declarations
+from harness.models.budget import size_budget
+
+CACHE = CacheFolder(
+    "cases", "cases", "HIL_CASE_CACHE", "HIL_CASE_CACHE_MAX", "generated case lists"
+)
+FORMAT = 1  # bump when an entry's layout changes
+
+
+class CaseCache(DiskCache):
+    """``operator_cases`` kept under ``directory`` (``harness.diskcache``), capped at ``cap``
+    bytes (default ``HIL_CASE_CACHE_MAX``, else 2 GiB)."""
+
+    def __init__(self, directory: Path, cap: int | None = None) -> None:
+        """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        super().__init__(directory, CACHE, cap)
+
+    def cases(
+        self, catalogue: OperatorCatalogue, models: Declarations, ops: Iterable[str] | None = None
+    ) -> CaseSet:
+        """``operator_cases(catalogue, models, ops)`` under this run's size budget: stored, or
+        generated and stored (unless it would not read back equal)."""
+        wanted = None if ops is None else sorted(set(ops))
+        key = _key(catalogue, models, wanted)
+        stored = self.get_packed(key, lambda data, arrays: _case_set(data, catalogue))
+        if stored is not None:
+            return stored
+        generated = operator_cases(catalogue, models, ops=wanted)
+        try:
+            data = _stored(generated, catalogue)
+        except TypeError:  # a value JSON cannot hold as it is
+            return generated
+        if _case_set(json.loads(json.dumps(data)), catalogue) == generated:
+            self.put_packed(key, data, [])
+        return generated
+
+
+def _key(catalogue: OperatorCatalogue, models: Declarations, ops: list[str] | None) -> str:
+    budget = size_budget()
+    header = {
+        "format": FORMAT,
+        "npu_hil": package_digest(),
+        "numpy": np.__version__,
+        "onnx": onnx.__version__,
+        "budget": [budget.elements, budget.bytes],
+        "models": sorted(models.specs),
+        "ops": ops,
+    }
+    described = json.dumps(dataclasses.asdict(catalogue), sort_keys=True, default=repr)
+    return content_key(header, described.encode(), [])
+
+
+PACKAGE = Path(harness.__file__).parent
+
+
+@functools.cache
+def package_digest(root: Path = PACKAGE) -> str:
+    """sha256 (hex) of every file under ``root`` (the installed ``harness`` package: its code
+    and its data, the vendors' documents among them) by path and bytes, bytecode left out."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            name = path.relative_to(root).as_posix().encode()
+            data = path.read_bytes()
+            for chunk in (name, data):
+                digest.update(len(chunk).to_bytes(8, "little"))
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stored(found: CaseSet, catalogue: OperatorCatalogue) -> dict[str, Any]:
+    # an unprobed limit by its operator and place in the operator's limits: an id may name
+    # two limits (one an operator states, one it adopts from the entry it fuses onto)
+    limits = {name: op.limits() for name, op in catalogue.operators.items()}
+    unprobed = []
+    for untested in found.unprobed:
+        limit = untested.limit
+        name = next(name for name, held in limits.items() if limit in held)
+        unprobed.append([name, limits[name].index(limit), limit.id, untested.reason])
+    cases = [_plain(dataclasses.asdict(case)) for case in found.cases]
+    return {"cases": cases, "unprobed": unprobed}
+
+
+def _case_set(data: dict[str, Any], catalogue: OperatorCatalogue) -> CaseSet:
+    """The cases and unprobed limits ``_stored`` wrote; an error (a miss) for a limit the
+    catalogue no longer holds where it did."""
+    unprobed = []
+    for name, index, limit_id, reason in data["unprobed"]:
+        limit = catalogue.operators[name].limits()[index]
+        if limit.id != limit_id:
+            raise KeyError(f"{name}: limit {index} is {limit.id}, not {limit_id}")
+        unprobed.append(Untested(limit, reason))
+    return CaseSet([_case(_restored(fields)) for fields in data["cases"]], unprobed)
+
+
+def _case(fields: dict[str, Any]) -> Case:
+    return Case(**{**fields, "expects": tuple(Expect(**expect) for expect in fields["expects"])})
+
+
+# JSON has lists only: a tuple is stored as {"tuple": [...]}, and so that no dict of a case
+# reads as one, every dict as {"dict": {...}}.
+def _plain(value: Any) -> Any:
+    """``value`` as JSON holds it, tuples marked; TypeError for what JSON cannot hold."""
+    if isinstance(value, tuple):
+        return {"tuple": [_plain(item) for item in value]}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {"dict": {key: _plain(item) for key, item in value.items()}}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"a stored case cannot hold {type(value).__name__} {value!r}")
+
+
+def _restored(value: Any) -> Any:
+    """What ``_plain`` stored, tuples and dicts as they were."""
+    if isinstance(value, list):
+        return [_restored(item) for item in value]
+    if isinstance(value, dict):
+        [(kind, held)] = value.items()
+        if kind == "tuple":
+            return tuple(_restored(item) for item in held)
+        return {key: _restored(item) for key, item in held.items()}
+    return value

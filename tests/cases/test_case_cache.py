@@ -1,0 +1,117 @@
+"""Generated case lists kept on disk: a hit is the list generation gives, keyed by all it
+depends on."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from tests.helpers.cli import run_pytest
+
+from harness.cases import case_cache
+from harness.cases.case import CaseSet
+from harness.cases.case_cache import CaseCache, package_digest
+from harness.cases.operators import operator_cases
+from harness.diskcache import entries
+from harness.models.budget import ELEMENTS_ENV
+from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.vendor import VENDOR
+
+MODELS = VENDOR.declarations
+
+
+def generating_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> CaseSet:
+        raise AssertionError("generated again where the cache holds the list")
+
+    monkeypatch.setattr(case_cache, "operator_cases", refuse)
+
+
+# rv1103's cases expect a tuple (its CPU operators), rk3562's limits include adopted ones whose
+# ids repeat stated ones: both read back as generated.
+@pytest.mark.parametrize("platform", ["rk3562", "rv1103"])
+def test_a_stored_case_list_reads_back_as_generation_gives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    catalogue = operator_catalogue(platform)
+    generated = operator_cases(catalogue, MODELS)
+    assert CaseCache(tmp_path).cases(catalogue, MODELS) == generated
+    assert len(entries(tmp_path)) == 1
+    generating_forbidden(monkeypatch)
+    stored = CaseCache(tmp_path).cases(catalogue, MODELS)
+    assert stored == generated
+    assert [type(case.layer_types) for case in stored.cases] == [tuple] * len(stored.cases)
+    assert [u.limit for u in stored.unprobed] == [u.limit for u in generated.unprobed]
+
+
+def test_the_size_budget_the_catalogue_and_the_operators_key_their_own_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalogue = operator_catalogue("rk3562")
+    cache = CaseCache(tmp_path)
+    add = cache.cases(catalogue, MODELS, ops=["Add"])
+    assert {case.op for case in add.cases} == {"Add"}
+    assert {case.op for case in cache.cases(catalogue, MODELS, ops=["Sub"]).cases} == {"Sub"}
+    monkeypatch.setenv(ELEMENTS_ENV, "5000")  # the widest Add models go over it
+    small = cache.cases(catalogue, MODELS, ops=["Add"])
+    assert small == operator_cases(catalogue, MODELS, ops=["Add"])
+    assert len(small.cases) < len(add.cases)
+    monkeypatch.delenv(ELEMENTS_ENV)
+    fewer = {name: op for name, op in catalogue.operators.items() if name != "Sub"}
+    edited = dataclasses.replace(catalogue, operators=fewer)
+    assert cache.cases(edited, MODELS, ops=["Add", "Sub"]) == operator_cases(
+        edited, MODELS, ops=["Add", "Sub"]
+    )
+    assert len(entries(tmp_path)) == 4
+
+
+@pytest.mark.parametrize("damage", ["cut", "flipped"])
+def test_a_damaged_entry_is_generated_and_stored_again(tmp_path: Path, damage: str) -> None:
+    catalogue = operator_catalogue("rk3562")
+    generated = CaseCache(tmp_path).cases(catalogue, MODELS, ops=["Add"])
+    [entry] = entries(tmp_path)
+    data = bytearray(entry.path.read_bytes())
+    if damage == "cut":
+        del data[len(data) // 2 :]
+    else:
+        data[len(data) // 2] ^= 0x01
+    entry.path.write_bytes(bytes(data))
+    assert CaseCache(tmp_path).cases(catalogue, MODELS, ops=["Add"]) == generated
+    [again] = entries(tmp_path)
+    assert again.size > len(data) if damage == "cut" else again.path.read_bytes() != data
+
+
+def test_the_package_digest_covers_every_file_by_path_and_bytes(tmp_path: Path) -> None:
+    def tree(name: str, files: dict[str, bytes]) -> Path:
+        root = tmp_path / name
+        for path, data in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_bytes(data)
+        return root
+
+    base = {"cases/a.py": b"x = 1\n", "data/ops.yaml": b"Add: {}\n"}
+    digest = package_digest(tree("base", base))
+    assert package_digest(tree("same", base)) == digest
+    bytecode = {**base, "cases/__pycache__/a.cpython-311.pyc": b"\0"}
+    assert package_digest(tree("bytecode", bytecode)) == digest
+    changed = [
+        {**base, "cases/a.py": b"x = 2\n"},  # code
+        {**base, "data/ops.yaml": b"Add: {x: 1}\n"},  # data
+        {"cases/b.py": b"x = 1\n", "data/ops.yaml": b"Add: {}\n"},  # a name
+        {**base, "cases/c.py": b""},  # a new file
+    ]
+    digests = {package_digest(tree(f"changed{i}", files)) for i, files in enumerate(changed)}
+    assert len(digests) == len(changed) and digest not in digests
+
+
+def test_a_run_collects_the_same_cases_from_its_case_cache(tmp_path: Path) -> None:
+    folder = tmp_path / "cases"
+    listed = []
+    for cache in ("off", str(folder), str(folder)):
+        run = run_pytest(tmp_path, "--hil-case-cache", cache, "--results", str(tmp_path / "r"))
+        assert run.returncode == 0, run.stdout + run.stderr
+        listed.append([line for line in run.stdout.splitlines() if "::" in line])
+        assert len(entries(folder)) == (0 if cache == "off" else 1)
+    assert listed[0] == listed[1] == listed[2]
+    assert len(listed[0]) > 1000
