@@ -4,11 +4,12 @@ Three runs over the same cases, each in a fresh process so import costs count al
 
 - floor: one process imports rknn-toolkit2 once and, for every case's ready-made model and
   inputs, does RKNN() / config / load_onnx / build / init_runtime / inference / release;
-- cold: the harness as the pytest plugin drives it (the scheduler's growing batches; model
-  generation, host references, simulator worker, comparison, verdict, journal, artifacts)
-  with empty simulator result, host reference and comparison caches;
+- cold: the harness as the pytest plugin drives it (case generation, the scheduler's growing
+  batches; model generation, host references, simulator worker, comparison, verdict, journal,
+  artifacts) with empty simulator result, host reference, comparison and case list caches;
 - warm: the same again with the caches the cold run filled;
-- new-sdk: an empty simulator result cache but the host references and comparisons cached,
+- new-sdk: an empty simulator result cache but the case list, host references and comparisons
+  cached,
   as on the first run with a new SDK release (its results are keyed by the toolkit version;
   the references depend only on the models and inputs, a comparison only on the arrays
   compared, so a new release's unchanged outputs find theirs).
@@ -51,6 +52,7 @@ import numpy as np
 from bench_board_suite import busy_jiffies
 
 from harness.cases.case import Case
+from harness.cases.case_cache import CaseCache
 from harness.cases.operators import operator_cases
 from harness.judge.comparison_cache import ComparisonCache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
@@ -81,8 +83,15 @@ def note_event(events_file: Path, index: int | None) -> None:
         events.write(json.dumps([index, time.time()]) + "\n")
 
 
-def select(ops: list[str] | None, tier: str, platform: str) -> list[Case]:
-    cases = operator_cases(operator_catalogue(platform), MODELS, ops=ops).cases
+def select(
+    ops: list[str] | None, tier: str, platform: str, cache: Path | None = None
+) -> list[Case]:
+    """The cases of the run; generated, or from the case list cache in ``cache``."""
+    catalogue = operator_catalogue(platform)
+    if cache is None:
+        cases = operator_cases(catalogue, MODELS, ops=ops).cases
+    else:
+        cases = CaseCache(cache).cases(catalogue, MODELS, ops=ops).cases
     if tier == "full":
         return cases
     return [case for case in cases if not slow_reason(case.id, DEFAULT_BUDGET_S)]
@@ -262,12 +271,12 @@ def main() -> None:
     if args.mode == "floor":
         run_floor(args.dir, args.first)
         return
-    cases = select(args.ops, args.tier, args.platform)
     if args.mode == "harness":
+        cases = select(args.ops, args.tier, args.platform, args.dir / "cases")
         folders = (args.dir / args.results, args.dir / args.sim, args.dir)
         run_harness(cases, args.platform, *folders, start=args.start_worker)
         return
-
+    cases = select(args.ops, args.tier, args.platform)
     if not cases:  # the floor's folder would be empty, and nothing to time
         what = " ".join(args.ops or ())
         raise SystemExit(f"no case of the {args.platform} {args.tier} tier matches --ops {what}")
