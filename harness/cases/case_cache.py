@@ -1,14 +1,16 @@
 """Generated case lists kept on disk, so a run does not generate its cases again.
 
 Generating a platform's cases builds a model for every value a limit proposes, to see that
-ONNX takes it (``operators._refusal``): one to two seconds a platform, more than a whole
+ONNX takes it (``operators._refusal``): one to three seconds a platform, more than a whole
 run whose results are all cached takes for its cases. What comes out depends only on the
-catalogue, npu-hil's own code and data, the numpy and onnx releases (onnx's checker refuses
-models) and the size budget, which together key an entry: any change to npu-hil's files, an
-editable install's included, keys a fresh one.
+catalogue, npu-hil's own code and data, the Python, numpy and onnx releases (onnx's checker
+refuses models) and the size budget, which together key an entry: any change to npu-hil's
+files, an editable install's included, keys a fresh one.
 
-An entry holds the cases and the unprobed limits (by id, looked up in the catalogue again) as
-JSON. One that cannot be read back whole is a miss: the cases are generated again.
+An entry holds the cases, and the unprobed limits by their place in the catalogue, as JSON
+(never pickle: a cache folder is not trusted to run code). A list is stored only when it
+reads back equal to what was generated; an entry that cannot be read back whole is a miss,
+and the cases are generated again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import platform
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -59,7 +62,7 @@ class CaseCache(DiskCache):
         generated = operator_cases(catalogue, models, ops=wanted)
         try:
             data = _stored(generated, catalogue)
-        except TypeError:  # a value JSON cannot hold as it is
+        except (TypeError, ValueError):  # a value JSON cannot hold, a limit not in the catalogue
             return generated
         if _case_set(json.loads(json.dumps(data)), catalogue) == generated:
             self.put_packed(key, data, [])
@@ -71,6 +74,7 @@ def _key(catalogue: OperatorCatalogue, models: Declarations, ops: list[str] | No
     header = {
         "format": FORMAT,
         "npu_hil": package_digest(),
+        "python": platform.python_version(),
         "numpy": np.__version__,
         "onnx": onnx.__version__,
         "budget": [budget.elements, budget.bytes],
@@ -106,7 +110,9 @@ def _stored(found: CaseSet, catalogue: OperatorCatalogue) -> dict[str, Any]:
     unprobed = []
     for untested in found.unprobed:
         limit = untested.limit
-        name = next(name for name, held in limits.items() if limit in held)
+        name = next((name for name, held in limits.items() if limit in held), None)
+        if name is None:
+            raise ValueError(f"unprobed limit {limit.id} is none of the catalogue's")
         unprobed.append([name, limits[name].index(limit), limit.id, untested.reason])
     cases = [_plain(dataclasses.asdict(case)) for case in found.cases]
     return {"cases": cases, "unprobed": unprobed}

@@ -10,7 +10,7 @@ import pytest
 from tests.helpers.cli import run_pytest
 
 from harness.cases import case_cache
-from harness.cases.case import CaseSet
+from harness.cases.case import CaseSet, Untested
 from harness.cases.case_cache import CaseCache, package_digest
 from harness.cases.operators import operator_cases
 from harness.diskcache import entries
@@ -64,6 +64,23 @@ def test_the_size_budget_the_catalogue_and_the_operators_key_their_own_lists(
         edited, MODELS, ops=["Add", "Sub"]
     )
     assert len(entries(tmp_path)) == 4
+
+
+@pytest.mark.parametrize("odd", ["a limit not in the catalogue", "a value JSON cannot hold"])
+def test_a_list_that_would_not_read_back_as_generated_is_not_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: str
+) -> None:
+    catalogue = operator_catalogue("rk3562")
+    generated = operator_cases(catalogue, MODELS, ops=["Add"])
+    if odd.startswith("a limit"):
+        foreign = dataclasses.replace(generated.unprobed[0].limit, id="Nothing/at/all")
+        generated.unprobed.append(Untested(foreign, "made up"))
+    else:
+        case = generated.cases[0]
+        generated.cases[0] = dataclasses.replace(case, params={**case.params, "odd": {1, 2}})
+    monkeypatch.setattr(case_cache, "operator_cases", lambda *args, **kwargs: generated)
+    assert CaseCache(tmp_path).cases(catalogue, MODELS, ops=["Add"]) is generated
+    assert entries(tmp_path) == []
 
 
 @pytest.mark.parametrize("damage", ["cut", "flipped"])
