@@ -64,7 +64,7 @@ class CaseCache(DiskCache):
             data = _stored(generated, catalogue)
         except (TypeError, ValueError):  # a value JSON cannot hold, a limit not in the catalogue
             return generated
-        if _case_set(json.loads(json.dumps(data)), catalogue) == generated:
+        if _case_set(data, catalogue) == generated:  # ``data`` holds JSON's types only
             self.put_packed(key, data, [])
         return generated
 
@@ -106,14 +106,14 @@ def package_digest(root: Path = PACKAGE) -> str:
 def _stored(found: CaseSet, catalogue: OperatorCatalogue) -> dict[str, Any]:
     # an unprobed limit by its operator and place in the operator's limits: an id may name
     # two limits (one an operator states, one it adopts from the entry it fuses onto)
-    limits = {name: op.limits() for name, op in catalogue.operators.items()}
     unprobed = []
     for untested in found.unprobed:
         limit = untested.limit
-        name = next((name for name, held in limits.items() if limit in held), None)
-        if name is None:
-            raise ValueError(f"unprobed limit {limit.id} is none of the catalogue's")
-        unprobed.append([name, limits[name].index(limit), limit.id, untested.reason])
+        op = catalogue.operators.get(limit.op)
+        held = op.limits() if op is not None else []
+        if limit not in held:
+            raise ValueError(f"unprobed limit {limit.id} is none of {limit.op}'s in the catalogue")
+        unprobed.append([limit.op, held.index(limit), limit.id, untested.reason])
     cases = [_plain(dataclasses.asdict(case)) for case in found.cases]
     return {"cases": cases, "unprobed": unprobed}
 

@@ -10,7 +10,7 @@ model, inputs and the reference libraries' versions, and ``cmp/`` (comparisons o
 the references; env ``HIL_COMPARISON_CACHE``, cap ``HIL_COMPARISON_CACHE_MAX``), keyed by the
 arrays compared, the tolerance and numpy's version, and ``cases/`` (generated case lists; env
 ``HIL_CASE_CACHE``, cap ``HIL_CASE_CACHE_MAX``), keyed by the catalogue, npu-hil's own files,
-the numpy and onnx releases and the size budget. A folder that is not a cache's (a
+the Python, numpy and onnx releases and the size budget. A folder that is not a cache's (a
 symbolic link, or content the cache did not mark as its own) is refused with exit status 2
 and never pruned (``harness.diskcache``).
 """
