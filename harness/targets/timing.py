@@ -9,7 +9,6 @@ of timed runs have passed. It hands back the raw samples with the clock that mea
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -78,15 +77,25 @@ def summarize(samples: Sequence[float]) -> dict[str, float]:
     if not samples:
         raise ValueError("no timed runs to summarize")
     ordered = sorted(samples)
-    median = statistics.median(ordered)
+    median = _median(ordered)
     # p90 by the nearest rank: a value that was measured, never one interpolated between two
     rank = max(1, -(-9 * len(ordered) // 10))
     return {
         "min_s": ordered[0],
         "median_s": median,
         "p90_s": ordered[rank - 1],
-        "mad_s": statistics.median(abs(value - median) for value in ordered),
+        "mad_s": _median(sorted(abs(value - median) for value in ordered)),
     }
+
+
+def _median(ordered: Sequence[float]) -> float:
+    """``statistics.median`` of sorted values, the two middle ones halved before they are
+    added: the same float, where adding first overflows to infinity for two finite samples
+    near the largest float a hostile board can send."""
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return ordered[middle - 1] / 2 + ordered[middle] / 2
 
 
 def _seconds(value: object) -> bool:
