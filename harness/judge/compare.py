@@ -94,16 +94,15 @@ def compare(
             return Comparison(
                 False, {}, tol, f"output {index}: shape {obs64.shape}, expected {ref64.shape}"
             )
-        obs64 = obs64.reshape(ref64.shape)
-        if not np.all(np.isfinite(obs64)):
-            return Comparison(False, {}, tol, f"output {index}: non-finite values observed")
         span = max(float(ref64.max() - ref64.min()) if ref64.size else 0.0, input_span)
         atol = tol["atol"] + tol["atol_steps"] * span / 255.0
         errors = _errors(obs64.reshape(-1), ref64.reshape(-1), atol, tol["rtol"])
-        worst["mismatches"] += errors["mismatches"]
-        worst["max_abs"] = max(worst["max_abs"], errors["max_abs"])
-        worst["max_rel"] = max(worst["max_rel"], errors["max_rel"])
-        worst["cosine"] = min(worst["cosine"], _cosine(obs64, ref64))
+        if errors is None:
+            return Comparison(False, {}, tol, f"output {index}: non-finite values observed")
+        worst["mismatches"] += errors.mismatches
+        worst["max_abs"] = max(worst["max_abs"], errors.max_abs)
+        worst["max_rel"] = max(worst["max_rel"], errors.max_rel)
+        worst["cosine"] = min(worst["cosine"], errors.cosine(obs64, ref64))
         worst["count"] += float(ref64.size)
     passed = worst["mismatches"] == 0 and worst["cosine"] >= tol["min_cosine"]
     detail = (
@@ -160,31 +159,60 @@ def compare_references(
     return replace(decided, reference=used, others=others)
 
 
-# Elements of an output compared at a time: three float64 buffers of it stay in a core's L2
-# cache, where passes over whole outputs of millions of elements went to memory each time.
+# Elements of an output compared at a time: the buffers of a chunk stay in a core's L2 cache,
+# where passes over whole outputs of millions of elements went to memory each time.
 CHUNK = 1 << 14
 
 
-def _errors(obs: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> dict[str, float]:
-    """Over flat float64 ``obs`` and ``ref``: how many elements differ by more than ``atol +
-    rtol * |ref|``, and the largest absolute and relative differences."""
+@dataclass(frozen=True)
+class _Errors:
+    """What one pass over an observed output and its reference measured."""
+
+    mismatches: float  # elements differing by more than ``atol + rtol * |ref|``
+    max_abs: float
+    max_rel: float
+    products: tuple[float, float, float]  # sums of obs * ref, obs * obs and ref * ref
+
+    def cosine(self, obs: np.ndarray, ref: np.ndarray) -> float:
+        """The cosine similarity of the two outputs the sums were taken over."""
+        both, obs_squares, ref_squares = self.products
+        norm = float(np.sqrt(obs_squares) * np.sqrt(ref_squares))
+        if norm == 0.0:
+            # Both all-zero is a perfect match; one all-zero against non-zero is not.
+            return 1.0 if not obs.any() and not ref.any() else 0.0
+        return both / norm
+
+
+def _errors(obs: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> _Errors | None:
+    """Over flat float64 ``obs`` and ``ref``, in one pass a chunk at a time: the differences
+    and the sums of products a cosine takes; None when ``obs`` holds a non-finite value."""
     size = min(CHUNK, ref.size)
     error, magnitude, bound = (np.empty(size) for _ in range(3))
+    finite = np.empty(size, dtype=bool)
     mismatches, max_abs, max_rel = 0, 0.0, 0.0
+    both = obs_squares = ref_squares = 0.0
     tiny = np.finfo(np.float32).tiny
     for start in range(0, ref.size, CHUNK):
         count = min(CHUNK, ref.size - start)
+        o, r = obs[start : start + count], ref[start : start + count]
         e, m, b = error[:count], magnitude[:count], bound[:count]
-        np.subtract(obs[start : start + count], ref[start : start + count], out=e)
+        if not np.isfinite(o, out=finite[:count]).all():
+            return None
+        # Element-wise sums rather than BLAS dot: BLAS threads cost milliseconds per call on
+        # a busy two-core host, more than the arithmetic of these small outputs.
+        both += float(np.multiply(o, r, out=e).sum())
+        obs_squares += float(np.multiply(o, o, out=e).sum())
+        ref_squares += float(np.multiply(r, r, out=e).sum())
+        np.subtract(o, r, out=e)
         np.abs(e, out=e)
-        np.abs(ref[start : start + count], out=m)
+        np.abs(r, out=m)
         np.multiply(m, rtol, out=b)
         b += atol  # atol + rtol * |ref|
         mismatches += int(np.count_nonzero(e > b))
         max_abs = max(max_abs, float(e.max()))
         np.maximum(m, tiny, out=m)
         max_rel = max(max_rel, float(np.divide(e, m, out=b).max()))
-    return {"mismatches": float(mismatches), "max_abs": max_abs, "max_rel": max_rel}
+    return _Errors(float(mismatches), max_abs, max_rel, (both, obs_squares, ref_squares))
 
 
 def _float64(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -205,23 +233,16 @@ def _worst_difference(
         a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
         if a64.shape != b64.shape or not a64.size:
             continue
-        error = np.nan_to_num(np.abs(a64 - b64), nan=np.inf)  # a NaN on one side differs most
+        error = np.abs(a64 - b64)
+        # argmax finds the first NaN where there is one: a NaN on one side differs most,
+        # more than an infinite difference (counted as the largest float)
         at = np.unravel_index(int(np.argmax(error)), a64.shape)
-        if error[at] <= largest:
+        difference = float(np.nan_to_num(error[at], nan=np.inf))
+        if difference <= largest:
             continue
-        largest = float(error[at])
+        largest = difference
         worst = {"output": index, "index": [int(i) for i in at]}
         worst |= {names[0]: float(a64[at]), names[1]: float(b64[at])}
         if index < len(observed) and np.asarray(observed[index]).size == a64.size:
             worst["observed"] = float(np.asarray(observed[index]).reshape(a64.shape)[at])
     return worst
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    # Element-wise sums rather than BLAS dot/norm: BLAS threads cost milliseconds per call on
-    # a busy two-core host, more than the arithmetic of these small outputs.
-    norm = float(np.sqrt(np.sum(a * a)) * np.sqrt(np.sum(b * b)))
-    if norm == 0.0:
-        # Both all-zero is a perfect match; one all-zero against non-zero is not.
-        return 1.0 if not a.any() and not b.any() else 0.0
-    return float(np.sum(a * b) / norm)

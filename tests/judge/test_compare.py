@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from harness.judge.compare import CHUNK, compare, tolerance_for
+from harness.judge.compare import CHUNK, compare, compare_references, tolerance_for
 
 
 def test_fp16_rounding_passes_and_one_wrong_element_fails():
@@ -87,3 +87,40 @@ def test_an_output_of_many_chunks_is_measured_as_a_whole():
         assert result.metrics["max_rel"] == relative.max()
         assert result.metrics["mismatches"] == np.count_nonzero(error > bound)
         assert result.metrics["count"] == size and not result.passed
+        obs64, ref64 = obs.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+        cosine = obs64 @ ref64 / (np.linalg.norm(obs64) * np.linalg.norm(ref64))
+        assert result.metrics["cosine"] == pytest.approx(cosine, abs=1e-12)
+
+
+def test_a_non_finite_value_in_any_chunk_fails_and_all_zero_outputs_match():
+    ref = np.ones(3 * CHUNK, np.float32)
+    tolerance = tolerance_for("float16")
+    for value in (np.nan, np.inf, -np.inf):
+        obs = ref.copy()
+        obs[2 * CHUNK + 5] = value  # in the last chunk, after two that compare well
+        assert compare([obs], [ref], tolerance).detail == "output 0: non-finite values observed"
+    zeros = np.zeros(2 * CHUNK, np.float32)
+    assert compare([zeros], [zeros], tolerance).metrics["cosine"] == 1.0
+    assert compare([zeros], [zeros + 1], tolerance).metrics["cosine"] == 0.0
+
+
+def test_the_worst_difference_of_two_references_is_a_nan_then_an_infinite_one():
+    """A NaN on one side differs most (the first one), then an infinite difference (as the
+    largest float), in an output and over outputs."""
+    deciding = np.zeros((1, 8), np.float32)
+    other = deciding.copy()
+    other[0, 2], other[0, 4], other[0, 5], other[0, 6] = 1.0, np.inf, np.nan, np.nan
+    tolerance = tolerance_for("float16")
+
+    def worst(deciding: list[np.ndarray], other: list[np.ndarray]) -> dict:
+        result = compare_references(deciding, {"a": deciding, "b": other}, "a", tolerance)
+        return result.others["b"].worst
+
+    assert worst([deciding], [other])["index"] == [0, 5]
+    other[0, 5] = other[0, 6] = 3.0
+    assert worst([deciding], [other])["index"] == [0, 4]
+    zero = np.zeros(1, np.float32)
+    infinite, nan = np.array([np.inf], np.float32), np.array([np.nan], np.float32)
+    assert worst([zero, zero], [infinite, nan])["output"] == 1
+    assert worst([zero, zero], [nan, infinite])["output"] == 0
+    assert worst([zero, zero], [infinite, infinite])["output"] == 0
