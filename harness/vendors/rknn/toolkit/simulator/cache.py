@@ -64,16 +64,17 @@ class SimCache(DiskCache):
         header["calibration"] = calibration
         return content_key(header, job.model, [job.inputs, *samples])
 
-    def observation(self, job: Job) -> Observation | None:
-        """The stored observation, or None on a miss. A damaged entry (unreadable, not JSON,
-        wrong fields or types, a bad array) is a miss and is removed, so the next run stores
-        a good one instead of failing the case every time."""
-        return self.get_packed(self.key(job), _read)
+    def observation(self, key: str) -> Observation | None:
+        """The observation stored under ``key`` (a job's ``key``), or None on a miss. A
+        damaged entry (unreadable, not JSON, wrong fields or types, a bad array) is a miss and
+        is removed, so the next run stores a good one instead of failing the case every
+        time."""
+        return self.get_packed(key, _read)
 
-    def store(self, job: Job, observation: Observation) -> Observation:
-        """Store a simulator observation; one with ``infra_error`` is silently skipped. The
-        observation as stored: with its outputs' digest (``arrays_digest``), which a hit
-        gives back with them."""
+    def store(self, key: str, observation: Observation) -> Observation:
+        """Store a simulator observation under ``key`` (its job's ``key``); one with
+        ``infra_error`` is silently skipped. The observation as stored: with its outputs'
+        digest (``arrays_digest``), which a hit gives back with them."""
         if observation.backend != "simulator":
             raise ValueError(f"SimCache only holds simulator results, not {observation.backend!r}")
         if observation.infra_error is not None:
@@ -84,7 +85,7 @@ class SimCache(DiskCache):
         data = {name: getattr(observation, name) for name in _FIELDS}
         data["outputs"] = None if outputs is None else len(outputs)
         data[_PARSER] = PARSER_VERSION
-        self.put_packed(self.key(job), data, outputs or [])
+        self.put_packed(key, data, outputs or [])
         return observation
 
 

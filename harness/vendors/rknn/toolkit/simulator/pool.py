@@ -274,6 +274,7 @@ class SimulatorPool:
         run the next ones.
         """
         taken: list[Job] = []
+        keys: dict[int, str] = {}  # a taken job's cache key, computed once (hashing its arrays)
         source = iter(jobs)
         results: dict[int, Observation] = {}
         pending: deque[int] = deque()
@@ -289,7 +290,10 @@ class SimulatorPool:
                 more = False
                 return
             taken.append(job)
-            hit = self.cache.observation(job) if self.cache else None
+            hit = None
+            if self.cache:
+                keys[len(taken) - 1] = key = self.cache.key(job)
+                hit = self.cache.observation(key)
             if hit is None:
                 pending.append(len(taken) - 1)
             else:
@@ -309,7 +313,7 @@ class SimulatorPool:
                     return
                 if busy and more and not pending:
                     take()  # prepared while the workers run
-                self._collect(busy, taken, results, pending, deaths)
+                self._collect(busy, taken, keys, results, pending, deaths)
         except BaseException:  # e.g. Ctrl-C or a closed stream: no worker may keep running
             for held in busy.values():
                 held[0].worker.kill()
@@ -363,6 +367,7 @@ class SimulatorPool:
         self,
         busy: dict[Connection, deque[_Running]],
         jobs: Sequence[Job],
+        keys: dict[int, str],
         results: dict[int, Observation],
         pending: deque[int],
         deaths: dict[int, Death],
@@ -410,10 +415,10 @@ class SimulatorPool:
                 pending.appendleft(running.index)
                 continue
             reply = after_two_deaths(deaths.pop(running.index), death)
-            results[running.index] = self._finish(running, reply, jobs[running.index])
+            results[running.index] = self._finish(running, reply, keys.get(running.index))
         self._start(pending, busy, jobs, results)
         for running, reply in replied:
-            results[running.index] = self._finish(running, reply, jobs[running.index])
+            results[running.index] = self._finish(running, reply, keys.get(running.index))
         for conn, held in list(busy.items()):
             if time.monotonic() >= held[0].deadline:
                 del busy[conn]
@@ -436,16 +441,17 @@ class SimulatorPool:
     def _limit(self, job: Job) -> float:
         return job.timeout_s or self.timeout_s
 
-    def _finish(self, running: _Running, reply: Reply, job: Job | None = None) -> Observation:
+    def _finish(self, running: _Running, reply: Reply, key: str | None = None) -> Observation:
         """Turn a reply (or the file it was written to) plus the case's log into an
         Observation; clean the folder.
 
-        ``job`` is given when the reply may be cached (not for infra errors).
+        ``key`` (the case's cache key) is given when the reply may be cached (not for infra
+        errors).
         """
         try:
             opened = reply if isinstance(reply, dict) else messages.opened(reply, running.workdir)
         except Exception as exc:  # a reply file damaged or gone: an infra error, never cached
-            opened, job = {"infra_error": f"reading the worker's reply: {exc}"}, None
+            opened, key = {"infra_error": f"reading the worker's reply: {exc}"}, None
         log_path = running.workdir / LOG_FILE
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
         running.remove_folder()
@@ -463,8 +469,8 @@ class SimulatorPool:
                 observes=SIMULATOR_OBSERVES,
             )
         )
-        if self.cache and job is not None and observation.infra_error is None:
-            observation = self.cache.store(job, observation)
+        if self.cache and key is not None and observation.infra_error is None:
+            observation = self.cache.store(key, observation)
         return observation
 
     def pids(self) -> list[int]:

@@ -364,9 +364,9 @@ def test_a_worker_gets_its_next_job_before_the_parent_stores_its_last_result(
     handed_over: list[int] = []  # jobs handed to the worker when each result was stored
 
     class Recording(SimCache):
-        def store(self, job: Job, observation: Observation) -> Observation:
+        def store(self, key: str, observation: Observation) -> Observation:
             handed_over.append(pool.toolkit_runs)
-            return super().store(job, observation)
+            return super().store(key, observation)
 
     jobs = [sub_request(f"overlap-{n}") for n in range(5)]
     with SimulatorPool(cache=Recording(tmp_path)) as pool:
@@ -440,12 +440,13 @@ def test_start_imports_the_toolkit_in_the_worker_that_then_serves_the_cases() ->
 def test_cache_refuses_board_results_and_skips_infra_errors(tmp_path: Path) -> None:
     cache = SimCache(tmp_path)
     request = sub_request("not-cached")
+    request_key = cache.key(request)
     with pytest.raises(ValueError, match="only holds simulator results"):
-        cache.store(request, Observation(backend="rk3562-board-1", outputs=sample()))
-    cache.store(request, Observation(backend="simulator", infra_error="timed out after 1 s"))
-    assert cache.observation(request) is None
-    cache.store(request, Observation(backend="simulator", failed_stage="build", error="no"))
-    hit = cache.observation(request)
+        cache.store(request_key, Observation(backend="rk3562-board-1", outputs=sample()))
+    cache.store(request_key, Observation(backend="simulator", infra_error="timed out after 1 s"))
+    assert cache.observation(request_key) is None
+    cache.store(request_key, Observation(backend="simulator", failed_stage="build", error="no"))
+    hit = cache.observation(request_key)
     assert hit is not None and (hit.failed_stage, hit.error, hit.outputs) == ("build", "no", None)
 
 
@@ -710,18 +711,19 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
 def test_a_damaged_cache_entry_is_a_miss_and_is_removed(tmp_path: Path, damage: str) -> None:
     cache = SimCache(tmp_path)
     request = sub_request("damaged")
-    cache.store(request, Observation(backend="simulator", outputs=sample(), log="ok"))
-    entry = tmp_path / cache.key(request)[:2] / cache.key(request)
-    assert cache.observation(request) is not None  # the good entry reads back
+    request_key = cache.key(request)
+    cache.store(request_key, Observation(backend="simulator", outputs=sample(), log="ok"))
+    entry = tmp_path / request_key[:2] / request_key
+    assert cache.observation(request_key) is not None  # the good entry reads back
     damaged = CORRUPTIONS[damage](entry_body(entry))
     if damage == "flipped-output":  # the checksum catches it
         entry.write_bytes(entry.read_bytes().split(b"\n", 1)[0] + b"\n" + damaged)
     else:  # the checksum matches: the reading catches it
         rewrite_entry(entry, damaged)
-    assert cache.observation(request) is None
+    assert cache.observation(request_key) is None
     assert not entry.exists()  # so the next put stores a good one
-    cache.store(request, Observation(backend="simulator", outputs=sample(), log="again"))
-    hit = cache.observation(request)
+    cache.store(request_key, Observation(backend="simulator", outputs=sample(), log="again"))
+    hit = cache.observation(request_key)
     assert hit is not None and hit.log == "again"
 
 
@@ -731,17 +733,19 @@ def test_a_stored_result_keeps_its_outputs_digest_and_an_entry_from_before_has_n
     cache = SimCache(tmp_path)
     outputs = sample()
     request = sub_request("digest")
-    stored = cache.store(request, Observation(backend="simulator", outputs=outputs))
+    request_key = cache.key(request)
+    stored = cache.store(request_key, Observation(backend="simulator", outputs=outputs))
     assert stored.outputs_digest == arrays_digest(outputs)
-    hit = cache.observation(request)
+    hit = cache.observation(request_key)
     assert hit is not None and hit.outputs_digest == stored.outputs_digest
     # what an npu-hil from before the digests stored: every field but that one
     older = sub_request("older")
+    older_key = cache.key(older)
     fields = [name for name in simulator_cache._FIELDS if name != "outputs_digest"]
     monkeypatch.setattr(simulator_cache, "_FIELDS", fields)
-    cache.store(older, Observation(backend="simulator", outputs=outputs))
+    cache.store(older_key, Observation(backend="simulator", outputs=outputs))
     monkeypatch.undo()
-    hit = cache.observation(older)
+    hit = cache.observation(older_key)
     assert hit is not None and hit.outputs_digest is None and hit.outputs is not None
     assert np.array_equal(hit.outputs[0], outputs[0])
 
@@ -754,13 +758,14 @@ def test_a_hit_serves_the_stored_parse_of_its_log_until_the_parser_changes(
     assert parsed.layers and parsed.rewrites  # the log has something to parse
     cache = SimCache(tmp_path)
     request = sub_request("parsed")
+    request_key = cache.key(request)
     # Stored as given: a placement the log does not show tells a stored parse from a fresh one.
     stored = [{"id": 1, "op": "Stored", "target": "NPU"}]
-    cache.store(request, Observation(backend="simulator", log=log, placement=stored))
-    hit = cache.observation(request)
+    cache.store(request_key, Observation(backend="simulator", log=log, placement=stored))
+    hit = cache.observation(request_key)
     assert hit is not None and (hit.placement, hit.rewrites) == (stored, [])
     monkeypatch.setattr(simulator_cache, "PARSER_VERSION", "another parser")
-    again = cache.observation(request)
+    again = cache.observation(request_key)
     assert again is not None and again.log == log
     assert (again.placement, again.rewrites) == (parsed.layers, parsed.rewrites)
     assert again.tensors == parsed.tensors
