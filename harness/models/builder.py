@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+from harness.diskcache import arrays_digest
 
 # Opset 19, the newest the toolkit's load_onnx accepts (the vendor's page of the docs): the
 # operators' current definitions, which the spec's reference implementation (onnx.reference)
@@ -53,6 +56,12 @@ class BuiltModel:
     # The operator types of the model's nodes, in graph order: the layers before the compiler
     # (a rewrite shows as more compiled layers than these).
     nodes: tuple[str, ...] = ()
+
+    @cached_property
+    def inputs_digest(self) -> str:
+        """``diskcache.arrays_digest`` of ``inputs``: what cache keys name them by, hashed once
+        for the host references' key and the target's (``job_for`` hands it on)."""
+        return arrays_digest(self.inputs)
 
 
 @dataclass

@@ -164,7 +164,7 @@ def _with_test_data(built: BuiltModel, references: References) -> References:
 CACHE = CacheFolder(
     "references", "ref", "HIL_REFERENCE_CACHE", "HIL_REFERENCE_CACHE_MAX", "host references"
 )
-FORMAT = 3  # bump when the entry layout or what host_references computes changes
+FORMAT = 4  # bump when the key, the entry layout or what host_references computes changes
 
 
 class ReferenceCache(DiskCache):
@@ -181,9 +181,10 @@ class ReferenceCache(DiskCache):
         self._versions["convolution kernels"] = convolution_reference.KERNEL_VERSION
 
     def key(self, built: BuiltModel) -> str:
-        """sha256 over the model, its inputs and the reference libraries' versions (hex)."""
-        header = {"format": FORMAT, **self._versions}
-        return content_key(header, built.onnx_bytes, [built.inputs])
+        """sha256 over the model, its inputs (by their digest, which the simulator's key
+        takes too) and the reference libraries' versions (hex)."""
+        header = {"format": FORMAT, **self._versions, "inputs": built.inputs_digest}
+        return content_key(header, built.onnx_bytes, [])
 
     def references(self, built: BuiltModel) -> References:
         """``host_references(built)``, from the cache when an entry is there, else computed

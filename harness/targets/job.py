@@ -9,6 +9,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from harness.diskcache import arrays_digest
 from harness.targets.timing import JobTiming
 
 
@@ -26,6 +27,9 @@ class Job:
     case_id: str = ""
     timeout_s: float | None = None  # this job's own time limit; None: the target's
     perf: JobTiming | None = None  # time inference too (``--perf``); None: outputs only
+    # ``diskcache.arrays_digest`` of ``inputs`` where the maker has it (``job_for``: the
+    # model's own); else ``digest_of_inputs`` computes it when a cache key first asks
+    inputs_digest: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if "target_platform" in self.config:
@@ -94,6 +98,13 @@ class DrawnCalibration(Sequence[Sequence[np.ndarray]]):
 
     def __reduce__(self) -> tuple[type[list[Any]], tuple[list[Sequence[np.ndarray]]]]:
         return list, (self.samples(),)
+
+
+def digest_of_inputs(job: Job) -> str:
+    """``diskcache.arrays_digest`` of ``job.inputs``, hashed at most once a job."""
+    if job.inputs_digest is None:
+        job.inputs_digest = arrays_digest(job.inputs)
+    return job.inputs_digest
 
 
 def calibration_key(job: Job) -> tuple[dict[str, Any] | None, list[Sequence[np.ndarray]]]:

@@ -20,9 +20,11 @@ from harness.models import reference as reference_module
 from harness.models.reference import SPEC, TEST_DATA, ReferenceCache, host_references
 from harness.pipeline import CaseExecutor, Stages
 from harness.results.journal import read_records
+from harness.targets import job as job_module
 from harness.targets.job import Job
 from harness.vendors.rknn.documents.operators import seed_catalogue
-from harness.vendors.rknn.toolkit.simulator import SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
+from harness.vendors.rknn.toolkit.simulator import cache as simulator_cache
 
 MAXPOOL = {"kernel": [3, 3], "strides": [1, 1]}
 
@@ -117,6 +119,37 @@ def test_an_int8_case_builds_its_model_once(
         np.testing.assert_array_equal(
             sample[0], MODELS.build(case.op, case.params, case.seed + k).inputs[0]
         )
+
+
+def test_a_case_s_inputs_are_hashed_once_for_the_reference_and_simulator_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host references' key and the simulator's name the inputs by one digest, which
+    ``job_for`` hands on; a job made without it computes it and keys the same."""
+    [case] = [
+        c
+        for c in operator_cases(seed_catalogue(), MODELS, ops=["MaxPool"]).cases
+        if c.dtype == "int8"
+    ][:1]
+    hashed: list[int] = []
+
+    def counting(arrays: list[np.ndarray]) -> str:
+        hashed.append(len(arrays))
+        return arrays_digest(arrays)
+
+    for module in (models.builder, job_module, simulator_cache):
+        monkeypatch.setattr(module, "arrays_digest", counting)
+    built = MODELS.build(case.op, case.params, case.seed)
+    job = pipeline.job_for(case, built)
+    sim, ref = SimCache(tmp_path / "sim"), ReferenceCache(tmp_path / "ref")
+    keys = ref.key(built), sim.key(job)
+    assert hashed == [len(built.inputs)]  # the calibration's first sample is the inputs too
+    assert job.inputs_digest == built.inputs_digest == arrays_digest(built.inputs)
+    copied = [array.copy() for array in built.inputs]
+    made = Job(job.model, copied, job.target_platform, quantize=True, dataset=job.dataset)
+    assert made.inputs_digest is None and sim.key(made) == keys[1]
+    assert made.inputs_digest == built.inputs_digest
+    assert ref.key(dataclasses.replace(built, inputs=copied)) == keys[0]
 
 
 def test_the_simulator_takes_the_next_cases_only_while_it_runs_one(tmp_path: Path) -> None:

@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from harness.diskcache import CacheFolder, DiskCache, arrays_digest, content_key
-from harness.targets.job import Job, calibration_key
+from harness.targets.job import Job, calibration_key, digest_of_inputs
 from harness.targets.observation import Observation
 from harness.vendors.rknn.toolkit.buildlog import PARSER_VERSION, parse_build_log
 from harness.vendors.rknn.toolkit.calls import key_versions, toolkit_calls
 
 CACHE = CacheFolder("sim", "sim", "HIL_CACHE", "HIL_CACHE_MAX", "simulator results")
-FORMAT = 3  # bump when the entry layout or the worker's behaviour changes
+FORMAT = 4  # bump when the key, the entry layout or the worker's behaviour changes
 _PARSER = "parser"  # the key of the parser version in an entry's fields
 # Not stored: what the simulator observes is the pool's to say.
 _FIELDS = [f.name for f in fields(Observation) if f.name != "observes"]
@@ -58,11 +58,18 @@ class SimCache(DiskCache):
     def key(self, job: Job) -> str:
         """sha256 over every input of the simulator run (hex): the model, inputs, toolkit calls
         and the worker's package versions; drawn calibration samples by their recipe
-        (``job.calibration_key``)."""
+        (``job.calibration_key``). Arrays are named by their digests: the inputs' is the host
+        references' (``digest_of_inputs``), and a first calibration sample that is the inputs
+        is not hashed again."""
         calibration, samples = calibration_key(job)
         header = {"format": FORMAT, "environment": self._environment, "calls": toolkit_calls(job)}
         header["calibration"] = calibration
-        return content_key(header, job.model, [job.inputs, *samples])
+        inputs = digest_of_inputs(job)
+        header["arrays"] = [
+            inputs if sample is job.inputs else arrays_digest(sample)
+            for sample in [job.inputs, *samples]
+        ]
+        return content_key(header, job.model, [])
 
     def observation(self, key: str) -> Observation | None:
         """The observation stored under ``key`` (a job's ``key``), or None on a miss. A
