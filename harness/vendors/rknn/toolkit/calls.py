@@ -128,14 +128,15 @@ def harness_env() -> dict[str, str]:
     environment, say) has it installed, and nothing else from here: the folder on PYTHONPATH
     holds only a link to the ``harness`` package, so an installed npu-hil's site-packages
     (numpy 2, onnx 1.18) never shadows an SDK environment's own packages."""
-    path = os.pathsep.join(filter(None, [_harness_only_folder(), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [harness_only_folder(), os.environ.get("PYTHONPATH")]))
     # Unbuffered: a build that crashes the child (SIGSEGV) would take the log lines still in
     # its buffer with it, and they name the compiler pass it died in.
     return {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
 
 
 @functools.cache
-def _harness_only_folder() -> str:
+def harness_only_folder() -> str:
+    """A folder holding nothing but a link to this ``harness`` package (made once)."""
     package = Path(__file__).resolve().parents[3]
     digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
     folder = Path(tempfile.gettempdir()) / f"npu-hil-path-{digest}"

@@ -314,7 +314,7 @@ class _Converter(ToolkitProcess):
                 if "startup_error" in hello:
                     return f"the converter failed to start:\n{hello['startup_error']}"
                 self.ready = True
-            self.requests.send(str(folder))
+            self.requests.send(str(folder.absolute()))  # the converter runs elsewhere
             if not self.replies.poll(timeout_s):
                 self.kill()
                 return f"conversion did not finish within {timeout_s:g} s (converter killed)"

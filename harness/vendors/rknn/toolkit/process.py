@@ -3,7 +3,8 @@
 This is the one place that starts them, so the interpreter is a parameter: ``python`` (default
 this one, ``sys.executable``) may be another SDK's environment, with its own rknn-toolkit2.
 The child runs ``python -m <module> <this pid>``, imports this checkout's harness (and nothing
-else from here) through ``harness_env`` whether or not it is installed there, and talks over
+else from here) through ``harness_env`` whether or not it is installed there, started in the
+folder that holds only the harness's link (``harness_only_folder``), and talks over
 two pipes with multiprocessing.connection framing: requests on its stdin, replies on its
 stdout. It starts in a session of its own, so a terminal's Ctrl-C reaches the parent, which
 stops it.
@@ -20,7 +21,7 @@ import tempfile
 from multiprocessing.connection import Connection
 from typing import IO
 
-from harness.vendors.rknn.toolkit.calls import harness_env
+from harness.vendors.rknn.toolkit.calls import harness_env, harness_only_folder
 
 libc = ctypes.CDLL(None)  # the C library, for prctl (and the worker's fflush)
 
@@ -43,6 +44,9 @@ class ToolkitProcess:
                 stderr=self.stderr,
                 start_new_session=True,
                 env=harness_env(),
+                # ``python -m`` puts its working folder first on sys.path: started here, the
+                # child imports this harness even where the caller's folder holds another
+                cwd=harness_only_folder(),
             )
         except BaseException:
             for fd in (request_write, reply_read):

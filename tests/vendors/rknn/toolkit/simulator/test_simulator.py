@@ -121,6 +121,21 @@ def test_fp16_case_runs_on_the_npu_and_matches_numpy(pool: SimulatorPool) -> Non
     assert set(obs.timings) == {"build_s", "run_s"}
 
 
+def test_a_worker_imports_this_harness_from_a_folder_that_holds_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` looks in its working folder first: a worker started from a folder with
+    a ``harness`` package of its own (another checkout, an unrelated project) still imports
+    the harness that started it."""
+    decoy = tmp_path / "harness"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise SystemExit('the decoy harness was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    with SimulatorPool(timeout_s=60) as decoyed:
+        observation = decoyed.run(sub_request("decoyed"))
+    assert observation.infra_error is None and observation.outputs is not None
+
+
 def test_int8_case_with_a_two_input_dataset_runs(pool: SimulatorPool) -> None:
     request = sub_request("int8-sub", quantize=True, dataset=[sample(2) for _ in range(4)])
     obs = pool.run(request)
