@@ -234,6 +234,7 @@ def test_wrong_input_shape_fails_at_runtime(pool: SimulatorPool) -> None:
 def test_a_worker_that_dies_the_same_way_twice_is_a_toolkit_crash(
     pool: SimulatorPool, case_id: str, how: str
 ) -> None:
+    pool.start()  # its worker, whether or not an earlier test of the module started it
     (worker,) = pool.pids()
     before = serving(worker)
     obs = pool.run(sub_request(case_id))
