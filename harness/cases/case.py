@@ -8,6 +8,8 @@ Judging reads these expectations; it never regenerates them from the catalogue.
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,3 +82,10 @@ class CaseSet:
 def case_seed(case_id: str) -> int:
     """The recorded seed of a case: stable across runs and machines."""
     return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16)
+
+
+def model_seed(op: str, params: Mapping[str, Any]) -> int:
+    """The seed of an operator case: its model's (operator and parameters), whatever its dtype
+    or platform, so that the cases of one model are fed the same data and share its host
+    references (a cold run computes them once a model, not once a dtype and platform)."""
+    return case_seed(f"{op} {json.dumps(params, sort_keys=True)}")

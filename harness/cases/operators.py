@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from harness.cases.case import Case, CaseSet, Expect, Untested, case_seed
+from harness.cases.case import Case, CaseSet, Expect, Untested, model_seed
 from harness.documented.formulas import applies, holds
 from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
@@ -903,7 +903,7 @@ def _add_case(
             value=what,
             documented="outside" if broken else "supported",
             params=params,
-            seed=case_seed(case_id),
+            seed=model_seed(op.name, params),
             source={"seed": seed_file, "section": section, "text": source_limit.text},
             layer_types=models.layer_types(op.name),
             routine_rewrites=models.routine_rewrites.get(op.name, ()),

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from tests.helpers.declared import MODELS
 
-from harness.cases.case import case_seed
+from harness.cases.case import model_seed
 from harness.cases.operators import documented_status, element_count, operator_cases
 from harness.documented.operators import load_operators
 from harness.documented.properties import PLACEMENT, RESULT
@@ -99,8 +99,14 @@ def test_ids_unique_stable_and_seeds_recorded(catalogue):
     assert len(ids) == len(set(ids))
     assert ids == [case.id for case in again.cases]
     for case in first.cases:
-        assert case.seed == case_seed(case.id)
+        assert case.seed == model_seed(case.op, case.params)
         json.dumps(case.params)  # recorded in the journal
+    # the dtypes of one model are fed the same data (and share its host references)
+    seeds = {(case.op, json.dumps(case.params, sort_keys=True)): set() for case in first.cases}
+    for case in first.cases:
+        seeds[case.op, json.dumps(case.params, sort_keys=True)].add(case.seed)
+    assert all(len(found) == 1 for found in seeds.values())
+    assert len({case.seed for case in first.cases}) == len(seeds)  # other models, other data
 
 
 def test_every_limit_is_probed_or_says_why(catalogue):

@@ -3,11 +3,14 @@ on: the cases stay, the judgement is fixed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
 from tests.helpers.declared import MODELS
 
+from harness.cases.case import case_seed
 from harness.cases.operators import operator_cases
 from harness.pipeline import SMALL_INPUTS, input_span, job_for
 from harness.vendors import vendor_named
@@ -21,6 +24,8 @@ def test_a_tiny_int8_case_counts_its_error_in_steps_of_its_calibration_range():
     # was more than the 4 steps allowed, and a wrong result
     cases = operator_cases(RKNN.operators("rk3566"), MODELS, ops=["Expand"]).cases
     case = next(c for c in cases if c.id == "rk3566/Expand/int8/[b, c, 1, 1]:h=1")
+    # with the seed it was seen with: its id's, before a case's seed became its model's
+    case = replace(case, seed=case_seed(case.id))
     built = MODELS.build(case.op, case.params, case.seed)
     job = job_for(case, built)
     own = float(np.ptp(np.concatenate([a.ravel() for a in built.inputs])))
