@@ -80,7 +80,8 @@ class CaseSet:
 
 
 def case_seed(case_id: str) -> int:
-    """The recorded seed of a case: stable across runs and machines."""
+    """A case's seed from the text that names what it runs (its id; ``model_seed``'s model):
+    stable across runs and machines."""
     return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16)
 
 
