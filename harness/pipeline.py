@@ -28,9 +28,10 @@ import numpy as np
 
 from harness import __version__
 from harness.cases.case import Case
-from harness.judge.checks import Judge
+from harness.cases.controls import control_case
+from harness.judge.checks import ControlSeen, Judge
 from harness.judge.compare import Compare, Comparison, compare_references, tolerance_for
-from harness.judge.observers import GENERIC_OBSERVERS
+from harness.judge.observers import GENERIC_OBSERVERS, control_seen
 from harness.judge.verdict import BAD_INPUT
 from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
@@ -180,6 +181,8 @@ class CaseExecutor:
         self.sdk = sdk
         self.same_files = SameFiles()  # recipe files the same in many case folders, kept once
         self._prepared: dict[str, _Prepared] = {}  # by prefetch, for a later execute_many
+        # what each case run so far showed, for the cases it is the control of (by case id)
+        self._controls: dict[str, ControlSeen] = {}
 
     def execute(self, case: Case) -> CaseRecord:
         [record] = self.execute_many([case])
@@ -199,11 +202,18 @@ class CaseExecutor:
         """
         # in case order: each prepared case, or a case whose preparation raised (refused)
         queued: deque[_Prepared | tuple[Case, Exception]] = deque()
+        pending: set[str] = set()  # the ids of the cases (and controls) queued so far
         failed: list[Exception] = []
         preparing = [0.0]  # seconds spent preparing since the last arrival
 
         def jobs() -> Iterator[Job]:
             for case in cases:
+                control = self._control_to_run(case, pending)
+                if control is not None:
+                    pending.add(control.case.id)
+                    queued.append(control)
+                    yield control.job
+                pending.add(case.id)
                 clock = time.monotonic()
                 try:
                     item = self._prepared.pop(case.id, None) or self._prepare(case)
@@ -235,6 +245,9 @@ class CaseExecutor:
                     break
                 item = queued.popleft()
                 assert isinstance(item, _Prepared)  # refusals were yielded before it
+                if item.control_only:
+                    self._remember(item.case, observation)
+                    continue
                 item.warnings += while_running
                 arrived = time.monotonic()
                 item.target_s = max(0.0, arrived - waited_since - preparing[0])
@@ -251,6 +264,25 @@ class CaseExecutor:
             self.journal.sync()  # the batch's records, appended without syncing each
         if failed:
             raise failed[0]
+
+    def _control_to_run(self, case: Case, pending: Collection[str]) -> _Prepared | None:
+        """The control of ``case`` prepared to run first, when no case run or queued so far
+        is that control (a selection that left it out, a shard that holds it elsewhere);
+        None when it is not needed or cannot be prepared (the case is then judged without
+        it, which its verdict says)."""
+        control = case.control
+        if control is None or control.id in self._controls or control.id in pending:
+            return None
+        try:
+            item = self._prepare(control_case(case))
+        except Exception:
+            return None
+        item.control_only = True
+        return item
+
+    def _remember(self, case: Case, observation: Observation) -> None:
+        """Keep what ``case`` showed for the cases it is the control of."""
+        self._controls[case.id] = control_seen(case, observation, self.stages.judge.rejected)
 
     def prefetch(self, cases: Sequence[Case]) -> None:
         """Prepare ``cases`` (the next batch) now and let a target that can start on them
@@ -320,7 +352,9 @@ class CaseExecutor:
         except TimingError as exc:  # the outputs may be fine; the run is not usable as timed
             perf = {"unavailable": f"{observation.backend}'s timing is not usable: {exc}"}
             observation = replace(observation, infra_error=perf["unavailable"])
-        verdict = stages.judge(case, observation, comparison, built.nodes)
+        control = self._controls.get(case.control.id) if case.control else None
+        verdict = stages.judge(case, observation, comparison, built.nodes, control)
+        self._remember(case, observation)
         if verdict.verdict not in stages.drop_arrays_for:
             cap = None if case.from_user else stages.observed_cap
             _write_arrays(item, observation, cap, tolerance)
@@ -414,6 +448,7 @@ class _Prepared:
     prepare_s: float  # building the model and references, writing the model and recipe
     warnings: list[str] = field(default_factory=list)  # raised for this case so far
     target_s: float = 0.0  # from when the target could start on it to its observation
+    control_only: bool = False  # run only as another case's control: not judged or journaled
 
 
 @contextmanager

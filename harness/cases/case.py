@@ -32,6 +32,17 @@ class Expect:
 
 
 @dataclass(frozen=True)
+class Control:
+    """The case another case is judged against: the same operator on the same platform, at
+    the documented edge of the limit the case probes (or the operator's typical model), so
+    that what differs between the two observations is what the case's own value did."""
+
+    id: str
+    dtype: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Case:
     """One model to run: an operator, a dtype and parameters probing one or more limits."""
 
@@ -46,9 +57,6 @@ class Case:
     seed: int
     source: dict[str, str]
     layer_types: tuple[str, ...]
-    # Compiler passes that add layers to every build of the operator (its ordinary lowering):
-    # no sign of a rewrite at a documented edge.
-    routine_rewrites: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()  # every limit whose probe produced these parameters
     outside_because: tuple[str, ...] = ()  # limit ids the parameters break
     expects: tuple[Expect, ...] = ()  # one per documented property the case is judged on
@@ -61,6 +69,9 @@ class Case:
     # A user's own model and inputs: anything that keeps it from being prepared or judged is a
     # record (bad input, or infrastructure), where for a generated case it is a harness bug.
     from_user: bool = False
+    # The inside control this case is judged against (``harness.cases.controls``): None for
+    # the operator's first typical case and for cases no document judges by a control.
+    control: Control | None = None
 
     def __post_init__(self) -> None:
         if self.documented not in DOCUMENTED:

@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 
 import harness
-from harness.cases.case import Case, CaseSet, Expect, Untested
+from harness.cases.case import Case, CaseSet, Control, Expect, Untested
 from harness.cases.operators import operator_cases
 from harness.diskcache import CacheFolder, DiskCache, content_key
 from harness.documented.operators import OperatorCatalogue
@@ -38,7 +38,7 @@ from harness.models.budget import size_budget
 CACHE = CacheFolder(
     "cases", "cases", "HIL_CASE_CACHE", "HIL_CASE_CACHE_MAX", "generated case lists"
 )
-FORMAT = 1  # bump when an entry's layout changes
+FORMAT = 2  # bump when an entry's layout changes
 
 
 class CaseCache(DiskCache):
@@ -131,7 +131,14 @@ def _case_set(data: dict[str, Any], catalogue: OperatorCatalogue) -> CaseSet:
 
 
 def _case(fields: dict[str, Any]) -> Case:
-    return Case(**{**fields, "expects": tuple(Expect(**expect) for expect in fields["expects"])})
+    control = fields.get("control")
+    return Case(
+        **{
+            **fields,
+            "expects": tuple(Expect(**expect) for expect in fields["expects"]),
+            "control": Control(**control) if control is not None else None,
+        }
+    )
 
 
 # JSON has lists only: a tuple is stored as {"tuple": [...]}, and so that no dict of a case

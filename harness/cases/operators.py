@@ -42,6 +42,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Untested, model_seed
+from harness.cases.controls import TYPICAL, with_controls
 from harness.documented.formulas import applies, holds
 from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
@@ -379,7 +380,7 @@ def _limit_variants(
         if kind == "formula":
             return _formula_variants(models, name, limit, base)
         if kind == "absent":
-            return [Variant("typical", {})]
+            return [Variant(TYPICAL, {})]
         if kind == "broadcast" and declared.broadcast:
             return _broadcast_variants(declared.broadcast, limit, _range_probes(limit))
         if (
@@ -781,7 +782,8 @@ def operator_cases(
             why = f"no model of {op.name} is declared yet (harness.models)"
             result.unprobed.extend(Untested(limit, why) for limit in op.limits())
             continue
-        proposals: list[tuple[Limit | None, Variant]] = [(None, Variant("typical", {}))]
+        first = len(result.cases)  # this operator's cases start here
+        proposals: list[tuple[Limit | None, Variant]] = [(None, Variant(TYPICAL, {}))]
         adopted = {limit.id for limit in op.adopted}
         governing = governing_limits(catalogue, op)
         for limit in op.limits():
@@ -813,6 +815,7 @@ def operator_cases(
             for dtype in dtypes:
                 variant = Variant(what, params, bound)
                 _add_case(models, result, by_params, ids, catalogue, op, dtype, probed, variant)
+        result.cases[first:] = with_controls(result.cases[first:])
     return result
 
 
@@ -906,7 +909,6 @@ def _add_case(
             seed=model_seed(op.name, params),
             source={"seed": seed_file, "section": section, "text": source_limit.text},
             layer_types=models.layer_types(op.name),
-            routine_rewrites=models.routine_rewrites.get(op.name, ()),
             limits=(limit_id,),
             outside_because=broken,
             expects=_expects(

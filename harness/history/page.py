@@ -30,6 +30,8 @@ COLOURS = {
     "limit-rewritten": "#5fa8d3",
     "doc-drift": "#e0a800",
     "doc-inconsistent": "#8d99a6",
+    "untestable": "#b0b7bf",
+    "rewritten-away": "#7f8c8d",
     "violation": "#d62839",
     "unrunnable": "#b5179e",
     "wrong-result": "#8b1e3f",

@@ -23,6 +23,15 @@ Outcome = tuple[str, str]  # (status, observed text)
 
 
 @dataclass(frozen=True)
+class ControlSeen:
+    """What a case's inside control (``Case.control``) showed, as its cases are judged by."""
+
+    id: str
+    trouble: str  # how the operator under test did not run as asked ("" when it did)
+    layers: tuple[str, ...]  # its compiled layers (``observers.compiled_layers``)
+
+
+@dataclass(frozen=True)
 class Seen:
     """Everything an observer may look at for one case."""
 
@@ -32,6 +41,7 @@ class Seen:
     failure: str | None  # the model was rejected: a failed stage or what the vendor reads as one
     infra: str | None  # trouble that says nothing about the model
     nodes: tuple[str, ...] = ()  # the operator types of the model as built (BuiltModel.nodes)
+    control: ControlSeen | None = None  # what the case's control showed, when it has one
 
 
 @dataclass(frozen=True)
@@ -69,13 +79,15 @@ class Judge:
         observation: Observation,
         comparison: Comparison | None,
         nodes: tuple[str, ...] = (),
+        control: ControlSeen | None = None,
     ) -> Verdict:
         """The case's verdict, with one check per expectation; ``nodes``: the model's operator
-        types as built, against which the compiled layers show a rewrite."""
+        types as built; ``control``: what the case's inside control showed, against which an
+        outside case's refusal or compiled layers are read."""
         if not case.expects:
             raise ValueError(f"{case.id} carries no expectations to judge")
         failure, infra = self.rejected(observation)
-        seen = Seen(case, observation, comparison, failure, infra, nodes)
+        seen = Seen(case, observation, comparison, failure, infra, nodes, control)
         checks = [self._check(expect, seen) for expect in case.expects]
         return verdict_of(checks, infra, observation.backend)
 

@@ -8,13 +8,21 @@ Placement and precision are read from ``Observation.placement``, one entry per c
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.cases.case import Expect
+from harness.cases.case import Case, Expect
 from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
-from harness.judge.checks import Observer, Outcome, Seen
-from harness.judge.verdict import PLACEMENT_PHASE, RESULT_PHASE, UNOBSERVED
+from harness.judge.checks import ControlSeen, Observer, Outcome, Rejection, Seen
+from harness.judge.verdict import (
+    PLACEMENT_PHASE,
+    RESULT_PHASE,
+    REWRITTEN_AWAY,
+    UNOBSERVED,
+    UNTESTABLE,
+)
+from harness.targets.observation import Observation
 
 
 def by_documentation(supported: bool) -> str:
@@ -58,7 +66,7 @@ def _result(expect: Expect, seen: Seen) -> Outcome:
     """The outputs against the host reference; undecided when the host references disagree
     (``reference-disagreement``: no verdict on the SDK either way)."""
     if seen.failure:
-        return by_documentation(seen.case.documented == "supported"), seen.failure
+        return refused(seen.case.documented == "supported", seen, seen.failure)
     comparison = seen.comparison
     if comparison is None:
         return "infra-error", "the backend returned no outputs and reported no failure"
@@ -77,44 +85,89 @@ def _result(expect: Expect, seen: Seen) -> Outcome:
 
 
 def _placement(expect: Expect, seen: Seen) -> Outcome:
-    """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported).
+    """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported),
+    and for a case outside a limit against its inside control (``Seen.control``).
 
-    An op outside a limit that runs on the NPU as more layers than its model has nodes met
-    the limit by a rewrite (split, decomposed, wrapped in Slice or Transpose): the limit holds
-    for the layer, so that is ``limit-rewritten``, not doc drift."""
+    A refusal or CPU fallback that the control shows too says nothing about the case's own
+    value (``untestable``). An outside case on the NPU whose compiled layers differ from its
+    control's, with a layer its control lacks, met the limit by a rewrite
+    (``limit-rewritten``: split, decomposed, wrapped in Slice or Transpose); with no layer its
+    control lacks, it ran past the limit unenforced
+    (``doc-drift``; fewer layers than its control, say no broadcast to expand, is no
+    rewrite). A build in which the operator under test left no layer of its own ran
+    something else (``rewritten-away``, naming what)."""
     supported = bool(expect.value)
     if seen.failure:
-        return by_documentation(supported), seen.failure
+        return refused(supported, seen, seen.failure)
     target, how = placement_of(seen.observation.placement, seen.case.layer_types)
     if target == "CPU":
-        return by_documentation(supported), f"CPU fallback: {how}"
+        return refused(supported, seen, f"CPU fallback: {how}")
+    layers = compiled_layers(seen.observation.placement)
+    if seen.case.layer_types and not layers_under_test_found(layers, seen.case.layer_types):
+        became = " + ".join(layers) or "nothing"
+        ran = "/".join(seen.case.layer_types)
+        return REWRITTEN_AWAY, f"no {ran} layer was built: the model compiled as {became}"
     if supported:
         return "confirmed", how
-    observation = seen.observation
-    rewrite = rewrite_of(
-        seen.nodes, observation.placement, observation.rewrites, seen.case.routine_rewrites
+    control = seen.control
+    if control is None:
+        return UNTESTABLE, f"{how}; no inside control to tell a rewrite from an unenforced limit"
+    if control.trouble:
+        return UNTESTABLE, f"{how}; {_control_failed(control)}"
+    added = Counter(layers) - Counter(control.layers)
+    if added:
+        return "limit-rewritten", (
+            f"limit met by a rewrite: compiled as {' + '.join(layers)}, its control "
+            f"{control.id} as {' + '.join(control.layers)}{_passes(seen.observation.rewrites)}"
+        )
+    return "doc-drift", (
+        f"limit not enforced: {how}, no layer its control {control.id} lacks ({' + '.join(layers)})"
     )
-    if rewrite:
-        return "limit-rewritten", f"limit met by a rewrite: {rewrite}"
-    return "doc-drift", f"limit not enforced: {how}"
 
 
-def rewrite_of(
-    nodes: Sequence[str],
-    layers: Sequence[dict[str, Any]],
-    rewrites: Sequence[str],
-    routine: Sequence[str] = (),
-) -> str:
-    """The compiler's rewrite of a model at an edge: the layers before and after and the
-    passes the build log names (``convert_large_dilation_conv_to_normal_conv``); "" unless
-    the model compiled to more layers than it has nodes through a pass that is not part of
-    the operator's ``routine`` lowering (a layer the compiler adds in front of every model,
-    with no pass named, is no rewrite)."""
-    compute = [str(layer.get("op", "")) for layer in layers if not layer.get("io")]
+def refused(supported: bool, seen: Seen, how: str) -> Outcome:
+    """A case that did not run as asked (``how``): a violation of support or a limit shown,
+    unless its control did not run as asked either (``untestable``)."""
+    return like_control(by_documentation(supported), seen, how)
+
+
+def like_control(status: str, seen: Seen, how: str) -> Outcome:
+    """``status``, unless the case's control did not run as asked either: then the case
+    cannot tell its own value's effect from what befell its control too (``untestable``)."""
+    control = seen.control
+    if control is not None and control.trouble:
+        return UNTESTABLE, f"{how}; {_control_failed(control)}"
+    return status, how
+
+
+def _control_failed(control: ControlSeen) -> str:
+    return (
+        f"its control {control.id} did not run as asked either ({control.trouble}): "
+        "the case says nothing about its limit"
+    )
+
+
+def _passes(rewrites: Sequence[str]) -> str:
+    """The compiler passes the build log names, if any (`` (tiling_global_maxpool)``)."""
     passes = list(dict.fromkeys(line.split(":")[0].strip() for line in rewrites))
-    if not nodes or len(compute) <= len(nodes) or not set(passes) - set(routine):
-        return ""
-    return f"model {' + '.join(nodes)} compiled as {' + '.join(compute)} ({', '.join(passes)})"
+    return f" ({', '.join(passes)})" if passes else ""
+
+
+def compiled_layers(layers: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """The compiled compute layers as "Op" or "Op@CPU", in order; the vendor's input and
+    output operators (``"io"``) left out."""
+    return tuple(
+        str(layer.get("op", "")) + ("@CPU" if str(layer.get("target", "")).upper() == "CPU" else "")
+        for layer in layers
+        if not layer.get("io")
+    )
+
+
+def layers_under_test_found(layers: Sequence[str], op_types: Sequence[str]) -> bool:
+    """Whether any of ``layers`` (``compiled_layers``) is of the operator under test; an
+    empty layer table (nothing reported) counts as found."""
+    wanted = {name.lower() for name in op_types}
+    return not layers or any(layer.split("@")[0].lower() in wanted for layer in layers)
 
 
 def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
@@ -131,8 +184,8 @@ def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
         return "confirmed", "no layer on the CPU"
     cannot = sorted({op for op in on_cpu if op.lower() not in expect.value})
     if cannot:
-        where = seen.case.platform
-        return "unrunnable", f"{', '.join(cannot)} on the CPU, which {where} cannot run"
+        how = f"{', '.join(cannot)} on the CPU, which {seen.case.platform} cannot run"
+        return like_control("unrunnable", seen, how)
     return "confirmed", f"{', '.join(sorted(set(on_cpu)))} on the CPU, which it runs"
 
 
@@ -146,7 +199,7 @@ def _precision(expect: Expect, seen: Seen) -> Outcome:
     """
     supported = seen.case.documented == "supported"
     if seen.failure:
-        return by_documentation(supported), seen.failure
+        return refused(supported, seen, seen.failure)
     judged, scope = layers_under_test(seen.observation.placement, seen.case.layer_types)
     ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
     if not ran:
@@ -154,8 +207,29 @@ def _precision(expect: Expect, seen: Seen) -> Outcome:
     asked = str(expect.value).upper()
     observed = f"{scope}: {', '.join(ran)} ({asked} asked)"
     if ran != [asked]:
-        return by_documentation(supported), f"precision fallback: {observed}"
+        return refused(supported, seen, f"precision fallback: {observed}")
     return "confirmed", observed
+
+
+def control_seen(case: Case, observation: Observation, rejected: Rejection) -> ControlSeen:
+    """What ``case`` showed, as the cases it is the control of read it: whether the operator
+    under test ran as asked (built, on the NPU, its own layers, in the precision asked) and
+    its compiled layers."""
+    failure, infra = rejected(observation)
+    layers = compiled_layers(observation.placement)
+    trouble = infra or failure or ""
+    if not trouble and PLACEMENT in observation.observes:
+        target, how = placement_of(observation.placement, case.layer_types)
+        if target == "CPU":
+            trouble = f"CPU fallback: {how}"
+        elif case.layer_types and not layers_under_test_found(layers, case.layer_types):
+            trouble = f"no {'/'.join(case.layer_types)} layer: compiled as {' + '.join(layers)}"
+    if not trouble and case.dtype == "int8" and PRECISION in observation.observes:
+        judged, scope = layers_under_test(observation.placement, case.layer_types)
+        ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
+        if ran and ran != ["INT8"]:
+            trouble = f"precision fallback: {scope}: {', '.join(ran)} (INT8 asked)"
+    return ControlSeen(case.id, trouble, layers)
 
 
 GENERIC_OBSERVERS = {

@@ -18,13 +18,19 @@ A check whose expectation rests on a limit the document contradicts itself on
 counts as ``doc-inconsistent``, its observation naming the reason and the status it would
 have had; ``wrong-result`` and ``infra-error`` stand whatever the document says.
 
-For an operator case (placement, result and, for int8, precision checks) this gives:
+An operator case is judged against its inside control (``Case.control``: the same model at
+the documented edge of the limit it probes, or the operator's typical model), so that a
+refusal every build of the platform gets, or a layer the toolkit adds to every model, is not
+read as the limit's doing. For an operator case (placement, result and, for int8, precision
+checks) this gives:
 
 | documented | observed                                           | verdict          |
 |------------|----------------------------------------------------|------------------|
 | any        | a user's model or inputs cannot be prepared (no    | bad-input        |
 |            | reference runs it, over the size budget...)        |                  |
 | any        | board, SSH, toolkit or timeout trouble             | infra-error      |
+| any        | rejected, failed, on the CPU or in another         | untestable       |
+|            | precision, and so was its control                  |                  |
 | supported  | rejected at build or failed at run time            | violation        |
 | outside    | rejected at build or failed at run time            | limit-confirmed  |
 | supported  | op under test on CPU, or int8 asked and another    | violation        |
@@ -36,10 +42,14 @@ For an operator case (placement, result and, for int8, precision checks) this gi
 | any        | on NPU as asked, output does not match reference   | wrong-result     |
 | any        | on NPU as asked, the two host references disagree  | reference-       |
 |            | with each other (not an SDK failure)               | disagreement     |
+| any        | built, yet no layer of the operator under test     | rewritten-away   |
+|            | (Div by a constant built as a Mul)                 |                  |
 | supported  | on NPU as asked and correct                        | confirmed        |
-| outside    | on NPU and correct, the op split or decomposed     | limit-rewritten  |
-|            | into other layers (the limit holds for the layer)  |                  |
-| outside    | on NPU as asked and correct, one layer as built    | doc-drift        |
+| outside    | on NPU and correct, its control did not run as     | untestable       |
+|            | asked (or it has no control)                       |                  |
+| outside    | on NPU and correct, compiled layers other than its | limit-rewritten  |
+|            | control's (the limit holds for the layer)          |                  |
+| outside    | on NPU and correct, its control's compiled layers  | doc-drift        |
 | any        | one of the above but confirmed, limit-confirmed,   | doc-inconsistent |
 |            | limit-rewritten, doc-drift or violation, resting   |                  |
 |            | on a limit the document contradicts                |                  |
@@ -56,6 +66,8 @@ VERDICTS = (
     "limit-rewritten",  # documented outside a limit; on the NPU as other layers (a rewrite)
     "doc-drift",  # documented outside a limit, or a documented layout value not followed
     "doc-inconsistent",  # the documented status rests on a limit the document contradicts
+    "untestable",  # refused or moved like its inside control: says nothing about its limit
+    "rewritten-away",  # the operator under test left no layer: the build ran something else
     "violation",  # documented supported; CPU or precision fallback, build or runtime error
     "unrunnable",  # a layer placed on a CPU the platform's rules say cannot run it
     "wrong-result",  # ran on the NPU as asked; output does not match the reference
@@ -69,11 +81,13 @@ FAILING_VERDICTS = ("violation", "unrunnable", "wrong-result")
 # them where the document holds; "failures" also for the document's own findings (doc-drift
 # cases are the largest: outside a limit).
 ARRAYS_DROPPED_FOR = {
-    "findings": ("confirmed", "limit-confirmed", "limit-rewritten"),
+    "findings": ("confirmed", "limit-confirmed", "limit-rewritten", "untestable", "rewritten-away"),
     "failures": (
         "confirmed",
         "limit-confirmed",
         "limit-rewritten",
+        "untestable",
+        "rewritten-away",
         "doc-drift",
         "doc-inconsistent",
     ),
@@ -89,10 +103,16 @@ SEVERITY = (
     "unrunnable",
     "doc-drift",
     "doc-inconsistent",
+    "rewritten-away",
+    "untestable",
     "limit-rewritten",
     "limit-confirmed",
     "confirmed",
 )
+UNTESTABLE = "untestable"
+REWRITTEN_AWAY = "rewritten-away"
+# Verdicts of a case that exercised nothing of its limit: pytest reports them as skipped.
+TESTED_NOTHING = (UNTESTABLE, REWRITTEN_AWAY)
 UNOBSERVED = "unobserved"  # a check's status when the target cannot see the property
 
 # Phases of judgement, in order (see the module docstring).

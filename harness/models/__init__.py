@@ -69,13 +69,11 @@ def families(*modules: ModuleType) -> dict[str, Mapping[str, OperatorSpec]]:
 class Declarations:
     """Operator models by family, and what a vendor's toolkit adds to an operator's cases:
     the layer types its compiled model names the operator by besides the operator's own and
-    the declaration's (``layers``), the compiler passes that add layers to the typical model
-    on every build (``routine_rewrites``: its ordinary lowering, never a rewrite meeting a
-    documented edge, ``harness.judge.observers.rewrite_of``)."""
+    the declaration's (``layers``). Whether a build rewrote a model is read against the case's
+    inside control, never from a list of passes (``harness.cases.controls``)."""
 
     by_family: Mapping[str, Mapping[str, OperatorSpec]]
     layers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    routine_rewrites: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         specs = {op: spec for ops in self.by_family.values() for op, spec in ops.items()}
@@ -108,7 +106,7 @@ class Declarations:
             op: (*self.layers.get(op, ()), *other.layers.get(op, ()))
             for op in {**self.layers, **other.layers}
         }
-        return Declarations(by_family, layers, {**self.routine_rewrites, **other.routine_rewrites})
+        return Declarations(by_family, layers)
 
     def layer_types(self, op: str) -> tuple[str, ...]:
         """The layer types a compiled model of ``op`` names it by: its name first."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.judge.verdict import FAILING_VERDICTS
+from harness.judge.verdict import FAILING_VERDICTS, TESTED_NOTHING
 from harness.results.records import CaseRecord
 from harness.text import printable
 
@@ -58,6 +58,8 @@ def check_verdict(record: CaseRecord, strict_docs: bool, policy: RunPolicy | Non
             pytest.xfail(printable(f"{record.verdict} ({excuse}): {where}: {detail}"))
     if record.verdict in FAILING_VERDICTS:
         pytest.fail(f"{record.verdict}: {where}: {detail}", pytrace=False)
+    if record.verdict in TESTED_NOTHING:  # neither a pass nor a failure of its limit
+        pytest.skip(f"{record.verdict}: {where}: {detail}")
     slower = policy.slower(record) if policy else None
     if slower is not None:
         why, excuse = slower

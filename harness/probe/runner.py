@@ -15,8 +15,9 @@ import _pytest.mark.expression as pytest_expression
 from _pytest.mark.expression import Expression
 
 from harness.cases.case import Case
+from harness.judge.verdict import TESTED_NOTHING
 from harness.pipeline import CaseExecutor
-from harness.probe.search import INFRA, Search
+from harness.probe.search import INFRA, UNTESTABLE, Search
 from harness.probe.steps import Bound, Skipped, behaviour
 from harness.results.probes import ProbeRecord, ProbeStep
 from harness.results.records import CaseRecord
@@ -102,6 +103,8 @@ def search_bounds(
             record = records[case.id]
             behaved, seen = behaviour(record)
             searches[bound.id].observe(value, behaved)
+            if record.verdict in TESTED_NOTHING:
+                searches[bound.id].tested_nothing()
             steps[bound.id].append(ProbeStep(value, case.id, behaved, seen, record.verdict))
     return [answers[bound.id] for bound in bounds]
 
@@ -130,7 +133,7 @@ def answer_of(
     answer.stop, answer.stop_detail = search.stop, search.stop_detail
     answer.last_good, answer.first_bad = search.good, search.bad
     answer.steps = steps
-    if search.stop == INFRA and steps:  # what the step that said nothing reported
+    if search.stop in (INFRA, UNTESTABLE) and steps:  # what the step that said nothing saw
         answer.stop_detail = steps[-1].behaviour
     seen = {step.value: step.behaviour for step in steps}
     answer.before = seen.get(search.good, "") if search.good is not None else ""

@@ -33,7 +33,10 @@ BUDGET = "budget"  # the step budget ran out
 CAP = "cap"  # the next value is over a size budget or hard cap, and the last one behaved
 FLOOR = "floor"  # inward: no value down to the smallest expressible one behaved
 INFRA = "infra"  # a step said nothing (infrastructure trouble): no answer from there
-STOPS = (FOUND, BUDGET, CAP, FLOOR, INFRA)
+# a step tested nothing: refused like its inside control (a platform that refuses the whole
+# dtype), or its operator built as other layers; the bound cannot be searched in that dtype
+UNTESTABLE = "untestable"
+STOPS = (FOUND, BUDGET, CAP, FLOOR, INFRA, UNTESTABLE)
 
 Skip = Callable[[int], str | None]  # value -> why it is not tried, or None
 
@@ -132,6 +135,10 @@ class Search:
         """End the search: no further proposal."""
         self.stop, self.stop_detail = stop, detail
         return None
+
+    def tested_nothing(self) -> None:
+        """The last step tested nothing of the bound (``UNTESTABLE``): no answer from there."""
+        self._finish(UNTESTABLE)
 
     def observe(self, value: int, good: bool | None) -> None:
         """Record how the proposed ``value`` behaved."""

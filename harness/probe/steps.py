@@ -20,11 +20,13 @@ kinds without a single numeric bound (multiple-of rules, value sets, dtypes) are
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from harness.cases.case import Case
+from harness.cases.case import Case, Control
+from harness.cases.controls import TYPICAL
 from harness.cases.operators import (
     DTYPES,
+    Variant,
     bound_variant,
     element_count,
     held_factors,
@@ -33,7 +35,7 @@ from harness.cases.operators import (
 )
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
-from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES
+from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES, TESTED_NOTHING
 from harness.models import Declarations, ModelParamError
 from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
@@ -70,9 +72,21 @@ class Bound:
         return 1 if self.side == UPPER else -1
 
     def case(self, value: int) -> Case:
-        """The step at ``value``: a normal case of the limit."""
+        """The step at ``value``: a normal case of the limit, judged against its control (the
+        step at the edge for a value past it, else the operator's typical model in the
+        dtype), as the generator's cases are (``harness.cases.controls``)."""
+        step = self._case(value)
+        outside = (value - self.edge) * self.direction > 0
+        control = self._case(self.edge) if outside else self._typical()
+        return replace(step, control=Control(control.id, control.dtype, control.params))
+
+    def _case(self, value: int) -> Case:
         variant = bound_variant(self.models, self.op, self.limit, value, self.along)
         return variant_case(self.models, self.catalogue, self.op, self.limit, self.dtype, variant)
+
+    def _typical(self) -> Case:
+        typical = Variant(TYPICAL, {})
+        return variant_case(self.models, self.catalogue, self.op, self.limit, self.dtype, typical)
 
     def skip(self, value: int, max_elements: int | None = None) -> str | None:
         """Why the step at ``value`` is not tried (no model can express it, or the model is
@@ -257,6 +271,8 @@ def behaviour(record: CaseRecord) -> tuple[bool | None, str]:
     asked, correct), None when it says nothing (infra error), and what was seen, e.g.
     "NPU, correct", "CPU fallback", "build failed: ...", "precision fallback: FLOAT16 (INT8
     asked)", "NPU, wrong result (max_abs=3)"."""
+    if record.verdict in TESTED_NOTHING:
+        return None, f"{record.verdict}: {_first_line(record.detail)}"
     if record.verdict == "infra-error":
         return None, f"infra error: {_first_line(record.detail)}"
     seen: list[str] = []

@@ -49,6 +49,8 @@ GROUPED = (
     "reference-disagreement",
     "doc-drift",
     "doc-inconsistent",
+    "rewritten-away",
+    "untestable",
     "limit-rewritten",
     "limit-confirmed",
 )

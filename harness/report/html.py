@@ -82,6 +82,8 @@ table.map a { text-decoration: none; color: inherit; display: block; }
 .v-limit-rewritten { background: #cfe2f3; }
 .v-doc-drift { background: #fff3cd; }
 .v-doc-inconsistent { background: #e9ecef; }
+.v-untestable { background: #f1f3f5; }
+.v-rewritten-away { background: #e3e6e8; }
 .v-violation { background: #f8d7da; }
 .v-unrunnable { background: #f5c6cb; }
 .v-wrong-result { background: #f1b0b7; }
@@ -450,7 +452,7 @@ def _unprobed(report: Report) -> str:
         for group in report.unprobed
     ]
     return (
-        f'<details id="unprobed"><summary><b>Documented limits not probed</b> '
+        f'<details id="unprobed"><summary><b>Documented limits not probed or not tested</b> '
         f"({len(rows)} rows, for the operators that ran)</summary>"
         f"{_table(['operator', 'limit', 'roles', 'why'], rows)}</details>"
     )

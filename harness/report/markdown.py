@@ -231,8 +231,8 @@ def _unprobed(report: Report) -> list[str]:
     if not report.unprobed:
         return []
     lines = [
-        f"<details><summary>Documented limits not probed ({len(report.unprobed)} rows, for "
-        "the operators that ran)</summary>",
+        "<details><summary>Documented limits not probed or not tested "
+        f"({len(report.unprobed)} rows, for the operators that ran)</summary>",
         "",
         "| operator | limit | roles | why |",
         "|---|---|---|---|",

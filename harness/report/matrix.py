@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.documented.properties import PRECISION
-from harness.judge.verdict import FAILING_VERDICTS
+from harness.judge.verdict import FAILING_VERDICTS, REWRITTEN_AWAY, TESTED_NOTHING, UNTESTABLE
 from harness.report.baseline import BaselineChanges
 from harness.report.causes import Cause
 from harness.report.cells import format_number, natural_key, verdict_counts
@@ -57,6 +57,8 @@ SHORT = {
     "limit-rewritten": "S",  # split or otherwise rewritten
     "doc-drift": "D",
     "doc-inconsistent": "I",
+    "untestable": "T",  # refused like its control: nothing tested
+    "rewritten-away": "A",  # the operator under test became other layers
     "violation": "V",
     "unrunnable": "U",
     "wrong-result": "W",
@@ -265,7 +267,9 @@ def build_report(
         left_out=[(item["id"], item["reason"]) for item in meta.get(LEFT_OUT_KEY, [])],
         models_not_run=[(m["model"], m["reason"]) for m in meta.get(MODELS_NOT_RUN_KEY, [])],
         documented=documented_sections(records, documented_groups(meta)),
-        unprobed=unprobed_groups(meta.get(UNPROBED_KEY, []), {r.op for r in records}),
+        unprobed=unprobed_groups(
+            [*meta.get(UNPROBED_KEY, []), *untested_in_run(records)], {r.op for r in records}
+        ),
         disagreements=[record for record in ordered if record.verdict == DISAGREEMENT],
         records=ordered,
     )
@@ -284,6 +288,30 @@ def one_line_cause(record: CaseRecord) -> str:
     text = f"{check['prop']}: {check['observed']}" if check else record.detail
     note = f" [not isolable: {record.not_isolable}]" if record.not_isolable else ""
     return textwrap.shorten(text, max(CAUSE_WIDTH - len(note), 40), placeholder=" ...") + note
+
+
+# Why every case of a limit in a dtype tested nothing, by their verdict
+_TESTED_NOTHING_WHY = {
+    UNTESTABLE: "refused or moved like its inside control",
+    REWRITTEN_AWAY: "the operator was built as other layers",
+}
+
+
+def untested_in_run(records: Iterable[CaseRecord]) -> list[dict[str, str]]:
+    """The limits whose every case on a platform and dtype tested nothing (``untestable``,
+    ``rewritten-away``), as run.json's unprobed entries: {"limit", "reason"}."""
+    verdicts: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for record in records:
+        verdicts[record.platform, record.dtype, record.limit].add(record.verdict)
+    return [
+        {
+            "limit": limit,
+            "reason": f"{platform} {dtype}: "
+            + "; ".join(_TESTED_NOTHING_WHY[verdict] for verdict in sorted(seen)),
+        }
+        for (platform, dtype, limit), seen in verdicts.items()
+        if seen <= set(TESTED_NOTHING)
+    ]
 
 
 def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Untested]:

@@ -64,6 +64,8 @@ class ProbeRecord:
         """The observed boundary in words, e.g. "12 | 13", "> 16384 (cap)", "none behaves"."""
         if self.stop == "skipped":
             return "not probed"
+        if self.stop == "untestable":  # the stop's detail says why (refused like its control)
+            return "untested"
         if self.last_good is not None and self.first_bad is not None:
             if abs(self.first_bad - self.last_good) == 1:
                 return f"{self.last_good} | {self.first_bad}"

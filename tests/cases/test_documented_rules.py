@@ -22,8 +22,9 @@ from harness.cases.operators import (
     set_neighbours,
 )
 from harness.documented.properties import CPU_RULE
+from harness.judge.checks import ControlSeen, rejection
 from harness.judge.compare import compare, tolerance_for
-from harness.judge.observers import rewrite_of
+from harness.judge.observers import control_seen
 from harness.models import Declarations
 from harness.models.data_movement import TRANSPOSE_IN
 from harness.pipeline import GENERIC_JUDGE
@@ -172,30 +173,78 @@ def _outside(platform: str, op: str, value: str):
     return cases_of(platform, op)[f"{platform}/{op}/float16/{value}"]
 
 
-def test_a_limit_the_compiler_meets_by_decomposing_the_operator_is_limit_rewritten():
+def control(case_id: str, log: str, platform: str = "rk3588") -> ControlSeen:
+    """What the control ``case_id`` showed in the recorded build ``log``."""
+    op = case_id.split("/")[1]
+    return control_seen(cases_of(platform, op)[case_id], logged(log), rejection)
+
+
+def test_a_layer_the_control_lacks_is_a_rewrite_meeting_the_limit():
     case = _outside("rk3588", "Convolution", "dilations_h=32")
-    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH, ("Conv",))
+    seen = control(case.control.id, "rk3588_fp16_conv_dilation31")
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH, (), seen)
     assert verdict.verdict == "limit-rewritten"
-    assert "model Conv compiled as Conv + Slice + Conv" in verdict.detail
-    assert "convert_large_dilation_conv_to_normal_conv" in verdict.detail
-    # the same build judged without the model's nodes cannot tell, so it stays doc drift
-    assert GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH).verdict == "doc-drift"
-
-
-def test_a_layer_the_compiler_puts_in_front_of_every_model_is_no_rewrite():
-    # MaxPool at height 8193 compiles as Conv + MaxPool, like its typical model, no pass named
-    case = _outside("rk3588", "MaxPool", "height=8193")
-    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_maxpool_h8193"), MATCH, ("MaxPool",))
-    assert verdict.verdict == "doc-drift"
-
-
-def test_an_operators_routine_lowering_is_no_rewrite():
-    observation = logged("rk3588_fp16_div_typical")  # Conv + Expand + Div on every build
-    routine = _outside("rk3588", "Div", "typical").routine_rewrites
-    assert rewrite_of(("Div",), observation.placement, observation.rewrites, routine) == ""
-    assert rewrite_of(("Div",), observation.placement, observation.rewrites).endswith(
-        "(convert_div_to_expand_div)"
+    assert (
+        "compiled as Slice + Conv, its control rk3588/Convolution/float16/dilations_h=31 as "
+        "Conv" in verdict.detail
     )
+    assert "convert_large_dilation_conv_to_normal_conv" in verdict.detail
+    # tiled into two MaxPools past the 7x7 input its control has: a rewrite, whatever pass
+    case = _outside("rk3588", "GlobalMaxPool", "height=8")
+    seen = control(case.control.id, "rk3588_fp16_globalmaxpool_h7")
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_globalmaxpool_h8"), MATCH, (), seen)
+    assert verdict.verdict == "limit-rewritten" and "tiling_global_maxpool" in verdict.detail
+
+
+def test_the_toolkits_own_input_layer_is_no_rewrite():
+    # MaxPool at height 8193 compiles as Conv + MaxPool, the Conv the toolkit's own input layer
+    case = _outside("rk3588", "MaxPool", "height=8193")
+    observation = logged("rk3588_fp16_maxpool_h8193")
+    assert [layer["op"] for layer in observation.placement if not layer["io"]] == ["MaxPool"]
+    seen = control(case.control.id, "rk3588_fp16_maxpool_h8192")
+    verdict = GENERIC_JUDGE(case, observation, MATCH, (), seen)
+    assert verdict.verdict == "doc-drift"
+    assert "no layer its control rk3588/MaxPool/float16/height=8192 lacks" in verdict.detail
+
+
+def test_an_outside_case_without_a_control_that_ran_says_nothing():
+    case = _outside("rk3588", "MaxPool", "height=8193")
+    observation = logged("rk3588_fp16_maxpool_h8193")
+    assert GENERIC_JUDGE(case, observation, MATCH).verdict == "untestable"
+    crashed = ControlSeen(case.control.id, "build aborted (SIGABRT)", ())
+    verdict = GENERIC_JUDGE(case, observation, MATCH, (), crashed)
+    assert verdict.verdict == "untestable" and "SIGABRT" in verdict.detail
+
+
+def test_a_refusal_of_the_whole_dtype_is_stated_once_per_operator():
+    # RV1106 refuses every float16 build: its typical float16 Hardmax against the int8 one
+    # states it (documented supported: a violation), every other float16 case says nothing
+    cases = cases_of("rv1106", "Hardmax")
+    typical = cases["rv1106/Hardmax/float16/typical"]
+    message = (
+        "build returned -1 (Current target_platform(rv1106) not support do_quantization = False!)"
+    )
+    refused = replace(logged("rv1106_fp16_hardmax_typical"), failed_stage="build", error=message)
+    ran = ControlSeen(typical.control.id, "", ("Hardmax",))
+    verdict = GENERIC_JUDGE(typical, refused, MATCH, (), ran)
+    assert verdict.verdict == "violation" and "not support do_quantization" in verdict.detail
+    like_it = control_seen(typical, refused, rejection)
+    assert "not support do_quantization" in like_it.trouble
+    for value in ("width=2", "width=3", "height*width=8193"):
+        case = cases[f"rv1106/Hardmax/float16/{value}"]
+        judged = GENERIC_JUDGE(case, refused, MATCH, (), like_it)
+        assert judged.verdict == "untestable", value
+        assert "did not run as asked either" in judged.detail
+    # the same refusal of an outside case whose control ran is the limit shown
+    case = cases["rv1106/Hardmax/float16/width=2"]
+    assert GENERIC_JUDGE(case, refused, MATCH, (), ran).verdict == "limit-confirmed"
+
+
+def test_an_operator_built_as_other_layers_is_rewritten_away():
+    case = cases_of("rv1106", "Div")["rv1106/Div/int8/B=constant"]
+    verdict = GENERIC_JUDGE(case, logged("rv1106_int8_div_constant"), MATCH)
+    assert verdict.verdict == "rewritten-away"
+    assert "no Div layer was built: the model compiled as Mul" in verdict.detail
 
 
 # -- the platform's CPU ---------------------------------------------------------------------

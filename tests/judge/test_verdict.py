@@ -10,6 +10,7 @@ from tests.helpers.records import make_record
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.documented.properties import PLACEMENT, PRECISION, RESULT
+from harness.judge.checks import ControlSeen
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
 from harness.judge.verdict import (
@@ -104,8 +105,37 @@ def statuses(verdict) -> dict[str, str]:
     ],
 )
 def test_design_table(documented, obs, comparison, expected):
-    """Operator cases: placement, precision and result checks give the operator verdict table."""
-    assert GENERIC_JUDGE(CASES[documented], obs, comparison).verdict == expected
+    """Operator cases: placement, precision and result checks give the operator verdict table
+    (against a control that ran as asked, as one Pow layer)."""
+    assert GENERIC_JUDGE(CASES[documented], obs, comparison, (), RAN).verdict == expected
+
+
+RAN = ControlSeen("control", "", ("Pow",))
+REFUSED = ControlSeen("control", "build failed: E not support do_quantization = False", ())
+
+
+@pytest.mark.parametrize(
+    ("documented", "obs", "control", "expected"),
+    [
+        # refused or moved like its control: nothing of the case's own limit was tested
+        ("outside", observed(failed_stage="build", error="E"), REFUSED, "untestable"),
+        ("supported", observed(failed_stage="build", error="E"), REFUSED, "untestable"),
+        ("outside", observed("CPU"), ControlSeen("c", "CPU fallback: Pow", ()), "untestable"),
+        ("outside int8", observed("NPU", dtype="FLOAT16"), REFUSED, "untestable"),
+        # on the NPU past the limit: a rewrite only with a layer the control lacks
+        ("outside", observed("NPU"), ControlSeen("c", "", ()), "limit-rewritten"),
+        ("outside", observed("NPU"), ControlSeen("c", "", ("Pow", "Expand")), "doc-drift"),
+        ("outside", observed("NPU"), REFUSED, "untestable"),
+        ("outside", observed("NPU"), None, "untestable"),
+        # a supported case that ran is confirmed whatever befell its control
+        ("supported", observed("NPU"), REFUSED, "confirmed"),
+        # the operator under test left no layer: whatever its control, it is no statement
+        ("supported", observed("NPU", op="Mul"), RAN, "rewritten-away"),
+        ("outside", observed("NPU", op="Mul"), RAN, "rewritten-away"),
+    ],
+)
+def test_a_case_is_judged_against_its_control(documented, obs, control, expected):
+    assert GENERIC_JUDGE(CASES[documented], obs, MATCH, (), control).verdict == expected
 
 
 def test_a_fallback_keeps_the_numeric_disagreement_as_a_note():
@@ -127,7 +157,8 @@ def test_int8_gru_running_in_float16_is_a_precision_fallback():
     """Recorded simulator build of rk3562/GRU/int8/typical: exGRU runs in FLOAT16."""
     case = OPERATOR_CASES["rk3562/GRU/int8/typical"]
     assert case.documented == "outside" and case.outside_because == ("GRU/dtype",)
-    verdict = JUDGE(case, logged("rk3562_int8_gru_typical"), MATCH)
+    ran = ControlSeen(case.control.id, "", ("exGRU",))  # its float16 typical model
+    verdict = JUDGE(case, logged("rk3562_int8_gru_typical"), MATCH, (), ran)
     assert verdict.verdict == "limit-confirmed"
     precision = next(c for c in verdict.checks if c["prop"] == PRECISION)
     assert precision["status"] == "limit-confirmed"

@@ -1,8 +1,8 @@
 """The operator models of RKNN runs beyond the vendor-neutral ones: the toolkit's own
 operators of the operator list (``fused``, ``activations``, ``normalization``: families of
 the same names), the model-I/O probes' models, the layer types the toolkit names operators
-by (``data/layer-aliases.yaml``; a convolution's are made of its kind and fused activation)
-and its routine rewrites."""
+by (``data/layer-aliases.yaml``; a convolution's are made of its kind and fused
+activation)."""
 
 from __future__ import annotations
 
@@ -13,21 +13,6 @@ from harness.vendors.rknn.documents.layer_aliases import (
 )
 from harness.vendors.rknn.model_io.models import MODELS
 from harness.vendors.rknn.models import activations, fused, normalization
-
-# The compiler passes that add layers to an operator's typical model on every build (the build
-# log's fuse_ops lines, 2.5.0): its ordinary lowering, never a rewrite meeting a documented
-# edge.
-ROUTINE_REWRITES: dict[str, tuple[str, ...]] = {
-    "Div": ("convert_div_to_expand_div",),
-    "Sub": ("convert_sub_to_expand_sub",),
-    "PRelu": ("input_align_4D_prelu",),
-    "GlobalMaxPool": ("tiling_global_maxpool",),
-    "exMatMul": (
-        "convert_matmul_to_exmatmul",
-        "convert_reshape_to_transpose",
-        "fuse_two_transpose",
-    ),
-}
 
 
 def _convolution_layers() -> dict[str, tuple[str, ...]]:
@@ -42,5 +27,4 @@ def _convolution_layers() -> dict[str, tuple[str, ...]]:
 DECLARATIONS = Declarations(
     {**families(activations, normalization, fused), "model_io": MODELS},
     layers={**load_operator_layers(), **_convolution_layers()},
-    routine_rewrites=ROUTINE_REWRITES,
 )

@@ -41,7 +41,8 @@ class BuildLog:
 
     # {"id", "op", "name", "full_name", "target", "dtype", "input_shapes", "output_shapes",
     #  "truncated", "io"}; "op" is the compiled op type (e.g. ConvRelu), "name" the ONNX node
-    #  name, "io" true for the model's input and output operators (IO_LAYERS).
+    #  name, "io" true for the model's input and output operators (IO_LAYERS) and the toolkit's
+    #  own input layer (``_own_input_layer``).
     layers: list[dict[str, Any]] = field(default_factory=list)
     # fuse_ops results, verbatim: "tiling_maxpool: remove node = ['mp'], add node = [...]"
     rewrites: list[str] = field(default_factory=list)
@@ -206,8 +207,18 @@ def _layer(row: dict[str, str]) -> dict[str, Any] | None:
         "input_shapes": inputs,
         "output_shapes": outputs,
         "truncated": cut_in or cut_out,
-        "io": row["OpType"] in IO_LAYERS,
+        "io": row["OpType"] in IO_LAYERS
+        or _own_input_layer(row["OpType"], full_name, inputs, outputs),
     }
+
+
+def _own_input_layer(
+    op: str, full_name: str, inputs: list[list[int]], outputs: list[list[int]]
+) -> bool:
+    """Whether a layer is the 1x1 Conv the toolkit puts after a model input for its own data
+    layout (2.5.0 adds it to some shapes and not others): no ONNX node name, and its output
+    the shape of its input. Like the input and output operators, it is not the model's."""
+    return op == "Conv" and not full_name and bool(inputs) and outputs[:1] == inputs[:1]
 
 
 def _tensor(row: dict[str, str]) -> dict[str, Any] | None:

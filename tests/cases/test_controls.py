@@ -1,0 +1,76 @@
+"""Every generated case but an operator's first typical one names its inside control: a case
+of the same run, the nearest inside the limit an outside case probes, else the typical model
+of its dtype; a control run for a case whose control the selection left out is that model."""
+
+from __future__ import annotations
+
+import pytest
+from tests.helpers.declared import MODELS
+
+from harness.cases.controls import TYPICAL, control_case
+from harness.cases.operators import operator_cases
+from harness.vendors import vendor_named
+
+RKNN = vendor_named("rknn")
+
+
+@pytest.fixture(scope="module", params=RKNN.platforms)
+def platform_cases(request):
+    return operator_cases(RKNN.operators(request.param), MODELS).cases
+
+
+def test_every_case_but_the_first_typical_names_a_control_of_the_same_run(platform_cases):
+    by_id = {case.id: case for case in platform_cases}
+    without = {}
+    for case in platform_cases:
+        if case.control is None:
+            without.setdefault(case.op, []).append(case.id)
+            continue
+        control = by_id.get(case.control.id)
+        assert control is not None, f"{case.id}: control {case.control.id} is no case of the run"
+        assert control.id != case.id and control.op == case.op
+        assert (control.dtype, control.params) == (case.control.dtype, case.control.params)
+    # one case an operator stands alone: its typical model in the first dtype it documents
+    for op, ids in without.items():
+        assert len(ids) == 1 and ids[0].endswith(f"/{TYPICAL}"), (op, ids)
+
+
+def test_an_outside_case_is_judged_against_the_nearest_inside_its_limit(platform_cases):
+    by_id = {case.id: case for case in platform_cases}
+    for case in platform_cases:
+        if case.documented != "outside" or case.control is None or case.value == TYPICAL:
+            continue
+        control = by_id[case.control.id]
+        if control.value == TYPICAL:  # no inside case of the limit in that dtype
+            continue
+        assert control.dtype == case.dtype
+        assert case.limit in control.limits and case.limit not in control.outside_because
+
+
+def test_a_kernel_bound_is_judged_against_its_edge_and_a_dtype_against_the_first_dtype():
+    cases = {
+        c.id: c for c in operator_cases(RKNN.operators("rv1106"), MODELS, ops=["Hardmax"]).cases
+    }
+    assert cases["rv1106/Hardmax/int8/height*width=8193"].control.id == (
+        "rv1106/Hardmax/int8/height*width=8192"
+    )
+    assert cases["rv1106/Hardmax/int8/width=2"].control.id == "rv1106/Hardmax/int8/width=3"
+    assert cases["rv1106/Hardmax/float16/typical"].control.id == "rv1106/Hardmax/int8/typical"
+    assert cases["rv1106/Hardmax/float16/width=3"].control.id == "rv1106/Hardmax/float16/typical"
+    assert cases["rv1106/Hardmax/int8/typical"].control is None
+
+
+def test_a_control_run_on_its_own_is_the_generated_control_model():
+    cases = {
+        c.id: c for c in operator_cases(RKNN.operators("rk3588"), MODELS, ops=["MaxPool"]).cases
+    }
+    case = cases["rk3588/MaxPool/float16/height=8193"]
+    generated = cases[case.control.id]
+    alone = control_case(case)
+    assert (alone.id, alone.dtype, alone.params, alone.seed) == (
+        generated.id,
+        generated.dtype,
+        generated.params,
+        generated.seed,
+    )
+    assert alone.control is None and not alone.expects
