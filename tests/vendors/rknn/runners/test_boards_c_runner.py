@@ -41,7 +41,12 @@ from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.documents.properties import W_STRIDE
 from harness.vendors.rknn.model_io import checks as io_checks
 from harness.vendors.rknn.model_io.cases import platform_cases
-from harness.vendors.rknn.model_io.layout import input_stride, output_layout
+from harness.vendors.rknn.model_io.layout import (
+    InputStride,
+    OutputLayout,
+    input_stride,
+    output_layout,
+)
 from harness.vendors.rknn.runners.c_runner import CROSS_TOOLCHAINS, RUNNER_BINARY, build_runner
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
@@ -560,11 +565,9 @@ def arm_runner(
     argv = ["build-runner", f"--arch={arch}", f"--platform={platform}", *paths, f"--out={out}"]
     assert hil_boards(argv) == 0
     binary = out / platform / RUNNER_BINARY
-    head = binary.read_bytes()[:20]
-    assert head[:4] == b"\x7fELF" and (head[4], int.from_bytes(head[18:20], "little")) == (
-        elf_class,
-        machine,
-    )
+    elf = binary.read_bytes()[:20]
+    built = (elf[:4], elf[4], int.from_bytes(elf[18:20], "little"))
+    assert built == (b"\x7fELF", elf_class, machine)
     script = out / f"{RUNNER_BINARY}-{arch}"
     command = shlex.join([emulator, "-L", str(toolchain.sysroot), str(binary)])
     script.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
@@ -573,23 +576,25 @@ def arm_runner(
 
 
 def arm_case(
-    case_id: str, platform: str, precision: str, shape: tuple[int, ...], models: dict[str, bytes]
-) -> tuple[Job, np.ndarray]:
-    """A case whose input width stride and NC1HWC2 output are the catalogue's for the platform,
-    with its expected outputs: int8 ones with a signed zero point, float16 ones in FP16."""
+    platform: str, precision: str, shape: tuple[int, ...], models: dict[str, bytes]
+) -> tuple[Job, np.ndarray, InputStride, OutputLayout]:
+    """A case (named by its precision) whose input width stride and NC1HWC2 output are the
+    catalogue's for the platform; its expected output, and that stride and layout. int8 outputs
+    have a signed zero point, float16 ones are FP16."""
     input_type = "uint8" if precision == "int8" else "float16"
     stride = input_stride(platform, precision, input_type, shape, "NHWC")
     layout = output_layout(platform, precision, "NC1HWC2", shape)
     dims = ",".join(map(str, shape))
     output = "type=INT8 zp=-3 scale=0.5" if precision == "int8" else "type=FP16"
-    models[case_id] = descriptor(
+    models[precision] = descriptor(
         f"input name=x type={RKNN_TYPES[input_type]} shape={dims} align={stride.align}",
         f"output name=y {output} shape={dims} fmt=NC1HWC2 c2={layout.channel_align} "
         f"hw={layout.hw_align} from=0",
     )
     x = np.random.default_rng(len(models)).integers(0, 30, shape).astype(np.float32)
-    job = request(case_id, [x], platform=platform, quantize=precision == "int8")
-    return job, (1 + 2 * x).astype(np.float16).astype(np.float32)  # exact in int8 at scale 0.5
+    job = request(precision, [x], platform=platform, quantize=precision == "int8")
+    want = (1 + 2 * x).astype(np.float16).astype(np.float32)  # small integers: exact in both
+    return job, want, stride, layout
 
 
 def test_a_batch_runs_on_an_emulated_arm_board(
@@ -603,26 +608,22 @@ def test_a_batch_runs_on_an_emulated_arm_board(
     platform, runner = arm_runner
     board, _ = c_board_for(c_runner=str(runner), platform=platform, soc=platform)
     precisions = ["int8"] if platform == "rv1106" else ["int8", "float16"]
-    shapes = {"int8": (1, 3, 5, 223), "float16": (1, 19, 3, 7)}  # width padded; 2 and 3 C1 planes
-    cases = [arm_case(p, platform, p, shapes[p], models) for p in precisions]
-    jobs = [job for job, _ in cases]
+    # width 223 padded to 224; 19 channels in C1 blocks of 8, 21 pixels a plane padded to 24
+    shapes = {"int8": (1, 3, 5, 223), "float16": (1, 19, 3, 7)}
+    cases = [arm_case(platform, p, shapes[p], models) for p in precisions]
+    jobs = [job for job, *_ in cases]
     jobs.append(timed(small("timed", models, "sleep run 20"), platform=platform))
     failing = small("run failure", models, "fail run -1 failed to submit the task")
     jobs.append(dataclasses.replace(failing, target_platform=platform))
     with RknnBoardTarget(board, cache=cache) as backend:
         *observations, timed_run, failed = backend.run_batch(jobs)
 
-    for (job, want), observation in zip(cases, observations, strict=True):
-        precision = "int8" if job.quantize else "float16"
-        shape = shapes[precision]
+    for (job, want, stride, layout), observation in zip(cases, observations, strict=True):
         assert observation.infra_error is None and observation.failed_stage is None
         assert observation.outputs is not None
         np.testing.assert_array_equal(observation.outputs[0], want)
         x, y = queried(observation)
-        input_type = "uint8" if precision == "int8" else "float16"
-        stride = input_stride(platform, precision, input_type, shape, "NHWC")
         assert (x["w_stride"], x["size_with_stride"]) == (stride.w_stride, stride.size_with_stride)
-        layout = output_layout(platform, precision, "NC1HWC2", shape)
         assert (y["format"], y["dtype"]) == ("NC1HWC2", "INT8" if job.quantize else "FP16")
         assert tuple(y["native_shape"]) == layout.native_shape
         assert y["size_with_stride"] == layout.size_with_stride
