@@ -3,11 +3,14 @@
 # their own OpenSSH servers on 127.0.0.1, Chromium, because the report's browser test
 # renders report.html headless, and PostgreSQL, because the results store's tests start a
 # throwaway cluster on 127.0.0.1 (docs/history.md). The checks job (tools/tox-job.sh) runs
-# this first.
+# this first. Optional: the ARM cross compilers and qemu-user, for the C runner's tests on
+# emulated ARM (docs/boards.md), which skip without them.
 #
 # Missing ones are installed through apt-get when run as root on a Debian/Ubuntu machine
 # (apt-get update first, non-interactive, quiet); otherwise, or when that fails, it stops at
-# once with one line naming what to install. Exit status: 0 all present, 1 not.
+# once with one line naming what to install. The optional ones never stop it: a line names
+# them with their install line, and the tests that need them skip. Exit status: 0 all
+# required present, 1 not.
 #
 # A tool is found as the tests find it: on PATH, else in the folders of HIL_TOOL_DIRS
 # (default /usr/sbin /usr/bin: sshd is in /usr/sbin, off a normal user's PATH). PostgreSQL's
@@ -44,25 +47,57 @@ missing_packages() {
     echo "${packages[@]}"
 }
 
+# The libc headers too: --no-install-recommends leaves them out of the compilers' packages.
+missing_optional() {
+    local packages=()
+    have arm-linux-gnueabihf-gcc || packages+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
+    have aarch64-linux-gnu-gcc || packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+    { have qemu-arm-static && have qemu-aarch64-static; } || packages+=(qemu-user-static)
+    echo "${packages[@]}"
+}
+
+# One line for the optional ones still missing; never a failure.
+note_optional() {
+    local optional
+    optional=$(missing_optional)
+    [ -z "$optional" ] || echo "npu-hil tests: the C runner's ARM tests skip without $optional (Debian/Ubuntu: sudo apt-get install $optional)" >&2
+}
+
+# $1: the packages, one word each. apt-get's output is shown only when it fails.
+apt_install() {
+    local log status
+    echo "npu-hil tests: installing $1 (apt-get)" >&2
+    log=$(mktemp)
+    # shellcheck disable=SC2086  # one word per package
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends $1; } >"$log" 2>&1
+    status=$?
+    [ "$status" = 0 ] || tail -n 5 "$log" >&2
+    rm -f "$log"
+    return "$status"
+}
+
 missing=$(missing_packages)
-[ -z "$missing" ] && exit 0
+optional=$(missing_optional)
+[ -z "$missing$optional" ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    note_optional
+    [ -z "$missing" ] && exit 0
     echo "npu-hil tests need $missing: install first (Debian/Ubuntu: sudo apt-get install $missing), or run as root to have it done" >&2
     exit 1
 fi
-echo "npu-hil tests: installing $missing (apt-get)" >&2
-log=$(mktemp)
-# shellcheck disable=SC2086  # one word per package
-if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends $missing; } >"$log" 2>&1; then
-    tail -n 5 "$log" >&2
-    rm -f "$log"
-    echo "npu-hil tests need $missing: apt-get could not install it; install first and run again" >&2
-    exit 1
-fi
-rm -f "$log"
-missing=$(missing_packages)
 if [ -n "$missing" ]; then
-    echo "npu-hil tests need $missing: still missing after apt-get; install first and run again" >&2
-    exit 1
+    if ! apt_install "$missing"; then
+        echo "npu-hil tests need $missing: apt-get could not install it; install first and run again" >&2
+        exit 1
+    fi
+    missing=$(missing_packages)
+    if [ -n "$missing" ]; then
+        echo "npu-hil tests need $missing: still missing after apt-get; install first and run again" >&2
+        exit 1
+    fi
 fi
+# Apart, so that a failure here costs only the tests that skip without them.
+optional=$(missing_optional)
+[ -z "$optional" ] || apt_install "$optional"
+note_optional

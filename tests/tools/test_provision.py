@@ -1,6 +1,7 @@
 """tools/provision.sh, the checks job's first step on a fresh machine: sshd, chromium and
 postgresql are installed through apt-get when run as root, else named in one line, and the
-job stops.
+job stops; the ARM cross compilers and qemu-user are installed too, else named, and the job
+goes on (the tests that need them skip).
 
 The machine running this has them, so each test hides them: PATH is a folder of stand-ins
 (``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools),
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,17 @@ from tests.helpers import paths
 SCRIPT = paths.ROOT / "tools" / "provision.sh"
 BASH = shutil.which("bash") or "/bin/bash"
 ALL = "openssh-server chromium postgresql"
+CROSS = (
+    "arm-linux-gnueabihf-gcc",
+    "aarch64-linux-gnu-gcc",
+    "qemu-arm-static",
+    "qemu-aarch64-static",
+)
+OPTIONAL = (
+    "gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross "
+    "qemu-user-static"
+)
+REQUIRED = ("sshd", "chromium", "initdb")
 
 
 def stand_in(folder: Path, name: str, body: str) -> None:
@@ -64,7 +77,7 @@ def apt_calls(tmp_path: Path) -> list[str]:
 
 
 def test_nothing_to_do_when_all_are_there(tmp_path: Path) -> None:
-    done = provision(machine(tmp_path, have=("sshd", "chromium", "initdb")))
+    done = provision(machine(tmp_path, have=REQUIRED + CROSS))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert apt_calls(tmp_path) == []
 
@@ -73,7 +86,7 @@ def test_nothing_to_do_when_all_are_there(tmp_path: Path) -> None:
 def test_without_root_or_apt_get_it_stops_at_once_naming_the_packages(
     tmp_path: Path, uid: int, apt: str | None
 ) -> None:
-    done = provision(machine(tmp_path, uid=uid, apt=apt))
+    done = provision(machine(tmp_path, have=CROSS, uid=uid, apt=apt))
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1
     assert (
@@ -87,7 +100,7 @@ def test_as_root_it_installs_what_is_missing_quietly(tmp_path: Path) -> None:
     sshd = tmp_path / "bin" / "sshd"
     chmod = shutil.which("chmod") or "/bin/chmod"
     provides = f'[ "$1" = install ] && echo "exit 0" > {sshd} && {chmod} +x {sshd}; exit 0'
-    done = provision(machine(tmp_path, have=("chromium", "initdb"), apt=provides))
+    done = provision(machine(tmp_path, have=("chromium", "initdb", *CROSS), apt=provides))
     assert done.returncode == 0, done.stderr
     assert done.stderr == "npu-hil tests: installing openssh-server (apt-get)\n"
     assert apt_calls(tmp_path) == [
@@ -111,6 +124,7 @@ def test_a_failed_install_stops_naming_the_packages(tmp_path: Path, apt: str, wh
     assert done.returncode == 1
     last = done.stderr.splitlines()[-1]
     assert last == f"npu-hil tests need {ALL}: {why}; install first and run again"
+    assert not any("qemu" in call for call in apt_calls(tmp_path))  # the job stopped first
     if "locate" in apt:
         assert "E: Unable to locate package chromium" in done.stderr  # apt-get's own words
 
@@ -120,7 +134,55 @@ def test_sshd_off_the_users_path_counts_as_there(tmp_path: Path) -> None:
     sbin = tmp_path / "sbin"
     sbin.mkdir()
     stand_in(sbin, "sshd", "exit 0")
-    env = {"PATH": str(machine(tmp_path, have=("chromium", "initdb"))), "HIL_TOOL_DIRS": str(sbin)}
+    have = ("chromium", "initdb", *CROSS)
+    env = {"PATH": str(machine(tmp_path, have=have)), "HIL_TOOL_DIRS": str(sbin)}
     env["HIL_POSTGRES_BINS"] = str(tmp_path / "postgres-bin")
     done = subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_without_root_missing_cross_tools_are_named_and_the_job_goes_on(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=(*REQUIRED, "qemu-arm-static"), uid=1000))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (
+        f"npu-hil tests: the C runner's ARM tests skip without {OPTIONAL} "
+        f"(Debian/Ubuntu: sudo apt-get install {OPTIONAL})\n"
+    )
+    assert apt_calls(tmp_path) == []
+
+
+def test_as_root_cross_tools_are_installed_apart_from_the_required_ones(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    chmod = shutil.which("chmod") or "/bin/chmod"
+
+    def provides(tools: Sequence[str]) -> str:
+        return " ".join(f'echo "exit 0" >{bin_dir / t} && {chmod} +x {bin_dir / t};' for t in tools)
+
+    apt = (
+        f'case "$*" in *openssh-server*) {provides(["sshd"])} ;; '
+        f"*qemu-user-static*) {provides(CROSS)} ;; esac; exit 0"
+    )
+    done = provision(machine(tmp_path, have=("chromium", "initdb"), apt=apt))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "npu-hil tests: installing openssh-server (apt-get)\n"
+        f"npu-hil tests: installing {OPTIONAL} (apt-get)\n"
+    )
+    install = "DEBIAN_FRONTEND=noninteractive install -y -qq --no-install-recommends"
+    assert apt_calls(tmp_path) == [
+        "DEBIAN_FRONTEND= update -qq",
+        f"{install} openssh-server",
+        "DEBIAN_FRONTEND= update -qq",
+        f"{install} {OPTIONAL}",
+    ]
+
+
+def test_as_root_a_failed_cross_install_is_named_and_the_job_goes_on(tmp_path: Path) -> None:
+    apt = 'echo "E: Unable to locate package qemu-user-static" >&2; exit 100'
+    done = provision(machine(tmp_path, have=REQUIRED, apt=apt))
+    assert done.returncode == 0
+    assert "E: Unable to locate package qemu-user-static" in done.stderr  # apt-get's own words
+    assert done.stderr.splitlines()[-1] == (
+        f"npu-hil tests: the C runner's ARM tests skip without {OPTIONAL} "
+        f"(Debian/Ubuntu: sudo apt-get install {OPTIONAL})"
+    )

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import shlex
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,42 @@ _FEEDABLE = {np.dtype(d) for d in _DTYPES.values()}
 
 
 class RunnerBuildError(RuntimeError):
-    """make failed; the message ends with the tail of its output."""
+    """make failed (the message ends with the tail of its output), or its compiler is missing."""
+
+
+@dataclass(frozen=True)
+class CrossToolchain:
+    """A Debian/Ubuntu cross compiler for a board architecture (glibc targets)."""
+
+    prefix: str  # CROSS_COMPILE
+    packages: tuple[str, ...]  # the compiler and the target's C library headers
+    sysroot: Path  # the target's libc; also qemu-user's -L
+
+    def problem(self) -> str | None:
+        """Why this toolchain cannot build here (with the install line), or None."""
+        if shutil.which(f"{self.prefix}gcc") and (self.sysroot / "include" / "stdio.h").is_file():
+            return None
+        packages = " ".join(self.packages)
+        return (
+            f"no {self.prefix}gcc with its C library here: install {packages} "
+            f"(Debian/Ubuntu: sudo apt-get install {packages})"
+        )
+
+
+# RV1103/RV1106 (32-bit Cortex-A7) and the aarch64 SoCs. Debian's armhf compiler targets glibc:
+# boards whose image is uclibc-based need their SDK's toolchain (--cross-compile) instead.
+CROSS_TOOLCHAINS = {
+    "armhf": CrossToolchain(
+        "arm-linux-gnueabihf-",
+        ("gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross"),
+        Path("/usr/arm-linux-gnueabihf"),
+    ),
+    "aarch64": CrossToolchain(
+        "aarch64-linux-gnu-",
+        ("gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
+        Path("/usr/aarch64-linux-gnu"),
+    ),
+}
 
 
 class RunnerOutputError(ValueError):

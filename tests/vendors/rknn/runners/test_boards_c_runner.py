@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from tests.fakes.c_double import DOUBLE, build_double, descriptor
 from tests.fakes.sshd import SshServer, alive, onnx_model, wait_until, write_sysroot
 from tests.fakes.sysfs import write_sysfs
 from tests.helpers.boards import BOARD_TOOLS
+from tests.helpers.cli import hil_boards
 
 from harness.boards.inventory import Board, BoardFileError, load_board
 from harness.targets.job import Job
@@ -39,8 +41,13 @@ from harness.vendors.rknn.board import RknnBoardTarget
 from harness.vendors.rknn.documents.properties import W_STRIDE
 from harness.vendors.rknn.model_io import checks as io_checks
 from harness.vendors.rknn.model_io.cases import platform_cases
-from harness.vendors.rknn.model_io.layout import input_stride, output_layout
-from harness.vendors.rknn.runners.c_runner import RUNNER_BINARY, build_runner
+from harness.vendors.rknn.model_io.layout import (
+    InputStride,
+    OutputLayout,
+    input_stride,
+    output_layout,
+)
+from harness.vendors.rknn.runners.c_runner import CROSS_TOOLCHAINS, RUNNER_BINARY, build_runner
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.toolkit.convert import Conversion, ConversionCache
 
@@ -143,16 +150,23 @@ def cache(board_cache: ConversionCache, models: dict[str, bytes], tmp_path: Path
     return DoubleModels(board_cache.directory, tmp_path / "descriptors", models)
 
 
-def request(case_id: str, inputs: Sequence[np.ndarray], op: str = "Relu") -> Job:
-    """An int8 RV1106 case (that platform builds nothing else) with a fixed calibration set."""
+def request(
+    case_id: str,
+    inputs: Sequence[np.ndarray],
+    op: str = "Relu",
+    platform: str = "rv1106",
+    quantize: bool = True,
+) -> Job:
+    """A case, by default an int8 RV1106 one (that platform builds nothing else); int8 cases
+    have a fixed calibration set."""
     shape = inputs[0].shape
     calibration = [np.full(shape, 0.5, np.float32) for _ in inputs]
     return Job(
         model=onnx_model(op, shape, inputs=len(inputs)),
         inputs=list(inputs),
-        target_platform="rv1106",
-        quantize=True,
-        dataset=[calibration],
+        target_platform=platform,
+        quantize=quantize,
+        dataset=[calibration] if quantize else None,
         case_id=case_id,
     )
 
@@ -517,3 +531,115 @@ def test_timed_runs_on_an_rknnrt_board_use_the_runtimes_clock_and_layer_table(
     assert record["layers"][1]["time_us"] >= 20000 and record["layers"][1]["io"] is False
     # no fake sysfs on this board: every reading says so, none is made up
     assert set(record["conditions"]["before"].values()) == {"unreadable"}
+
+
+# -- the runner on emulated ARM ---------------------------------------------------------------
+
+# Per architecture: the platform its runner is built for, the emulator, the ELF class
+# (1: 32-bit, 2: 64-bit) and machine (40: ARM, 183: AArch64) the build must have.
+ARM = {
+    "armhf": ("rv1106", "qemu-arm-static", 1, 40),
+    "aarch64": ("rk3588", "qemu-aarch64-static", 2, 183),
+}
+ARM_PACKAGES = [p for toolchain in CROSS_TOOLCHAINS.values() for p in toolchain.packages]
+ARM_INSTALL = f"sudo apt-get install {' '.join([*ARM_PACKAGES, 'qemu-user-static'])}"
+RKNN_TYPES = {"uint8": "UINT8", "float16": "FP16"}
+
+
+@pytest.fixture(scope="module", params=sorted(ARM))
+def arm_runner(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """The platform, and the runner cross-built for it by ``hil boards build-runner --arch``
+    against the double, itself cross-built: a script the board runs, calling the emulator
+    explicitly (no binfmt here)."""
+    arch = request.param
+    platform, qemu, elf_class, machine = ARM[arch]
+    toolchain = CROSS_TOOLCHAINS[arch]
+    emulator = shutil.which(qemu)
+    if toolchain.problem() or not emulator:
+        pytest.skip(f"the ARM runner tests need {toolchain.prefix}gcc and {qemu}: {ARM_INSTALL}")
+    libdir = build_double(tmp_path_factory.mktemp(f"double-{arch}"), toolchain.prefix)
+    out = tmp_path_factory.mktemp(f"runner-{arch}")
+    paths = ["--rknn-include", str(DOUBLE), "--rknn-lib", str(libdir), "--rpath", str(libdir)]
+    argv = ["build-runner", f"--arch={arch}", f"--platform={platform}", *paths, f"--out={out}"]
+    assert hil_boards(argv) == 0
+    binary = out / platform / RUNNER_BINARY
+    elf = binary.read_bytes()[:20]
+    built = (elf[:4], elf[4], int.from_bytes(elf[18:20], "little"))
+    assert built == (b"\x7fELF", elf_class, machine)
+    script = out / f"{RUNNER_BINARY}-{arch}"
+    command = shlex.join([emulator, "-L", str(toolchain.sysroot), str(binary)])
+    script.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+    script.chmod(0o755)
+    return platform, script
+
+
+def arm_case(
+    platform: str, precision: str, shape: tuple[int, ...], models: dict[str, bytes]
+) -> tuple[Job, np.ndarray, InputStride, OutputLayout]:
+    """A case (named by its precision) whose input width stride and NC1HWC2 output are the
+    catalogue's for the platform; its expected output, and that stride and layout. int8 outputs
+    have a signed zero point, float16 ones are FP16."""
+    input_type = "uint8" if precision == "int8" else "float16"
+    stride = input_stride(platform, precision, input_type, shape, "NHWC")
+    layout = output_layout(platform, precision, "NC1HWC2", shape)
+    dims = ",".join(map(str, shape))
+    output = "type=INT8 zp=-3 scale=0.5" if precision == "int8" else "type=FP16"
+    models[precision] = descriptor(
+        f"input name=x type={RKNN_TYPES[input_type]} shape={dims} align={stride.align}",
+        f"output name=y {output} shape={dims} fmt=NC1HWC2 c2={layout.channel_align} "
+        f"hw={layout.hw_align} from=0",
+    )
+    x = np.random.default_rng(len(models)).integers(0, 30, shape).astype(np.float32)
+    job = request(precision, [x], platform=platform, quantize=precision == "int8")
+    want = (1 + 2 * x).astype(np.float16).astype(np.float32)  # small integers: exact in both
+    return job, want, stride, layout
+
+
+def test_a_batch_runs_on_an_emulated_arm_board(
+    arm_runner: tuple[str, Path],
+    c_board_for: Callable[..., tuple[Board, SshServer]],
+    cache: DoubleModels,
+    models: dict[str, bytes],
+) -> None:
+    """32-bit (RV1106) and aarch64 (RK3588) builds: every size, stride and attribute crosses the
+    target's struct layout, the 64-bit timings its printf, over the loopback board's stream."""
+    platform, runner = arm_runner
+    board, _ = c_board_for(c_runner=str(runner), platform=platform, soc=platform)
+    precisions = ["int8"] if platform == "rv1106" else ["int8", "float16"]
+    # width 223 padded to 224; 19 channels in C1 blocks of 8, 21 pixels a plane padded to 24
+    shapes = {"int8": (1, 3, 5, 223), "float16": (1, 19, 3, 7)}
+    cases = [arm_case(platform, p, shapes[p], models) for p in precisions]
+    jobs = [job for job, *_ in cases]
+    jobs.append(timed(small("timed", models, "sleep run 20"), platform=platform))
+    failing = small("run failure", models, "fail run -1 failed to submit the task")
+    jobs.append(dataclasses.replace(failing, target_platform=platform))
+    with RknnBoardTarget(board, cache=cache) as backend:
+        *observations, timed_run, failed = backend.run_batch(jobs)
+
+    for (job, want, stride, layout), observation in zip(cases, observations, strict=True):
+        assert observation.infra_error is None and observation.failed_stage is None
+        assert observation.outputs is not None
+        np.testing.assert_array_equal(observation.outputs[0], want)
+        x, y = queried(observation)
+        assert (x["w_stride"], x["size_with_stride"]) == (stride.w_stride, stride.size_with_stride)
+        assert (y["format"], y["dtype"]) == ("NC1HWC2", "INT8" if job.quantize else "FP16")
+        assert tuple(y["native_shape"]) == layout.native_shape
+        assert y["size_with_stride"] == layout.size_with_stride
+        times = observation.timings  # the runner's int64 microseconds, as the board gave them
+        assert all(times[f"board_{t}_s"] >= 0 for t in ("init", "query", "set_io"))
+        assert 0 <= times["board_run_s"] <= times["board_total_s"] < 60
+
+    assert_small(timed_run)
+    record = timing_record(timed_run.perf)
+    assert record["runs"] == 6 and 0.02 <= record["min_s"] <= record["median_s"] < 1.0
+    if platform == "rv1106":
+        assert record["clock"] == "wall" and "librknnmrt lacks it" in record["layers_unavailable"]
+    else:
+        assert record["clock"] == "rknn_perf_run"
+        assert [layer["op"] for layer in record["layers"]] == [
+            "InputOperator", "Add", "OutputOperator",
+        ]  # fmt: skip
+    assert failed.failed_stage == "runtime" and "failed to submit" in str(failed.error)
+    assert failed.outputs is None and failed.infra_error is None

@@ -30,6 +30,7 @@ from harness.vendors.rknn.runners import c_runner_cli
 from harness.vendors.rknn.runners.c_batch import BatchCase, StreamError, batch_files, read_stream
 from harness.vendors.rknn.runners.c_runner import (
     CORE_MASK_VALUES,
+    CROSS_TOOLCHAINS,
     RUNNER_SOURCE,
     CRunnerJob,
     RunnerBuildError,
@@ -503,6 +504,39 @@ def test_build_runner_command(
     # Linked against librknnmrt (the RV1106 library), hence no core-mask support.
     done = subprocess.run([str(binary), "m", "i", "o", "--core-mask", "1"], capture_output=True)
     assert done.returncode == 10 and b"librknnmrt lacks it" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("arch", "packages"),
+    [
+        ("armhf", "gcc-arm-linux-gnueabihf libc6-dev-armhf-cross"),
+        ("aarch64", "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"),
+    ],
+)
+def test_build_runner_names_a_missing_cross_compiler_and_its_install_line(
+    libdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arch: str,
+    packages: str,
+) -> None:
+    parser = argparse.ArgumentParser()
+    c_runner_cli.register(parser.add_subparsers())
+    paths = ["--rknn-include", str(DOUBLE), "--rknn-lib", str(libdir), f"--out={tmp_path}"]
+    args = parser.parse_args(["build-runner", "--platform=rk3588", f"--arch={arch}", *paths])
+    monkeypatch.setenv("PATH", str(tmp_path))  # no compiler of any kind on it
+    assert args.handler(args) == 1
+    prefix = CROSS_TOOLCHAINS[arch].prefix
+    assert capsys.readouterr().err == (
+        f"hil boards build-runner: --arch {arch}: no {prefix}gcc with its C library here: "
+        f"install {packages} (Debian/Ubuntu: sudo apt-get install {packages})\n"
+    )
+    assert not (tmp_path / "rk3588").exists()
+    with pytest.raises(SystemExit):  # one toolchain or the other
+        parser.parse_args(
+            ["build-runner", "--platform=rk3588", "--arch=armhf", "--cross-compile=x-"]
+        )
 
 
 @pytest.mark.skipif(
