@@ -7,7 +7,8 @@ operator's first typical one names a control (``Case.control``), already a case 
 and is judged by what differs between the two (``harness.judge.observers``):
 
 - a case outside the limit it probes: the case of the same dtype nearest to it inside that
-  limit (8192 for 8193 of ``(0, 8192]``), else the typical case of its dtype;
+  limit (8192 for 8193 of ``(0, 8192]``) that crosses only limits the case crosses too, else
+  the typical case of its dtype;
 - any other case: the typical case of its dtype (an inside case refused like its typical
   model says nothing about its own limit);
 - the typical case of a further dtype: the typical case of the first dtype documented
@@ -26,7 +27,9 @@ TYPICAL = "typical"  # the value of an operator's typical case
 
 
 def with_controls(cases: Sequence[Case]) -> list[Case]:
-    """``cases`` (one operator's, in generation order) each with its control."""
+    """``cases`` (one operator's, in generation order) each with its control, a case moved
+    after its control where it came first (a run then builds each control once, before the
+    cases judged against it)."""
     typical = {case.dtype: case for case in cases if case.value == TYPICAL}
     first = next(
         (case for case in typical.values() if case.documented == "supported"),
@@ -36,7 +39,19 @@ def with_controls(cases: Sequence[Case]) -> list[Case]:
     for case in cases:
         control = _control_of(case, cases, typical, first)
         found.append(replace(case, control=_as_control(control) if control else None))
-    return found
+    return _controls_first(found)
+
+
+def _controls_first(cases: list[Case]) -> list[Case]:
+    position = {case.id: (index,) for index, case in enumerate(cases)}
+    by_id = {case.id: case for case in cases}
+
+    def place(case: Case) -> tuple[int, ...]:
+        control = by_id.get(case.control.id) if case.control else None
+        own = position[case.id]
+        return own if control is None else max(own, (*place(control), 1))
+
+    return sorted(cases, key=place)
 
 
 def _control_of(
@@ -45,20 +60,21 @@ def _control_of(
     if case.value == TYPICAL:
         return None if first is None or case.id == first.id else first
     if case.documented == "outside":
+        # inside the probed limit and crossing fewer of the limits the case crosses (so no
+        # two cases are each other's control), of the same subject first, then the nearest
+        broken = set(case.outside_because)
         inside = [
             other
             for other in cases
-            if other.id != case.id
-            and other.dtype == case.dtype
+            if other.dtype == case.dtype
             and case.limit in other.limits
+            and set(other.outside_because) < broken
             and case.limit not in other.outside_because
         ]
-        if inside:  # nearest, preferring one that crosses no limit the case does not cross
-            broken = set(case.outside_because)
+        if inside:
             return min(
                 inside,
                 key=lambda other: (
-                    len(set(other.outside_because) - broken),
                     _subject(other.value) != _subject(case.value),
                     _distance(case.value, other.value),
                 ),

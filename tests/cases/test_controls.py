@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from tests.helpers.declared import MODELS
+from tests.helpers.declared import platform_cases as generated
 
 from harness.cases.controls import TYPICAL, control_case
 from harness.cases.operators import operator_cases
@@ -14,9 +15,9 @@ from harness.vendors import vendor_named
 RKNN = vendor_named("rknn")
 
 
-@pytest.fixture(scope="module", params=RKNN.platforms)
+@pytest.fixture(params=RKNN.platforms)
 def platform_cases(request):
-    return operator_cases(RKNN.operators(request.param), MODELS).cases
+    return generated(request.param)
 
 
 def test_every_case_but_the_first_typical_names_a_control_of_the_same_run(platform_cases):
@@ -74,3 +75,10 @@ def test_a_control_run_on_its_own_is_the_generated_control_model():
         generated.seed,
     )
     assert alone.control is None and not alone.expects
+
+
+def test_a_control_comes_before_the_cases_judged_against_it(platform_cases):
+    seen: set[str] = set()
+    for case in platform_cases:
+        assert case.control is None or case.control.id in seen, case.id
+        seen.add(case.id)
