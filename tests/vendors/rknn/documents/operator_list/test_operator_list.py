@@ -1,7 +1,8 @@
 """The RKNN operator lists: committed text -> extractor + overrides -> committed YAML.
 
-Entry counts are read from the text's own headings with a plain pattern, not through the
-extractor, so a parser that drops or invents a section fails here.
+Entry counts and each entry's lines are read from the text's own headings with plain
+patterns, not through the extractor, so a parser that drops, invents or cuts short a section
+fails here.
 """
 
 from __future__ import annotations
@@ -590,7 +591,7 @@ def _unaccounted(text: str) -> list[str]:
             out += _entry_unaccounted(entries[number], body)
         elif number in cpu:
             out += _cpu_unaccounted(cpu[number], body)
-        elif number == "4.1":  # which targets have which CPU operators
+        elif number.startswith("4."):  # 4.1: which targets have which CPU operators
             for line in body:
                 plain = "".join(_plain(line.text).split())
                 if plain and plain not in notes:
