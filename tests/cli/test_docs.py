@@ -151,6 +151,20 @@ def test_show_gives_the_whole_entry(capsys: pytest.CaptureFixture[str]) -> None:
             assert f"| {line.strip()}" in shown, line
 
 
+@pytest.mark.parametrize("version", catalogue.versions())
+def test_show_gives_what_follows_a_formula_line(
+    capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    # RV1103B's exGelu writes its formula over two lines, "$y=" and "0.5 * x * (…) $"
+    code, out, _ = hil(capsys, "show", "exGelu", "--platform", "rv1103b", "--version", version)
+    assert code == 0
+    chapter3 = out.split("\n\n")[0]
+    assert "\n  0.5 * x * (1 + Tanh(" in chapter3
+    for shown in ("| input : T1", "| shape : [batch, channel, height, width]", "| output : T1"):
+        assert shown in chapter3
+    assert "reading: T1: int8(Tensor)\n    | T1: int8(Tensor)" in chapter3
+
+
 def test_show_marks_an_unsupported_entry_and_the_platforms_cpu_rule(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -19,7 +19,10 @@ _PAGE_NUMBER = re.compile(r"^\s*(\d+|[ivx]+)\s*$")
 # Running headers, chapter openers, and the chapter-3 contents box that closes its last page.
 _RUNNING_HEADER = re.compile(r"^(Chapter \d+\.|文档内容:|.*OP 规格介绍\s*$)")
 CHAPTER = re.compile(r"^\s*CHAPTER\s+\d+\s*$")  # a chapter opener ends the last section
-HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)+) (?P<title>\S.*?)\s*$")
+# A heading's number starts at 1 and its title with a letter (``3.2.62 Transpose``, ``4.1 注:``).
+# A formula's line is neither: RV1103B's exGelu writes its LaTeX over two lines, ``$y=`` and
+# ``0.5 * x * (1 + Tanh(…)) $``, and the second, read as section 0.5, ended the entry there.
+HEADING = re.compile(r"^(?P<number>[1-9]\d*(?:\.\d+)+) (?P<title>[^\W\d_].*?)\s*$")
 _BULLETS = {"•": 1, "–": 2, "*": 3, "·": 4}
 _BULLET = re.compile(r"^(?P<indent>\s*)(?P<mark>[•–*·])\s+(?P<text>.*)$")
 _MARKDOWN_BULLET = re.compile(r"^(?P<indent>\s*)‑\s+(?:\*\*(?P<bold>.*)\*\*|(?P<text>.*))$")

@@ -1,7 +1,8 @@
 """The RKNN operator lists: committed text -> extractor + overrides -> committed YAML.
 
-Entry counts are read from the text's own headings with a plain pattern, not through the
-extractor, so a parser that drops or invents a section fails here.
+Entry counts and each entry's lines are read from the text's own headings with plain
+patterns, not through the extractor, so a parser that drops, invents or cuts short a section
+fails here.
 """
 
 from __future__ import annotations
@@ -510,8 +511,38 @@ def test_at_most_one_in_a_hundred_rules_is_free_text_each_with_its_reason(versio
 # only the words the NPU's limits use count.
 _LIMIT_WORDS = r"∈|仅支持|只支持|不支持|限定|无限制|\d\s*对齐|倍数|的轴\s*[:：]"
 _RULE_WORDS = re.compile(rf"{_LIMIT_WORDS}|[<>≤≥]|必须|要求")
-_DESCRIPTION_RULE_WORDS = re.compile(_LIMIT_WORDS)
+# Lines whose form states a rule: a type variable's types ("T1: int8(Tensor)"), a role and its
+# type variables ("input : T1"), a shape, a quantization scheme. In a description one is a
+# block the extractor lost into it (as the lines after RV1103B exGelu's formula once were).
+_RULE_FORMS = (
+    r"^T\w*(?:\s*,\s*T\w*)*\s*:\s*[a-z]+\d*\s*\("
+    r"|^[A-Za-z_]\w*\s*(?:\(optional\)\s*)?:\s*\*?T\w*(?:\s*,\s*T\w*)*$"
+    r"|^shape\s*:|^per[‑-](?:layer|channel)"
+)
+_DESCRIPTION_RULE_WORDS = re.compile(rf"{_LIMIT_WORDS}|{_RULE_FORMS}")
 _BULLET_MARK = re.compile(r"^\s*(?:[•–*·‑]\s*)?(?:\*\*)?")
+
+
+# A section's heading in chapters 3 to 5 (``3.7.55 exGelu``, ``4.1 注:``, ``5.2.1 RK3588``); a
+# chapter opener ends the last. Plain patterns, not the extractor's sections: an entry the
+# extractor ends early (at a formula's line, say) keeps the rest of its lines here.
+_SECTION = re.compile(r"^(?P<number>[345](?:\.\d+)+) \S")
+_CHAPTER = re.compile(r"^\s*CHAPTER\s+\d+\s*$")
+
+
+def _sections(text: str) -> dict[str, list[text_document.Line]]:
+    """Section number -> the lines of its body, headers and footers left out."""
+    found: dict[str, list[text_document.Line]] = {}
+    body: list[text_document.Line] | None = None
+    for line in text_document.pages(text):
+        heading = _SECTION.match(line.text)
+        if heading:
+            body = found.setdefault(heading["number"], [])
+        elif _CHAPTER.match(line.text):
+            body = None
+        elif body is not None:
+            body.append(line)
+    return found
 
 
 def _plain(line: str) -> str:
@@ -551,23 +582,20 @@ def _unaccounted(text: str) -> list[str]:
     """The chapter-3 and chapter-4 entry lines that are in no limit, or that state a rule
     yet are only description, note or heading; chapter 4.1's in none of its notes."""
     doc = catalogue.load(version_of(text))
-    lines = text_document.pages(text)
-    out = []
-    for group in doc.groups:
-        by_section = {one.section: one for one in group.entries}
-        for section in text_document.sections(lines, f"{group.section}."):
-            out += _entry_unaccounted(by_section[section.number], section.body)
+    entries = {one.section: one for group in doc.groups for one in group.entries}
     notes = "".join("".join(note.text.split()) for note in doc.notes)
     cpu = {one.section: one for one in doc.cpu.entries}  # some operators twice (Sin: 4.55, 4.89)
-    for section in text_document.sections(lines, "4."):
-        entry = cpu.get(section.number)
-        if entry is not None:
-            out += _cpu_unaccounted(entry, section.body)
-            continue
-        for line in section.body:  # 4.1: which targets have which CPU operators
-            plain = "".join(_plain(line.text).split())
-            if plain and plain not in notes:
-                out.append(f"§ {section.number} l. {line.number}: {plain}")
+    out = []
+    for number, body in _sections(text).items():
+        if re.fullmatch(r"3\.\d+\.\d+", number):
+            out += _entry_unaccounted(entries[number], body)
+        elif number in cpu:
+            out += _cpu_unaccounted(cpu[number], body)
+        elif number.startswith("4."):  # 4.1: which targets have which CPU operators
+            for line in body:
+                plain = "".join(_plain(line.text).split())
+                if plain and plain not in notes:
+                    out.append(f"§ {number} l. {line.number}: {plain}")
     return out
 
 
@@ -581,14 +609,12 @@ def _model_io_unaccounted(text: str) -> list[str]:
     said += "".join(
         "".join(n["text"].split()) for k in ("input_notes", "output_notes") for n in raw[k]
     )
-    lines = text_document.pages(text)
     out = []
-    for prefix in ("5.", "5.1.", "5.2."):
-        for section in text_document.sections(lines, prefix):
-            for line in section.body:
-                plain = "".join(re.sub(r"^\s*\d+\.\s+", "", line.text).split())
-                if plain and plain not in said and not re.search(r"Layout|齐要求", plain):
-                    out.append(f"§ {section.number} l. {line.number}: {plain}")
+    for number, body in _sections(text).items():
+        for line in body if number.startswith("5.") else []:
+            plain = "".join(re.sub(r"^\s*\d+\.\s+", "", line.text).split())
+            if plain and plain not in said and not re.search(r"Layout|齐要求", plain):
+                out.append(f"§ {number} l. {line.number}: {plain}")
     return out
 
 
@@ -618,6 +644,44 @@ def test_a_rule_left_in_the_description_is_unaccounted() -> None:
     )
     found = _entry_unaccounted(lost, section.body)
     assert any("channel ∈ (0, 8192]" in line for line in found)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lines_after_a_formula_left_in_the_description_are_unaccounted(version: str) -> None:
+    # RV1103B's exGelu: its formula's LaTeX over two lines ("$y=", "0.5 * x * (…) $"), then
+    # the input and output lists and the type constraint. Read as description, those rules
+    # must not pass for it; the formula's lines may.
+    text = TEXTS[VERSIONS.index(version)].read_text(encoding="utf-8")
+    entry = catalogue.load(version).group("rv1103b").entry("exGelu")
+    assert entry is not None
+    body = _sections(text)[entry.section]
+    assert _entry_unaccounted(entry, body) == []
+    assert "0.5 * x * (1 + Tanh(" in entry.description
+    lost = dataclasses.replace(
+        entry, description="\n".join(line.text for line in body), limits=(), headings=()
+    )
+    found = {line.split(": ", 1)[1] for line in _entry_unaccounted(lost, body)}
+    assert found == {
+        "input : T1",
+        "output : T1",
+        "shape : [batch, channel, height, width]",
+        "per‑layer",
+        "T1: int8(Tensor)",
+    }
+
+
+def test_a_formulas_line_is_no_section_heading() -> None:
+    lines = [
+        text_document.Line(i + 1, 1, t)
+        for i, t in enumerate(
+            ["3.7.55 exGelu", "$y=", "0.5 * x * (1 + Tanh(x)) $", "输入列表", "3.7.56 Where"]
+        )
+    ]
+    found = text_document.sections(lines, "3.7.")
+    assert [(s.number, [line.text for line in s.body]) for s in found] == [
+        ("3.7.55", ["$y=", "0.5 * x * (1 + Tanh(x)) $", "输入列表"]),
+        ("3.7.56", []),
+    ]
 
 
 def test_convtransposes_group_rule_is_read_over_the_channels_its_model_reads() -> None:
