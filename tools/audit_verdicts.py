@@ -86,6 +86,7 @@ class Drawn:
     work: Path
     reference: list[np.ndarray] = field(default_factory=list)
     span: float = 0.0
+    data: str = ""  # where its inputs (and calibration set) came from: "inputs kept", ...
     problem: str = ""  # why it could not be rerun
 
 
@@ -241,9 +242,11 @@ def prepare(case: Drawn, seed: int) -> None:
     positive = any(node.op_type in POSITIVE_DOMAIN for node in model.graph.node)
     kept = kept_arrays(case.folder / "inputs")
     inputs = kept if kept is not None else draw_inputs(graph_inputs, rng, positive)
+    case.data = f"inputs {'kept' if kept is not None else 'drawn'}"
     save_arrays(case.work / "inputs", inputs)
     if toolkit.get("do_quantization"):
-        toolkit["dataset"] = calibration(case, inputs, graph_inputs, rng, positive)
+        toolkit["dataset"] = "dataset.txt"
+        case.data += f", calibration {calibration(case, inputs, graph_inputs, rng, positive)}"
     (case.work / "toolkit.json").write_text(json.dumps(toolkit), encoding="utf-8")
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1  # the audit shares its host's cores
@@ -289,8 +292,9 @@ def calibration(
     rng: np.random.Generator,
     positive: bool,
 ) -> str:
-    """Write the int8 calibration list into the work folder; its name for ``toolkit.json``.
-    The folder's own set when it kept every file of it, else ``inputs`` and further draws."""
+    """Write the int8 calibration set and its list, dataset.txt, into the work folder: the case
+    folder's own set when it kept every file of it ("kept"), else ``inputs`` and further draws
+    ("drawn")."""
     listing = case.folder / "dataset.txt"
     lines = listing.read_text(encoding="utf-8").split("\n") if listing.is_file() else []
     lines = [line for line in lines if line.strip()]
@@ -300,7 +304,7 @@ def calibration(
             (case.work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(case.folder / name, case.work / name)
         shutil.copy(listing, case.work / "dataset.txt")
-        return "dataset.txt"
+        return "kept"
     further = (len(lines) or DEFAULT_SAMPLES) - 1
     samples = [inputs] + [draw_inputs(graph_inputs, rng, positive) for _ in range(further)]
     written = []
@@ -311,7 +315,7 @@ def calibration(
             np.save(case.work / name, array)
         written.append(" ".join(row))
     (case.work / "dataset.txt").write_text("\n".join(written) + "\n", encoding="utf-8")
-    return "dataset.txt"
+    return "drawn"
 
 
 def inside(name: str) -> bool:
@@ -421,7 +425,7 @@ def number(path: Path) -> int:
 def report(case: Drawn) -> int:
     """Print the case's line; AGREE, DISAGREE or CANNOT_RUN."""
     record = case.record
-    head = f"{record['id']} ({record['verdict']})"
+    head = f"{record['id']} ({'; '.join(filter(None, [record['verdict'], case.data]))})"
     if case.problem:
         print(f"not rerun  {head}: {case.problem}")
         return CANNOT_RUN

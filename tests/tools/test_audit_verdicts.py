@@ -1,6 +1,7 @@
 """tools/audit_verdicts.py on a real results folder: a short simulator run of the operator
-suite (its own pytest process), audited by the script in its own process with rknn-toolkit2
-alone; then the same folder with records falsified, which the audit must call disagreeing."""
+suite (its own pytest process, keeping every array), audited by the script in its own process
+with rknn-toolkit2 alone; then the same folder without the kept inputs and calibration sets
+(what a default run keeps), with records falsified, which the audit must call disagreeing."""
 
 from __future__ import annotations
 
@@ -34,11 +35,13 @@ needs_toolkit = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The results folder of a simulator run of CASES (nothing cached: a real toolkit run)."""
+    """The results folder of a simulator run of CASES (nothing cached: a real toolkit run),
+    every case folder keeping its inputs and calibration set."""
     folder = tmp_path_factory.mktemp("suite")
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in CASES]
     command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider"]
     command += ["--results", str(folder / "results"), "--hil-cache", "off", "--hil-db", "off"]
+    command += ["--keep-arrays", "all"]
     run = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
     assert run.returncode == 1, run.stdout + run.stderr  # the wrong result fails its test
     recorded = {record["id"]: record["verdict"] for record in journal(folder / "results")}
@@ -75,6 +78,8 @@ def layers(line: str) -> tuple[str, str]:
 
 @needs_toolkit
 def test_the_toolkit_rerun_agrees_with_every_verdict(results: Path) -> None:
+    int8 = next(r for r in journal(results) if r["id"] == "rk3562/Pow/int8/values=2")
+    assert list((results / int8["artifacts"] / "dataset").glob("*.npy"))  # read, not drawn
     run = audit(results, "--count", "10", "--seed", "3", "--platform", "rk3562")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-1] == "5 agree, 0 disagree"
@@ -82,7 +87,8 @@ def test_the_toolkit_rerun_agrees_with_every_verdict(results: Path) -> None:
     assert set(lines) == set(CASES)
     for case_id, verdict in CASES.items():
         assert lines[case_id].startswith("agree "), lines[case_id]
-        assert f"({verdict})" in lines[case_id]
+        assert f"({verdict}; inputs kept" in lines[case_id]
+    assert "inputs kept, calibration kept)" in lines["rk3562/Pow/int8/values=2"]
     assert layers(lines["rk3562/Pow/float16/values=4"]) == ("Conv@NPU, Pow@CPU",) * 2
     assert (
         layers(lines["rk3562/MaxPool/float16/kernel_h=8"])
@@ -97,6 +103,8 @@ def test_the_toolkit_rerun_agrees_with_every_verdict(results: Path) -> None:
 def test_a_falsified_placement_or_result_is_a_disagreement(results: Path, tmp_path: Path) -> None:
     falsified = tmp_path / "results"
     shutil.copytree(results, falsified)
+    for kept in [*falsified.glob("cases/*/inputs"), *falsified.glob("cases/*/dataset")]:
+        shutil.rmtree(kept)  # the audit draws its own inputs and int8 calibration set
     records = {record["id"]: record for record in journal(results)}
     pow2 = records["rk3562/Pow/float16/values=2"]
     for layer in pow2["placement"]:
@@ -106,11 +114,15 @@ def test_a_falsified_placement_or_result_is_a_disagreement(results: Path, tmp_pa
     for check in wrong["checks"]:
         if check["prop"] == "result":
             check["status"] = "confirmed"
-    (falsified / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (pow2, wrong)))
-    run = audit(falsified, "--count", "2")
+    int8 = records["rk3562/Pow/int8/values=2"]  # left as it is
+    text = "".join(json.dumps(record) + "\n" for record in (pow2, wrong, int8))
+    (falsified / "journal.jsonl").write_text(text)
+    run = audit(falsified, "--count", "3")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert run.stdout.splitlines()[-1] == "0 agree, 2 disagree"
+    assert run.stdout.splitlines()[-1] == "1 agree, 2 disagree"
     lines = lines_of(run)
+    assert lines["rk3562/Pow/int8/values=2"].startswith("agree ")
+    assert "inputs drawn, calibration drawn)" in lines["rk3562/Pow/int8/values=2"]
     assert layers(lines["rk3562/Pow/float16/values=2"]) == (
         "Conv@NPU, Pow@CPU",
         "Conv@NPU, Pow@NPU",
