@@ -110,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error(f"--count must be at least 1, not {args.count}")
+    if not args.timeout > 0:
+        parser.error(f"--timeout must be above 0 seconds, not {args.timeout}")
+    if args.work and args.work.exists() and any(args.work.iterdir()):
+        parser.error(f"--work {args.work}: not empty (the audit writes a folder per case)")
     try:
         version = installed_toolkit()
         records = read_journal(args.results)
@@ -228,14 +232,18 @@ def prepare(case: Drawn, seed: int) -> None:
     """The case's work folder: model, toolkit settings, inputs, calibration set, reference."""
     import onnx
     import onnxruntime
+    from google.protobuf.message import DecodeError
 
     for name in ("model.onnx", "toolkit.json"):
         if not (case.folder / name).is_file():
             raise CannotAudit(f"{case.folder}: no {name}")
     case.work.mkdir(parents=True)
     shutil.copy(case.folder / "model.onnx", case.work / "model.onnx")
-    toolkit = json.loads((case.folder / "toolkit.json").read_text(encoding="utf-8"))
-    model = onnx.load(str(case.work / "model.onnx"))
+    try:
+        toolkit = json.loads((case.folder / "toolkit.json").read_text(encoding="utf-8"))
+        model = onnx.load(str(case.work / "model.onnx"))
+    except (ValueError, DecodeError) as exc:  # DecodeError: not an ONNX protobuf
+        raise CannotAudit(f"{case.folder}: unreadable toolkit.json or model.onnx ({exc})") from None
     initializers = {tensor.name for tensor in model.graph.initializer}
     graph_inputs = [value for value in model.graph.input if value.name not in initializers]
     rng = np.random.default_rng([seed, zlib.crc32(str(case.record["id"]).encode())])
