@@ -24,8 +24,9 @@ audit of right against wrong, not of npu-hil's exact numbers). An int8 case's ca
 is the folder's ``dataset/`` when kept, else these inputs and further draws, as many samples as
 its ``dataset.txt`` lists.
 
-One line per drawn case (agree or disagree, case id, recorded verdict, recorded and rerun
-layers and outcomes), then "N agree, M disagree". Exit status: 0 all agree, 1 some disagree,
+One line per drawn case (agree or disagree, case id, recorded verdict, whether its inputs and
+calibration set were kept or drawn, recorded and rerun layers and outcomes), then "N agree,
+M disagree". Exit status: 0 all agree, 1 some disagree,
 2 it cannot run (no toolkit, no onnxruntime, an unreadable results folder, nothing to draw, a
 case it could not rerun).
 
