@@ -11,7 +11,7 @@ import pytest
 from harness.cases import case_cache
 from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.history.location import ENV as STORE_ENV
-from harness.history.location import configured
+from harness.history.location import help_default
 from harness.judge import comparison_cache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import reference as reference_cache
@@ -193,7 +193,7 @@ def _add_policy_options(group: pytest.OptionGroup) -> None:
         default=None,
         metavar="URL|FILE|off",
         help="history store every run is written to at its end: a PostgreSQL or SQLite URL, "
-        f"or an SQLite file (env {STORE_ENV}; default {configured()}); 'off': none",
+        f"or an SQLite file (env {STORE_ENV}; default {help_default()}); 'off': none",
     )
     group.addoption(
         "--flaky-ok",
