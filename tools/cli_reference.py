@@ -89,7 +89,9 @@ def _pytest_options() -> str:
                     "{" + ",".join(choices) + "}" if choices else option.dest.upper()
                 )
                 names += f" `{metavar}`"
-            rows.append(f"| {_cell(names)} | {_cell(_plain(str(attrs.get('help', ''))))} |")
+            # a help text as argparse formats it: "%%" (harness.history.location) is "%"
+            meaning = str(attrs.get("help", "")).replace("%%", "%")
+            rows.append(f"| {_cell(names)} | {_cell(_plain(meaning))} |")
     return "\n".join(rows) + "\n"
 
 

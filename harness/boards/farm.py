@@ -32,11 +32,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.leases import Mark, marks, process_identity
+from harness.boards.leases import Mark, marks, process_identity, this_host
 from harness.boards.settings import FarmSettings, SshSettings
 from harness.text import printable
 
@@ -127,7 +127,7 @@ class Lease:
         every ``POLL_S`` seconds, and a place without a NetworkService is skipped (its
         reservation keeps it from being allocated again) for another matching one.
         """
-        released, problems = release_stale(_coordinator(self.farm))
+        released, problems, _elsewhere = release_stale(_coordinator(self.farm))
         for line in released + problems:
             self.progress(line)
         deadline = time.monotonic() + self.farm.wait_s
@@ -400,36 +400,50 @@ def leased_board(board: Board, place: str, service: Mapping[str, Any]) -> Board:
     return dataclasses.replace(board, name=place, transport=transport, workdir=workdir, farm=None)
 
 
-def release_stale(
-    coordinator: str | None, *, everywhere: bool = False
-) -> tuple[list[str], list[str]]:
+class StaleLeases(NamedTuple):
+    released: list[str]
+    problems: list[str]  # stale, not released: its coordinator does not answer
+    elsewhere: list[str]  # marks of another host (or none known): not judged here
+
+
+def release_stale(coordinator: str | None, *, everywhere: bool = False) -> StaleLeases:
     """Release the leases this host and user hold on ``coordinator`` (every coordinator with
     ``everywhere``) whose holders are all gone (``harness.boards.leases``): what was released,
-    and what could not be (its coordinator does not answer: the mark stays for the next try)."""
-    released, problems = [], []
+    what could not be (its coordinator does not answer: the mark stays for the next try), and
+    the marks of other hosts, which this host cannot judge (left as they are)."""
+    found = StaleLeases([], [], [])
     for mark in marks():
-        if (mark.coordinator != coordinator and not everywhere) or not mark.stale:
+        if mark.coordinator != coordinator and not everywhere:
             continue
         farm = FarmSettings(mark.coordinator, {})
         what = (
             f"labgrid place {mark.place or '(not yet known)'} (reservation {mark.token}) at "
             f"{mark.coordinator or 'the default coordinator'}"
         )
+        pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
+        if not mark.here:
+            host = f"host {mark.host}" if mark.host else "an unknown host (an older npu-hil's mark)"
+            found.elsewhere.append(
+                f"{what}: leased from {host} (pid {pids or 'none'} there), not judged from "
+                f"{this_host()}; hil boards release-stale on that host releases it if stale"
+            )
+            continue
+        if not mark.stale:
+            continue
         try:
             _client(farm, "-p", f"+{mark.token}", "release", timeout=STALE_TIMEOUT_S)
         except (PlaceError, subprocess.TimeoutExpired) as exc:
             try:  # not acquired any more, or the coordinator is away?
                 _client(farm, "places", timeout=STALE_TIMEOUT_S)
             except (PlaceError, subprocess.TimeoutExpired):
-                problems.append(f"cannot release stale {what}: {_reason(exc)}")
+                found.problems.append(f"cannot release stale {what}: {_reason(exc)}")
                 continue
         else:
-            pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
-            released.append(f"released stale {what}: its holders (pid {pids}) are gone")
+            found.released.append(f"released stale {what}: its holders (pid {pids}) are gone")
         with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
             _client(farm, "cancel-reservation", mark.token, timeout=STALE_TIMEOUT_S)
         mark.remove()
-    return released, problems
+    return found
 
 
 def _reason(exc: BaseException) -> str:

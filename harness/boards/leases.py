@@ -3,13 +3,19 @@ holder is still alive.
 
 labgrid never frees an acquired place by itself. The guard process of a lease frees it when the
 harness dies alone, but a job stopped as CI runners stop one (SIGKILL of the whole process
-tree) takes the guard with it. So each lease leaves a mark in ``lease_dir()`` (per host and
-user: ``~/.cache/npu-hil/leases``, or ``$HIL_LEASE_DIR``) naming the coordinator, the
-reservation token, the place and the processes holding it (pid and start time, so that a
-recycled pid is not mistaken for the holder). A mark whose holders are all gone is a stale
-lease: the next lease from the same coordinator on this host, and ``hil boards release-stale``,
-release it (``harness.boards.farm.release_stale``). A place this user acquired by hand leaves
-no mark and is never touched.
+tree) takes the guard with it. So each lease leaves a mark in ``lease_dir()`` (per user:
+``~/.cache/npu-hil/leases``, or ``$HIL_LEASE_DIR``) naming the host that wrote it, the
+coordinator, the reservation token, the place and the processes holding it (pid and start
+time, so that a recycled pid is not mistaken for the holder). A mark of this host whose holders
+are all gone is a stale lease: the next lease from the same coordinator on this host, and ``hil
+boards release-stale``, release it (``harness.boards.farm.release_stale``). A mark of another
+host (a home folder shared over NFS by several CI hosts), or of no known host (an older
+npu-hil's), is never judged by its pids, which name processes of that host: ``hil boards
+release-stale`` reports it. A place this user acquired by hand leaves no mark and is never
+touched.
+
+A mark is read only if it is a regular file (not a link, a FIFO or a device, which would hang
+the read) of at most ``MAX_MARK_BYTES``; anything else in the folder is left alone.
 """
 
 from __future__ import annotations
@@ -18,12 +24,20 @@ import contextlib
 import json
 import os
 import re
-from dataclasses import dataclass
+import socket
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 LEASE_DIR_ENV = "HIL_LEASE_DIR"
 _TOKEN = re.compile(r"^\w{1,64}$")  # labgrid's reservation tokens; a mark's file name
+MAX_MARK_BYTES = 64 * 1024  # a mark is a few hundred bytes
+
+
+def this_host() -> str:
+    """The name a mark records as its host."""
+    return socket.gethostname()
 
 
 def lease_dir() -> Path:
@@ -61,6 +75,7 @@ class Mark:
     token: str
     place: str | None
     holders: list[dict[str, Any]]
+    host: str | None = field(default_factory=this_host)  # None: an older npu-hil's mark
 
     @property
     def path(self) -> Path:
@@ -78,31 +93,58 @@ class Mark:
             self.path.unlink()
 
     @property
+    def here(self) -> bool:
+        """Written on this host: its holders' pids are this host's processes."""
+        return self.host == this_host()
+
+    @property
     def stale(self) -> bool:
-        """No holder of the lease is alive any more."""
-        return not any(alive(holder) for holder in self.holders)
+        """A mark of this host none of whose holders is alive any more (one of another host
+        is never stale here: its pids are not this host's)."""
+        return self.here and not any(alive(holder) for holder in self.holders)
 
 
 def marks() -> list[Mark]:
-    """Every lease mark of this host and user; a file that is not a mark is left alone."""
+    """Every lease mark of this user; a file that is not a mark is left alone."""
     found = []
     for path in sorted(lease_dir().glob("*.json")):
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(_read_mark(path))
             mark = Mark(
                 coordinator=data["coordinator"],
                 token=data["token"],
                 place=data["place"],
                 holders=list(data["holders"]),
+                host=data.get("host"),
             )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         valid = (
             _TOKEN.match(str(mark.token))
             and path.name == f"{mark.token}.json"
             and (mark.coordinator is None or isinstance(mark.coordinator, str))
+            and (mark.host is None or isinstance(mark.host, str))
             and all(isinstance(holder, dict) for holder in mark.holders)
         )
         if valid:
             found.append(mark)
     return found
+
+
+def _read_mark(path: Path) -> bytes:
+    """The bytes of the mark file ``path``: opened without following a link and without
+    waiting for a FIFO's writer, read only if a regular file of at most ``MAX_MARK_BYTES``
+    (ValueError otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or opened.st_size > MAX_MARK_BYTES:
+            raise ValueError(f"{path}: not a lease mark")
+        data = b""
+        while chunk := os.read(fd, MAX_MARK_BYTES + 1 - len(data)):
+            data += chunk
+            if len(data) > MAX_MARK_BYTES:  # grown since
+                raise ValueError(f"{path}: not a lease mark")
+        return data
+    finally:
+        os.close(fd)

@@ -11,15 +11,31 @@ An entry holds the cases, and the unprobed limits by their place in the catalogu
 (never pickle: a cache folder is not trusted to run code). A list is stored only when it
 reads back equal to what was generated; an entry that cannot be read back whole is a miss,
 and the cases are generated again.
+
+An entry decides which cases a run has, so it is trusted only as this user's own: the cache
+folder must be the user's and writable by no one else (made with mode 0700; another user's,
+or one a group or everyone may write, a team's shared cache say, is refused with
+CacheFolderError), and every entry carries an HMAC-SHA256 of its key and content under the
+user's own key (``KEY_FILE``, 32 random bytes made once, mode 0600, in
+``$XDG_STATE_HOME/npu-hil``, default ``~/.local/state/npu-hil``, away from the caches so that
+a cache folder copied from elsewhere brings no key). An entry that does not verify (rewritten,
+written under another key) is a miss, removed and generated again; the CRC of ``diskcache``
+only catches accidents.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
+import hmac
 import json
+import os
 import platform
+import secrets
+import stat
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -30,15 +46,18 @@ import onnx
 import harness
 from harness.cases.case import Case, CaseSet, Control, Expect, Untested
 from harness.cases.operators import operator_cases
-from harness.diskcache import CacheFolder, DiskCache, content_key
+from harness.diskcache import CacheFolder, CacheFolderError, DamagedEntry, DiskCache, content_key
 from harness.documented.operators import OperatorCatalogue
 from harness.models import Declarations
 from harness.models.budget import size_budget
+from harness.private_folders import OTHERS_ANY, unsafe, unsafe_open
 
 CACHE = CacheFolder(
     "cases", "cases", "HIL_CASE_CACHE", "HIL_CASE_CACHE_MAX", "generated case lists"
 )
-FORMAT = 2  # bump when an entry's layout changes
+FORMAT = 3  # bump when an entry's layout changes (2: sealed with an HMAC; 3: controls)
+KEY_FILE = "case-cache.key"
+_KEY_BYTES = 32
 
 
 class CaseCache(DiskCache):
@@ -46,7 +65,9 @@ class CaseCache(DiskCache):
     bytes (default ``HIL_CASE_CACHE_MAX``, else 2 GiB)."""
 
     def __init__(self, directory: Path, cap: int | None = None) -> None:
-        """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
+        """A folder that is not a cache's (``diskcache.claim``), or not this user's alone, and
+        a key file not the user's alone, raise CacheFolderError (``check``)."""
+        self.secret = check(directory)
         super().__init__(directory, CACHE, cap)
 
     def cases(
@@ -56,7 +77,9 @@ class CaseCache(DiskCache):
         generated and stored (unless it would not read back equal)."""
         wanted = None if ops is None else sorted(set(ops))
         key = _key(catalogue, models, wanted)
-        stored = self.get_packed(key, lambda data, arrays: _case_set(data, catalogue))
+        stored = self.get_packed(
+            key, lambda sealed, arrays: _case_set(self._open(key, sealed), catalogue)
+        )
         if stored is not None:
             return stored
         generated = operator_cases(catalogue, models, ops=wanted)
@@ -65,8 +88,91 @@ class CaseCache(DiskCache):
         except (TypeError, ValueError):  # a value JSON cannot hold, a limit not in the catalogue
             return generated
         if _case_set(data, catalogue) == generated:  # ``data`` holds JSON's types only
-            self.put_packed(key, data, [])
+            self.put_packed(key, {"mac": self._mac(key, data), "data": data}, [])
         return generated
+
+    def _mac(self, key: str, data: Any) -> str:
+        """HMAC-SHA256 of an entry's key and JSON content under this user's key."""
+        content = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hmac.new(self.secret, f"{key}\n{content}".encode(), hashlib.sha256).hexdigest()
+
+    def _open(self, key: str, sealed: Any) -> Any:
+        """The content of a stored entry, DamagedEntry (a miss) unless its HMAC verifies."""
+        if not isinstance(sealed, dict) or not isinstance(sealed.get("mac"), str):
+            raise DamagedEntry(f"case cache entry {key}: no HMAC")
+        if not hmac.compare_digest(sealed["mac"], self._mac(key, sealed.get("data"))):
+            raise DamagedEntry(f"case cache entry {key}: its HMAC does not verify")
+        return sealed["data"]
+
+
+def check(directory: Path) -> bytes:
+    """The user's key for the cache at ``directory``, once its folder is known to be this
+    user's alone (made with mode 0700 when missing); CacheFolderError, naming the folder or
+    the key file and what is wrong, otherwise."""
+    directory = Path(directory)
+    if not os.path.lexists(directory):
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+    why = unsafe(directory)
+    if why is not None:
+        raise CacheFolderError(
+            f"{directory} {why}: the case cache decides which cases a run has, so it is "
+            "kept only in a folder of this user's that no one else can write; give another "
+            f"(--hil-case-cache, {CACHE.dir_env}) or make it so (chmod go-w)"
+        )
+    return user_key()
+
+
+def key_path() -> Path:
+    """Where this user's case cache key is: ``$XDG_STATE_HOME/npu-hil/KEY_FILE``."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "npu-hil" / KEY_FILE
+
+
+def user_key() -> bytes:
+    """This user's key (``key_path``), made on first use (random, mode 0600); a key file or
+    folder that another user owns or may change or read, a link or a special file, or one
+    that holds no key, is refused (CacheFolderError), never replaced: its owner should see."""
+    path = key_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    why = unsafe(path.parent)
+    if why is not None:
+        raise CacheFolderError(f"{path.parent} {why}: it holds the case cache's key")
+    if not os.path.lexists(path):
+        _make_key(path)
+    why = unsafe(path, OTHERS_ANY, stat.S_IFREG)  # a link named as one, never followed
+    if why is None:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            why = unsafe_open(fd, OTHERS_ANY)  # what was opened: it may have been replaced
+            text = b"" if why else os.read(fd, 4 * _KEY_BYTES)
+        finally:
+            os.close(fd)
+    if why is not None:
+        raise CacheFolderError(f"{path} {why}: it is the case cache's key (mode 0600)")
+    try:
+        key = bytes.fromhex(text.decode("ascii").strip())
+    except ValueError:
+        key = b""
+    if len(key) != _KEY_BYTES:
+        raise CacheFolderError(
+            f"{path}: not a case cache key ({_KEY_BYTES} bytes in hex); remove it to make a new one"
+        )
+    return key
+
+
+def _make_key(path: Path) -> None:
+    """A new random key at ``path``, mode 0600, appearing whole (linked into place: another
+    process making one at once wins or loses whole)."""
+    handle, staging = tempfile.mkstemp(prefix=f".{KEY_FILE}-", dir=path.parent)
+    try:
+        with open(handle, "w") as file:
+            file.write(secrets.token_hex(_KEY_BYTES) + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(staging, path)
+    finally:
+        os.unlink(staging)
 
 
 def _key(catalogue: OperatorCatalogue, models: Declarations, ops: list[str] | None) -> str:

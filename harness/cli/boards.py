@@ -126,13 +126,15 @@ def _check(args: argparse.Namespace) -> int:
 
 def _release_stale(args: argparse.Namespace) -> int:
     """Exit status 0 when no stale lease is left, 1 when a coordinator did not answer."""
-    released, problems = release_stale(args.coordinator, everywhere=args.coordinator is None)
-    for line in released:
+    released, problems, elsewhere = release_stale(
+        args.coordinator, everywhere=args.coordinator is None
+    )
+    for line in released + elsewhere:
         emit(f"{line}\n")
     for line in problems:
         emit(f"hil: {line}\n", err=True)
     if not released and not problems:
-        emit(f"no stale lease in {lease_dir()}\n")
+        emit(f"no stale lease of this host in {lease_dir()}\n")
     return 1 if problems else 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS
-from harness.history.location import ENV, configured
+from harness.history.location import ENV, help_default
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="URL|FILE",
         help=f"the store: a PostgreSQL or SQLite URL, or an SQLite file (env {ENV}; default "
-        f"{configured()})",
+        f"{help_default()})",
     )
     history.add_argument("--flaky", action="store_true", help="list the flaky cases")
     history.add_argument(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from sqlalchemy import Connection, Table, func, select, update
 from harness.history.runinfo import HISTORY_KEY, configuration, utc_time
 from harness.history.schema import records, runs
 from harness.history.store import Store
-from harness.results.journal import read_records, read_run_metadata
+from harness.results.journal import (
+    JOURNAL_NAME,
+    RUN_META_NAME,
+    JournalError,
+    read_records,
+    read_run_metadata,
+)
 from harness.results.records import CaseRecord
 
 
@@ -50,7 +57,10 @@ def write_folder(
     meta = read_run_metadata(results)
     latest = read_records(results) if latest is None else latest
     entry = run_entry(meta, results, host, source)
+    _check_text(entry, results / RUN_META_NAME)
     rows = [record_row(record, results) for record in latest]
+    for row in rows:
+        _check_text(row, results / JOURNAL_NAME)
     with store.writing() as connection:
         run_id, new_run = _run_row(store, connection, entry)
         stored = {
@@ -85,6 +95,26 @@ def write_folder(
             )
     unchanged = len(rows) - len(fresh) - len(changed)
     return Written(entry["uid"], new_run, len(fresh), len(changed), unchanged)
+
+
+# Lone surrogates: what JSON's "\udc80" escapes read as; neither SQLite nor PostgreSQL can
+# store them (UTF-8 has no such character).
+_NOT_TEXT = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(row: dict[str, Any], path: Path) -> None:
+    """JournalError, naming ``path``, the case and the field, for a text the store cannot hold."""
+    for name, value in row.items():
+        if isinstance(value, str) and _NOT_TEXT.search(value):
+            case = f"case {_escaped(row['case_id'])}: " if "case_id" in row else ""
+            raise JournalError(
+                f"{path}: {case}field {name!r} is '{_escaped(value)}': a lone surrogate in it "
+                "is no character, and the store holds text only"
+            )
+
+
+def _escaped(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")[:200]
 
 
 def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tuple[int, bool]:

@@ -9,7 +9,10 @@ of an SQLite file; default ``$XDG_DATA_HOME/npu-hil/history.sqlite``
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+from harness.text import SECRET_NAME
 
 ENV = "HIL_DB"
 OFF = "off"
@@ -58,14 +61,23 @@ def sqlite_file(location: str) -> Path | None:
     return Path(rest[1:].split("?", 1)[0])
 
 
+# A URL's password as SQLAlchemy reads it (``make_url``): after the user name and its colon, up
+# to an "@"; here the last one, so that a password holding "/", "?" or "@" is masked whole.
+_PASSWORD = re.compile(r"^([A-Za-z][\w+.-]*://[^:/@]*:)(.*)@", re.S)
+# key=value pairs of a URL's query (``?password=...``) or of a libpq keyword string
+_PAIR = re.compile(r"((?:^|[?&\s])([^=?&\s]+)=)([^&\s]*)")
+MASK = "***"
+
+
 def shown(location: str) -> str:
-    """A store location as messages show it: any password replaced by ***."""
-    scheme, separator, rest = location.partition("://")
-    if not separator:
-        return location
-    authority, slash, path = rest.partition("/")
-    userinfo, at, host = authority.rpartition("@")
-    if not at or ":" not in userinfo:
-        return location
-    user = userinfo.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}{slash}{path}"
+    """A store location as it is ever shown or stored (messages, help texts, run.json, the
+    reports): the password of a URL's user, and the value of any key named like a secret's
+    (``?password=``, ``sslpassword=``), replaced by ``***``."""
+    masked = _PASSWORD.sub(rf"\1{MASK}@", location)
+    return _PAIR.sub(lambda m: m[1] + MASK if SECRET_NAME.search(m[2]) and m[3] else m[0], masked)
+
+
+def help_default() -> str:
+    """The configured store as a help text names it: ``shown``, its ``%`` doubled (argparse
+    formats help texts with ``%``; a percent-encoded password would break ``--help``)."""
+    return shown(configured()).replace("%", "%%")

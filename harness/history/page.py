@@ -14,6 +14,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS, queries
 from harness.history.store import Store
@@ -109,13 +110,21 @@ def render_page(
 
 def _report_link(results: str, folder: Path, case: str = "") -> str:
     """A run's report relative to the page (its results folder without a report), or the
-    card of a ``case`` there (``case_href``: relative to report.html)."""
+    card of a ``case`` there (``case_href``: relative to report.html), as an href."""
     report = Path(results) / "report.html"
     if not report.is_file():
-        return escape(os.path.relpath(Path(results), folder.absolute()))
+        return _href(os.path.relpath(Path(results), folder.absolute()))
     page, _, anchor = case.partition("#")
     link = os.path.relpath(Path(results) / page if page else report, folder.absolute())
-    return escape(link + (f"#{anchor}" if anchor else ""))
+    return _href(link, anchor)
+
+
+def _href(path: str, anchor: str = "") -> str:
+    """A relative ``path`` as an href attribute's text: percent-quoted and starting with
+    ``./``, so that no folder name (``javascript:...``, ``a#b``, ``?``) reads as a scheme, a
+    fragment or a query."""
+    link = "./" + quote(path) + (f"#{quote(anchor)}" if anchor else "")
+    return escape(link)
 
 
 def _charts(counts: list[queries.NightCounts], folder: Path) -> str:

@@ -133,7 +133,9 @@ class Flaky:
 
 def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHistory]:
     """The history of every case that ``pattern`` (case id, limit id, or a glob of either)
-    matches, sorted by case, platform and lane."""
+    matches, sorted by case, platform and lane. An id is an id first: one holding brackets
+    (``[b,c,1,w]:h=8193``) names its own case, and is read as a glob only when no stored case
+    or limit has it as its id."""
     query = _filtered(select(*_COLUMNS).join(runs, runs.c.id == records.c.run_id), filters)
     if any(char in pattern for char in GLOB):
         prefix = _like_prefix(pattern)
@@ -147,7 +149,8 @@ def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHisto
         query = query.where(or_(records.c.case_id == pattern, records.c.limit_id == pattern))
     with store.reading() as connection:
         rows = [row._asdict() for row in connection.execute(query)]
-    rows = [row for row in rows if _matches(pattern, row)]
+    exact = [row for row in rows if pattern in (row["case_id"], row["limit_id"])]
+    rows = exact or [row for row in rows if _matches(pattern, row)]
     series: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         lane = row["sdk"] if "," in row["sdks"] else ""

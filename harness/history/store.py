@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
@@ -50,38 +51,62 @@ def store_url(location: str) -> URL:
 class Store:
     """One store; ``Store.open`` it, use ``reading``/``writing`` connections, ``close``."""
 
-    def __init__(self, location: str, engine: Engine) -> None:
+    def __init__(self, location: str, engine: Engine, writable: bool = True) -> None:
         self.location = location
         self.name = shown(location)
         self.engine = engine
         self.sqlite = engine.dialect.name == "sqlite"
+        self.writable = writable
 
     @classmethod
     def open(cls, location: str, create: bool = True) -> Store:
-        """The store at ``location``, its schema brought to ``HEAD`` (``create``: made if
-        missing; else a missing SQLite file is a ``StoreError``)."""
+        """The store at ``location``. ``create`` (a writer): made if missing, its schema
+        brought to ``HEAD``. Otherwise (a reader) it is only read, nothing in it created or
+        changed: an SQLite file is opened read-only, so a store on a read-only file system or
+        in a folder the reader cannot write is read too; a missing file, or a database
+        without npu-hil's schema (a typo naming another SQLite file), is a NoStoreError."""
         url = store_url(location)
-        if url.get_backend_name() == "sqlite":
-            path = Path(url.database or "")
-            if not create and not path.is_file():
-                raise NoStoreError(
-                    f"{shown(location)}: no history store there (a run writes it at its end; "
-                    "hil history import RESULTS... fills it from results folders)"
-                )
+        path = Path(url.database or "") if url.get_backend_name() == "sqlite" else None
+        if path is not None and not create and not path.is_file():
+            raise NoStoreError(
+                f"{shown(location)}: no history store there (a run writes it at its end; "
+                "hil history import RESULTS... fills it from results folders)"
+            )
+        if path is not None and create:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"{shown(location)}: cannot create its folder: {exc}") from None
-        store = cls(location, _engine(url))
+        if create:
+            return cls(location, _engine(url))._prepared(cls._migrate)
+        if path is None:
+            return cls(location, _engine(url), writable=False)._prepared(cls._check_schema)
         try:
-            store._migrate()
-        except SQLAlchemyError as exc:
-            store.close()
-            raise StoreError(f"{store.name}: {_reason(exc)}") from None
-        except BaseException:
-            store.close()
+            return cls(location, _engine(_read_only(path)), False)._prepared(cls._check_schema)
+        except NoStoreError:
             raise
-        return store
+        except StoreError:
+            # A WAL file's readers share its -shm file, made beside it: in a folder the reader
+            # cannot write, with no -wal file left (everything written is in the file), the
+            # file is read as it is.
+            if Path(f"{path}-wal").exists():
+                raise
+        return cls(location, _engine(_read_only(path, immutable=True)), False)._prepared(
+            cls._check_schema
+        )
+
+    def _prepared(self, step: Callable[[Store], None]) -> Store:
+        """This store once ``step`` (its schema migrated, or checked) is done; closed and a
+        StoreError if it fails."""
+        try:
+            step(self)
+        except SQLAlchemyError as exc:
+            self.close()
+            raise StoreError(f"{self.name}: {_reason(exc)}") from None
+        except BaseException:
+            self.close()
+            raise
+        return self
 
     def close(self) -> None:
         self.engine.dispose()
@@ -137,6 +162,26 @@ class Store:
             config.attributes["connection"] = connection
             command.upgrade(config, HEAD)
 
+    def _check_schema(self) -> None:
+        """A reader's check: npu-hil's schema, at the revision this harness reads."""
+        current = self._revision()
+        if current == HEAD:
+            return
+        if current is None:
+            raise NoStoreError(
+                f"{self.name}: not an npu-hil history store (no npu-hil tables in it); "
+                "a run or hil history import RESULTS... writes one"
+            )
+        if current not in REVISIONS:
+            raise StoreError(
+                f"{self.name}: written by a newer npu-hil (schema revision {current}, this one "
+                f"knows up to {HEAD}): upgrade npu-hil to use it"
+            )
+        raise StoreError(
+            f"{self.name}: written by an older npu-hil (schema revision {current}, this one "
+            f"reads {HEAD}): a run or hil history import upgrades it"
+        )
+
     def _revision(self) -> str | None:
         """The schema revision the store is at; None: no schema yet."""
         with self._transaction(write=False) as connection:
@@ -145,6 +190,13 @@ class Store:
                 return None
             found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
             return None if found is None else str(found)
+
+
+def _read_only(path: Path, immutable: bool = False) -> URL:
+    """The URL of SQLite file ``path`` opened read-only (``immutable``: as a file nothing
+    changes, which needs no -shm file)."""
+    query = {"mode": "ro", "uri": "true", **({"immutable": "1"} if immutable else {})}
+    return URL.create("sqlite", database=f"file:{quote(str(path.absolute()))}", query=query)
 
 
 def _engine(url: URL) -> Engine:
@@ -161,7 +213,8 @@ def _engine(url: URL) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        _wal(cursor)
+        if url.query.get("mode") != "ro":  # a reader leaves the file's journal mode alone
+            _wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 

@@ -4,6 +4,7 @@ stop a run with a usage error before collection."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from harness.cases import case_cache
 from harness.diskcache import CacheFolder, CacheFolderError, claim
 from harness.history.location import ENV as STORE_ENV
-from harness.history.location import configured
+from harness.history.location import help_default
 from harness.judge import comparison_cache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import reference as reference_cache
@@ -193,7 +194,7 @@ def _add_policy_options(group: pytest.OptionGroup) -> None:
         default=None,
         metavar="URL|FILE|off",
         help="history store every run is written to at its end: a PostgreSQL or SQLite URL, "
-        f"or an SQLite file (env {STORE_ENV}; default {configured()}); 'off': none",
+        f"or an SQLite file (env {STORE_ENV}; default {help_default()}); 'off': none",
     )
     group.addoption(
         "--flaky-ok",
@@ -256,7 +257,7 @@ def check_options(config: pytest.Config) -> None:
     if config.getoption("hil_comparison_cache") != "off":
         _check_cache(config, "hil_comparison_cache", comparison_cache.CACHE)
     if config.getoption("hil_case_cache") != "off":
-        _check_cache(config, "hil_case_cache", case_cache.CACHE)
+        _check_cache(config, "hil_case_cache", case_cache.CACHE, case_cache.check)
     if config.getoption("backend") != "sim" and config.getoption("hil_conversion_cache") != "off":
         _check_cache(config, "hil_conversion_cache", _run_vendor_cache(config, "conversion_cache"))
     _check_timeouts(config, "case_budget", "slow_timeout")
@@ -273,10 +274,18 @@ def _run_vendor_cache(config: pytest.Config, kind: str) -> CacheFolder | None:
         return None
 
 
-def _check_cache(config: pytest.Config, option: str, cache: CacheFolder | None) -> None:
-    """A cache folder that is usable and the cache's own (``diskcache.claim``), and its cap."""
-    _check_folder(config, option)
+def _check_cache(
+    config: pytest.Config,
+    option: str,
+    cache: CacheFolder | None,
+    own: Callable[[Path], object] | None = None,
+) -> None:
+    """A cache folder that is usable and the cache's own (``diskcache.claim``), and its cap;
+    ``own``, the cache's own check of its folder (made by it when missing: CacheFolderError)."""
     try:
+        if own is not None and config.getoption(option):
+            own(Path(config.getoption(option)))
+        _check_folder(config, option)
         claim(Path(config.getoption(option)))
     except CacheFolderError as exc:
         raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None

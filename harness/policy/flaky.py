@@ -59,8 +59,11 @@ class RunHistory:
     def _open(self, create: bool) -> Store | None:
         """The store, opened once; ``create``: made if missing (raises StoreError), else None
         when there is none yet or it cannot be read (said once, as a warning)."""
-        if self._store is not None:
+        if self._store is not None and (self._store.writable or not create):
             return self._store
+        if self._store is not None:  # opened to be read: a writer opens it again
+            self._store.close()
+            self._store = None
         if not create:
             path = sqlite_file(self.location)
             if self._unreadable or (path is not None and not path.is_file()):

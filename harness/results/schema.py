@@ -180,6 +180,10 @@ RUN_SCHEMA: dict[str, Any] = _record(
         },
         "baseline": {"type": ["string", "null"]},
         "known_issues": {"type": ["string", "null"]},
+        # what the history store reads of a run (``harness.history.importing.run_entry``)
+        "sdks": _STRINGS,
+        "versions": {"type": "object"},
+        "history": _record([], {name: _STRING for name in ("run", "revision", "configuration")}),
         # models of --models that are not cases (not runnable, not selected)
         "models_not_run": {
             "type": "array",

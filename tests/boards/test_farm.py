@@ -543,3 +543,35 @@ def test_a_labgrid_environment_file_names_the_place_and_the_key(
     code, output = finish(run_suite(tmp_path, folder, "--lg-env", str(env)))  # in --boards
     assert code == 4, output  # a usage error naming the file and the key
     assert f"{env}" in output and "targets.main.resources.RemotePlace" in output
+
+
+def test_a_live_lease_of_another_host_sharing_the_marks_is_reported_not_released(
+    farm: tuple[Farm, list[SshServer]], tmp_path: Path, lease_marks: Path
+) -> None:
+    """Two CI hosts share ~/.cache (an NFS home): host B's live lease, whose pids are no
+    processes here, is listed by this host's ``hil boards release-stale``, never released."""
+    coordinator, _ = farm
+    holder = hold(coordinator, tmp_path, "rk3562-a")
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "acquired\n"
+        [mark] = lease_marks.glob("*.json")
+        data = json.loads(mark.read_text())
+        # the lease as host B wrote it: its holders' pids name no live process of this host
+        gone = [{"pid": 2**22 + 1, "started": 1}]
+        mark.write_text(json.dumps({**data, "host": "ci-host-b", "holders": gone}))
+        hil = Path(sys.executable).with_name("hil")
+        done = subprocess.run([str(hil), "boards", "release-stale"], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(
+                                  paths.ROOT)})  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert coordinator.acquired() == ["rk3562-a"]  # B's run goes on
+        assert mark.exists()
+        said = (
+            f"labgrid place rk3562-a (reservation {data['token']}) at {coordinator.address}: "
+            f"leased from host ci-host-b (pid {2**22 + 1} there), not judged from"
+        )
+        assert said in done.stdout
+    finally:
+        os.killpg(holder.pid, signal.SIGTERM)
+        holder.wait(timeout=60)
+    assert wait_until(lambda: coordinator.acquired() == [], 60)  # its own guard releases it

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ from tests.helpers import paths
 
 from harness.boards.farm import PlaceError, leased_board, network_service, place_name
 from harness.boards.inventory import Board, load_board
-from harness.boards.leases import LEASE_DIR_ENV, Mark, marks
+from harness.boards.leases import LEASE_DIR_ENV, MAX_MARK_BYTES, Mark, marks
 from harness.plugin.boards import pytest_report_header
 from harness.targets.selection import Assignment, assigned_board
 from harness.vendors.rknn.runtimes import RUNTIMES
@@ -179,3 +181,48 @@ def test_a_mark_of_a_live_process_is_not_stale_and_of_a_gone_one_is(
     recycled = Mark("127.0.0.1:1", "RECYCLED", "a", [{**me, "started": me["started"] - 1}])
     assert not live.stale and recycled.stale
     assert math.isfinite(me["started"])
+
+
+def release_stale_run(marks_folder: Path) -> subprocess.CompletedProcess[str]:
+    """``hil boards release-stale`` over ``marks_folder``, as CI's clean-up step runs it."""
+    hil = Path(sys.executable).with_name("hil")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), LEASE_DIR_ENV: str(marks_folder)}
+    # a bound on a hang (a FIFO read waits for a writer forever), not a measurement
+    return subprocess.run(
+        [str(hil), "boards", "release-stale"], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def gone_mark(token: str, **fields: object) -> dict[str, object]:
+    """A mark whose one holder is no process of this host (a pid past pid_max)."""
+    holders = [{"pid": 2**22 + 1, "started": 1}]
+    return {"coordinator": "127.0.0.1:1", "token": token, "place": "a", "holders": holders} | fields
+
+
+def test_a_fifo_mark_is_left_alone_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "FIFO1.json")  # read, it would wait for a writer forever
+    run = release_stale_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout == f"no stale lease of this host in {tmp_path}\n"
+    assert (tmp_path / "FIFO1.json").exists()
+
+
+def test_a_mark_past_the_size_bound_is_left_alone_not_read(tmp_path: Path) -> None:
+    text = json.dumps(gone_mark("HUGE1", host=socket.gethostname()))
+    (tmp_path / "HUGE1.json").write_text(text + " " * MAX_MARK_BYTES)  # valid JSON, too big
+    run = release_stale_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr  # not stale: never read
+    assert run.stdout == f"no stale lease of this host in {tmp_path}\n"
+
+
+def test_marks_record_their_host_and_another_hosts_are_never_stale_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(LEASE_DIR_ENV, str(tmp_path))
+    Mark("127.0.0.1:1", "MINE", "a", [{"pid": 2**22 + 1, "started": 1}]).write()
+    (tmp_path / "THEIRS.json").write_text(json.dumps(gone_mark("THEIRS", host="ci-host-b")))
+    (tmp_path / "OLDER.json").write_text(json.dumps(gone_mark("OLDER")))  # no host: older npu-hil
+    found = {mark.token: mark for mark in marks()}
+    assert found["MINE"].host == socket.gethostname() and found["MINE"].stale
+    assert found["THEIRS"].host == "ci-host-b" and not found["THEIRS"].stale
+    assert found["OLDER"].host is None and not found["OLDER"].stale

@@ -1,24 +1,36 @@
 """Generated case lists kept on disk: a hit is the list generation gives, keyed by all it
-depends on."""
+depends on; only this user's folder and entries sealed with this user's key are trusted."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.helpers.cli import run_pytest
+from tests.helpers.cli import assert_usage_error, run_pytest
 
 from harness.cases import case_cache
 from harness.cases.case import CaseSet, Untested
-from harness.cases.case_cache import CaseCache, package_digest
+from harness.cases.case_cache import CaseCache, key_path, package_digest
 from harness.cases.operators import operator_cases
-from harness.diskcache import entries
+from harness.diskcache import CacheFolderError, entries, read_packed, write_packed
 from harness.models.budget import ELEMENTS_ENV
 from harness.vendors.rknn.documents.operators import operator_catalogue
 from harness.vendors.rknn.vendor import VENDOR
 
 MODELS = VENDOR.declarations
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state folder of the test's own (beside its tmp_path, which the tests use as a
+    cache): the user's case cache key is made there."""
+    folder = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
 
 
 def generating_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,3 +144,76 @@ def test_a_run_collects_the_same_cases_from_its_case_cache(tmp_path: Path) -> No
         assert len(entries(folder)) == (0 if cache == "off" else 1)
     assert listed[0] == listed[1] == listed[2]
     assert len(listed[0]) > 1000
+
+
+def test_a_rewritten_entry_is_not_trusted(tmp_path: Path) -> None:
+    """An entry rewritten with a valid CRC (dropping 29 of 30 Pow cases) does not verify: the
+    cases are generated again, and the forged entry replaced."""
+    catalogue = operator_catalogue("rk3562")
+    generated = CaseCache(tmp_path / "cases").cases(catalogue, MODELS, ops=["Pow"])
+    assert len(generated.cases) > 1
+    [entry] = entries(tmp_path / "cases")
+    stored = read_packed(entry.path, lambda data, arrays: data)
+
+    def forge(node: Any) -> None:  # whatever holds the cases, in any layout
+        if isinstance(node, dict):
+            if "cases" in node:
+                del node["cases"][1:]
+            for value in node.values():
+                forge(value)
+
+    forge(stored)
+    entry.path.unlink()
+    write_packed(entry.path, stored, [])
+    assert CaseCache(tmp_path / "cases").cases(catalogue, MODELS, ops=["Pow"]) == generated
+    [again] = entries(tmp_path / "cases")
+    assert read_packed(again.path, lambda data, arrays: data) != stored
+
+
+def test_the_cache_folder_is_made_private_and_the_key_0600(tmp_path: Path, state: Path) -> None:
+    CaseCache(tmp_path / "new" / "cases")
+    assert stat.S_IMODE((tmp_path / "new" / "cases").stat().st_mode) == 0o700
+    assert key_path().parent == state / "npu-hil"
+    assert stat.S_IMODE(key_path().stat().st_mode) == 0o600
+
+
+def test_a_folder_others_can_write_is_refused_in_words(tmp_path: Path) -> None:
+    team = tmp_path / "team-cases"
+    team.mkdir()
+    team.chmod(0o777)
+    with pytest.raises(CacheFolderError, match=rf"{team} has mode 0777: others can change it"):
+        CaseCache(team)
+    run = run_pytest(tmp_path, "--hil-case-cache", str(team), "--results", str(tmp_path / "r"))
+    assert_usage_error(run, f"--hil-case-cache: {team} has mode 0777", "chmod go-w")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="making another user's folder takes root")
+def test_another_users_folder_is_refused(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(CacheFolderError, match=rf"{theirs} belongs to uid 65534"):
+        CaseCache(theirs)
+
+
+@pytest.mark.parametrize("fault", ["readable by others", "a link", "a FIFO", "no key"])
+def test_a_key_file_not_the_users_alone_is_refused(tmp_path: Path, fault: str) -> None:
+    key = key_path()
+    key.parent.mkdir(parents=True)
+    if fault == "readable by others":
+        key.write_text("00" * 32 + "\n")
+        key.chmod(0o644)
+        expected = "has mode 0644: others can read it"
+    elif fault == "a link":
+        (tmp_path / "elsewhere").write_text("00" * 32 + "\n")
+        key.symlink_to(tmp_path / "elsewhere")
+        expected = "is a symbolic link, not a regular file"
+    elif fault == "a FIFO":
+        os.mkfifo(key, 0o600)  # read, it would hang
+        expected = "is a special file"
+    else:
+        key.write_text("not a key\n")
+        key.chmod(0o600)
+        expected = "not a case cache key"
+    with pytest.raises(CacheFolderError, match=f"{key}:? {expected}"):
+        CaseCache(tmp_path / "cases")

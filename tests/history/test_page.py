@@ -6,11 +6,15 @@ reports (and the changed case's card in it)."""
 from __future__ import annotations
 
 import os
+import re
 import warnings
+from html import unescape
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+from urllib.request import url2pathname
 
 import pytest
-from tests.fakes.history_nights import FLAPPING, REDEFINED, write_all
+from tests.fakes.history_nights import FLAPPING, REDEFINED, plan, write, write_all
 from tests.helpers.browser import Browser
 
 from harness.cli import main
@@ -72,3 +76,28 @@ def test_the_history_page_renders_and_its_links_open_the_nights_reports(
         # the report's case cards are on a page of their own beside it, one per section
         assert browser.evaluate("document.title").endswith(": cases")
         assert "/report-cases/" in browser.evaluate("location.pathname")
+
+
+def test_a_results_folder_named_like_a_url_is_linked_as_a_folder(tmp_path: Path) -> None:
+    """A results folder beside the page named ``javascript:...`` (or holding ``#``, ``?``, ``%``)
+    is linked as the folder it is, never as a script or another address."""
+    page_folder = tmp_path / "page"
+    names = ["javascript:alert(1)", "a #b?c=%41"]
+    store = str(tmp_path / "history.sqlite")
+    for night, name in zip(plan(), names, strict=False):
+        written = write(night, page_folder)
+        assert (
+            main(["history", "import", str(written.rename(page_folder / name)), "--hil-db", store])
+            == 0
+        )
+    assert main(["history", "--html", str(page_folder), "--hil-db", store]) == 0
+    page = page_folder / "history.html"
+    hrefs = [unescape(h) for h in re.findall(r'href="([^"]*)"', page.read_text())]
+    assert hrefs
+    linked = set()
+    for href in hrefs:
+        assert urlsplit(href).scheme == "" and href.startswith("./"), href
+        url = urlsplit(urljoin(page.as_uri(), href))
+        assert url.query == "" and url.fragment == "", href
+        linked.add(Path(url2pathname(url.path)).name)
+    assert linked == set(names)

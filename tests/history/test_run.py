@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
+from tests.fakes.postgres import Cluster
 from tests.helpers.paths import SUITE
 
 from harness.cli import main
@@ -33,12 +37,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def run_suite(
-    results: Path, store: Path | str, case_ids: list[str], *args: str
+    results: Path, store: Path | str, case_ids: list[str], *args: str, **variables: str
 ) -> subprocess.CompletedProcess[str]:
     node_ids = [f"{SUITE}::test_documented_limit[{case_id}]" for case_id in case_ids]
     command = [sys.executable, "-m", "pytest", *node_ids, "-p", "no:cacheprovider", "-rx"]
     command += ["--results", str(results), "--hil-cache", "off", "--hil-db", str(store), *args]
-    return subprocess.run(command, cwd=results.parent, capture_output=True, text=True, timeout=600)
+    env = {**os.environ, **variables}
+    return subprocess.run(
+        command, cwd=results.parent, capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def test_two_xdist_workers_write_every_record_once(tmp_path: Path) -> None:
@@ -173,3 +180,28 @@ def test_a_store_that_cannot_be_written_costs_the_run_nothing(tmp_path: Path) ->
     refused = run_suite(tmp_path / "other", "mysql://hil@127.0.0.1/db", [POW_2])
     assert refused.returncode == 4  # a usage error, before anything runs
     assert "the store is SQLite or PostgreSQL, not mysql" in refused.stderr
+
+
+def test_the_baseline_of_a_store_with_a_password_keeps_it_out_of_the_results(
+    tmp_path: Path, postgres_cluster: Cluster
+) -> None:
+    """``--baseline last`` names its store in run.json and so in the reports: never with the
+    password, even one holding "/" and a percent-encoded "@", even one also in a variable the
+    redactor knows (HIL_DB_PASSWORD)."""
+    password = f"pa/ss@{secrets.token_hex(8)}"
+    role = "hil_" + secrets.token_hex(4)
+    with psycopg.connect(postgres_cluster.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD '{password}'")
+    database = postgres_cluster.create_database().rsplit("/", 1)[1]
+    quoted = password.replace("@", "%40")
+    store = f"postgresql://{role}:{quoted}@127.0.0.1:{postgres_cluster.port}/{database}"
+    results = tmp_path / "night-1"
+    run = run_suite(results, store, [POW_2], "--baseline", "last", HIL_DB_PASSWORD=password)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "no earlier run of this configuration in" in run.stdout
+    assert main(["report", str(results)]) == 0
+    shown = [run.stdout, run.stderr]
+    shown += [f.read_text(errors="replace") for f in results.rglob("*") if f.is_file()]
+    assert "no earlier run of this configuration in" in read_run_metadata(results)["baseline"]
+    for text in shown:
+        assert "pa/ss" not in text and password[6:] not in text

@@ -7,13 +7,16 @@ the same dict, so a vendor report reproduces what the harness ran.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import importlib.metadata
 import io
 import json
 import os
+import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.private_folders import UnsafePathError, private_folder
 from harness.targets.job import Job
 
 MODEL_FILE = "model.onnx"
@@ -136,13 +140,23 @@ def harness_env() -> dict[str, str]:
 
 @functools.cache
 def harness_only_folder() -> str:
-    """A folder holding nothing but a link to this ``harness`` package (made once)."""
+    """A folder holding nothing but a link to this ``harness`` package (made once), which only
+    this user can use: what it holds is on every toolkit process's PYTHONPATH, so one that
+    another user made first in a shared temporary folder (a ``sitecustomize.py`` in it would
+    run in each) or that others may change is never used; a fresh private folder (removed when
+    this process exits) is, with a warning naming the refused one."""
     package = Path(__file__).resolve().parents[3]
     digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
-    folder = Path(tempfile.gettempdir()) / f"npu-hil-path-{digest}"
+    try:
+        folder = private_folder(
+            Path(tempfile.gettempdir()) / f"npu-hil-path-{os.getuid()}-{digest}"
+        )
+    except UnsafePathError as refused:
+        folder = Path(tempfile.mkdtemp(prefix="npu-hil-path-"))  # mode 0700, a name not known
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        warnings.warn(f"{refused}; toolkit processes import from {folder}", stacklevel=2)
     link = folder / "harness"
     if not link.exists():
-        folder.mkdir(exist_ok=True)
         staged = folder / f".harness.{os.getpid()}"
         staged.unlink(missing_ok=True)
         staged.symlink_to(package, target_is_directory=True)
