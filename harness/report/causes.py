@@ -215,6 +215,11 @@ class Cause:
         """Cases matched by a known-issues entry that behaved as expected."""
         return sum((r.known or {}).get("status") == "as-expected" for r in self.records)
 
+    @property
+    def fails_run(self) -> bool:
+        """A failing cause with a case no known issue expected: what keeps a run from green."""
+        return self.failing and self.known < len(self.records)
+
     def line(self) -> str:
         """ "cause-1a2b3c4d5e: 12 cases (rk3562, rk3588; MaxPool): wrong-result at ..." """
         where = "; ".join(", ".join(self.values(field)) for field in ("platform", "op"))
