@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Callable
 from html import escape
 
-from harness.report.causes import Cause, CauseChanges
+from harness.report.causes import Cause, CauseChanges, as_expected
 from harness.report.matrix import CASE_PAGES, KNOWN, Report, case_href, section_title
 from harness.results.records import CaseRecord
 
@@ -271,7 +271,7 @@ def cause_page_html(cause: Cause) -> str:
     for title, records in sorted(by_section.items()):
         items = "".join(
             f'<li><a href="{escape(_from("../", case_href(r)))}">{escape(r.id)}</a>'
-            f"{_KNOWN if (r.known or {}).get('status') == 'as-expected' else ''}</li>"
+            f"{_KNOWN if as_expected(r) else ''}</li>"
             for r in records
         )
         parts.append(f"<h2>{escape(title)}: {len(records)}</h2><ul>{items}</ul>")

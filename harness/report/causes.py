@@ -213,7 +213,7 @@ class Cause:
     @property
     def known(self) -> int:
         """Cases matched by a known-issues entry that behaved as expected."""
-        return sum((r.known or {}).get("status") == "as-expected" for r in self.records)
+        return sum(map(as_expected, self.records))
 
     @property
     def fails_run(self) -> bool:
@@ -264,6 +264,11 @@ def causes(
         key=lambda c: (SEVERITY.index(c.signature.status), -len(c.records), c.signature.key)
     )
     return result
+
+
+def as_expected(record: CaseRecord) -> bool:
+    """A known issue that behaved as its entry records (the run's xfail)."""
+    return (record.known or {}).get("status") == "as-expected"
 
 
 def example_order(record: CaseRecord) -> tuple[bool, str]:

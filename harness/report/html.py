@@ -19,6 +19,7 @@ from collections.abc import Callable
 from html import escape
 
 from harness.report.cause_section import cause_page, cause_page_html, causes_html
+from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     KNOWN,
@@ -27,7 +28,6 @@ from harness.report.matrix import (
     Report,
     Row,
     Section,
-    as_expected,
     case_anchor,
     case_facts,
     case_href,

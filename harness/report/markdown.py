@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable
 
 from harness.report.cause_section import causes_markdown
+from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
@@ -22,7 +23,6 @@ from harness.report.matrix import (
     Report,
     Row,
     Section,
-    as_expected,
     case_facts,
     in_short_order,
     letters,

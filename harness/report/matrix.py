@@ -17,7 +17,7 @@ from typing import Any
 from harness.documented.properties import PRECISION
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import BaselineChanges
-from harness.report.causes import Cause
+from harness.report.causes import Cause, as_expected
 from harness.report.cells import format_number, natural_key, verdict_counts
 from harness.report.documented_rows import (
     DOCUMENTED_KEY,
@@ -136,16 +136,22 @@ def letter(verdict: str) -> str:
     return SHORT.get(verdict, verdict)
 
 
-def as_expected(record: CaseRecord) -> bool:
-    """A known issue that behaved as its entry records (the run's xfail)."""
-    return (record.known or {}).get("status") == "as-expected"
-
-
 def worst_first(cases: Iterable[CaseRecord]) -> dict[str, int]:
-    """Cases per verdict, the most severe first (verdicts WORST_FIRST does not list last)."""
+    """Cases per verdict, the most severe first."""
+    return _counted(cases, WORST_FIRST)
+
+
+def in_short_order(cases: Iterable[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict in SHORT's (the legend's) order."""
+    return _counted(cases, SHORT)
+
+
+def _counted(cases: Iterable[CaseRecord], order: Iterable[str]) -> dict[str, int]:
+    """Cases per verdict in ``order``, then the verdicts it does not list (a verdict newer
+    than the report's letters is shown, not dropped)."""
     found = Counter(case.verdict for case in cases)
-    order = [*WORST_FIRST, *sorted(set(found) - set(WORST_FIRST))]
-    return {verdict: found[verdict] for verdict in order if found[verdict]}
+    listed = list(order)
+    return {v: found[v] for v in [*listed, *sorted(set(found) - set(listed))] if found[v]}
 
 
 def cell_colour(cases: list[CaseRecord]) -> str:
@@ -171,10 +177,9 @@ def chip_counts(cases: Iterable[CaseRecord]) -> list[tuple[str, int, bool]]:
 
 @dataclass(frozen=True)
 class OverviewCell:
-    """One operator in one section: its cases per verdict, the most severe verdict of those
-    not known issues behaving as recorded (the cell's colour: a green run's known violations
-    do not paint it), how many known issues behaved as recorded, and where its first heat-map
-    cell is."""
+    """One operator in one section: its cases per verdict, its colour (``cell_colour``: a
+    green run's known violations do not paint it as violations), how many known issues
+    behaved as recorded, and where its first heat-map cell is."""
 
     counts: dict[str, int]  # verdict -> cases, in SHORT's order (others last)
     verdict: str  # ``cell_colour``: a verdict or KNOWN
@@ -190,13 +195,6 @@ class OverviewCell:
 def letters(counts: Mapping[str, int]) -> str:
     """ "13C 2V": cases per verdict in the cells' letters."""
     return " ".join(f"{n}{letter(verdict)}" for verdict, n in counts.items())
-
-
-def in_short_order(cases: Iterable[CaseRecord]) -> dict[str, int]:
-    """Cases per verdict in SHORT's (the legend's) order, verdicts it does not list last."""
-    found = Counter(case.verdict for case in cases)
-    order = [*SHORT, *sorted(set(found) - set(SHORT))]
-    return {verdict: found[verdict] for verdict in order if found[verdict]}
 
 
 def overview_cell(cases: list[CaseRecord], anchor: str) -> OverviewCell:
@@ -302,7 +300,7 @@ def build_report(
         if record.verdict in FAILING_VERDICTS or (record.known or {}).get("status") == CHANGED
     ]
     failures.sort(key=lambda f: ("", CHANGED).index(f.known) if f.known != "as-expected" else 2)
-    known = Counter(r.verdict for r in records if (r.known or {}).get("status") == "as-expected")
+    known = Counter(r.verdict for r in records if as_expected(r))
     grouped = sections(records)
     return Report(
         header=run_header(records, meta),
