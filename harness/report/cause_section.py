@@ -26,7 +26,7 @@ from harness.results.records import CaseRecord
 
 READING_WIDTH = 160  # characters of a cause's reading in report.md's table
 HTML_READING_WIDTH = 72  # in report.html's, one line; the whole reading on hover
-_KNOWN = " (known issue, as expected)"  # a case of a cause page the known issues expect
+KNOWN_CASE = " (known issue, as expected)"  # a case the known issues expect, on its line
 KNOWN_TITLE = "Known issues, as expected"  # the causes whose every case is one
 _COLUMNS = ["cause", "status", "cases", "known", "platforms", "operators", "dtypes", "SDKs"]
 
@@ -271,7 +271,7 @@ def cause_page_html(cause: Cause) -> str:
     for title, records in sorted(by_section.items()):
         items = "".join(
             f'<li><a href="{escape(_from("../", case_href(r)))}">{escape(r.id)}</a>'
-            f"{_KNOWN if as_expected(r) else ''}</li>"
+            f"{KNOWN_CASE if as_expected(r) else ''}</li>"
             for r in records
         )
         parts.append(f"<h2>{escape(title)}: {len(records)}</h2><ul>{items}</ul>")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
-from harness.report.cause_section import cause_page, cause_page_html, causes_html
+from harness.report.cause_section import KNOWN_CASE, cause_page, cause_page_html, causes_html
 from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
@@ -349,7 +349,7 @@ def _chips(counts: list[tuple[str, int, bool]]) -> str:
     recorded in their own colour (``chip_counts``; HTML)."""
     return "".join(
         f'<span class="chip v-{KNOWN if known else escape(v)}" '
-        f'title="{escape(v)}{", known issues, as expected" if known else ""}">'
+        f'title="{escape(v)}{", " + _word(KNOWN) if known else ""}">'
         f"{n}{escape(letter(v))}</span>"
         for v, n, known in counts
     )
@@ -435,7 +435,7 @@ def _case(record: CaseRecord) -> str:
         _mapping("versions", record.versions),
     ]
     colour = KNOWN if as_expected(record) else record.verdict
-    known = " (known issue, as expected)" if as_expected(record) else ""
+    known = KNOWN_CASE if as_expected(record) else ""
     return (
         f'<div class="case v-{escape(colour)}" id="{escape(case_anchor(record))}">'
         f"<b>{escape(record.value)}</b> ({escape(record.documented)}) "
