@@ -23,19 +23,49 @@ def plain(text: str) -> str:
 
 
 def closest(word: str, known: Iterable[str]) -> str | None:
-    """The known name closest to ``word`` (case-insensitive), if any is close; a word far
-    longer than any name is close to none (and is not compared, which would take long)."""
+    """The known name closest to ``word`` (case-insensitive), if any is close: of those
+    equally similar, the one sharing the longest start with it (``rk356`` is rk3568, not
+    rk3576); a word far longer than any name is close to none (and is not compared, which
+    would take long)."""
     if len(word) > _LONGEST:
         return None
     lowered = {choice.lower(): choice for choice in known}
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[close[0]] if close else None
+    word = word.lower()
+    close = difflib.get_close_matches(word, list(lowered), n=len(lowered), cutoff=0.6)
+    if not close:
+        return None
+    best = difflib.SequenceMatcher(None, word, close[0]).ratio()
+    tied = [name for name in close if difflib.SequenceMatcher(None, word, name).ratio() == best]
+    return lowered[max(tied, key=lambda name: _shared_start(word, name))]
+
+
+def _shared_start(one: str, other: str) -> int:
+    """How many first characters two words share."""
+    shared = 0
+    while shared < min(len(one), len(other)) and one[shared] == other[shared]:
+        shared += 1
+    return shared
+
+
+def family(word: str, known: Iterable[str]) -> list[str]:
+    """The known names of the family ``word`` names the way vendors write one, with a
+    trailing ``x`` per character that varies (case-insensitive): ``rk356x`` is rk3562,
+    rk3566 and rk3568, ``rv110x`` rv1103 and rv1106; none for any other word."""
+    stem = word.lower().rstrip("x")
+    if len(stem) < 2 or stem == word.lower():
+        return []
+    return [name for name in known if len(name) == len(word) and name.lower().startswith(stem)]
 
 
 def suggestion(word: str, known: Iterable[str]) -> str:
-    """``"; did you mean X?"`` for the closest of ``known``, else ``""``."""
-    near = closest(word, known)
-    return f"; did you mean {near}?" if near else ""
+    """``"; did you mean X?"`` for the family ``word`` names, else the closest of ``known``
+    (``"; did you mean rk3562, rk3566 or rk3568?"``), else ``""``."""
+    known = list(known)
+    near = family(word, known) or [name for name in [closest(word, known)] if name]
+    if not near:
+        return ""
+    names = ", ".join(near[:-1]) + " or " if len(near) > 1 else ""
+    return f"; did you mean {names}{near[-1]}?"
 
 
 def sdk_version(text: str) -> str:

@@ -9,6 +9,7 @@ the code. ``python tools/cli_reference.py`` prints the same Markdown.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 PAGE = "reference/cli.md"
@@ -22,12 +23,15 @@ what `--help` prints, command by command. The pages of the guide say when to use
 
 
 def markdown() -> str:
-    """The whole reference page."""
+    """The whole reference page, the defaults under the home folder of the machine building
+    it written under ``~``, as every reader's are."""
     from harness.cli import build_parser
 
     parts = [INTRO, "## pytest options (`pytest suites ...`)\n", _pytest_options()]
     parts.append(_command(build_parser(), "hil", level=2))
-    return "\n".join(parts)
+    home = str(Path.home()).rstrip("/")
+    text = "\n".join(parts)
+    return text.replace(f"{home}/", "~/") if home else text
 
 
 def _command(parser: argparse.ArgumentParser, name: str, level: int) -> str:

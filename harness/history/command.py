@@ -91,9 +91,9 @@ def _case_text(item: queries.CaseHistory) -> str:
     lines = [f"{item.case} ({item.platform}{lane})"]
     for night in item.nights:
         timed = "" if night.median_s is None else f"  median {night.median_s * 1000:.3f} ms"
-        lines.append(
-            f"  {night.night}  {night.verdict:16} SDK {night.sdk or '-':8} {night.backend:12} "
-            f"harness {night.revision}{timed}"
+        lines.append(  # the run's start and id: two runs of one night told apart
+            f"  {night.started}  run {night.run}  {night.verdict:16} SDK {night.sdk or '-':8} "
+            f"{night.backend:12} harness {night.revision}{timed}"
         )
     since = item.since
     runs = f"{item.runs_in_state} run{'s' if item.runs_in_state != 1 else ''}"

@@ -10,8 +10,9 @@ One module per pytest phase, each its own plugin module (``pytest_plugins``): ``
 (the options and their checks), ``configure`` (the run configuration, computed once and kept
 in ``config.stash``, and the run's metadata), ``boards`` (every process's boards, chosen
 before any case), ``collection`` (the cases and their marks), ``fixtures``, ``outcome`` (the
-verdict as a test outcome, the warning classes), ``summary`` (the verdicts at the end) and
-``run_policy`` (known issues, baseline, tiers, shards and the performance gate in a run).
+verdict as a test outcome, the warning classes), ``junit`` (the verdicts in ``--junitxml``'s
+XML), ``summary`` (the verdicts at the end) and ``run_policy`` (known issues, baseline,
+tiers, shards and the performance gate in a run).
 Per-run state lives in the run configuration's objects, never in module globals.
 """
 
@@ -28,6 +29,7 @@ pytest_plugins = [
     "harness.plugin.configure",
     "harness.plugin.collection",
     "harness.plugin.fixtures",
+    "harness.plugin.junit",
 ]
 
 # What suites, tests and ``-W default::harness.plugin.DocDriftWarning`` name -> its module

@@ -26,6 +26,7 @@ from harness.plugin.configure import run_config
 from harness.plugin.outcome import InfrastructureError
 from harness.plugin.run_policy import RunPolicy
 from harness.policy import perf as latency
+from harness.report.matrix import one_line_cause
 from harness.results.journal import JournalWriteError, finished_ids
 from harness.results.records import CaseRecord, case_key, record_key
 from harness.scheduler import BatchSizes, Scheduler, upcoming_cases
@@ -203,6 +204,7 @@ def hil_record(
     properties = request.node.user_properties
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
+    properties.append(("cause", one_line_cause(record)))  # --junitxml's line (plugin.junit)
     properties.append(("documented", record.documented))
     properties.append(("backend", record.backend))
     properties.append(("limit", record.limit))

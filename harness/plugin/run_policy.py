@@ -49,6 +49,7 @@ PLUGIN_NAME = "npu-hil-policy"
 OFF = "off"
 VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
 TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
+DESELECTED_OUTPUT = "npu_hil_deselected"  # an xdist worker's workeroutput: its deselected ids
 
 
 def _item_case_id(item: Any) -> str:
@@ -122,7 +123,8 @@ class RunPolicy:
         self.started = time.monotonic()
         self.ran: dict[str, None] = {}  # identities of the records this run judged
         # ids of the cases -k, -m, the tier or the shard left out: entries naming only these
-        # are not stale (under xdist the workers deselect, and the controller sees none)
+        # are not stale (under xdist the workers deselect and send them to the controller as
+        # they finish: DESELECTED_OUTPUT)
         self.deselected: set[str] = set()
         self.live = sys.stdout.isatty() and not os.environ.get("CI")
         self.stored = ""  # how writing the run into the history store went
@@ -253,6 +255,12 @@ class RunPolicy:
         )
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: the cases it deselected are the controller's too (each
+        worker collects and deselects the whole selection; one that died sent none)."""
+        self.deselected.update(getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, []))
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.progress.total:
             # the controller sees node ids only: a generated case's carries its id
@@ -327,7 +335,10 @@ class RunPolicy:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the run into the history store, from its results folder (the journal); the
-        terminal summary, printed after every sessionfinish hook, ends saying how that went."""
+        terminal summary, printed after every sessionfinish hook, ends saying how that went.
+        An xdist worker sends its deselected cases instead (``pytest_testnodedown``)."""
+        if not self.controller:
+            self.config.workeroutput[DESELECTED_OUTPUT] = sorted(self.deselected)  # type: ignore[attr-defined]
         if not self.controller or self.config.option.collectonly or not self.ran:
             self.history.close()
             return

@@ -6,9 +6,11 @@ expected), the platforms, operators, dtypes and SDKs it appears on, a one-line r
 example case with its repro bundle. In report.md the cases are collapsed below the table; in
 report.html they are a link away, on a page of the cause's own (``cause_page``, beside the
 case pages): listed inline, a full matrix's thousand failing cases made the page megabytes.
-Failing causes are shown open; the document's findings (doc drift, limits confirmed or
-rewritten) collapsed. Against a baseline, the failing causes it did not have are marked new and the
-ones it had that this run has not are listed as gone.
+The causes that fail the run are shown open; those whose every case is a known issue behaving
+as recorded (failing verdicts the run excuses, in the known issues' colour) and the
+document's findings (doc drift, limits confirmed or rewritten) collapsed. Against a
+baseline, the failing causes it did not have are marked new and the ones it had that this run
+has not are listed as gone.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import textwrap
 from collections.abc import Callable
 from html import escape
 
-from harness.report.causes import Cause, CauseChanges
-from harness.report.matrix import CASE_PAGES, Report, case_href, section_title
+from harness.report.causes import Cause, CauseChanges, as_expected
+from harness.report.matrix import CASE_PAGES, KNOWN, Report, case_href, section_title
 from harness.results.records import CaseRecord
 
 READING_WIDTH = 160  # characters of a cause's reading in report.md's table
 HTML_READING_WIDTH = 72  # in report.html's, one line; the whole reading on hover
-_KNOWN = " (known issue, as expected)"  # a case of a cause page the known issues expect
+KNOWN_CASE = " (known issue, as expected)"  # a case the known issues expect, on its line
+KNOWN_TITLE = "Known issues, as expected"  # the causes whose every case is one
 _COLUMNS = ["cause", "status", "cases", "known", "platforms", "operators", "dtypes", "SDKs"]
 
 
@@ -55,6 +58,15 @@ def _facts(cause: Cause, new: set[str]) -> list[str]:
     ]
 
 
+def _grouped(causes: list[Cause]) -> tuple[list[Cause], list[Cause], list[Cause]]:
+    """The causes that fail the run, those wholly known issues as expected, the findings."""
+    return (
+        [cause for cause in causes if cause.fails_run],
+        [cause for cause in causes if cause.failing and not cause.fails_run],
+        [cause for cause in causes if not cause.failing],
+    )
+
+
 def _new(changes: CauseChanges | None) -> set[str]:
     return {cause.signature.key for cause in changes.new} if changes else set()
 
@@ -76,8 +88,7 @@ def causes_markdown(report: Report, md_escape: Callable[[object], str]) -> list[
     causes, changes = report.causes, _changes(report)
     if not causes and not (changes and changes.gone):
         return []
-    failing = [cause for cause in causes if cause.failing]
-    findings = [cause for cause in causes if not cause.failing]
+    failing, known, findings = _grouped(causes)
     lines = ["## Causes", ""]
     lines.append(f"Failing: {_summary(failing)}." if failing else "Failing: none.")
     lines.append("")
@@ -86,14 +97,15 @@ def causes_markdown(report: Report, md_escape: Callable[[object], str]) -> list[
         lines += [f"- gone: {md_escape(cause.line())}" for cause in changes.gone]
         lines += [""] if changes.gone else []
     lines += _markdown_table(failing, md_escape, _new(changes))
-    if findings:
-        lines += [
-            f"<details><summary>The document's findings: {_summary(findings)}</summary>",
-            "",
-            *_markdown_table(findings, md_escape, set()),
-            "</details>",
-            "",
-        ]
+    for title, folded in ((KNOWN_TITLE, known), ("The document's findings", findings)):
+        if folded:
+            lines += [
+                f"<details><summary>{title}: {_summary(folded)}</summary>",
+                "",
+                *_markdown_table(folded, md_escape, _new(changes)),
+                "</details>",
+                "",
+            ]
     return lines
 
 
@@ -140,10 +152,11 @@ def causes_html(report: Report) -> str:
     causes, changes = report.causes, _changes(report)
     if not causes and not (changes and changes.gone):
         return ""
-    failing = [cause for cause in causes if cause.failing]
-    findings = [cause for cause in causes if not cause.failing]
+    failing, known, findings = _grouped(causes)
     total = f"Failing: {_summary(failing)}." if failing else "Failing: none."
     line = f'<span class="{"bad" if failing else "ok"}">{total}</span>'
+    if known:
+        line += f' <span class="v-{KNOWN}">{KNOWN_TITLE}: {_summary(known)}.</span>'
     if changes:
         line += (
             f' <span class="{"bad" if changes.new else "ok"}">{escape(_against(changes))}</span>'
@@ -153,11 +166,12 @@ def causes_html(report: Report) -> str:
         gone = "".join(f"<li>gone: {escape(cause.line())}</li>" for cause in changes.gone)
         parts.append(f"<ul>{gone}</ul>")
     parts.append(_html_table(failing, _new(changes)) if failing else "")
-    if findings:
-        parts.append(
-            f"<details><summary>The document's findings: {_summary(findings)}</summary>"
-            f"{_html_table(findings, set())}</details>"
-        )
+    for title, folded in ((KNOWN_TITLE, known), ("The document's findings", findings)):
+        if folded:
+            parts.append(
+                f"<details><summary>{title}: {_summary(folded)}</summary>"
+                f"{_html_table(folded, _new(changes))}</details>"
+            )
     return "".join(parts)
 
 
@@ -172,7 +186,7 @@ def _html_table(causes: list[Cause], new: set[str]) -> str:
         page = escape(cause_page(cause), quote=True)
         cells = [
             f'<td class="nw"><code id="{escape(cause.signature.key)}">{key}</code></td>',
-            f'<td><span class="chip nw v-{status}">{status}</span></td>',
+            f'<td><span class="chip nw v-{_colour(cause)}">{status}</span></td>',
             f'<td class=n><a href="{page}">{cases}</a></td>',
             f"<td class=n>{known}</td>",
             f'<td class="list">{platforms}</td>',
@@ -183,6 +197,11 @@ def _html_table(causes: list[Cause], new: set[str]) -> str:
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="causes"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _colour(cause: Cause) -> str:
+    """A cause's status chip colour: its status's, or the known issues' when it fails no run."""
+    return KNOWN if cause.failing and not cause.fails_run else escape(cause.signature.status)
 
 
 HTML_OPERATORS = 8  # a cause's operators in report.html's row; all of them on its page
@@ -244,7 +263,7 @@ def cause_page_html(cause: Cause) -> str:
     known = f", {cause.known} known issues as expected" if cause.known else ""
     parts = [
         f'<p><a href="../report.html#{escape(key)}">npu-hil report</a></p>',
-        f'<h1><code>{escape(key)}</code>: <span class="chip nw v-{escape(cause.signature.status)}">'
+        f'<h1><code>{escape(key)}</code>: <span class="chip nw v-{_colour(cause)}">'
         f"{escape(cause.signature.status)}</span> in {_count(len(cause.records), 'case')}"
         f"{known}</h1>",
         f"<table>{rows}</table>",
@@ -252,7 +271,7 @@ def cause_page_html(cause: Cause) -> str:
     for title, records in sorted(by_section.items()):
         items = "".join(
             f'<li><a href="{escape(_from("../", case_href(r)))}">{escape(r.id)}</a>'
-            f"{_KNOWN if (r.known or {}).get('status') == 'as-expected' else ''}</li>"
+            f"{KNOWN_CASE if as_expected(r) else ''}</li>"
             for r in records
         )
         parts.append(f"<h2>{escape(title)}: {len(records)}</h2><ul>{items}</ul>")

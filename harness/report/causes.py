@@ -215,7 +215,12 @@ class Cause:
     @property
     def known(self) -> int:
         """Cases matched by a known-issues entry that behaved as expected."""
-        return sum((r.known or {}).get("status") == "as-expected" for r in self.records)
+        return sum(map(as_expected, self.records))
+
+    @property
+    def fails_run(self) -> bool:
+        """A failing cause with a case no known issue expected: what keeps a run from green."""
+        return self.failing and self.known < len(self.records)
 
     def line(self) -> str:
         """ "cause-1a2b3c4d5e: 12 cases (rk3562, rk3588; MaxPool): wrong-result at ..." """
@@ -261,6 +266,11 @@ def causes(
         key=lambda c: (SEVERITY.index(c.signature.status), -len(c.records), c.signature.key)
     )
     return result
+
+
+def as_expected(record: CaseRecord) -> bool:
+    """A known issue that behaved as its entry records (the run's xfail)."""
+    return (record.known or {}).get("status") == "as-expected"
 
 
 def example_order(record: CaseRecord) -> tuple[bool, str]:

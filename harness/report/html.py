@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
-from harness.report.cause_section import cause_page, cause_page_html, causes_html
+from harness.report.cause_section import KNOWN_CASE, cause_page, cause_page_html, causes_html
+from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
+    KNOWN,
     SHORT,
-    WORST_FIRST,
     Failure,
     Report,
     Row,
@@ -31,7 +32,10 @@ from harness.report.matrix import (
     case_facts,
     case_href,
     case_page,
+    cell_colour,
     cell_href,
+    chip_counts,
+    letter,
     not_run_counts,
     reference_summary,
     section_title,
@@ -90,6 +94,7 @@ table.map a { text-decoration: none; color: inherit; display: block; }
 .v-reference-disagreement { background: #e8daef; }
 .v-infra-error { background: #d6d8db; }
 .v-bad-input { background: #e2d9f3; }
+.v-known { background: #e6dcc8; } /* known issues as recorded: excused, not the run's failures */
 """
 
 
@@ -238,7 +243,7 @@ def _failure(failure: Failure, backends: bool, known: bool) -> list[str]:
     cause = f'<span class="cause"{hover}>{escape(failure.cause)}</span>'
     if record.flaky:
         cause += f' <span class="flaky">(flaky: {escape(flaky_text(record.flaky))})</span>'
-    row = [f'<span class="nw">{case}</span>', _verdict(record.verdict), cause]
+    row = [f'<span class="nw">{case}</span>', _verdict(record.verdict, as_expected(record)), cause]
     row.append(f'<span class="nw">{bundle}</span>')
     if known:
         row.append(_known_mark(failure))
@@ -270,24 +275,33 @@ def _overview(report: Report) -> str:
                 cells.append("<td></td>")
                 continue
             cells.append(
-                f'<td class="v-{escape(cell.verdict)}" title="{escape(cell.verdict)}">'
+                f'<td class="v-{escape(cell.verdict)}" title="{escape(_word(cell.verdict))}">'
                 f'<a href="{escape(cell_href(section, cell.anchor))}">{escape(cell.chip)}</a></td>'
             )
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2 id="overview">Operators × platforms</h2>'
         f'<p class="legend">Cases per verdict ({_legend()}) and the known issues that behaved '
-        "as recorded among them; a cell's colour is its most severe verdict but those known "
-        "issues. A cell opens the operator's first cases, on its platform's page.</p>"
+        "as recorded among them; a cell's colour is its most severe verdict, or the known "
+        "issues' when they are the only cases that would fail the run. A cell opens the "
+        "operator's first cases, on its platform's page.</p>"
         f'<table class="map"><tr>{head}</tr>{"".join(rows)}</table>'
     )
 
 
 def _legend() -> str:
-    """The verdicts' letters of the overview and heat-map cells, each in its colour (HTML)."""
-    return " ".join(
+    """The verdicts' letters of the overview and heat-map cells, each in its colour, and the
+    known issues' colour (HTML)."""
+    verdicts = [
         f'<span class="chip v-{escape(v)}">{short}</span>{escape(v)}' for v, short in SHORT.items()
-    )
+    ]
+    known = f'<span class="chip v-{KNOWN}">V</span>{_word(KNOWN)}, by their verdict\'s letter'
+    return " ".join([*verdicts, known])
+
+
+def _word(verdict: str) -> str:
+    """A cell's colour in words: its verdict, or what KNOWN stands for."""
+    return "known issues, as expected" if verdict == KNOWN else verdict
 
 
 def _heat_map(section: Section) -> str:
@@ -309,10 +323,9 @@ def _heat_cell(section: Section, row: Row, dtype: str) -> str:
     cases = row.cells.get(dtype, [])
     if not cases:
         return "<td></td>"
-    counts = worst_first(cases)
-    worst = next(iter(counts))
     href = escape("#" + section.anchor(row, dtype))
-    return f'<td class="v-{escape(worst)}"><a href="{href}">{_chips(counts)}</a></td>'
+    colour = escape(cell_colour(cases))
+    return f'<td class="v-{colour}"><a href="{href}">{_chips(chip_counts(cases))}</a></td>'
 
 
 def _cards(report: Report) -> str:
@@ -323,7 +336,7 @@ def _cards(report: Report) -> str:
     items = "".join(
         f'<li><a href="{escape(case_page(s.backend, s.platform, s.sdk), quote=True)}">'
         f"{escape(s.title)}</a>: {sum(s.counts.values())} cases "
-        f"{_chips({v: s.counts[v] for v in WORST_FIRST if s.counts.get(v)})}</li>"
+        f"{_chips(chip_counts(s.records))}</li>"
         for s in report.sections
     )
     return (
@@ -333,11 +346,14 @@ def _cards(report: Report) -> str:
     )
 
 
-def _chips(counts: dict[str, int]) -> str:
-    """Cases per verdict in the cells' letters, e.g. "3V 9C" (HTML)."""
+def _chips(counts: list[tuple[str, int, bool]]) -> str:
+    """Cases per verdict in the cells' letters, e.g. "3V 9C", known issues behaving as
+    recorded in their own colour (``chip_counts``; HTML)."""
     return "".join(
-        f'<span class="chip v-{escape(v)}" title="{escape(v)}">{n}{SHORT[v]}</span>'
-        for v, n in counts.items()
+        f'<span class="chip v-{KNOWN if known else escape(v)}" '
+        f'title="{escape(v)}{", " + _word(KNOWN) if known else ""}">'
+        f"{n}{escape(letter(v))}</span>"
+        for v, n, known in counts
     )
 
 
@@ -420,10 +436,12 @@ def _case(record: CaseRecord) -> str:
         _mapping("tolerance", record.tolerance),
         _mapping("versions", record.versions),
     ]
+    colour = KNOWN if as_expected(record) else record.verdict
+    known = KNOWN_CASE if as_expected(record) else ""
     return (
-        f'<div class="case v-{escape(record.verdict)}" id="{escape(case_anchor(record))}">'
+        f'<div class="case v-{escape(colour)}" id="{escape(case_anchor(record))}">'
         f"<b>{escape(record.value)}</b> ({escape(record.documented)}) "
-        f'<span class="verdict">{escape(record.verdict)}</span> on {escape(record.backend)}'
+        f'<span class="verdict">{escape(record.verdict)}</span>{known} on {escape(record.backend)}'
         f"{facts}<details><summary>detail</summary>{''.join(details)}</details></div>"
     )
 
@@ -508,8 +526,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _verdict(verdict: str) -> str:
-    return f'<span class="chip nw v-{escape(verdict)}">{escape(verdict)}</span>'
+def _verdict(verdict: str, known: bool = False) -> str:
+    """A verdict's word in its colour, or in the known issues' when ``known`` (as expected)."""
+    return f'<span class="chip nw v-{KNOWN if known else escape(verdict)}">{escape(verdict)}</span>'
 
 
 def _anchors(report: Report) -> dict[str, str]:

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable
 
 from harness.report.cause_section import causes_markdown
+from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
@@ -23,6 +24,8 @@ from harness.report.matrix import (
     Row,
     Section,
     case_facts,
+    in_short_order,
+    letters,
     not_run_counts,
     reference_summary,
 )
@@ -117,7 +120,7 @@ def _failures(report: Report) -> list[str]:
         return [*lines, "None.", ""]
     new = [f for f in report.failures if f.known != "as-expected"]
     expected = [f for f in report.failures if f.known == "as-expected"]
-    lines += [_failure(failure) for failure in new]
+    lines += [_failure(failure) for failure in new] or ["None besides known issues."]
     if expected:
         lines += [
             "",
@@ -167,7 +170,8 @@ def _matrices(report: Report) -> list[str]:
     if not report.sections:
         return []
     legend = ", ".join(f"{short} {verdict}" for verdict, short in SHORT.items())
-    lines = ["## Documented limits × dtype", "", f"Cases per verdict in each cell: {legend}.", ""]
+    lines = ["## Documented limits × dtype", ""]
+    lines += [f"Cases per verdict in each cell: {legend}; (n known): known issues among them.", ""]
     for section in report.sections:
         lines += _matrix(section)
     return lines
@@ -189,8 +193,8 @@ def _matrix(section: Section) -> list[str]:
 
 
 def _cell(cases: list[CaseRecord]) -> str:
-    found = [case.verdict for case in cases]
-    return " ".join(f"{found.count(v)}{short}" for v, short in SHORT.items() if v in found)
+    known = sum(map(as_expected, cases))
+    return letters(in_short_order(cases)) + (f" ({known} known)" if known else "")
 
 
 def _cards(report: Report) -> list[str]:

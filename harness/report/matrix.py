@@ -17,7 +17,7 @@ from typing import Any
 from harness.documented.properties import PRECISION
 from harness.judge.verdict import FAILING_VERDICTS, REWRITTEN_AWAY, TESTED_NOTHING, UNTESTABLE
 from harness.report.baseline import BaselineChanges
-from harness.report.causes import Cause
+from harness.report.causes import Cause, as_expected
 from harness.report.cells import format_number, natural_key, verdict_counts
 from harness.report.documented_rows import (
     DOCUMENTED_KEY,
@@ -96,6 +96,11 @@ class Section:
     sdk: str = ""
 
     @property
+    def records(self) -> list[CaseRecord]:
+        """Every case of the section, row by row."""
+        return [case for row in self.rows for cases in row.cells.values() for case in cases]
+
+    @property
     def title(self) -> str:
         """E.g. "rk3562 on simulator, SDK 2.3.2" (plain text)."""
         return section_title(self.platform, self.backend, self.sdk)
@@ -118,43 +123,87 @@ def section_title(platform: str, backend: str, sdk: str) -> str:
     return f"{platform} on {backend}{on_sdk}"
 
 
-# A cell's colour: its most severe verdict, failures first.
-WORST_FIRST = tuple(dict.fromkeys(("infra-error", "wrong-result", "violation", *SHORT)))
+# The verdicts that fail a run unless a known issue or the baseline excuses them, most severe
+# first (infra-error: an error, not a test failure, yet the run is not green)
+RUN_FAILING = ("infra-error", "wrong-result", "violation", "unrunnable")
+# A cell's colour: its most severe verdict, what fails a run first.
+WORST_FIRST = tuple(dict.fromkeys((*RUN_FAILING, *SHORT)))
+# A cell's colour and word when its worst cases are known issues behaving as recorded: they
+# do not fail the run, so they are not drawn as its failures are
+KNOWN = "known"
+
+
+def letter(verdict: str) -> str:
+    """A verdict's letter in the cells; a verdict the legend does not list keeps its word."""
+    return SHORT.get(verdict, verdict)
 
 
 def worst_first(cases: Iterable[CaseRecord]) -> dict[str, int]:
     """Cases per verdict, the most severe first."""
+    return _counted(cases, WORST_FIRST)
+
+
+def in_short_order(cases: Iterable[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict in SHORT's (the legend's) order."""
+    return _counted(cases, SHORT)
+
+
+def _counted(cases: Iterable[CaseRecord], order: Iterable[str]) -> dict[str, int]:
+    """Cases per verdict in ``order``, then the verdicts it does not list (a verdict newer
+    than the report's letters is shown, not dropped)."""
     found = Counter(case.verdict for case in cases)
-    return {verdict: found[verdict] for verdict in WORST_FIRST if found[verdict]}
+    listed = list(order)
+    return {v: found[v] for v in [*listed, *sorted(set(found) - set(listed))] if found[v]}
+
+
+def cell_colour(cases: list[CaseRecord]) -> str:
+    """The verdict a cell of ``cases`` is coloured by: its most severe verdict, but KNOWN when
+    the cases that would fail the run are all known issues behaving as recorded."""
+    worst = next(iter(worst_first(case for case in cases if not as_expected(case))), KNOWN)
+    return worst if worst in RUN_FAILING or not any(map(as_expected, cases)) else KNOWN
+
+
+def chip_counts(cases: Iterable[CaseRecord]) -> list[tuple[str, int, bool]]:
+    """(verdict, cases, known) per verdict, the most severe first: the cases known issues
+    expected counted apart, so they are drawn as known."""
+    cases = list(cases)
+    known = worst_first(case for case in cases if as_expected(case))
+    judged = worst_first(case for case in cases if not as_expected(case))
+    return [
+        (verdict, n, is_known)
+        for verdict in worst_first(cases)
+        for n, is_known in ((judged.get(verdict, 0), False), (known.get(verdict, 0), True))
+        if n
+    ]
 
 
 @dataclass(frozen=True)
 class OverviewCell:
-    """One operator in one section: its cases per verdict, the most severe verdict of those
-    not known issues behaving as recorded (the cell's colour: a green run's known violations
-    do not paint it), how many known issues behaved as recorded, and where its first heat-map
-    cell is."""
+    """One operator in one section: its cases per verdict, its colour (``cell_colour``: a
+    green run's known violations do not paint it as violations), how many known issues
+    behaved as recorded, and where its first heat-map cell is."""
 
-    counts: dict[str, int]  # verdict -> cases, in SHORT's order
-    verdict: str
+    counts: dict[str, int]  # verdict -> cases, in SHORT's order (others last)
+    verdict: str  # ``cell_colour``: a verdict or KNOWN
     known: int
     anchor: str
 
     @property
     def chip(self) -> str:
         """E.g. ``13C 2V (2 known)``: counts by verdict letter, then the known issues."""
-        counts = " ".join(f"{n}{SHORT[verdict]}" for verdict, n in self.counts.items())
-        return counts + (f" ({self.known} known)" if self.known else "")
+        return letters(self.counts) + (f" ({self.known} known)" if self.known else "")
+
+
+def letters(counts: Mapping[str, int]) -> str:
+    """ "13C 2V": cases per verdict in the cells' letters."""
+    return " ".join(f"{n}{letter(verdict)}" for verdict, n in counts.items())
 
 
 def overview_cell(cases: list[CaseRecord], anchor: str) -> OverviewCell:
-    found = Counter(case.verdict for case in cases)
-    known = [case for case in cases if case.known and case.known.get("status") != CHANGED]
-    judged = [case for case in cases if case not in known] or cases
     return OverviewCell(
-        counts={verdict: found[verdict] for verdict in SHORT if found[verdict]},
-        verdict=next(iter(worst_first(judged))),
-        known=len(known),
+        counts=in_short_order(cases),
+        verdict=cell_colour(cases),
+        known=sum(map(as_expected, cases)),
         anchor=anchor,
     )
 
@@ -253,7 +302,7 @@ def build_report(
         if record.verdict in FAILING_VERDICTS or (record.known or {}).get("status") == CHANGED
     ]
     failures.sort(key=lambda f: ("", CHANGED).index(f.known) if f.known != "as-expected" else 2)
-    known = Counter(r.verdict for r in records if (r.known or {}).get("status") == "as-expected")
+    known = Counter(r.verdict for r in records if as_expected(r))
     grouped = sections(records)
     return Report(
         header=run_header(records, meta),

@@ -55,6 +55,22 @@ def test_platforms_in_any_case_and_near_misses_named(capsys: pytest.CaptureFixtu
     assert "or all" not in err  # hil run takes one platform
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("rk356x", "rk3562, rk3566 or rk3568"),  # a family as the vendor writes it
+        ("RV110X", "rv1103 or rv1106"),
+        ("rk356", "rk3568"),  # as close to rk3576 as to the rk356* names: these start alike
+    ],
+)
+def test_a_family_or_a_near_miss_of_platforms_is_named(
+    capsys: pytest.CaptureFixture[str], typed: str, meant: str
+) -> None:
+    code, _, err = hil(capsys, "run", "m.onnx", "--platform", typed)
+    assert code == 2
+    assert err.rstrip().endswith(f"; did you mean {meant}?")
+
+
 def test_docs_show_takes_the_onnx_name_any_case_platform_and_sdk_style_version(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

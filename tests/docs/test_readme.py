@@ -48,6 +48,16 @@ def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() ->
 
 
 @needs_toolkit
+def test_git_ignores_the_results_folders_the_readme_writes() -> None:
+    folders = sorted(set(re.findall(r"HIL_RESULTS=(results[\w-]*)", README)))
+    assert "results-pow" in folders
+    files = [f"{folder}/report.md" for folder in folders]
+    check = subprocess.run(
+        ["git", "check-ignore", *files], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert check.stdout.split() == files, check.stderr
+
+
 def test_the_first_run_prints_what_the_readme_shows(tmp_path: Path) -> None:
     lines = _console_block("A first run")
     assert lines[0].startswith(f"$ {COMMAND}")

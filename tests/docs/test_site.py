@@ -57,6 +57,61 @@ def test_the_cli_reference_names_every_command_and_option() -> None:
     assert not re.search(r"(?<!`)``(?!`)", text)  # help texts as plain text, no reST literals
 
 
+def test_the_configuration_reference_lists_every_pytest_option() -> None:
+    from _pytest.config.argparsing import Parser
+
+    from harness.plugin import options
+
+    parser = Parser(_ispytest=True)  # what pytest itself hands pytest_addoption
+    options.pytest_addoption(parser)
+    page = (ROOT / "docs/reference/configuration.md").read_text(encoding="utf-8")
+    table = page.split("## pytest options", 1)[1].split("\n## ", 1)[0]
+    shown = [
+        option.names()[0]
+        for group in parser._groups
+        for option in group.options
+        if option.attrs().get("help") != argparse.SUPPRESS
+    ]
+    assert len(shown) > 30
+    assert [name for name in shown if f"`{name}" not in table] == []
+
+
+def test_getting_started_counts_the_cases_the_main_job_runs(tmp_path: Path) -> None:
+    """The figure of "The main job runs rk3562 (N cases ...)": the cases the suites collect
+    on the default platform and tier."""
+    page = (ROOT / "docs/getting-started.md").read_text(encoding="utf-8")
+    (figure,) = re.findall(r"The main job runs rk3562\s+\(([\d,]+) cases", page)
+    command = [sys.executable, "-m", "pytest", "suites", "--collect-only", "-q"]
+    command += ["-p", "no:cacheprovider", "--results", str(tmp_path / "results")]
+    collected = subprocess.run(
+        command,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    cases = [line for line in collected.stdout.splitlines() if "[rk3562/" in line]
+    assert f"{len(cases):,}" == figure
+
+
+def test_the_cli_reference_shows_defaults_under_home_as_tilde(tmp_path: Path) -> None:
+    """Not the home folder of the machine that built the site: a reader's differs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HIL_"))}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    made = subprocess.run(
+        [sys.executable, str(ROOT / "tools/cli_reference.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert made.returncode == 0, made.stderr
+    assert str(tmp_path) not in made.stdout
+    assert "~/.cache/npu-hil/sim" in made.stdout and "~/.local/share/npu-hil/" in made.stdout
+
+
 @pytest.mark.skipif(MKDOCS is None, reason="the docs extra is not installed")
 def test_the_site_builds_strict_with_the_generated_reference(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}

@@ -126,8 +126,9 @@ def test_the_text_answer_names_the_night_and_what_changed(
     lines = out.splitlines()
     assert lines[0] == f"{BREAKS} (rk3562)"
     assert len(lines) == 1 + 15 + 1  # nights 15..30 less the killed one, then the answer
-    assert (
-        lines[1] == "  2026-11-15  doc-drift        SDK 2.3.2    simulator    harness abc000000002"
+    assert lines[1] == (
+        "  2026-11-15T02:00:00+00:00  run run-14  doc-drift        SDK 2.3.2    simulator    "
+        "harness abc000000002"
     )
     code, out, _ = hil(capsys, STABLE, "--hil-db", store, "--since", "2026-11-30")
     assert out.splitlines()[1].endswith("harness abc000000002  median 1.290 ms")  # --perf

@@ -320,3 +320,67 @@ def test_a_full_matrix_report_stays_small_with_its_cards_a_link_away(tmp_path: P
         assert browser.evaluate("document.getElementsByTagName('*').length") < 40_000
         if SCREENSHOT:
             browser.screenshot(Path(SCREENSHOT).with_stem(Path(SCREENSHOT).stem + "-full-matrix"))
+
+
+# A cell's background in each failing verdict's colour: only what fails a run is drawn so
+FAILING_COLOURS = """(() => {
+  const probe = document.createElement('span'); document.body.append(probe);
+  const colours = ['violation', 'unrunnable', 'wrong-result'].map(v => {
+    probe.className = 'v-' + v; return getComputedStyle(probe).backgroundColor; });
+  probe.remove(); return colours; })()"""
+# The elements painted so, but the legends that name the colours
+PAINTED_FAILING = """((colours) => [...document.querySelectorAll('body *')]
+  .filter(e => !e.closest('.legend, #verdicts + table'))
+  .filter(e => colours.includes(getComputedStyle(e).backgroundColor))
+  .map(e => e.outerHTML.slice(0, 120)))"""
+
+
+def test_a_green_run_with_known_issues_draws_them_as_known_not_failing(tmp_path: Path) -> None:
+    """The README's first run: Pow's two violations are known issues as recorded, so the run is
+    green; its report says no cause fails, names the known ones in their own colour and word,
+    and paints nothing, on report.html or the platform's page, in a failing verdict's colour."""
+    results = tmp_path / "results"
+    known = {"reference": "RK-1", "note": "", "status": "as-expected", "expected": "violation"}
+    records = [
+        make_record(f"rk3562/Pow/float16/values={n}", op="Pow", limit="Pow/Y/values", value=str(n))
+        for n in range(1, 11)
+    ]
+    records += [
+        make_record(
+            f"rk3562/Pow/float16/values={n}",
+            "violation",
+            op="Pow",
+            limit="Pow/Y/values",
+            value=str(n),
+            detail="placement: CPU fallback: Pow: Pow on CPU",
+            known=known,
+        )
+        for n in (0, -1)
+    ]
+    journal = Journal(results)
+    for record in records:
+        journal.append(record)
+    write_run_metadata(results, {"platform": "rk3562", "tier": "default"})
+    assert hil(["report", str(results)]) == 0
+    case_page = next((results / CASE_PAGES).glob("rk3562-simulator*.html"))
+    with Browser() as browser:
+        browser.open((results / "report.html").as_uri(), *FIRST_SCREEN)
+        line = browser.evaluate(
+            "[...document.querySelectorAll('#causes + p span')]"
+            ".map(s => [s.innerText, s.className])"
+        )
+        assert line == [
+            ["Failing: none.", "ok"],
+            ["Known issues, as expected: 1 cause over 2 cases.", "v-known"],
+        ]
+        cell = browser.evaluate(
+            "(() => { const td = document.querySelector('table.map td:nth-child(2)');"
+            " return [td.innerText, td.title, td.className]; })()"
+        )
+        assert cell == ["10C 2V (2 known)", "known issues, as expected", "v-known"]
+        colours = browser.evaluate(FAILING_COLOURS)
+        assert browser.evaluate(f"{PAINTED_FAILING}({json.dumps(colours)})") == []
+        browser.open(case_page.as_uri(), *FIRST_SCREEN)
+        heat = browser.evaluate("document.querySelector('table.map td:nth-child(3)').className")
+        assert heat == "v-known"
+        assert browser.evaluate(f"{PAINTED_FAILING}({json.dumps(colours)})") == []

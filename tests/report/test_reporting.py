@@ -19,8 +19,9 @@ from tests.helpers.records import HOSTILE_ID, _records, make_record
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import baseline_changes
-from harness.report.markdown import md_escape
-from harness.report.matrix import CASE_PAGES, SHORT
+from harness.report.html import render_case_pages, render_html
+from harness.report.markdown import md_escape, render_markdown
+from harness.report.matrix import CASE_PAGES, SHORT, build_report
 from harness.results.journal import JOURNAL_NAME, Journal, write_run_metadata
 from harness.results.records import CaseRecord, case_slug
 
@@ -509,8 +510,8 @@ def test_the_overview_gives_cases_and_the_worst_verdict_per_operator_and_platfor
 
 
 def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_path: Path) -> None:
-    """A green run's known violations: ``2C 1V (1 known)``, coloured as confirmed; a second,
-    unknown violation colours it again."""
+    """A green run's known violations: ``2C 1V (1 known)``, coloured as known issues, not as
+    violations; a second, unknown violation colours it as one."""
     known = {"reference": "RK-1", "note": "", "status": "as-expected", "expected": "violation"}
     pows = [make_record(f"pow-{n}", op="Pow", limit="pow.exponent") for n in range(2)]
     pows.append(make_record("pow-0-cpu", "violation", op="Pow", limit="pow.exponent", known=known))
@@ -521,7 +522,7 @@ def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_pat
     )
     assert table[2][1] == "2C 1V (1 known)"
     assert (
-        'class="v-confirmed" title="confirmed"><a href="report-cases/'
+        'class="v-known" title="known issues, as expected"><a href="report-cases/'
         in (folder / "report.html")
         .read_text(encoding="utf-8")
         .split('id="overview"')[1]
@@ -537,3 +538,23 @@ def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_pat
     assert table[2][1] == "2C 2V (1 known)"
     overview = (folder / "report.html").read_text(encoding="utf-8").split('id="overview"')[1]
     assert 'class="v-violation"' in overview.split("</table>")[0]
+
+
+def test_a_verdict_the_report_does_not_list_shows_as_its_word() -> None:
+    """A verdict word newer than the report's letters (``untestable``) is shown, not dropped,
+    and an operator with only such cases does not stop the report."""
+    records = [
+        make_record("pow-1", op="Pow", limit="pow.exponent"),
+        make_record("pow-2", "untestable", op="Pow", limit="pow.exponent"),
+        make_record("gru-1", "untestable", op="GRU", limit="gru.batch"),
+    ]
+    report = build_report(records, {"platform": "rk3562"}, {})
+    assert [row.cells[0].chip for row in report.overview if row.cells[0]] == [
+        "1untestable",
+        "1C 1untestable",
+    ]
+    page = render_html(report)
+    assert "1untestable" in page and "1C 1untestable" in page
+    (cards,) = render_case_pages(report).values()
+    assert '<td class="v-untestable"><a href="#cell-' in cards
+    assert "| Pow | pow.exponent | 1C 1untestable |" in render_markdown(report)

@@ -28,6 +28,8 @@ POW_2 = "rk3562/Pow/float16/values=2"
 EXPAND_8193 = "rk3562/Expand/float16/[b,c,1,w]:h=8193"
 MAXPOOL_8 = "rk3562/MaxPool/float16/kernel_h=8"
 POW_INT8_EXPONENT = "rk3562/Pow/float16/exponent_dtype=int8"
+POW_0 = "rk3562/Pow/float16/values=0"  # a violation, a known issue (the README's first run)
+POW_DOUBLE = "rk3562/Pow/float16/exponent_dtype=double"  # doc drift
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rknn") is None, reason="rknn-toolkit2 is not installed"
@@ -83,6 +85,22 @@ def test_documented_vs_observed_end_to_end(tmp_path):
     }
     assert properties[(f"test_documented_limit[{POW_4}]", "verdict")] == "limit-confirmed"
     assert properties[(f"test_documented_limit[{POW_4}]", "backend")] == "simulator"
+    # a passing case's verdict and cause where CI systems show a passed test's text
+    texts = ci_texts(junit)
+    assert texts[f"test_documented_limit[{MAXPOOL_8}]"].startswith("limit-rewritten: ")
+    assert texts[f"test_documented_limit[{EXPAND_8193}]"].startswith("doc-drift: ")
+
+
+def ci_texts(junit: Path) -> dict[str, str]:
+    """Per testcase what Jenkins and GitLab show of it: its system-out, or the message of its
+    failure or skip."""
+    texts = {}
+    for case in ET.parse(junit).iter("testcase"):
+        marks = [mark for mark in case if mark.tag in ("failure", "skipped")]
+        texts[str(case.get("name"))] = case.findtext("system-out") or (
+            marks[0].get("message", "") if marks else ""
+        )
+    return texts
 
 
 def test_a_bound_that_cannot_be_probed_alone_names_the_limit_deciding_it(tmp_path):
@@ -159,3 +177,22 @@ def test_parallel_workers_keep_the_journal_whole(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert len(verdicts(tmp_path)) == 4
     assert "npu-hil verdicts" in run.stdout
+
+
+def test_ci_sees_every_verdict_and_two_workers_call_no_unselected_entry_stale(tmp_path):
+    """The README's first run (Pow's float16 cases, the shipped known issues) on two xdist
+    workers with --junitxml: the doc drift's verdict is in its testcase's system-out, a known
+    violation's in its skipped message; the known-issue entries of the cases -m and -k left
+    out are counted as not selected, not stale, though the workers, not the controller,
+    deselected them."""
+    junit = tmp_path / "junit.xml"
+    command = [sys.executable, "-m", "pytest", str(SUITE.parent), "-m", "float16", "-k", "Pow"]
+    command += ["-n", "2", "-p", "no:cacheprovider", "--results", str(tmp_path / "results")]
+    command += ["--hil-cache", "off", "--known-issues", "vendor", f"--junitxml={junit}"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    texts = ci_texts(junit)
+    assert texts[f"test_documented_limit[{POW_DOUBLE}]"].startswith("doc-drift: ")
+    assert texts[f"test_documented_limit[{POW_0}]"].startswith("violation (known issue")
+    (line,) = [line for line in run.stdout.splitlines() if "known-issues: " in line]
+    assert " 0 stale entries, " in line and " for cases not selected" in line, run.stdout
