@@ -268,11 +268,12 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 def behaviour(record: CaseRecord) -> tuple[bool | None, str]:
     """Whether the step behaved like a documented-inside value (on the NPU, in the precision
-    asked, correct), None when it says nothing (infra error), and what was seen, e.g.
+    asked, correct), None when it says nothing (infra error, or it tested nothing: refused
+    like its control, its operator rewritten away), and what was seen, e.g.
     "NPU, correct", "CPU fallback", "build failed: ...", "precision fallback: FLOAT16 (INT8
     asked)", "NPU, wrong result (max_abs=3)"."""
-    if record.verdict in TESTED_NOTHING:
-        return None, f"{record.verdict}: {_first_line(record.detail)}"
+    if record.verdict in TESTED_NOTHING:  # the search's stop names the verdict
+        return None, _first_line(" ".join(record.detail.split()))
     if record.verdict == "infra-error":
         return None, f"infra error: {_first_line(record.detail)}"
     seen: list[str] = []

@@ -15,7 +15,7 @@ from tests.helpers import paths
 from tests.helpers.declared import MODELS
 
 from harness.probe.runner import answer_of, select
-from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, Search, Skip
+from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, UNTESTABLE, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
 from harness.report.real_limits import boundary_changes, real_limits_markdown
 from harness.results.journal import JournalError
@@ -325,6 +325,24 @@ def test_the_answer_of_a_search_stopped_by_infra_trouble() -> None:
         "",
     )
     assert answer.observed() == ">= 8 (infra)" and answer.backend == "simulator"
+
+
+def test_a_step_refused_like_its_control_leaves_the_bound_untested() -> None:
+    bounds, _ = numeric_bounds(seed_catalogue(), MODELS, ops=["MaxPool"], dtypes=("int8",))
+    (bound,) = select(bounds, "kernel_h")
+    # a step past the edge is judged against the edge, one inside against the typical model
+    assert bound.case(9).control.id == bound.case(7).id
+    assert bound.case(7).control.id == "rk3562/MaxPool/int8/typical"
+    refused = _check("placement", "untestable", "build failed: E; its control did not run")
+    behaved, seen = behaviour(_record("untestable", [refused]))
+    assert behaved is None
+    search = Search(edge=7, direction=1, budget=16)
+    search.observe(search.proposal(), behaved)
+    search.tested_nothing()
+    assert search.proposal() is None and search.stop == UNTESTABLE
+    step = ProbeStep(7, bound.case(7).id, behaved, seen, "untestable")
+    answer = answer_of(bound, search, [step], {step.case: _record("untestable", [refused])})
+    assert answer.observed() == "untested" and answer.stop_detail == seen
 
 
 @pytest.mark.parametrize("platform", ["rk3588", "rv1106"])
