@@ -6,11 +6,12 @@ more than the model has nodes may be the toolkit's own input layer. So every cas
 operator's first typical one names a control (``Case.control``), already a case of the run,
 and is judged by what differs between the two (``harness.judge.observers``):
 
-- a case outside the limit it probes: the case of the same dtype nearest to it inside that
-  limit (8192 for 8193 of ``(0, 8192]``) that crosses only limits the case crosses too, else
-  the typical case of its dtype;
-- any other case: the typical case of its dtype (an inside case refused like its typical
-  model says nothing about its own limit);
+- a case outside the limit it probes at a number: the case of the same dtype nearest to it
+  inside that limit (8192 for 8193 of ``(0, 8192]``) that crosses only limits the case crosses
+  too, else the typical case of its dtype;
+- any other case (a value off a set of names, an exponent's dtype or a mode, too): the
+  typical case of its dtype (an inside case refused like its typical model says nothing
+  about its own limit);
 - the typical case of a further dtype: the typical case of the first dtype documented
   supported (a platform that refuses a whole dtype says so once per operator, there).
 """
@@ -59,9 +60,10 @@ def _control_of(
 ) -> Case | None:
     if case.value == TYPICAL:
         return None if first is None or case.id == first.id else first
-    if case.documented == "outside":
+    if case.documented == "outside" and _NUMBER.search(case.value):
         # inside the probed limit and crossing fewer of the limits the case crosses (so no
-        # two cases are each other's control), of the same subject first, then the nearest
+        # two cases are each other's control), of the same subject first, then the nearest;
+        # a value off a set of names (a dtype, a mode) has no nearest: the typical model's
         broken = set(case.outside_because)
         inside = [
             other
