@@ -13,8 +13,10 @@ from harness.models.builder import (
     OperatorSpec,
     Parametrization,
     Params,
+    along_axis,
     dim_setters,
     nchw,
+    set_reduced_axis,
     shape_reader,
     uniform,
 )
@@ -57,8 +59,9 @@ SOFTMAX = OperatorSpec(
     _build_softmax,
     Parametrization(
         _read_softmax,
-        dim_setters(),
+        {**dim_setters(), "axis": set_reduced_axis},
         outside_values={"axis": (0, 2)},
+        reduces=along_axis,
     ),
 )
 

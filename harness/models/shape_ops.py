@@ -14,9 +14,11 @@ from harness.models.builder import (
     OperatorSpec,
     Parametrization,
     Params,
+    along_axis,
     broadcast_form,
     dim_setters,
     nchw,
+    set_reduced_axis,
     shape_reader,
     uniform,
 )
@@ -126,7 +128,12 @@ OPERATORS = {
     "Hardmax": OperatorSpec(
         {"shape": [1, 8, 4, 6], "axis": 1},
         _build_hardmax,
-        Parametrization(_read_axis, dim_setters(), outside_values={"axis": (0, 2)}),
+        Parametrization(
+            _read_axis,
+            {**dim_setters(), "axis": set_reduced_axis},
+            outside_values={"axis": (0, 2)},
+            reduces=along_axis,
+        ),
     ),
     "Pad": OperatorSpec(
         {
@@ -137,7 +144,10 @@ OPERATORS = {
         },
         _build_pad,
         Parametrization(
-            shape_reader("mode"), dim_setters(_set_pad_dim), outside_values={"mode": ("edge",)}
+            shape_reader("mode"),
+            dim_setters(_set_pad_dim),
+            outside_values={"mode": ("edge",)},
+            modes=("mode",),
         ),
     ),
 }
