@@ -893,7 +893,7 @@ def operator_cases(
                     raise ValueError(f"{op.name}: model {what} is {made.reason()}")
                 result.unprobed.append(Untested(probed, f"{what}: {made.reason()}"))
                 continue
-            params, bound = made.params, made.bound
+            what, params, bound = made
             dtypes = DTYPES if probed is None else _probed_dtypes(op, probed)
             if not dtypes:
                 assert probed is not None
