@@ -19,6 +19,10 @@ every case records the limit deciding its status and, when not isolable, what el
 the dimensions it does not probe small (``shrunk``): the toolkit takes minutes to build an
 8M-element Transpose whose bound is on one dimension.
 
+A case exercises what its rule names (``harness.cases.validity``): a proposal that would not
+(a Transpose moving an axis of 1, a softmax over one element) is repaired where it can be
+(``exercised``), else listed as unprobed with the reason, never made a case.
+
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
 all come from the operator model's declaration (``Declarations.probing`` of the run's
