@@ -46,7 +46,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Untested, model_seed
-from harness.cases.validity import Degenerate, degeneracy, limit_subjects
+from harness.cases.validity import Degenerate, deciding_dims, degeneracy, limit_subjects
 from harness.documented.formulas import applies, holds
 from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
@@ -759,7 +759,8 @@ def exercised(
     """``variant``, probing ``limit``, made to exercise what its rule names
     (``harness.cases.validity``), breaking in every dtype no limit it did not break and
     ``limit`` as it did: where it is degenerate, each dimension of size 1 it does not probe
-    grown to 2 (a Transpose's batch of 1 that its perm moves); where a product's factor of 1
+    that decides it (``validity.deciding_dims``) grown to 2 (a Transpose's batch of 1 that its
+    perm moves, a softmax's batch of 1 at axis 0); where a product's factor of 1
     is what it probes (a prime 8191 is 1*8191 only), the nearest product on the same side of
     the cap whose factors are all 2 or more (``_product_moves``). Else why it stays
     degenerate."""
@@ -781,7 +782,7 @@ def exercised(
     moves = _product_moves(models, op.name, limit, variant) if limit is not None else []
     for candidate in (variant, *moves):
         params = candidate.params
-        for name in models.probing[op.name].shrinkable:
+        for name in deciding_dims(models, op.name, params):
             if name in named or models.subjects(op.name, params)[name] != 1:
                 continue
             larger = models.with_subject(op.name, params, name, 2)

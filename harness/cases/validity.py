@@ -89,6 +89,15 @@ def degeneracy(
     return _same_output(models, op, params, found)
 
 
+def deciding_dims(models: Declarations, op: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The dimension subjects whose sizes decide whether the model of ``op`` with ``params``
+    permutes or reduces anything: those its perm moves, those it reduces over."""
+    declared, found = models.probing[op], models.subjects(op, params)
+    dims = declared.permutes[1] if declared.permutes is not None else ()
+    reduced = declared.reduces(found) if declared.reduces is not None else ()
+    return tuple(dict.fromkeys((*dims, *reduced)))
+
+
 def _broadcasts(limit: Limit) -> bool:
     """Whether ``limit`` is a broadcasting form's, its own or one it adopts ("same as
     Expand"): its cases broadcast an operand."""

@@ -190,13 +190,6 @@ def along_axis(found: Mapping[str, Any]) -> tuple[str, ...]:
     return (NCHW[found["axis"]],)
 
 
-def set_reduced_axis(p: dict[str, Any], value: Any) -> None:
-    """The ``axis`` an operator reduces over, its dimension grown to 2 where it was 1: over
-    one element a softmax is all ones whatever the input (a batch of 1 at axis 0)."""
-    p["axis"] = value
-    p["shape"][value % 4] = max(p["shape"][value % 4], 2)
-
-
 def set_shape_dim(p: dict[str, Any], axis: int, value: int) -> None:
     p["shape"][axis] = value
 

@@ -16,7 +16,6 @@ from harness.models.builder import (
     along_axis,
     dim_setters,
     nchw,
-    set_reduced_axis,
     shape_reader,
     uniform,
 )
@@ -59,7 +58,7 @@ SOFTMAX = OperatorSpec(
     _build_softmax,
     Parametrization(
         _read_softmax,
-        {**dim_setters(), "axis": set_reduced_axis},
+        dim_setters(),
         outside_values={"axis": (0, 2)},
         reduces=along_axis,
     ),

@@ -18,7 +18,6 @@ from harness.models.builder import (
     broadcast_form,
     dim_setters,
     nchw,
-    set_reduced_axis,
     shape_reader,
     uniform,
 )
@@ -130,7 +129,7 @@ OPERATORS = {
         _build_hardmax,
         Parametrization(
             _read_axis,
-            {**dim_setters(), "axis": set_reduced_axis},
+            dim_setters(),
             outside_values={"axis": (0, 2)},
             reduces=along_axis,
         ),
