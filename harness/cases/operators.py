@@ -19,6 +19,10 @@ every case records the limit deciding its status and, when not isolable, what el
 the dimensions it does not probe small (``shrunk``): the toolkit takes minutes to build an
 8M-element Transpose whose bound is on one dimension.
 
+A case exercises what its rule names (``harness.cases.validity``): a proposal that would not
+(a Transpose moving an axis of 1, a softmax over one element) is repaired where it can be
+(``exercised``), else listed as unprobed with the reason, never made a case.
+
 The generator names no operator: what a limit's subject is in a model's parameters, which
 values off a documented set a model can still take, which limits it cannot express and why,
 all come from the operator model's declaration (``Declarations.probing`` of the run's
@@ -37,12 +41,13 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.cases.case import Case, CaseSet, Expect, Untested, model_seed
 from harness.cases.controls import TYPICAL, with_controls
+from harness.cases.validity import Degenerate, deciding_dims, degeneracy, limit_subjects
 from harness.documented.formulas import applies, holds
 from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
@@ -382,7 +387,10 @@ def _limit_variants(
         if kind == "absent":
             return [Variant(TYPICAL, {})]
         if kind == "broadcast" and declared.broadcast:
-            return _broadcast_variants(declared.broadcast, limit, _range_probes(limit))
+            sizes = _range_probes(limit)
+            if _form(limit.rule["from"]).strip("[]").split(",")["bchw".index(key)] == "1":
+                sizes = [max(2, size) for size in sizes]  # from 1 to 1 broadcasts nothing
+            return _broadcast_variants(declared.broadcast, limit, sizes)
         if (
             kind == "broadcast-support"
             and declared.broadcast
@@ -542,15 +550,18 @@ _MODULUS = re.compile(r"(\w+(?:\*\w+)*)%(\d+)=0")
 def _formula_variants(
     models: Declarations, op: str, limit: Limit, base: dict[str, Any]
 ) -> list[Variant] | str:
-    """``h1*w1%8=0``: the first name at the modulus and one above, the others at 1; any other
-    formula on both sides of it (``_formula_sides``)."""
+    """``h1*w1%8=0``: the first name at the modulus and one above, the others at the smallest
+    size above 1 prime to it (3), so the product is a multiple or not as the first is, and no
+    dimension of the product is 1 (a Transpose moving an axis of 1 moves data as a simpler
+    perm does); any other formula on both sides of it (``_formula_sides``)."""
     match = _MODULUS.fullmatch(limit.rule["expression"].replace(" ", ""))
     if match is None:
         return _formula_sides(models, op, limit, base)
     first, *others = match.group(1).split("*")
-    for other in others:
-        base = models.with_subject(op, base, other, 1)
     step = int(match.group(2))
+    held = next(size for size in itertools.count(2) if math.gcd(size, step) == 1)
+    for other in others:
+        base = models.with_subject(op, base, other, held)
     return _probes(models, op, base, first, [step, step + 1])
 
 
@@ -694,16 +705,6 @@ def bound_variant(
 LARGE = 1 << 20  # elements (4 MiB of float32) above which a case's bystanders are shrunk
 
 
-def _named(limit: Limit) -> set[str]:
-    """The subjects ``limit`` names: its own, its factors, its formulas' and conditions'."""
-    rule = limit.rule
-    found = {_key(limit), *rule.get("factors", ()), *rule.get("names", ()), *limit.condition}
-    for text in (rule.get("expression"), rule.get("when")):
-        if isinstance(text, str):
-            found |= formula_names(text)
-    return found
-
-
 def shrunk(
     models: Declarations,
     op: DocumentedOperator,
@@ -719,26 +720,112 @@ def shrunk(
     params = variant.params
     if not declared.shrinkable or element_count(models, op.name, params) <= LARGE:
         return variant
-    dtypes = list(dict.fromkeys((*op.data_dtypes(), *DTYPES)))
-    named = _named(limit)
-
-    def judged(p: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
-        found = models.subjects(op.name, p)
-        held = {name: found.get(name) for name in named}
-        return held, [documented_status(models, op, limits, dtype, found) for dtype in dtypes]
-
-    start = judged(params)
+    named = limit_subjects(limit)
+    start = _judged(models, op, limits, named, params)
     for name in declared.shrinkable:
         if name in named:
             continue
         while (value := models.subjects(op.name, params)[name]) > 2:
             smaller = models.with_subject(op.name, params, name, max(2, value // 2))
-            if judged(smaller) != start or not _builds(
+            if _judged(models, op, limits, named, smaller) != start or not _builds(
                 models, op.name, json.dumps(smaller, sort_keys=True)
             ):
                 break
             params = smaller
     return variant._replace(params=params)
+
+
+def _judged(
+    models: Declarations,
+    op: DocumentedOperator,
+    limits: Sequence[Limit],
+    named: set[str],
+    params: Mapping[str, Any],
+) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
+    """What a resized model must keep: the ``named`` subjects' values and, in every dtype,
+    the limits it breaks."""
+    found = models.subjects(op.name, params)
+    dtypes = list(dict.fromkeys((*op.data_dtypes(), *DTYPES)))
+    held = {name: found.get(name) for name in named}
+    return held, [documented_status(models, op, limits, dtype, found) for dtype in dtypes]
+
+
+def exercised(
+    models: Declarations,
+    op: DocumentedOperator,
+    limits: Sequence[Limit],
+    limit: Limit | None,
+    variant: Variant,
+) -> Variant | Degenerate:
+    """``variant``, probing ``limit``, made to exercise what its rule names
+    (``harness.cases.validity``), breaking in every dtype no limit it did not break and
+    ``limit`` as it did: where it is degenerate, each dimension of size 1 it does not probe
+    that decides it (``validity.deciding_dims``) grown to 2 (a Transpose's batch of 1 that its
+    perm moves, a softmax's batch of 1 at axis 0); where a product's factor of 1
+    is what it probes (a prime 8191 is 1*8191 only), the nearest product on the same side of
+    the cap whose factors are all 2 or more (``_product_moves``). Else why it stays
+    degenerate."""
+    probed = [limit] if limit is not None else []
+    found = degeneracy(models, op.name, variant.params, probed)
+    if found is None:
+        return variant
+    named = limit_subjects(limit) if limit is not None else set()
+    start = _judged(models, op, limits, named, variant.params)[1]
+
+    def kept(params: Mapping[str, Any]) -> bool:
+        now = _judged(models, op, limits, named, params)[1]
+        return all(
+            set(new) <= set(old) and (probed_id in new) == (probed_id in old)
+            for new, old in zip(now, start, strict=True)
+            for probed_id in [limit.id if limit is not None else ""]
+        )
+
+    moves = _product_moves(models, op.name, limit, variant) if limit is not None else []
+    for candidate in (variant, *moves):
+        params = candidate.params
+        for name in deciding_dims(models, op.name, params):
+            if name in named or models.subjects(op.name, params)[name] != 1:
+                continue
+            larger = models.with_subject(op.name, params, name, 2)
+            over = size_budget().over_elements("model", element_count(models, op.name, larger))
+            if over is None and kept(larger):
+                params = larger
+        if (
+            kept(params)
+            and degeneracy(models, op.name, params, probed) is None
+            and _builds(models, op.name, json.dumps(params, sort_keys=True))
+        ):
+            return candidate._replace(params=params)
+    return found
+
+
+_PRODUCT_REACH = 64  # how far from its probe a product moves looking for factors above 1
+
+
+def _product_moves(
+    models: Declarations, op: str, limit: Limit, variant: Variant
+) -> Iterator[Variant]:
+    """For a ``product`` limit's ``variant``, the products next to its own, away from the cap
+    (an inside one down, an outside one up), as the factors probed the nearest pair to a
+    square and the further ones at 2: the model at 1*8191 moves to 90*91=8190."""
+    if limit.kind != "product" or len(limit.rule.get("factors", ())) < 2:
+        return
+    factors: list[str] = list(limit.rule["factors"])
+    *held, a, b = factors
+    found, cap = models.subjects(op, variant.params), product_cap(limit)
+    start = math.prod(found[factor] for factor in factors)
+    step = -1 if start < cap else 1
+    for distance in range(_PRODUCT_REACH):
+        n, rest = divmod(start + step * distance, 2 ** len(held))
+        x, y = _nearest_square_pair(n) if n > 0 and not rest else (1, 1)
+        if x < 2:
+            continue
+        sizes = {**dict.fromkeys(held, 2), a: x, b: y}
+        params = variant.params
+        for factor in factors:
+            params = models.with_subject(op, params, factor, sizes[factor])
+        what = f"{'*'.join(factors)}={'*'.join(str(sizes[f]) for f in factors)}"
+        yield Variant(what, params, variant.bound)
 
 
 def variant_case(
@@ -800,12 +887,20 @@ def operator_cases(
                 else:
                     proposals.append((limit, shrunk(models, op, governing, limit, variant)))
         proposals.extend((None, variant) for variant in operand_forms(models, op.name))
-        for probed, (what, params, bound) in proposals:
-            over = budget.over_elements("model", element_count(models, op.name, params))
+        for probed, proposed in proposals:
+            what = proposed.what
+            over = budget.over_elements("model", element_count(models, op.name, proposed.params))
             if over is not None:
                 assert probed is not None  # the typical model is always small
                 result.unprobed.append(Untested(probed, f"{what}: {over}"))
                 continue
+            made = exercised(models, op, governing, probed, proposed)
+            if isinstance(made, Degenerate):  # never a case: what it would run is not its rule
+                if probed is None:  # the typical model and its operand forms are declared
+                    raise ValueError(f"{op.name}: model {what} is {made.reason()}")
+                result.unprobed.append(Untested(probed, f"{what}: {made.reason()}"))
+                continue
+            what, params, bound = made
             dtypes = DTYPES if probed is None else _probed_dtypes(op, probed)
             if not dtypes:
                 assert probed is not None

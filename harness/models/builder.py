@@ -184,6 +184,12 @@ def nchw(shape: Sequence[int]) -> dict[str, int]:
     return dict(zip(NCHW, shape, strict=True))
 
 
+def along_axis(found: Mapping[str, Any]) -> tuple[str, ...]:
+    """The dimension subject an ``axis`` subject (read as 0-3) names: what an operator along
+    one axis reduces over (``Parametrization.reduces``)."""
+    return (NCHW[found["axis"]],)
+
+
 def set_shape_dim(p: dict[str, Any], axis: int, value: int) -> None:
     p["shape"][axis] = value
 
@@ -252,6 +258,14 @@ class Parametrization:
     # 8192 needs no 16*16 planes): each is halved, down to 2, while the case's documented
     # status and the subjects its limit names stay as they are.
     shrinkable: tuple[str, ...] = ()
+    # What a case must do to exercise its rule (``harness.cases.validity``): the subject
+    # holding a permutation of the named dimension subjects (Transpose's perm of n1..w1); the
+    # dimension subjects the operator reduces or normalises over, from the subjects (Softmax's
+    # axis); parameters that are modes, whose values off the typical one must change the
+    # output (Resize's coordinate_transformation_mode).
+    permutes: tuple[str, tuple[str, ...]] | None = None
+    reduces: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    modes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

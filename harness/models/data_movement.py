@@ -88,6 +88,7 @@ TRANSPOSE = OperatorSpec(
         size=lambda s: 2 * math.prod(s[d] for d in TRANSPOSE_IN),
         unprobed={"free-text": "RK3566/RK3568's either-or shape rules are words, not limits"},
         shrinkable=TRANSPOSE_IN,
+        permutes=("perm", TRANSPOSE_IN),
     ),
 )
 

@@ -13,6 +13,7 @@ from harness.models.builder import (
     OperatorSpec,
     Parametrization,
     Params,
+    along_axis,
     dim_setters,
     nchw,
     shape_reader,
@@ -59,6 +60,7 @@ SOFTMAX = OperatorSpec(
         _read_softmax,
         dim_setters(),
         outside_values={"axis": (0, 2)},
+        reduces=along_axis,
     ),
 )
 

@@ -115,8 +115,15 @@ def _windowed(op: str) -> OperatorSpec:
 
     # 0 is the value off the vendor's list an ONNX AveragePool can still take.
     outside = {"count_include_pad": (0,)} if op == "AveragePool" else {}
-    probing = Parametrization(_read_windowed, SETTERS, outside_values=outside, fixed=FIXED)
+    modes = ("ceil_mode", "count_include_pad") if op == "AveragePool" else ("ceil_mode",)
+    probing = Parametrization(
+        _read_windowed, SETTERS, outside_values=outside, fixed=FIXED, modes=modes
+    )
     return OperatorSpec(defaults, build, probing)
+
+
+def _plane(found: Mapping[str, Any]) -> tuple[str, ...]:
+    return ("height", "width")  # a global pool's window: the whole plane
 
 
 def _global(op: str) -> OperatorSpec:
@@ -127,7 +134,9 @@ def _global(op: str) -> OperatorSpec:
 
     # The toolkit may lower a global pool to the windowed one over the whole input.
     windowed = op.removeprefix("Global")
-    probing = Parametrization(_read_global, SETTERS, layer_aliases=(windowed,), fixed=FIXED)
+    probing = Parametrization(
+        _read_global, SETTERS, layer_aliases=(windowed,), fixed=FIXED, reduces=_plane
+    )
     return OperatorSpec({"shape": [1, 8, 5, 6]}, build, probing)
 
 

@@ -58,6 +58,20 @@ def _read(p: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
+TYPICAL_COORDINATES = "half_pixel"
+# Nearest at scale 2 picks the pixels half_pixel does under asymmetric and align_corners too
+# (whatever the size); at 3 each picks its own.
+DISTINCT_SCALE = 3
+
+
+def _set_coordinates(p: dict[str, Any], value: Any) -> None:
+    """A coordinate transformation off the typical one, at the scale where its output differs
+    (pytorch_half_pixel is half_pixel at every integral scale: ``validity`` refuses it)."""
+    p["coordinate_transformation_mode"] = value
+    if value != TYPICAL_COORDINATES:
+        p["scales"][2:] = [DISTINCT_SCALE, DISTINCT_SCALE]
+
+
 def _set_scale(axis: int) -> Any:
     def set_scale(p: dict[str, Any], value: Any) -> None:
         p["scales"][axis] = value
@@ -71,15 +85,21 @@ OPERATORS = {
             "shape": [1, 4, 3, 4],
             "scales": [1, 1, 2, 2],
             "mode": "nearest",
-            "coordinate_transformation_mode": "half_pixel",
+            "coordinate_transformation_mode": TYPICAL_COORDINATES,
         },
         _build,
         Parametrization(
             read=_read,
-            setters={**dim_setters(), "scale_h": _set_scale(2), "scale_w": _set_scale(3)},
+            setters={
+                **dim_setters(),
+                "scale_h": _set_scale(2),
+                "scale_w": _set_scale(3),
+                "coordinate_transformation_mode": _set_coordinates,
+            },
             size=lambda s: math.prod(s[d] for d in NCHW) * (1 + s["scale_h"] * s["scale_w"]),
             outside_values={"mode": ("cubic",), "coordinate_transformation_mode": ("asymmetric",)},
             fixed=dict.fromkeys(NOT_SET, False),
+            modes=("mode", "coordinate_transformation_mode"),
             unprobed={"free-text": "the 2-8 times integral scale rule is words, not a limit"},
         ),
     )

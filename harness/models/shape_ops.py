@@ -14,6 +14,7 @@ from harness.models.builder import (
     OperatorSpec,
     Parametrization,
     Params,
+    along_axis,
     broadcast_form,
     dim_setters,
     nchw,
@@ -126,7 +127,12 @@ OPERATORS = {
     "Hardmax": OperatorSpec(
         {"shape": [1, 8, 4, 6], "axis": 1},
         _build_hardmax,
-        Parametrization(_read_axis, dim_setters(), outside_values={"axis": (0, 2)}),
+        Parametrization(
+            _read_axis,
+            dim_setters(),
+            outside_values={"axis": (0, 2)},
+            reduces=along_axis,
+        ),
     ),
     "Pad": OperatorSpec(
         {
@@ -137,7 +143,10 @@ OPERATORS = {
         },
         _build_pad,
         Parametrization(
-            shape_reader("mode"), dim_setters(_set_pad_dim), outside_values={"mode": ("edge",)}
+            shape_reader("mode"),
+            dim_setters(_set_pad_dim),
+            outside_values={"mode": ("edge",)},
+            modes=("mode",),
         ),
     ),
 }

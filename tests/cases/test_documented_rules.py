@@ -146,14 +146,17 @@ def test_a_large_transpose_probe_shrinks_only_what_it_does_not_probe(platform):
         if after < before:
             smaller += 1
             assert before > LARGE
-        # the same documented status, for the same reasons, and the probed value kept
-        assert (now.documented, now.outside_because, now.deciding_limit, now.not_isolable) == (
-            was.documented,
-            was.outside_because,
-            was.deciding_limit,
-            was.not_isolable,
-        )
+        # the same documented status, for the same reasons, and the probed value kept; a
+        # product moved off a factor of 1 (``operators.exercised``, named by its factors)
+        # moves from each model's own other dimensions, which may cross other limits or not
         name, _, value = now.value.partition("=")
+        if "*" not in value:
+            assert (now.documented, now.outside_because, now.deciding_limit, now.not_isolable) == (
+                was.documented,
+                was.outside_because,
+                was.deciding_limit,
+                was.not_isolable,
+            )
         if name in TRANSPOSE_IN and value.isdigit():
             assert MODELS.subjects("Transpose", now.params)[name] == int(value)
     assert smaller > 0

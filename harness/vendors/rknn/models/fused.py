@@ -18,6 +18,7 @@ import numpy as np
 from onnx import NodeProto, helper
 
 from harness.models.builder import (
+    NCHW,
     Graph,
     OperatorSpec,
     Parametrization,
@@ -204,7 +205,13 @@ OPERATORS = {
     "exNorm": OperatorSpec(
         {"shape": [1, 8, 6, 8], "mode": "layer", "axes": "[1]", "epsilon": 1e-5},
         _build_norm,
-        Parametrization(_read_norm, dim_setters(), outside_values={"axes": ("[2,3]",)}),
+        Parametrization(
+            _read_norm,
+            dim_setters(),
+            outside_values={"axes": ("[2,3]",)},
+            reduces=lambda s: tuple(NCHW[axis] for axis in norm_axes(s["axes"])),
+            modes=("mode",),
+        ),
     ),
     "exMatMul": OperatorSpec(
         {"b": 1, "k": 16, "n": 8, "m": 12},
@@ -225,6 +232,7 @@ OPERATORS = {
             size=lambda s: (
                 5 * s["batch"] * s["channel"] * s["width"] + s["batch"] * s["width"] ** 2
             ),
+            reduces=lambda s: ("width",),  # the softmax over the keys
         ),
     ),
     "exWindow": OperatorSpec(

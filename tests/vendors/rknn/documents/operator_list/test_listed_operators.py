@@ -235,15 +235,16 @@ def test_listed_operators_take_only_sections_entries_and_absent_ones() -> None:
 
 
 def test_a_product_is_probed_exactly_at_its_cap() -> None:
-    """RK3588's Transpose h1*w1 < p (p=8192) under perm [0,3,1,2]: 8191 inside, 8192 outside;
-    seed 001's square caps keep their 127*129 and 128*128."""
+    """RK3588's Transpose h1*w1 < p (p=8192) under perm [0,3,1,2]: 8192 outside, and inside
+    the nearest product both of whose factors hold data, 90*91 (8191 is prime: 1*8191 would
+    move data as [0,3,2,1] does); seed 001's square caps keep their 127*129 and 128*128."""
     cases = operator_cases(operator_catalogue("rk3588"), MODELS, ops=["Transpose"]).cases
     probing = {
         c.value: c.documented
         for c in cases
         if c.limits == ("Transpose/attr/h1*w1<p@perm=[0,3,1,2]@type=T1/T2",)
     }
-    assert probing == {"h1*w1=8191": "supported", "h1*w1=8192": "outside"}
+    assert probing == {"h1*w1=90*91": "supported", "h1*w1=8192": "outside"}
     seed = operator_cases(seed_catalogue(), MODELS, ops=["Hardmax"]).cases
     assert {"height*width=16383", "height*width=16384"} <= {c.value for c in seed}
 
