@@ -78,6 +78,23 @@ def test_rk3588_conv_transpose_has_cases_off_its_stride_set_judged_outside_it():
         assert cases[f"rk3588/ConvTranspose/{dtype}/strides=4"].documented == "supported"
 
 
+@pytest.mark.parametrize("platform", RKNN.platforms)
+def test_resize_scales_off_the_documented_integers_have_cases_outside_them(platform):
+    # "缩放倍数为 2-8 的整数倍": non-integral (below 2 and within 2-8), past 8, and 1
+    limits = RKNN.operators(platform).operators["Resize"].limits()
+    sets = {limit.subject: limit.values for limit in limits if limit.subject.startswith("scale_")}
+    assert sets == {"scale_h": (2, 3, 4, 5, 6, 7, 8), "scale_w": (2, 3, 4, 5, 6, 7, 8)}
+    cases = cases_of(platform, "Resize").values()
+    for subject, axis in (("scale_h", 2), ("scale_w", 3)):
+        for scale in (1.5, 2.5, 9, 1):
+            probes = [c for c in cases if c.value == f"{subject}={scale}"]
+            assert probes, f"{platform}: no case at {subject}={scale}"
+            for case in probes:  # one per documented dtype
+                assert case.params["scales"][axis] == scale
+                assert case.documented == "outside"
+                assert case.outside_because == (f"Resize/op/{subject}",)
+
+
 def test_a_value_onnx_cannot_express_gets_no_case():
     # Split's axes 0..3 are all documented: nothing is left off the set to propose, and no
     # negative axis (it names a positive one)
