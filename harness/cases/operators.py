@@ -4,7 +4,8 @@ For every limit the generator proposes parameter variants of the operator's typi
 (``Declarations.defaults``): each bound of a range and the first value outside it
 (8192 and 8193 for ``(0,8192]``), the neighbours of a "multiples of 4" rule (1, 4, 8 and 3,
 5), every allowed value plus a documented-absent one (Pow exponent 4), products either side
-of their cap (Hardmax h*w = 16383 and 16384). Whether a variant is documented as supported
+of their cap (Hardmax h*w = 16383 and 16384), the values a formula allows alone (h*w = 1 of
+"h*w = 1 or h*w > 8") and one above. Whether a variant is documented as supported
 is not decided by the proposer but by ``documented_status``, which checks the variant's
 subjects against *every* limit of the operator; so a pad of 7 that needs a kernel of 8 is
 honestly "outside" (because of the kernel). Each case expects a placement (on the NPU when
@@ -48,7 +49,7 @@ from typing import Any, NamedTuple
 from harness.cases.case import Case, CaseSet, Expect, Untested, model_seed
 from harness.cases.controls import TYPICAL, with_controls
 from harness.cases.validity import Degenerate, deciding_dims, degeneracy, limit_subjects
-from harness.documented.formulas import applies, holds
+from harness.documented.formulas import applies, equalities, holds
 from harness.documented.formulas import names as formula_names
 from harness.documented.limits import Limit
 from harness.documented.operators import CpuRule, DocumentedOperator, OperatorCatalogue
@@ -574,7 +575,8 @@ def _formula_sides(
     """A formula over several quantities (``stride_h*(height-1)-pads_top+1<output_h``) probed
     on both sides of its boundary: for each quantity, moved alone up (or down) from the
     typical model, the first value on the formula's other side and the last one before it
-    (found by doubling, then halving the step), where a valid model takes both."""
+    (found by doubling, then halving the step), where a valid model takes both; then each
+    value the formula allows alone (``_equality_variants``)."""
     rule = limit.rule
     typical = models.subjects(op, base)
     side = holds(rule, typical)
@@ -598,8 +600,37 @@ def _formula_sides(
             params = models.with_subject(op, base, name, value)
             if value != start and _builds(models, op, json.dumps(params, sort_keys=True)):
                 found.append(Variant(f"{name}={value}", params))
+    found += _equality_variants(models, op, rule, base)
     if not found:
         return "no single quantity a valid model can change puts it on the formula's other side"
+    return found
+
+
+def _equality_variants(
+    models: Declarations, op: str, rule: Mapping[str, Any], base: dict[str, Any]
+) -> list[Variant]:
+    """The values a formula's equalities name, together (``height*width=1`` of ``height*width=1
+    or height*width>8``; ``kernel_h=1,kernel_w=1`` of ``kernel_h=1 and kernel_w=1``), a
+    product's first factor carrying its value and the others at 1; then each value one above.
+    Points a one-quantity move from the typical model (4*6, a 3x3 kernel) never reaches."""
+    named: list[tuple[tuple[str, ...], int]] = []  # no quantity twice
+    for factors, value in equalities(rule["expression"]):
+        if not set(factors) & {name for taken, _ in named for name in taken}:
+            named.append((factors, value))
+    found = []
+    for bumped in (None, *range(len(named))):
+        point = [(factors, value + (i == bumped)) for i, (factors, value) in enumerate(named)]
+        try:
+            params = base
+            for factors, value in point:
+                sizes = (value, *[1] * (len(factors) - 1))
+                for factor, size in zip(factors, sizes, strict=True):
+                    params = models.with_subject(op, params, factor, size)
+        except (KeyError, ValueError):  # not the model's quantities, or no such model
+            return []
+        if named and _builds(models, op, json.dumps(params, sort_keys=True)):
+            what = ",".join(f"{'*'.join(factors)}={value}" for factors, value in point)
+            found.append(Variant(what, params))
     return found
 
 

@@ -64,6 +64,29 @@ def names(expression: str) -> set[str]:
     return {node.id for node in ast.walk(parse(expression)) if isinstance(node, ast.Name)}
 
 
+def equalities(expression: str) -> list[tuple[tuple[str, ...], int]]:
+    """The products of names the expression compares for equality with an integer, with that
+    integer: ``[(("height", "width"), 1)]`` for ``height * width = 1 or height * width > 8``."""
+    found = []
+    for node in ast.walk(parse(expression)):
+        if not (isinstance(node, ast.Compare) and [type(op) for op in node.ops] == [ast.Eq]):
+            continue
+        value, product = node.comparators[0], _factors(node.left)
+        if isinstance(value, ast.Constant) and isinstance(value.value, int) and product:
+            found.append((product, value.value))
+    return found
+
+
+def _factors(node: ast.expr) -> tuple[str, ...]:
+    """The names of ``a * b * c``, or () for any other expression."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left, right = _factors(node.left), _factors(node.right)
+        return (*left, *right) if left and right else ()
+    return ()
+
+
 def evaluate(expression: str, values: Mapping[str, Any]) -> Any:
     """The expression's value with ``values`` for its names (KeyError for a missing one)."""
     return _value(parse(expression).body, values)

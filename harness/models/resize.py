@@ -1,4 +1,5 @@
-"""Resize: integer upscaling of height and width by constant scales, nearest or linear."""
+"""Resize: upscaling of height and width by constant scales, nearest or linear; integral, as
+the vendor documents them (2-8 times), or not (1.5), to probe that."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from harness.models.builder import (
 )
 
 MODES = ("nearest", "linear", "cubic")
+NON_INTEGRAL = (1.5, 2.5)  # scales off the document's integers, below its 2 and within 2-8
 COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
 # Attributes the document says cannot be set: the model never sets them, read as not set.
 NOT_SET = (
@@ -36,7 +38,7 @@ NOT_SET = (
 
 def _build(p: Params, rng: np.random.Generator) -> Graph:
     shape = p.shape("shape")
-    scales = p.integers("scales", 4, minimum=1)  # integral: the document's 2-8 times
+    scales = _scales(p)
     mode = p.choice("mode", MODES)
     coordinates = p.choice("coordinate_transformation_mode", COORDINATES)
     node = helper.make_node(
@@ -48,6 +50,20 @@ def _build(p: Params, rng: np.random.Generator) -> Graph:
     )
     consts = {"scales": np.array(scales, dtype=np.float32)}
     return Graph([node], {"X": uniform(rng, shape, -2.0, 2.0)}, ["Y"], consts)
+
+
+def _scales(p: Params) -> list[float]:
+    """Four scales, each a finite number of at least 1 (upscaling; integral or not)."""
+    value = p.raw("scales")
+    if not (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        and all(math.isfinite(v) and v >= 1 for v in value)
+    ):
+        raise p.error("scales", "must be 4 finite numbers, each at least 1")
+    p.set("scales", value)
+    return [float(v) for v in value]
 
 
 def _read(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,7 +113,12 @@ OPERATORS = {
                 "coordinate_transformation_mode": _set_coordinates,
             },
             size=lambda s: math.prod(s[d] for d in NCHW) * (1 + s["scale_h"] * s["scale_w"]),
-            outside_values={"mode": ("cubic",), "coordinate_transformation_mode": ("asymmetric",)},
+            outside_values={
+                "mode": ("cubic",),
+                "coordinate_transformation_mode": ("asymmetric",),
+                "scale_h": NON_INTEGRAL,
+                "scale_w": NON_INTEGRAL,
+            },
             fixed=dict.fromkeys(NOT_SET, False),
             modes=("mode", "coordinate_transformation_mode"),
             unprobed={"free-text": "the 2-8 times integral scale rule is words, not a limit"},

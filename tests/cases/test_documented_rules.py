@@ -79,6 +79,23 @@ def test_rk3588_conv_transpose_has_cases_off_its_stride_set_judged_outside_it():
         assert cases[f"rk3588/ConvTranspose/{dtype}/strides=4"].documented == "supported"
 
 
+@pytest.mark.parametrize("platform", RKNN.platforms)
+def test_resize_scales_off_the_documented_integers_have_cases_outside_them(platform):
+    # "缩放倍数为 2-8 的整数倍": non-integral (below 2 and within 2-8), past 8, and 1
+    limits = RKNN.operators(platform).operators["Resize"].limits()
+    sets = {limit.subject: limit.values for limit in limits if limit.subject.startswith("scale_")}
+    assert sets == {"scale_h": (2, 3, 4, 5, 6, 7, 8), "scale_w": (2, 3, 4, 5, 6, 7, 8)}
+    cases = cases_of(platform, "Resize").values()
+    for subject, axis in (("scale_h", 2), ("scale_w", 3)):
+        for scale in (1.5, 2.5, 9, 1):
+            probes = [c for c in cases if c.value == f"{subject}={scale}"]
+            assert probes, f"{platform}: no case at {subject}={scale}"
+            for case in probes:  # one per documented dtype
+                assert case.params["scales"][axis] == scale
+                assert case.documented == "outside"
+                assert case.outside_because == (f"Resize/op/{subject}",)
+
+
 def test_a_value_onnx_cannot_express_gets_no_case():
     # Split's axes 0..3 are all documented: nothing is left off the set to propose, and no
     # negative axis (it names a positive one)
@@ -123,6 +140,45 @@ def test_rv1106_hardmax_is_probed_between_its_typical_case_and_its_cap():
     assert inside and inside[0] > typical_size and inside[-1] <= 8192
     assert [p for p, c in products.items() if c.documented == "outside"] == [8400]
     assert len(inside) == 3  # a quarter, a half and just inside the cap
+
+
+# -- formulas --------------------------------------------------------------------------------
+
+
+def _hardmax_formulas(platform: str) -> dict[str, tuple[list[str], int]]:
+    """The factors and axis of each formula of the platform's Hardmax allowing a product of 1."""
+    limits = RKNN.operators(platform).operators["Hardmax"].limits()
+    return {
+        limit.id: (limit.rule["names"], int(str(limit.condition["axis"][0]).split("/")[0]))
+        for limit in limits
+        if limit.kind == "formula" and " = 1 or " in limit.rule["expression"]
+    }
+
+
+@pytest.mark.parametrize("platform", RKNN.platforms)
+def test_a_formulas_value_allowed_alone_has_its_case_and_its_neighbours(platform):
+    # RV1103/RV1106: "height*width 等于 1 或大于 8" on axis 1 (channel*height on axis 3); moving
+    # one dimension from the typical 4*6 reaches 1*6 and 4*2, never the documented 1*1
+    formulas = _hardmax_formulas(platform)
+    assert bool(formulas) == (platform in ("rv1103", "rv1106"))
+    cases = cases_of(platform, "Hardmax")
+    for limit_id, ((a, b), axis) in formulas.items():
+        for dtype in ("int8", "float16"):
+            for product, documented in ((1, "supported"), (2, "outside")):
+                case = cases[f"{platform}/Hardmax/{dtype}/{a}*{b}={product}"]
+                found = MODELS.subjects("Hardmax", case.params)
+                assert (found[a] * found[b], found["axis"]) == (product, axis)
+                assert limit_id in case.limits
+                assert case.documented == documented, case.id
+                assert case.outside_because == (() if product == 1 else (limit_id,))
+
+
+def test_a_conjunction_of_equalities_is_probed_where_all_hold():
+    # RK2118's MaxPool: "不支持 kernel_h=1 且 kernel_w=1"; 1x1 is outside, 2x1 and 1x2 are not
+    cases = cases_of("rk2118", "MaxPool")
+    for kernel, documented in (([1, 1], "outside"), ([2, 1], "supported"), ([1, 2], "supported")):
+        case = cases[f"rk2118/MaxPool/float16/kernel_h={kernel[0]},kernel_w={kernel[1]}"]
+        assert (case.params["kernel"], case.documented) == (kernel, documented)
 
 
 def _unshrunk() -> Declarations:

@@ -151,7 +151,8 @@ def _resize(m: BuiltModel) -> list[np.ndarray]:
     p, y = m.params, m.inputs[0].astype(np.float64)
     for axis in (2, 3):
         size, scale = y.shape[axis], p["scales"][axis]
-        x = _source_coordinates(size * scale, size, scale, p["coordinate_transformation_mode"])
+        out = int(size * scale)  # ONNX floors a non-integral output size
+        x = _source_coordinates(out, size, scale, p["coordinate_transformation_mode"])
         if p["mode"] == "nearest":  # nearest_mode round_prefer_floor: halves round down
             index = np.clip(np.ceil(x - 0.5), 0, size - 1).astype(int)
             y = np.take(y, index, axis=axis)

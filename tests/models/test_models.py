@@ -373,6 +373,7 @@ OUT_OF_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("Slice", {"axes": [1], "starts": [3], "ends": [0], "steps": [-1]}),  # steps other than 1
     ("Slice", {"steps": [1, 2]}),
     ("Resize", {"scales": [1, 1, 9, 1]}),
+    *[("Resize", {"scales": [1, 1, 1.5, 2.5], "mode": m}) for m in ("nearest", "linear")],
     ("Resize", {"coordinate_transformation_mode": "asymmetric"}),
     ("Convolution", {"kernel": [32, 3], "strides": [8, 1], "pads": [16, 1, 0, 1]} | TALL),
     ("DepthwiseConvolution", {"kernel": [9, 3]} | TALL),
@@ -431,6 +432,9 @@ def test_out_of_limit_params_still_build_valid_models(op: str, params: dict[str,
         ("Slice", {"steps": [1, 0]}, "steps"),
         ("Slice", {"starts": [6, 0]}, "ends"),
         ("Resize", {"mode": "area"}, "mode"),
+        ("Resize", {"scales": [1, 1, 0.5, 2]}, "scales"),  # shrinking
+        ("Resize", {"scales": [1, 1, float("inf"), 2]}, "scales"),
+        ("Resize", {"scales": [1, 1, "2", 2]}, "scales"),
         ("BatchNormalization", {"epsilon": 0.0}, "epsilon"),
         ("Convolution", {"group": 3}, "group"),
         ("Convolution", {"kernel": [9, 3]}, "kernel"),

@@ -17,7 +17,7 @@ from tests.helpers.declared import MODELS
 
 from harness.cases.operators import documented_status, governing_limits, operator_cases
 from harness.documented.documents import Entry
-from harness.documented.formulas import FormulaError, evaluate, holds, names
+from harness.documented.formulas import FormulaError, equalities, evaluate, holds, names
 from harness.documented.limits import Limit
 from harness.documented.operators import ListedOperator, OperatorCatalogue, Source
 from harness.vendors.rknn.documents.operator_list.committed import load, versions
@@ -54,6 +54,13 @@ def test_a_precondition_and_an_unsupported_comparison_are_read_as_written() -> N
     pads = {"expression": "kernel - pads < 0", "unsupported_when": True}
     assert not holds(pads, {"kernel": 1, "pads": 2})
     assert holds(pads, {"kernel": 3, "pads": 2})
+
+
+def test_a_formula_names_the_products_it_holds_equal_to_an_integer() -> None:
+    assert equalities("height * width = 1 or height * width > 8") == [(("height", "width"), 1)]
+    assert equalities("kernel_h=1 and kernel_w=1") == [(("kernel_h",), 1), (("kernel_w",), 1)]
+    # a remainder, a sum or a chained equality is no product at a value
+    assert equalities("h1%16=0") == equalities("a+b=3") == equalities("h1=w1=1") == []
 
 
 @pytest.mark.parametrize("text", ["__import__('os')", "a.b < 1", "f(x) < 1", "x < 1.5"])
