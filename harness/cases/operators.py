@@ -105,7 +105,8 @@ def documented_status(
 
 def _undocumented_constant(limits: Iterable[Limit], found: Mapping[str, Any]) -> list[str]:
     """A constant operand (``constant_B``) where the dtype limits list Tensor kinds only (Max:
-    ``T1: int8(Tensor), float16(Tensor)``): it breaks the first of them."""
+    ``T1: int8(Tensor), float16(Tensor)``): it breaks the first of them, a reading the
+    document contradicts (``CONSTANT_READING``)."""
     typed = [limit for limit in limits if limit.kind == "dtype" and limit.rule.get("kinds")]
     kinds = [str(kind) for limit in typed for kind in limit.rule["kinds"].values()]
     if not found.get(CONSTANT_OPERAND) or not typed or any("const" in kind for kind in kinds):
@@ -114,6 +115,22 @@ def _undocumented_constant(limits: Iterable[Limit], found: Mapping[str, Any]) ->
 
 
 CONSTANT_OPERAND = "constant_B"  # the subject a model reads a constant operand as
+# Why a case resting on ``_undocumented_constant`` is judged doc-inconsistent: each group of
+# the operator lists types Add's constant operand apart from its Tensors, yet Convolution's
+# weight, a constant in every model, as a Tensor only.
+CONSTANT_READING = (
+    "whether a constant operand is among Tensor-only types the document does not say "
+    "consistently: Add/dtype/T2 types a constant operand 'float(const Tensor)', apart from "
+    "T1's Tensors, while Convolution/dtype/T1 types Convolution's weight, a constant, "
+    "'int8(Tensor), float16(Tensor)'"
+)
+
+
+def _inconsistent(limits: Iterable[Limit], found: Mapping[str, Any]) -> dict[str, str]:
+    """Limit id -> why the document contradicts itself there, for a case with subjects
+    ``found``: the catalogue's marks, and the dtype limit a constant operand breaks."""
+    marked = {limit.id: limit.inconsistent for limit in limits if limit.inconsistent}
+    return dict.fromkeys(_undocumented_constant(limits, found), CONSTANT_READING) | marked
 
 
 TYPE = "type"  # the condition key naming type variables
@@ -999,7 +1016,8 @@ def _add_case(
     what, params = variant.what, variant.params
     limit_id = limit.id if limit else f"{op.name}/dtype"
     limits = governing_limits(catalogue, op)
-    marked = {lim.id: lim.inconsistent for lim in limits if lim.inconsistent}
+    found = models.subjects(op.name, params)
+    marked = _inconsistent(limits, found)
     key = (op.name, dtype, json.dumps(params, sort_keys=True))
     if key in by_params:
         index = by_params[key]
@@ -1010,7 +1028,6 @@ def _add_case(
         return
     case_id = _unique_id(ids, f"{catalogue.platform}/{op.name}/{dtype}/{what}", limit)
     ids.add(case_id)
-    found = models.subjects(op.name, params)
     broken = documented_status(models, op, limits, dtype, found)
     if limit is None and broken and limit_id not in broken:  # a form outside another limit
         limit_id = broken[0]  # (a constant operand no dtype lists) probes that limit

@@ -206,7 +206,10 @@ def test_a_constant_operand_max_does_not_document_is_probed_as_outside(cases):
         case = cases[f"rk3562/Max/{dtype}/B=constant"]
         assert case.params["b_constant"] == 1
         assert case.outside_because == ("Max/dtype/T1",)
+        # a reading the document contradicts: its expectations say so
+        assert all(e.inconsistent[0].startswith("Max/dtype/T1: ") for e in case.expects[:2])
     assert cases["rk3562/Mul/float16/constant_B=float"].documented == "supported"  # const T2
+    assert all(not e.inconsistent for e in cases["rk3562/Max/float16/typical"].expects)
 
 
 @pytest.mark.parametrize(

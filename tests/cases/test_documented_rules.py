@@ -355,6 +355,26 @@ def test_every_binary_operator_gets_a_constant_operand_and_each_broadcast_form_i
         assert shapes == [[1, 8, 4, 6], [1, 8, 1, 1], [1, 1, 1, 1]]
 
 
+def test_min_and_max_with_a_constant_operand_are_judged_alike_by_their_dtype_rows():
+    # Both document "T1: int8(Tensor), float16(Tensor)"; Min with a constant runs on the CPU
+    # (as every Min does), Max on the NPU (recorded rk3588 builds): neither status says what
+    # the document is worth, since it types Convolution's constant weight a Tensor too
+    judged = {}
+    for op in ("Min", "Max"):
+        case = cases_of("rk3588", op)[f"rk3588/{op}/float16/B=constant"]
+        assert case.outside_because == (f"{op}/dtype/T1",)
+        observation = logged(f"rk3588_fp16_{op.lower()}_constant")
+        verdict = GENERIC_JUDGE(case, observation, MATCH, (op,))
+        (placement,) = [check for check in verdict.checks if check["prop"] == "placement"]
+        (reason,) = placement["inconsistent"]
+        limit, _, why = reason.partition(": ")
+        assert limit == f"{op}/dtype/T1"
+        judged[op] = (verdict.verdict, why)
+    assert judged["Min"] == judged["Max"]
+    assert judged["Min"][0] == "doc-inconsistent"
+    assert "Convolution/dtype/T1" in judged["Min"][1]
+
+
 def test_a_form_another_limit_already_probes_is_one_case_not_two():
     # Div documents its constant divisor (T2: float constTensor): the generator's case of
     # that dtype limit and the constant-operand form are the same model
