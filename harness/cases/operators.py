@@ -406,8 +406,10 @@ def _limit_variants(
             return [Variant(TYPICAL, {})]
         if kind == "broadcast" and declared.broadcast:
             sizes = _range_probes(limit)
-            if _form(limit.rule["from"]).strip("[]").split(",")["bchw".index(key)] == "1":
-                sizes = [max(2, size) for size in sizes]  # from 1 to 1 broadcasts nothing
+            if _form(limit.rule["from"]).strip("[]").split(",") == [
+                "1" if letter == key else letter for letter in "bchw"
+            ]:  # the form's one broadcast axis: from 1 to 1 would broadcast nothing
+                sizes = [max(2, size) for size in sizes]
             return _broadcast_variants(declared.broadcast, limit, sizes)
         if (
             kind == "broadcast-support"
