@@ -368,7 +368,8 @@ def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list
     and reason (numbers in the reason aside), in catalogue order."""
     groups: dict[tuple[str, str, str], Untested] = {}
     for entry in entries:
-        op, *roles, prop = entry["limit"].split("/")
+        parts = entry["limit"].split("/")
+        op, roles, prop = parts[0], parts[1:-1], parts[-1]
         if op not in ops:
             continue
         group = groups.setdefault(

@@ -541,20 +541,20 @@ def test_an_overview_cell_marks_known_issues_and_is_not_coloured_by_them(tmp_pat
 
 
 def test_a_verdict_the_report_does_not_list_shows_as_its_word() -> None:
-    """A verdict word newer than the report's letters (``untestable``) is shown, not dropped,
+    """A verdict word newer than the report's letters (``brand-new``) is shown, not dropped,
     and an operator with only such cases does not stop the report."""
     records = [
         make_record("pow-1", op="Pow", limit="pow.exponent"),
-        make_record("pow-2", "untestable", op="Pow", limit="pow.exponent"),
-        make_record("gru-1", "untestable", op="GRU", limit="gru.batch"),
+        make_record("pow-2", "brand-new", op="Pow", limit="pow.exponent"),
+        make_record("gru-1", "brand-new", op="GRU", limit="gru.batch"),
     ]
     report = build_report(records, {"platform": "rk3562"}, {})
     assert [row.cells[0].chip for row in report.overview if row.cells[0]] == [
-        "1untestable",
-        "1C 1untestable",
+        "1brand-new",
+        "1C 1brand-new",
     ]
     page = render_html(report)
-    assert "1untestable" in page and "1C 1untestable" in page
+    assert "1brand-new" in page and "1C 1brand-new" in page
     (cards,) = render_case_pages(report).values()
-    assert '<td class="v-untestable"><a href="#cell-' in cards
-    assert "| Pow | pow.exponent | 1C 1untestable |" in render_markdown(report)
+    assert '<td class="v-brand-new"><a href="#cell-' in cards
+    assert "| Pow | pow.exponent | 1C 1brand-new |" in render_markdown(report)
