@@ -25,6 +25,7 @@ from harness.report.diff import (
     format_table,
     summarize,
 )
+from harness.report.matrix import untested_in_run
 from harness.report.real_limits import boundary_changes, format_changes
 from harness.report.sdk_matrix import sdks_of
 from harness.results.journal import JournalError
@@ -135,6 +136,7 @@ def run_diff(args: argparse.Namespace) -> int:
     changes = diff_records(old, new, args.metric_threshold, aliases=aliases, latency=latency)
     summary = summarize(changes, old, new, aliases=aliases)
     by_cause = cause_changes(old, new, aliases)
+    untested = _untested_changes(old, new)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,
@@ -142,12 +144,17 @@ def run_diff(args: argparse.Namespace) -> int:
             "causes": by_cause.to_json(),
             "changes": [change.to_json() for change in changes],
             "boundaries": [change.to_json() for change in moved],
+            "untested": untested,
         }
         emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         emit(summary.line() + "\n" + (format_table(changes) if changes else ""))
         if by_cause.new or by_cause.gone:
             emit(f"{printable(by_cause.line())}\n")
+        for key, title in (("now", "Limits no case tested"), ("again", "Limits tested again")):
+            if untested[key]:
+                lines = "".join(f"  {printable(item)}\n" for item in untested[key])
+                emit(f"{title} ({len(untested[key])}):\n{lines}")
         if moved:  # ``hil probe`` runs: the observed boundaries that moved
             emit("Real limits that moved:\n" + format_changes(moved))
     return 1 if changes or moved else 0
@@ -186,3 +193,15 @@ def _bad_input(args: argparse.Namespace, exc: Exception) -> int:
     """Bad input named with its command (``hil diff: error: ...``): exit status 2."""
     emit(f"hil {args.command}: error: {exc}\n", err=True)
     return BAD_INPUT
+
+
+def _untested_changes(old: list[CaseRecord], new: list[CaseRecord]) -> dict[str, list[str]]:
+    """The limits whose every case on a platform and dtype tested nothing in ``new`` and not
+    in ``old`` ("now"), and the other way round ("again"), each as "limit (platform dtype:
+    why)"."""
+
+    def untested(records: list[CaseRecord]) -> set[str]:
+        return {f"{item['limit']} ({item['reason']})" for item in untested_in_run(records)}
+
+    before, after = untested(old), untested(new)
+    return {"now": sorted(after - before), "again": sorted(before - after)}

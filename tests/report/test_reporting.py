@@ -558,3 +558,36 @@ def test_a_verdict_the_report_does_not_list_shows_as_its_word() -> None:
     (cards,) = render_case_pages(report).values()
     assert '<td class="v-brand-new"><a href="#cell-' in cards
     assert "| Pow | pow.exponent | 1C 1brand-new |" in render_markdown(report)
+
+
+def test_a_limit_whose_every_case_tested_nothing_is_listed_untested(tmp_path, capsys) -> None:
+    """In the report (beside the limits no case probes) and in ``hil diff`` (limits no case
+    tested now, or tested again), per platform and dtype."""
+    tested = [
+        make_record(
+            "rv1106/Hardmax/float16/width=3", platform="rv1106", op="Hardmax", limit="Hardmax/w"
+        )
+    ]
+    refused = [
+        dataclasses.replace(record, verdict="untestable", detail="refused like its control")
+        for record in tested
+    ]
+    report = build_report(refused, {"platform": "rv1106"}, {})
+    (row,) = report.unprobed
+    assert (row.op, row.prop) == ("Hardmax", "w")
+    assert row.reasons == ["rv1106 float16: refused or moved like its inside control"]
+    assert build_report(tested, {"platform": "rv1106"}, {}).unprobed == []
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, records in ((old, tested), (new, refused)):
+        for record in records:
+            Journal(folder).append(record)
+        write_run_metadata(folder, {"platform": "rv1106"})
+    hil(["diff", str(old), str(new)])
+    assert (
+        "Limits no case tested (1):\n"
+        "  Hardmax/w (rv1106 float16: refused or moved like its inside control)\n"
+    ) in capsys.readouterr().out
+    hil(["diff", str(new), str(old), "--json"])
+    assert json.loads(capsys.readouterr().out)["untested"]["again"] == [
+        "Hardmax/w (rv1106 float16: refused or moved like its inside control)"
+    ]
