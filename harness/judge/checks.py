@@ -30,6 +30,16 @@ class ControlSeen:
     trouble: str  # how the operator under test did not run as asked ("" when it did)
     layers: tuple[str, ...]  # its compiled layers (``observers.compiled_layers``)
 
+    def failed(self) -> str:
+        """Why a case cannot be judged against this control ("" when the control ran as
+        asked)."""
+        if not self.trouble:
+            return ""
+        return (
+            f"its control {self.id} did not run as asked either ({self.trouble}): "
+            "the case says nothing about its limit"
+        )
+
 
 @dataclass(frozen=True)
 class Seen:
@@ -89,7 +99,7 @@ class Judge:
         failure, infra = self.rejected(observation)
         seen = Seen(case, observation, comparison, failure, infra, nodes, control)
         checks = [self._check(expect, seen) for expect in case.expects]
-        return verdict_of(checks, infra, observation.backend)
+        return verdict_of(checks, infra, observation.backend, control.failed() if control else "")
 
     def _check(self, expect: Expect, seen: Seen) -> Check:
         observer = self.observers.get(expect.prop)

@@ -66,7 +66,7 @@ def _result(expect: Expect, seen: Seen) -> Outcome:
     """The outputs against the host reference; undecided when the host references disagree
     (``reference-disagreement``: no verdict on the SDK either way)."""
     if seen.failure:
-        return refused(seen.case.documented == "supported", seen, seen.failure)
+        return by_documentation(seen.case.documented == "supported"), seen.failure
     comparison = seen.comparison
     if comparison is None:
         return "infra-error", "the backend returned no outputs and reported no failure"
@@ -88,20 +88,21 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
     """On the NPU, on the CPU or rejected, against ``expect.value`` (documented supported),
     and for a case outside a limit against its inside control (``Seen.control``).
 
-    A refusal or CPU fallback that the control shows too says nothing about the case's own
-    value (``untestable``). An outside case on the NPU whose compiled layers differ from its
-    control's, with a layer its control lacks, met the limit by a rewrite
-    (``limit-rewritten``: split, decomposed, wrapped in Slice or Transpose); with no layer its
-    control lacks, it ran past the limit unenforced
-    (``doc-drift``; fewer layers than its control, say no broadcast to expand, is no
-    rewrite). A build in which the operator under test left no layer of its own ran
+    A refusal or CPU fallback is a fallback (``FALLBACK``), which the verdict reads against
+    the control (``verdict_of``: like the control's, ``untestable``). An outside case on the
+    NPU whose compiled layers hold a layer its control's lack met the limit by a rewrite
+    (``limit-rewritten``: split, decomposed, wrapped in Slice or Transpose); with none, it
+    ran past the limit unenforced (``doc-drift``; fewer layers than its control, say no
+    broadcast to expand, is no rewrite); against a control that did not run as asked, or
+    none, it says nothing (``untestable``). A build in which the operator under test left no
+    layer of its own ran
     something else (``rewritten-away``, naming what)."""
     supported = bool(expect.value)
     if seen.failure:
-        return refused(supported, seen, seen.failure)
+        return by_documentation(supported), seen.failure
     target, how = placement_of(seen.observation.placement, seen.case.layer_types)
     if target == "CPU":
-        return refused(supported, seen, f"CPU fallback: {how}")
+        return by_documentation(supported), f"CPU fallback: {how}"
     layers = compiled_layers(seen.observation.placement)
     if seen.case.layer_types and not layers_under_test_found(layers, seen.case.layer_types):
         became = " + ".join(layers) or "nothing"
@@ -113,7 +114,7 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
     if control is None:
         return UNTESTABLE, f"{how}; no inside control to tell a rewrite from an unenforced limit"
     if control.trouble:
-        return UNTESTABLE, f"{how}; {_control_failed(control)}"
+        return UNTESTABLE, f"{how}; {control.failed()}"
     added = Counter(layers) - Counter(control.layers)
     if added:
         return "limit-rewritten", (
@@ -122,28 +123,6 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
         )
     return "doc-drift", (
         f"limit not enforced: {how}, no layer its control {control.id} lacks ({' + '.join(layers)})"
-    )
-
-
-def refused(supported: bool, seen: Seen, how: str) -> Outcome:
-    """A case that did not run as asked (``how``): a violation of support or a limit shown,
-    unless its control did not run as asked either (``untestable``)."""
-    return like_control(by_documentation(supported), seen, how)
-
-
-def like_control(status: str, seen: Seen, how: str) -> Outcome:
-    """``status``, unless the case's control did not run as asked either: then the case
-    cannot tell its own value's effect from what befell its control too (``untestable``)."""
-    control = seen.control
-    if control is not None and control.trouble:
-        return UNTESTABLE, f"{how}; {_control_failed(control)}"
-    return status, how
-
-
-def _control_failed(control: ControlSeen) -> str:
-    return (
-        f"its control {control.id} did not run as asked either ({control.trouble}): "
-        "the case says nothing about its limit"
     )
 
 
@@ -185,7 +164,7 @@ def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
     cannot = sorted({op for op in on_cpu if op.lower() not in expect.value})
     if cannot:
         how = f"{', '.join(cannot)} on the CPU, which {seen.case.platform} cannot run"
-        return like_control("unrunnable", seen, how)
+        return "unrunnable", how
     return "confirmed", f"{', '.join(sorted(set(on_cpu)))} on the CPU, which it runs"
 
 
@@ -199,7 +178,7 @@ def _precision(expect: Expect, seen: Seen) -> Outcome:
     """
     supported = seen.case.documented == "supported"
     if seen.failure:
-        return refused(supported, seen, seen.failure)
+        return by_documentation(supported), seen.failure
     judged, scope = layers_under_test(seen.observation.placement, seen.case.layer_types)
     ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
     if not ran:
@@ -207,7 +186,7 @@ def _precision(expect: Expect, seen: Seen) -> Outcome:
     asked = str(expect.value).upper()
     observed = f"{scope}: {', '.join(ran)} ({asked} asked)"
     if ran != [asked]:
-        return refused(supported, seen, f"precision fallback: {observed}")
+        return by_documentation(supported), f"precision fallback: {observed}"
     return "confirmed", observed
 
 

@@ -101,10 +101,10 @@ SEVERITY = (
     "reference-disagreement",
     "violation",
     "unrunnable",
-    "doc-drift",
-    "doc-inconsistent",
     "rewritten-away",
     "untestable",
+    "doc-drift",
+    "doc-inconsistent",
     "limit-rewritten",
     "limit-confirmed",
     "confirmed",
@@ -162,8 +162,22 @@ class Verdict:
     checks: tuple[dict[str, Any], ...] = ()  # Check.to_json() per expectation, as judged
 
 
-def verdict_of(checks: list[Check], infra: str | None, backend: str) -> Verdict:
-    """The case's verdict by the order of judgement (module docstring)."""
+def verdict_of(
+    checks: list[Check], infra: str | None, backend: str, control_failed: str = ""
+) -> Verdict:
+    """The case's verdict by the order of judgement (module docstring); ``control_failed``:
+    why the case's inside control did not run as asked ("" when it did, or it has none). A
+    case that fell back while its control did too says nothing of its limit: each of its
+    fallback statuses becomes ``untestable``."""
+    # the fallback rule reads the observers' own statuses, before they are reread
+    fell_back = [c.phase == PLACEMENT_PHASE and c.status in FALLBACK for c in checks]
+    if control_failed and any(fell_back):
+        checks = [
+            replace(c, status=UNTESTABLE, observed=f"{c.observed}; {control_failed}")
+            if c.status in FALLBACK
+            else c
+            for c in checks
+        ]
     judged = [check.judged() for check in checks]
     recorded = tuple(check.to_json() for check in judged)
     if infra:
@@ -171,12 +185,7 @@ def verdict_of(checks: list[Check], infra: str | None, backend: str) -> Verdict:
     observed = [check for check in judged if check.status != UNOBSERVED]
     if not observed:
         raise ValueError(f"{backend} observed none of the case's properties")
-    # the fallback rule reads the observer's own status, before doc-inconsistent replaces it
-    fallbacks = [
-        check
-        for raw, check in zip(checks, judged, strict=True)
-        if raw.phase == PLACEMENT_PHASE and raw.status in FALLBACK
-    ]
+    fallbacks = [check for is_fallback, check in zip(fell_back, judged, strict=True) if is_fallback]
     worst = min(fallbacks or observed, key=_severity)
     detail = f"{worst.prop}: {worst.observed}"
     if fallbacks:  # the numbers of layers that did not run as asked are a note, not the verdict
