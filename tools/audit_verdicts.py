@@ -441,7 +441,7 @@ def report(case: Drawn) -> int:
     recorded_layers = layers_text(
         (str(layer.get("op")), str(layer.get("target")))
         for layer in record.get("placement", [])
-        if not layer.get("io") and layer.get("op") not in IO_LAYERS
+        if layer.get("op") not in IO_LAYERS  # the toolkit's own, as its table names them
     )
     log = (case.work / TOOLKIT_LOG).read_text(errors="replace")
     rerun_layers = layers_text(parse_layers(log))
