@@ -353,7 +353,7 @@ class CaseExecutor:
             perf = {"unavailable": f"{observation.backend}'s timing is not usable: {exc}"}
             observation = replace(observation, infra_error=perf["unavailable"])
         control = self._controls.get(case.control.id) if case.control else None
-        verdict = stages.judge(case, observation, comparison, built.nodes, control)
+        verdict = stages.judge(case, observation, comparison, control)
         self._remember(case, observation)
         if verdict.verdict not in stages.drop_arrays_for:
             cap = None if case.from_user else stages.observed_cap

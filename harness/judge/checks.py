@@ -50,7 +50,6 @@ class Seen:
     comparison: Comparison | None
     failure: str | None  # the model was rejected: a failed stage or what the vendor reads as one
     infra: str | None  # trouble that says nothing about the model
-    nodes: tuple[str, ...] = ()  # the operator types of the model as built (BuiltModel.nodes)
     control: ControlSeen | None = None  # what the case's control showed, when it has one
 
 
@@ -88,16 +87,14 @@ class Judge:
         case: Case,
         observation: Observation,
         comparison: Comparison | None,
-        nodes: tuple[str, ...] = (),
         control: ControlSeen | None = None,
     ) -> Verdict:
-        """The case's verdict, with one check per expectation; ``nodes``: the model's operator
-        types as built; ``control``: what the case's inside control showed, against which an
-        outside case's refusal or compiled layers are read."""
+        """The case's verdict, with one check per expectation; ``control``: what the case's
+        inside control showed, against which its fallback or compiled layers are read."""
         if not case.expects:
             raise ValueError(f"{case.id} carries no expectations to judge")
         failure, infra = self.rejected(observation)
-        seen = Seen(case, observation, comparison, failure, infra, nodes, control)
+        seen = Seen(case, observation, comparison, failure, infra, control)
         checks = [self._check(expect, seen) for expect in case.expects]
         return verdict_of(checks, infra, observation.backend, control.failed() if control else "")
 

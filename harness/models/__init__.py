@@ -179,7 +179,6 @@ def build_model(
         feeds=graph.feeds,
         calibration=graph.calibration,
         expected=graph.expected,
-        nodes=tuple(node.op_type for node in model.graph.node),
     )
 
 

@@ -53,9 +53,6 @@ class BuiltModel:
     # Outputs the model's source gives for these inputs (the ONNX backend node tests' data
     # sets): one more host reference beside onnx.reference and onnxruntime.
     expected: list[np.ndarray] | None = None
-    # The operator types of the model's nodes, in graph order: the layers before the compiler
-    # (a rewrite shows as more compiled layers than these).
-    nodes: tuple[str, ...] = ()
 
     @cached_property
     def inputs_digest(self) -> str:

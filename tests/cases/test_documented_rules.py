@@ -241,7 +241,7 @@ def control(case_id: str, log: str, platform: str = "rk3588") -> ControlSeen:
 def test_a_layer_the_control_lacks_is_a_rewrite_meeting_the_limit():
     case = _outside("rk3588", "Convolution", "dilations_h=32")
     seen = control(case.control.id, "rk3588_fp16_conv_dilation31")
-    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH, (), seen)
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_conv_dilation32"), MATCH, seen)
     assert verdict.verdict == "limit-rewritten"
     assert (
         "compiled as Slice + Conv, its control rk3588/Convolution/float16/dilations_h=31 as "
@@ -251,7 +251,7 @@ def test_a_layer_the_control_lacks_is_a_rewrite_meeting_the_limit():
     # tiled into two MaxPools past the 7x7 input its control has: a rewrite, whatever pass
     case = _outside("rk3588", "GlobalMaxPool", "height=8")
     seen = control(case.control.id, "rk3588_fp16_globalmaxpool_h7")
-    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_globalmaxpool_h8"), MATCH, (), seen)
+    verdict = GENERIC_JUDGE(case, logged("rk3588_fp16_globalmaxpool_h8"), MATCH, seen)
     assert verdict.verdict == "limit-rewritten" and "tiling_global_maxpool" in verdict.detail
 
 
@@ -261,7 +261,7 @@ def test_the_toolkits_own_input_layer_is_no_rewrite():
     observation = logged("rk3588_fp16_maxpool_h8193")
     assert [layer["op"] for layer in observation.placement if not layer["io"]] == ["MaxPool"]
     seen = control(case.control.id, "rk3588_fp16_maxpool_h8192")
-    verdict = GENERIC_JUDGE(case, observation, MATCH, (), seen)
+    verdict = GENERIC_JUDGE(case, observation, MATCH, seen)
     assert verdict.verdict == "doc-drift"
     assert "no layer its control rk3588/MaxPool/float16/height=8192 lacks" in verdict.detail
 
@@ -271,7 +271,7 @@ def test_an_outside_case_without_a_control_that_ran_says_nothing():
     observation = logged("rk3588_fp16_maxpool_h8193")
     assert GENERIC_JUDGE(case, observation, MATCH).verdict == "untestable"
     crashed = ControlSeen(case.control.id, "build aborted (SIGABRT)", ())
-    verdict = GENERIC_JUDGE(case, observation, MATCH, (), crashed)
+    verdict = GENERIC_JUDGE(case, observation, MATCH, crashed)
     assert verdict.verdict == "untestable" and "SIGABRT" in verdict.detail
 
 
@@ -285,18 +285,18 @@ def test_a_refusal_of_the_whole_dtype_is_stated_once_per_operator():
     )
     refused = replace(logged("rv1106_fp16_hardmax_typical"), failed_stage="build", error=message)
     ran = ControlSeen(typical.control.id, "", ("Hardmax",))
-    verdict = GENERIC_JUDGE(typical, refused, MATCH, (), ran)
+    verdict = GENERIC_JUDGE(typical, refused, MATCH, ran)
     assert verdict.verdict == "violation" and "not support do_quantization" in verdict.detail
     like_it = control_seen(typical, refused, rejection)
     assert "not support do_quantization" in like_it.trouble
     for value in ("width=2", "width=3", "height*width=8193"):
         case = cases[f"rv1106/Hardmax/float16/{value}"]
-        judged = GENERIC_JUDGE(case, refused, MATCH, (), like_it)
+        judged = GENERIC_JUDGE(case, refused, MATCH, like_it)
         assert judged.verdict == "untestable", value
         assert "did not run as asked either" in judged.detail
     # the same refusal of an outside case whose control ran is the limit shown
     case = cases["rv1106/Hardmax/float16/width=2"]
-    assert GENERIC_JUDGE(case, refused, MATCH, (), ran).verdict == "limit-confirmed"
+    assert GENERIC_JUDGE(case, refused, MATCH, ran).verdict == "limit-confirmed"
 
 
 def test_an_operator_built_as_other_layers_is_rewritten_away():
@@ -313,7 +313,7 @@ def test_a_cpu_layer_on_rk2118_which_runs_no_cpu_operator_is_unrunnable():
     case = cases_of("rk2118", "Min")["rk2118/Min/float16/typical"]
     (rule,) = [expect for expect in case.expects if expect.prop == CPU_RULE]
     assert rule.value == () and "RK2118 不支持所有 CPU 算子" in rule.documented
-    verdict = GENERIC_JUDGE(case, logged("rk2118_fp16_min_typical"), MATCH, ("Min",))
+    verdict = GENERIC_JUDGE(case, logged("rk2118_fp16_min_typical"), MATCH)
     assert verdict.verdict == "unrunnable"
     assert verdict.detail.startswith("platform CPU operators: Min on the CPU, which rk2118")
     # on a platform whose CPU runs Min the same placement is a CPU fallback as before
@@ -330,7 +330,7 @@ def test_the_cpu_operators_rv1106_lists_may_run_on_its_cpu():
         {**layer, "op": "Softmax"} if layer.get("op") == "Min" else layer
         for layer in observation.placement
     ]
-    verdict = GENERIC_JUDGE(case, replace(observation, placement=softmax), MATCH, ("Min",))
+    verdict = GENERIC_JUDGE(case, replace(observation, placement=softmax), MATCH)
     assert {c["prop"]: c["status"] for c in verdict.checks}[CPU_RULE] == "confirmed"
 
 
@@ -371,7 +371,7 @@ def test_min_and_max_with_a_constant_operand_are_judged_alike_by_their_dtype_row
         assert case.outside_because == (f"{op}/dtype/T1",)
         assert case.control.id == controls[op].id
         observation = logged(f"rk3588_fp16_{op.lower()}_constant")
-        verdict = GENERIC_JUDGE(case, observation, MATCH, (op,), controls[op])
+        verdict = GENERIC_JUDGE(case, observation, MATCH, controls[op])
         (placement,) = [check for check in verdict.checks if check["prop"] == "placement"]
         (reason,) = placement["inconsistent"]
         limit, _, why = reason.partition(": ")

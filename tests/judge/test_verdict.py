@@ -107,7 +107,7 @@ def statuses(verdict) -> dict[str, str]:
 def test_design_table(documented, obs, comparison, expected):
     """Operator cases: placement, precision and result checks give the operator verdict table
     (against a control that ran as asked, as one Pow layer)."""
-    assert GENERIC_JUDGE(CASES[documented], obs, comparison, (), RAN).verdict == expected
+    assert GENERIC_JUDGE(CASES[documented], obs, comparison, RAN).verdict == expected
 
 
 RAN = ControlSeen("control", "", ("Pow",))
@@ -135,7 +135,7 @@ REFUSED = ControlSeen("control", "build failed: E not support do_quantization = 
     ],
 )
 def test_a_case_is_judged_against_its_control(documented, obs, control, expected):
-    assert GENERIC_JUDGE(CASES[documented], obs, MATCH, (), control).verdict == expected
+    assert GENERIC_JUDGE(CASES[documented], obs, MATCH, control).verdict == expected
 
 
 def test_a_fallback_keeps_the_numeric_disagreement_as_a_note():
@@ -158,7 +158,7 @@ def test_int8_gru_running_in_float16_is_a_precision_fallback():
     case = OPERATOR_CASES["rk3562/GRU/int8/typical"]
     assert case.documented == "outside" and case.outside_because == ("GRU/dtype",)
     ran = ControlSeen(case.control.id, "", ("exGRU",))  # its float16 typical model
-    verdict = JUDGE(case, logged("rk3562_int8_gru_typical"), MATCH, (), ran)
+    verdict = JUDGE(case, logged("rk3562_int8_gru_typical"), MATCH, ran)
     assert verdict.verdict == "limit-confirmed"
     precision = next(c for c in verdict.checks if c["prop"] == PRECISION)
     assert precision["status"] == "limit-confirmed"
