@@ -168,6 +168,15 @@ def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
     return "confirmed", f"{', '.join(sorted(set(on_cpu)))} on the CPU, which it runs"
 
 
+def precisions_of(
+    layers: Sequence[dict[str, Any]], op_types: Sequence[str]
+) -> tuple[list[str], str]:
+    """The data types the layers under test ran in (upper case, sorted; empty when the layer
+    table gives none) and how those layers were chosen (``layers_under_test``)."""
+    judged, scope = layers_under_test(layers, op_types)
+    return sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""}), scope
+
+
 def _precision(expect: Expect, seen: Seen) -> Outcome:
     """The precision the layers under test ran in, against the one asked (``expect.value``).
 
@@ -179,8 +188,7 @@ def _precision(expect: Expect, seen: Seen) -> Outcome:
     supported = seen.case.documented == "supported"
     if seen.failure:
         return by_documentation(supported), seen.failure
-    judged, scope = layers_under_test(seen.observation.placement, seen.case.layer_types)
-    ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
+    ran, scope = precisions_of(seen.observation.placement, seen.case.layer_types)
     if not ran:
         return UNOBSERVED, f"{scope}: the layer table gives no data type"
     asked = str(expect.value).upper()
@@ -203,8 +211,7 @@ def control_seen(case: Case, observation: Observation, rejected: Rejection) -> C
         if target == "CPU":
             trouble = f"CPU fallback: {how}"
     if not trouble and case.dtype == "int8" and PRECISION in observation.observes:
-        judged, scope = layers_under_test(observation.placement, case.layer_types)
-        ran = sorted({str(layer.get("dtype", "")).upper() for layer in judged} - {""})
+        ran, scope = precisions_of(observation.placement, case.layer_types)
         if ran and ran != ["INT8"]:
             trouble = f"precision fallback: {scope}: {', '.join(ran)} (INT8 asked)"
     return ControlSeen(case.id, trouble, layers)
