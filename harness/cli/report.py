@@ -25,9 +25,9 @@ from harness.report.diff import (
     format_table,
     summarize,
 )
-from harness.report.matrix import untested_in_run
 from harness.report.real_limits import boundary_changes, format_changes
 from harness.report.sdk_matrix import sdks_of
+from harness.report.untested import untested_changes
 from harness.results.journal import JournalError
 from harness.results.latency import Threshold, add_threshold_options
 from harness.results.probes import ProbeRecord
@@ -136,7 +136,7 @@ def run_diff(args: argparse.Namespace) -> int:
     changes = diff_records(old, new, args.metric_threshold, aliases=aliases, latency=latency)
     summary = summarize(changes, old, new, aliases=aliases)
     by_cause = cause_changes(old, new, aliases)
-    untested = _untested_changes(old, new)
+    untested = untested_changes(old, new)
     if args.json:
         document = {
             "metric_threshold": args.metric_threshold,
@@ -193,15 +193,3 @@ def _bad_input(args: argparse.Namespace, exc: Exception) -> int:
     """Bad input named with its command (``hil diff: error: ...``): exit status 2."""
     emit(f"hil {args.command}: error: {exc}\n", err=True)
     return BAD_INPUT
-
-
-def _untested_changes(old: list[CaseRecord], new: list[CaseRecord]) -> dict[str, list[str]]:
-    """The limits whose every case on a platform and dtype tested nothing in ``new`` and not
-    in ``old`` ("now"), and the other way round ("again"), each as "limit (platform dtype:
-    why)"."""
-
-    def untested(records: list[CaseRecord]) -> set[str]:
-        return {f"{item['limit']} ({item['reason']})" for item in untested_in_run(records)}
-
-    before, after = untested(old), untested(new)
-    return {"now": sorted(after - before), "again": sorted(before - after)}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.documented.properties import PRECISION
-from harness.judge.verdict import FAILING_VERDICTS, REWRITTEN_AWAY, TESTED_NOTHING, UNTESTABLE
+from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import BaselineChanges
 from harness.report.causes import Cause, as_expected
 from harness.report.cells import format_number, natural_key, verdict_counts
@@ -27,6 +27,7 @@ from harness.report.documented_rows import (
     documented_sections,
 )
 from harness.report.sdk_matrix import SdkMatrix
+from harness.report.untested import untested_in_run
 from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord, record_key
 
@@ -337,30 +338,6 @@ def one_line_cause(record: CaseRecord) -> str:
     text = f"{check['prop']}: {check['observed']}" if check else record.detail
     note = f" [not isolable: {record.not_isolable}]" if record.not_isolable else ""
     return textwrap.shorten(text, max(CAUSE_WIDTH - len(note), 40), placeholder=" ...") + note
-
-
-# Why every case of a limit in a dtype tested nothing, by their verdict
-_TESTED_NOTHING_WHY = {
-    UNTESTABLE: "refused or moved like its inside control",
-    REWRITTEN_AWAY: "the operator was built as other layers",
-}
-
-
-def untested_in_run(records: Iterable[CaseRecord]) -> list[dict[str, str]]:
-    """The limits whose every case on a platform and dtype tested nothing (``untestable``,
-    ``rewritten-away``), as run.json's unprobed entries: {"limit", "reason"}."""
-    verdicts: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for record in records:
-        verdicts[record.platform, record.dtype, record.limit].add(record.verdict)
-    return [
-        {
-            "limit": limit,
-            "reason": f"{platform} {dtype}: "
-            + "; ".join(_TESTED_NOTHING_WHY[verdict] for verdict in sorted(seen)),
-        }
-        for (platform, dtype, limit), seen in verdicts.items()
-        if seen <= set(TESTED_NOTHING)
-    ]
 
 
 def unprobed_groups(entries: Iterable[Mapping[str, str]], ops: set[str]) -> list[Untested]:
