@@ -31,11 +31,6 @@ def unsafe(path: Path, forbidden: int = OTHERS_WRITE, kind: int = stat.S_IFDIR) 
     return _unsafe(os.lstat(path), forbidden, kind)
 
 
-def unsafe_open(fd: int, forbidden: int = OTHERS_WRITE, kind: int = stat.S_IFREG) -> str | None:
-    """``unsafe`` for an open file descriptor (what was opened, not what the name now is)."""
-    return _unsafe(os.fstat(fd), forbidden, kind)
-
-
 def _unsafe(found: os.stat_result, forbidden: int, kind: int) -> str | None:
     if stat.S_IFMT(found.st_mode) != kind:
         wanted = "folder" if kind == stat.S_IFDIR else "regular file"
@@ -52,6 +47,34 @@ def _unsafe(found: os.stat_result, forbidden: int, kind: int) -> str | None:
 def _kind(mode: int) -> str:
     kinds = {stat.S_IFLNK: "symbolic link", stat.S_IFDIR: "folder", stat.S_IFREG: "regular file"}
     return kinds.get(stat.S_IFMT(mode), "special file (FIFO, socket or device)")
+
+
+def read_regular(path: Path, limit: int, forbidden: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` if they are at most ``limit``: opened without
+    following a link and without waiting for a FIFO's writer, checked as opened (the name may
+    have been replaced since a look at it); with ``forbidden``, ``unsafe``'s owner and
+    permission checks too. UnsafePathError, saying why in words, for anything else."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        opened = os.fstat(fd)
+        if forbidden is not None:
+            why = _unsafe(opened, forbidden, stat.S_IFREG)
+        elif not stat.S_ISREG(opened.st_mode):
+            why = f"is a {_kind(opened.st_mode)}, not a regular file"
+        else:
+            why = None
+        if why is None and opened.st_size > limit:
+            why = f"holds more than {limit} bytes"
+        if why is not None:
+            raise UnsafePathError(why)
+        data = b""
+        while chunk := os.read(fd, limit + 1 - len(data)):
+            data += chunk
+            if len(data) > limit:  # grown since
+                raise UnsafePathError(f"holds more than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 def private_folder(path: Path) -> Path:

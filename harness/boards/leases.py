@@ -25,10 +25,11 @@ import json
 import os
 import re
 import socket
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from harness.private_folders import read_regular
 
 LEASE_DIR_ENV = "HIL_LEASE_DIR"
 _TOKEN = re.compile(r"^\w{1,64}$")  # labgrid's reservation tokens; a mark's file name
@@ -109,7 +110,7 @@ def marks() -> list[Mark]:
     found = []
     for path in sorted(lease_dir().glob("*.json")):
         try:
-            data = json.loads(_read_mark(path))
+            data = json.loads(read_regular(path, MAX_MARK_BYTES))
             mark = Mark(
                 coordinator=data["coordinator"],
                 token=data["token"],
@@ -129,22 +130,3 @@ def marks() -> list[Mark]:
         if valid:
             found.append(mark)
     return found
-
-
-def _read_mark(path: Path) -> bytes:
-    """The bytes of the mark file ``path``: opened without following a link and without
-    waiting for a FIFO's writer, read only if a regular file of at most ``MAX_MARK_BYTES``
-    (ValueError otherwise)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or opened.st_size > MAX_MARK_BYTES:
-            raise ValueError(f"{path}: not a lease mark")
-        data = b""
-        while chunk := os.read(fd, MAX_MARK_BYTES + 1 - len(data)):
-            data += chunk
-            if len(data) > MAX_MARK_BYTES:  # grown since
-                raise ValueError(f"{path}: not a lease mark")
-        return data
-    finally:
-        os.close(fd)

@@ -50,7 +50,7 @@ from harness.diskcache import CacheFolder, CacheFolderError, DamagedEntry, DiskC
 from harness.documented.operators import OperatorCatalogue
 from harness.models import Declarations
 from harness.models.budget import size_budget
-from harness.private_folders import OTHERS_ANY, unsafe, unsafe_open
+from harness.private_folders import OTHERS_ANY, UnsafePathError, read_regular, unsafe
 
 CACHE = CacheFolder(
     "cases", "cases", "HIL_CASE_CACHE", "HIL_CASE_CACHE_MAX", "generated case lists"
@@ -142,13 +142,12 @@ def user_key() -> bytes:
     if not os.path.lexists(path):
         _make_key(path)
     why = unsafe(path, OTHERS_ANY, stat.S_IFREG)  # a link named as one, never followed
+    text = b""
     if why is None:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
-            why = unsafe_open(fd, OTHERS_ANY)  # what was opened: it may have been replaced
-            text = b"" if why else os.read(fd, 4 * _KEY_BYTES)
-        finally:
-            os.close(fd)
+            text = read_regular(path, 4 * _KEY_BYTES, OTHERS_ANY)
+        except UnsafePathError as exc:  # what was opened: it may have been replaced
+            why = str(exc)
     if why is not None:
         raise CacheFolderError(f"{path} {why}: it is the case cache's key (mode 0600)")
     try:
