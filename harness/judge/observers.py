@@ -39,12 +39,21 @@ def layers_under_test(
     the whole network stands for it; with no ``op_types`` (a whole user model is under test)
     it is the whole network.
     """
-    wanted = {name.lower() for name in op_types}
     compute = [layer for layer in layers if not layer.get("io")]
     if not op_types:
         return compute, "whole network"
-    mine = [layer for layer in compute if str(layer.get("op", "")).lower() in wanted]
+    mine = own_layers(layers, op_types)
     return (mine, "/".join(op_types)) if mine else (compute, "whole network (op rewritten away)")
+
+
+def own_layers(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> list[dict[str, Any]]:
+    """The compiled layers (not the vendor's own, ``"io"``) of one of ``op_types``."""
+    wanted = {name.lower() for name in op_types}
+    return [
+        layer
+        for layer in layers
+        if not layer.get("io") and str(layer.get("op", "")).lower() in wanted
+    ]
 
 
 def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
@@ -104,9 +113,11 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
     if target == "CPU":
         return by_documentation(supported), f"CPU fallback: {how}"
     layers = compiled_layers(seen.observation.placement)
-    if seen.case.layer_types and not layers_under_test_found(layers, seen.case.layer_types):
+    op_types = seen.case.layer_types
+    # an empty layer table reports nothing: no sign of a rewrite
+    if op_types and layers and not own_layers(seen.observation.placement, op_types):
         became = " + ".join(layers) or "nothing"
-        ran = "/".join(seen.case.layer_types)
+        ran = "/".join(op_types)
         return REWRITTEN_AWAY, f"no {ran} layer was built: the model compiled as {became}"
     if supported:
         return "confirmed", how
@@ -140,13 +151,6 @@ def compiled_layers(layers: Sequence[dict[str, Any]]) -> tuple[str, ...]:
         for layer in layers
         if not layer.get("io")
     )
-
-
-def layers_under_test_found(layers: Sequence[str], op_types: Sequence[str]) -> bool:
-    """Whether any of ``layers`` (``compiled_layers``) is of the operator under test; an
-    empty layer table (nothing reported) counts as found."""
-    wanted = {name.lower() for name in op_types}
-    return not layers or any(layer.split("@")[0].lower() in wanted for layer in layers)
 
 
 def _cpu_rule(expect: Expect, seen: Seen) -> Outcome:
