@@ -1,5 +1,6 @@
-"""The README says what really happens: its set-up commands are what CI runs with the tox
-that tox.ini requires, and its first run, run here as the README writes it (the tox job's
+"""The README says what really happens: its set-up commands are what CI runs, with the tox
+that tox.ini requires, and pick the reader's chip among the platforms there are (a newcomer
+running them: test_newcomer.py); its first run, run here as the README writes it (the tox job's
 script, on the simulator), prints what the README shows. The same real run's report.html is
 rendered in headless Chromium; ``HIL_README_SCREENSHOT=docs/images/report.png`` keeps its
 first screen there, the README's picture."""
@@ -16,17 +17,18 @@ from pathlib import Path
 from tests.helpers import paths
 from tests.helpers.browser import Browser
 from tests.helpers.marks import needs_toolkit
+from tests.helpers.readme import README, section, set_up_commands
+
+from harness.vendors import default_vendor
 
 ROOT = paths.ROOT
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCREENSHOT = os.environ.get("HIL_README_SCREENSHOT")
 FIRST_SCREEN = (1280, 900)
 COMMAND = "HIL_RESULTS=results-pow tox -- suites "
 
 
 def _console_block(heading: str) -> list[str]:
-    section = README.split(f"\n## {heading}\n", 1)[1]
-    return section.split("```console\n", 1)[1].split("\n```", 1)[0].splitlines()
+    return section(heading).split("```console\n", 1)[1].split("\n```", 1)[0].splitlines()
 
 
 def _normal(line: str) -> str:
@@ -38,13 +40,26 @@ def _normal(line: str) -> str:
 
 def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() -> None:
     (requires,) = re.findall(r"^requires = (tox>=[\d.]+)$", (ROOT / "tox.ini").read_text(), re.M)
-    block = README.split("\n## Set-up: two commands\n", 1)[1].split("```sh\n", 1)[1]
-    commands = [line for line in block.split("\n```")[0].splitlines() if line[:1] not in "#"]
-    install = f"python3 -m pip install -q '{requires}'"
-    assert commands == [f"{install} && tox -- suites", f"{install} && tox"]
+    assert (
+        f"pip install --quiet --disable-pip-version-check '{requires}'"
+        in (ROOT / "tools" / "setup.sh").read_text()
+    )
+    suites, checks = set_up_commands()
+    assert re.fullmatch(
+        r"tools/setup\.sh suites && \.venv-tox/bin/tox -- suites --platform \w+", suites
+    )
+    assert checks == "tools/setup.sh checks && .venv-tox/bin/tox"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert f"'{requires}'" in ci
-    assert ci.rstrip().splitlines()[-1] == "tox"  # the README's test command, as it stands
+    assert ci.rstrip().splitlines()[-1] == checks
+
+
+def test_the_chips_the_set_up_offers_are_the_platforms() -> None:
+    """The first command names a chip, and the README lists every one the main job runs."""
+    (listed,) = re.findall(r"Pick your chip, one of (.*?) \(`hil vendors`", README, re.S)
+    chips = re.split(r",\s+|\s+and\s+", listed)
+    assert sorted(chips) == sorted(default_vendor().platforms)
+    suites, _ = set_up_commands()
+    assert suites.split("--platform ")[1] in chips
 
 
 @needs_toolkit

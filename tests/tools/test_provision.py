@@ -1,7 +1,8 @@
-"""tools/provision.sh, the checks job's first step on a fresh machine: sshd, chromium and
-postgresql are installed through apt-get when run as root, else named in one line, and the
-job stops; the ARM cross compilers and qemu-user are installed too, else named, and the job
-goes on (the tests that need them skip).
+"""tools/provision.sh, the set-up's first step on a fresh machine (and the checks job's):
+Python 3.11's venv for every job, and for the checks sshd, chromium and postgresql, are
+installed through apt-get when run as root, else named in one line, and the job stops; the
+ARM cross compilers and qemu-user are installed too, else named, and the job goes on (the
+tests that need them skip).
 
 The machine running this has them, so each test hides them: PATH is a folder of stand-ins
 (``id`` for root or not, an ``apt-get`` that records its calls and may provide the tools),
@@ -34,7 +35,8 @@ OPTIONAL = (
     "gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross "
     "qemu-user-static"
 )
-REQUIRED = ("sshd", "chromium", "initdb")
+REQUIRED = ("python3.11", "sshd", "chromium", "initdb")
+NEEDS = "npu-hil's checks job needs"
 
 
 def stand_in(folder: Path, name: str, body: str) -> None:
@@ -65,10 +67,12 @@ def machine(
     return bin_dir
 
 
-def provision(bin_dir: Path) -> subprocess.CompletedProcess[str]:
+def provision(bin_dir: Path, *job: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": str(bin_dir), "HIL_TOOL_DIRS": "", "HOME": os.environ.get("HOME", "/")}
     env["HIL_POSTGRES_BINS"] = str(bin_dir.parent / "postgres-bin")
-    return subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [BASH, str(SCRIPT), *job], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def apt_calls(tmp_path: Path) -> list[str]:
@@ -86,12 +90,11 @@ def test_nothing_to_do_when_all_are_there(tmp_path: Path) -> None:
 def test_without_root_or_apt_get_it_stops_at_once_naming_the_packages(
     tmp_path: Path, uid: int, apt: str | None
 ) -> None:
-    done = provision(machine(tmp_path, have=CROSS, uid=uid, apt=apt))
+    done = provision(machine(tmp_path, have=("python3.11", *CROSS), uid=uid, apt=apt))
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1
     assert (
-        f"npu-hil tests need {ALL}: install first (Debian/Ubuntu: sudo apt-get install {ALL})"
-        in done.stderr
+        f"{NEEDS} {ALL}: install first (Debian/Ubuntu: sudo apt-get install {ALL})" in done.stderr
     )
     assert apt_calls(tmp_path) == []
 
@@ -100,9 +103,11 @@ def test_as_root_it_installs_what_is_missing_quietly(tmp_path: Path) -> None:
     sshd = tmp_path / "bin" / "sshd"
     chmod = shutil.which("chmod") or "/bin/chmod"
     provides = f'[ "$1" = install ] && echo "exit 0" > {sshd} && {chmod} +x {sshd}; exit 0'
-    done = provision(machine(tmp_path, have=("chromium", "initdb", *CROSS), apt=provides))
+    done = provision(
+        machine(tmp_path, have=("python3.11", "chromium", "initdb", *CROSS), apt=provides)
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stderr == "npu-hil tests: installing openssh-server (apt-get)\n"
+    assert done.stderr == "npu-hil: installing openssh-server (apt-get)\n"
     assert apt_calls(tmp_path) == [
         "DEBIAN_FRONTEND= update -qq",
         "DEBIAN_FRONTEND=noninteractive install -y -qq --no-install-recommends openssh-server",
@@ -120,10 +125,10 @@ def test_as_root_it_installs_what_is_missing_quietly(tmp_path: Path) -> None:
     ],
 )
 def test_a_failed_install_stops_naming_the_packages(tmp_path: Path, apt: str, why: str) -> None:
-    done = provision(machine(tmp_path, apt=apt))
+    done = provision(machine(tmp_path, have=("python3.11",), apt=apt))
     assert done.returncode == 1
     last = done.stderr.splitlines()[-1]
-    assert last == f"npu-hil tests need {ALL}: {why}; install first and run again"
+    assert last == f"{NEEDS} {ALL}: {why}; install first and run again"
     assert not any("qemu" in call for call in apt_calls(tmp_path))  # the job stopped first
     if "locate" in apt:
         assert "E: Unable to locate package chromium" in done.stderr  # apt-get's own words
@@ -134,7 +139,7 @@ def test_sshd_off_the_users_path_counts_as_there(tmp_path: Path) -> None:
     sbin = tmp_path / "sbin"
     sbin.mkdir()
     stand_in(sbin, "sshd", "exit 0")
-    have = ("chromium", "initdb", *CROSS)
+    have = ("python3.11", "chromium", "initdb", *CROSS)
     env = {"PATH": str(machine(tmp_path, have=have)), "HIL_TOOL_DIRS": str(sbin)}
     env["HIL_POSTGRES_BINS"] = str(tmp_path / "postgres-bin")
     done = subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, env=env)
@@ -162,11 +167,10 @@ def test_as_root_cross_tools_are_installed_apart_from_the_required_ones(tmp_path
         f'case "$*" in *openssh-server*) {provides(["sshd"])} ;; '
         f"*qemu-user-static*) {provides(CROSS)} ;; esac; exit 0"
     )
-    done = provision(machine(tmp_path, have=("chromium", "initdb"), apt=apt))
+    done = provision(machine(tmp_path, have=("python3.11", "chromium", "initdb"), apt=apt))
     assert done.returncode == 0, done.stderr
     assert done.stderr == (
-        "npu-hil tests: installing openssh-server (apt-get)\n"
-        f"npu-hil tests: installing {OPTIONAL} (apt-get)\n"
+        f"npu-hil: installing openssh-server (apt-get)\nnpu-hil: installing {OPTIONAL} (apt-get)\n"
     )
     install = "DEBIAN_FRONTEND=noninteractive install -y -qq --no-install-recommends"
     assert apt_calls(tmp_path) == [
@@ -185,4 +189,46 @@ def test_as_root_a_failed_cross_install_is_named_and_the_job_goes_on(tmp_path: P
     assert done.stderr.splitlines()[-1] == (
         f"npu-hil tests: the C runner's ARM tests skip without {OPTIONAL} "
         f"(Debian/Ubuntu: sudo apt-get install {OPTIONAL})"
+    )
+
+
+def python(bin_dir: Path, *, venv: bool) -> None:
+    """A python3.11 whose ``import ensurepip`` works only with ``venv``, as Debian's works only
+    once python3.11-venv is installed."""
+    stand_in(bin_dir, "python3.11", f"exit {0 if venv else 1}")
+
+
+@pytest.mark.parametrize("job", ["suites", "sdk-matrix"])
+def test_the_main_job_needs_python_s_venv_and_nothing_the_tests_need(
+    tmp_path: Path, job: str
+) -> None:
+    bin_dir = machine(tmp_path, uid=1000)
+    python(bin_dir, venv=False)
+    done = provision(bin_dir, job)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"npu-hil's {job} job needs python3.11-venv: install first "
+        "(Debian/Ubuntu: sudo apt-get install python3.11-venv), or run as root to have it done\n"
+    )
+    python(bin_dir, venv=True)
+    assert provision(bin_dir, job).returncode == 0
+
+
+def test_without_python_3_11_it_names_the_interpreter_too(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=(*REQUIRED[1:], *CROSS), uid=1000))
+    assert done.returncode == 1
+    assert f"{NEEDS} python3.11 python3.11-venv: install first" in done.stderr
+
+
+def test_as_root_python_s_venv_is_installed_with_the_tests_parts(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=("sshd", "initdb", *CROSS), apt="exit 0"))
+    assert done.returncode == 1  # the stand-in apt-get installs nothing
+    assert "npu-hil: installing python3.11 python3.11-venv chromium (apt-get)" in done.stderr
+
+
+def test_an_unknown_job_is_refused_by_name(tmp_path: Path) -> None:
+    done = provision(machine(tmp_path, have=REQUIRED + CROSS), "suite")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tools/provision.sh JOB: JOB is 'checks', 'suites' or 'sdk-matrix', not 'suite'\n"
     )
