@@ -22,8 +22,6 @@ import re
 import shutil
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,17 +47,21 @@ def newcomer() -> pwd.struct_passwd:
 
 
 @pytest.fixture
-def clone(newcomer: pwd.struct_passwd) -> Iterator[Path]:
-    """A fresh clone of this checkout's commit in the newcomer's home, theirs."""
-    folder = Path(newcomer.pw_dir) / f"npu-hil-{uuid.uuid4().hex[:8]}"
+def clone(newcomer: pwd.struct_passwd, request: pytest.FixtureRequest) -> Path:
+    """A fresh clone of this checkout's commit in the newcomer's home, theirs. It stays there
+    after the test: removing the tox environment the set-up builds took five minutes on a
+    loaded machine, nearly as long as building it, so the test's next run removes it before cloning
+    again, and a CI machine, discarded after the run, never does."""
+    folder = Path(newcomer.pw_dir) / f"npu-hil-{request.node.originalname.removeprefix('test_')}"
+    if folder.exists():
+        shutil.rmtree(folder)
     subprocess.run(
         ["git", "clone", "--quiet", "--no-hardlinks", str(paths.ROOT), str(folder)],
         check=True,
         timeout=300,
     )
     subprocess.run(["chown", "-R", f"{newcomer.pw_uid}:{newcomer.pw_gid}", str(folder)], check=True)
-    yield folder
-    shutil.rmtree(folder)
+    return folder
 
 
 def package_sources() -> dict[str, str]:
