@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The jobs of the one tox environment `hil` (docs/getting-started.md), so that switching between
 # them reuses the environment instead of reinstalling it:
-#   tox                          the project's checks: sshd and chromium (tools/provision.sh), ruff,
+#   tox                          the project's checks: their system parts (tools/provision.sh), ruff,
 #                                ruff format, mypy, lint-imports, the documentation site
 #                                (mkdocs build --strict into site/), then the tests with their
 #                                coverage of harness/ held to a floor (SDK 2.3.2, for
@@ -36,7 +36,8 @@ job=${1:-checks}
 shift || true
 case "$job" in
     checks)
-        # sshd and chromium first (installed as root, else named)
+        # the system parts again (installed as root, else named): the set-up ran it first, but
+        # tox may be run without it
         # the documentation site: strict, so a broken link or a page left out of the nav fails
         # the whole test run (no arguments) also measures the package's line coverage and fails
         # below pyproject's floor ([tool.coverage.report] fail_under); a narrowed run does not.
