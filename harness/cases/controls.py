@@ -14,6 +14,10 @@ and is judged by what differs between the two (``harness.judge.observers``):
   about its own limit);
 - the typical case of a further dtype: the typical case of the first dtype documented
   supported (a platform that refuses a whole dtype says so once per operator, there).
+
+A case is read against its control only where both did not run as asked the same way
+(``harness.judge.checks.ControlSeen``): an int8 model on the CPU beside a float16 control
+the platform refuses is judged on its own.
 """
 
 from __future__ import annotations

@@ -968,7 +968,8 @@ def operand_forms(models: Declarations, op: str) -> list[Variant]:
     """The typical model in the forms users' models take that no limit varies, each judged
     against every limit like any case: a binary operator's B as a constant (the toolkit
     rewrites a constant divisor into a Mul), of A's full shape, per channel and of one
-    element; an operator with an axis on every other axis of its rank-4 input."""
+    element; an operator with an axis on every other axis of its rank-4 input; the forms the
+    model declares (``Parametrization.forms``: Gather's indices fed at run time)."""
     declared, typical = models.probing[op], models.subjects(op, {})
     proposed: dict[str, dict[str, Any]] = {}
     if declared.broadcast is not None and CONSTANT_OPERAND in declared.setters:
@@ -981,6 +982,8 @@ def operand_forms(models: Declarations, op: str) -> list[Variant]:
         for axis in range(RANK):
             if axis != typical["axis"]:
                 proposed[f"axis={axis}"] = models.with_subject(op, {}, "axis", axis)
+    for what, (key, value) in declared.forms.items():
+        proposed[what] = models.with_subject(op, {}, key, value)
     return [
         Variant(what, params)
         for what, params in proposed.items()

@@ -16,10 +16,20 @@ from dataclasses import dataclass
 
 from harness.cases.case import Case, Expect
 from harness.judge.compare import Comparison
-from harness.judge.verdict import UNOBSERVED, Check, Verdict, verdict_of
+from harness.judge.verdict import FALLBACK, PLACEMENT_PHASE, UNOBSERVED, Check, Verdict, verdict_of
 from harness.targets.observation import Observation
 
 Outcome = tuple[str, str]  # (status, observed text)
+
+
+# How the operator under test did not run as asked. A case is read against its control only
+# when both fell back the same way: a build refused like its control's, or moved to the CPU
+# like it, says nothing of its own limit; an int8 model on the CPU beside a float16 control
+# the platform refuses says what int8 does.
+REFUSED = "refused"  # the build or the run failed
+ON_CPU = "on the CPU"
+OTHER_PRECISION = "in another precision"
+INFRA = "infrastructure"  # nothing about the model: alike with no fallback of a case
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,7 @@ class ControlSeen:
     id: str
     trouble: str  # how the operator under test did not run as asked ("" when it did)
     layers: tuple[str, ...]  # its compiled layers (``observers.compiled_layers``)
+    fell_back: str = ""  # the kind of its trouble: REFUSED, ON_CPU, OTHER_PRECISION or INFRA
 
     def failed(self) -> str:
         """Why a case cannot be judged against this control ("" when the control ran as
@@ -60,6 +71,7 @@ class Observer:
     check: Callable[[Expect, Seen], Outcome] | None  # None: no target observes it yet
     needs: str  # the reason a target without the property in its ``observes`` cannot see it
     phase: str  # PLACEMENT_PHASE, RESULT_PHASE or LAYOUT_PHASE (harness.judge.verdict)
+    fell_back: str = ""  # how a fallback it reports happened, unless refused (ON_CPU...)
 
 
 Rejection = Callable[[Observation], tuple[str | None, str | None]]  # -> (failure, infra)
@@ -96,7 +108,18 @@ class Judge:
         failure, infra = self.rejected(observation)
         seen = Seen(case, observation, comparison, failure, infra, control)
         checks = [self._check(expect, seen) for expect in case.expects]
-        return verdict_of(checks, infra, observation.backend, control.failed() if control else "")
+        alike = control is not None and control.fell_back in self._fell_back(seen, checks)
+        return verdict_of(checks, infra, observation.backend, control.failed() if alike else "")
+
+    def _fell_back(self, seen: Seen, checks: list[Check]) -> set[str]:
+        """The kinds of fallback the case's checks report (``ControlSeen.fell_back``)."""
+        if seen.failure:
+            return {REFUSED}
+        return {
+            self.observers[check.prop].fell_back
+            for check in checks
+            if check.phase == PLACEMENT_PHASE and check.status in FALLBACK
+        }
 
     def _check(self, expect: Expect, seen: Seen) -> Check:
         observer = self.observers.get(expect.prop)

@@ -14,7 +14,17 @@ from typing import Any
 
 from harness.cases.case import Case, Expect
 from harness.documented.properties import CPU_RULE, PLACEMENT, PRECISION, RESULT
-from harness.judge.checks import ControlSeen, Observer, Outcome, Rejection, Seen
+from harness.judge.checks import (
+    INFRA,
+    ON_CPU,
+    OTHER_PRECISION,
+    REFUSED,
+    ControlSeen,
+    Observer,
+    Outcome,
+    Rejection,
+    Seen,
+)
 from harness.judge.verdict import (
     PLACEMENT_PHASE,
     RESULT_PHASE,
@@ -209,21 +219,27 @@ def control_seen(case: Case, observation: Observation, rejected: Rejection) -> C
     layers."""
     failure, infra = rejected(observation)
     layers = compiled_layers(observation.placement)
-    trouble = infra or failure or ""
-    if not trouble and PLACEMENT in observation.observes:
+    if infra or failure:
+        return ControlSeen(case.id, infra or failure or "", layers, INFRA if infra else REFUSED)
+    if PLACEMENT in observation.observes:
         target, how = placement_of(observation.placement, case.layer_types)
         if target == "CPU":
-            trouble = f"CPU fallback: {how}"
-    if not trouble and case.dtype == "int8" and PRECISION in observation.observes:
+            return ControlSeen(case.id, f"CPU fallback: {how}", layers, ON_CPU)
+    if case.dtype == "int8" and PRECISION in observation.observes:
         ran, scope = precisions_of(observation.placement, case.layer_types)
         if ran and ran != ["INT8"]:
             trouble = f"precision fallback: {scope}: {', '.join(ran)} (INT8 asked)"
-    return ControlSeen(case.id, trouble, layers)
+            return ControlSeen(case.id, trouble, layers, OTHER_PRECISION)
+    return ControlSeen(case.id, "", layers)
 
 
 GENERIC_OBSERVERS = {
     RESULT: Observer(_result, "the target returns no outputs to compare", RESULT_PHASE),
-    PLACEMENT: Observer(_placement, "the target reports no layer placement", PLACEMENT_PHASE),
-    PRECISION: Observer(_precision, "the target reports no per-layer data types", PLACEMENT_PHASE),
-    CPU_RULE: Observer(_cpu_rule, "the target reports no layer placement", PLACEMENT_PHASE),
+    PLACEMENT: Observer(
+        _placement, "the target reports no layer placement", PLACEMENT_PHASE, ON_CPU
+    ),
+    PRECISION: Observer(
+        _precision, "the target reports no per-layer data types", PLACEMENT_PHASE, OTHER_PRECISION
+    ),
+    CPU_RULE: Observer(_cpu_rule, "the target reports no layer placement", PLACEMENT_PHASE, ON_CPU),
 }

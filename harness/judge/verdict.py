@@ -30,7 +30,8 @@ checks) this gives:
 |            | reference runs it, over the size budget...)        |                  |
 | any        | board, SSH, toolkit or timeout trouble             | infra-error      |
 | any        | rejected, failed, on the CPU or in another         | untestable       |
-|            | precision, and so was its control                  |                  |
+|            | precision, and its control the same way (refused   |                  |
+|            | like it, or on the CPU like it)                    |                  |
 | supported  | rejected at build or failed at run time            | violation        |
 | outside    | rejected at build or failed at run time            | limit-confirmed  |
 | supported  | op under test on CPU, or int8 asked and another    | violation        |
@@ -166,9 +167,9 @@ def verdict_of(
     checks: list[Check], infra: str | None, backend: str, control_failed: str = ""
 ) -> Verdict:
     """The case's verdict by the order of judgement (module docstring); ``control_failed``:
-    why the case's inside control did not run as asked ("" when it did, or it has none). A
-    case that fell back while its control did too says nothing of its limit: each of its
-    fallback statuses becomes ``untestable``."""
+    why the case's inside control did not run as asked, given when the case fell back the
+    same way ("" otherwise, or when it has none). A case that fell back like its control
+    says nothing of its limit: each of its fallback statuses becomes ``untestable``."""
     # the fallback rule reads the observers' own statuses, before they are reread
     fell_back = [c.phase == PLACEMENT_PHASE and c.status in FALLBACK for c in checks]
     if control_failed and any(fell_back):

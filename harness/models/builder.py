@@ -263,6 +263,10 @@ class Parametrization:
     permutes: tuple[str, tuple[str, ...]] | None = None
     reduces: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
     modes: tuple[str, ...] = ()
+    # Forms of the typical model no limit varies that run the documented layer itself where
+    # the typical one may not (Gather's indices as a runtime input: constant indices on the
+    # channel axis compile as a Conv): case name -> (parameter, value).
+    forms: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -317,7 +321,9 @@ def assemble(op: str, graph: Graph) -> onnx.ModelProto:
     if graph.model is not None:
         return graph.model
     inputs = [
-        helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(data.shape))
+        helper.make_tensor_value_info(
+            name, helper.np_dtype_to_tensor_dtype(data.dtype), list(data.shape)
+        )
         for name, data in graph.inputs.items()
     ]
     outputs = [

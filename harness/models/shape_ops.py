@@ -33,6 +33,9 @@ def _build_expand(p: Params, rng: np.random.Generator) -> Graph:
     return Graph([node], {"X": uniform(rng, src, -2.0, 2.0)}, ["Y"], {"shape": shape})
 
 
+GATHER_INDICES = ("constant", "input")  # an initializer, or a graph input fed at run time
+
+
 def _build_gather(p: Params, rng: np.random.Generator) -> Graph:
     shape = p.shape("shape")
     axis = p.axis("axis")
@@ -47,7 +50,10 @@ def _build_gather(p: Params, rng: np.random.Generator) -> Graph:
             raise p.error("indices", f"entries must be within [-{size}, {size - 1}]")
     node = helper.make_node("Gather", ["X", "indices"], ["Y"], axis=axis)
     data = uniform(rng, shape, -2.0, 2.0)
-    return Graph([node], {"X": data}, ["Y"], {"indices": np.array(indices, dtype=np.int64)})
+    index = {"indices": np.array(indices, dtype=np.int64)}
+    if p.choice("indices_from", GATHER_INDICES) == "input":  # the document's T2 int(Tensor)
+        return Graph([node], {"X": data, **index}, ["Y"])
+    return Graph([node], {"X": data}, ["Y"], index)
 
 
 def _build_hardmax(p: Params, rng: np.random.Generator) -> Graph:
@@ -116,12 +122,13 @@ OPERATORS = {
     ),
     # Axis 2: the toolkit rewrites a Gather on the channel axis into a 1x1 Conv (gather_to_conv).
     "Gather": OperatorSpec(
-        {"shape": [1, 8, 4, 6], "axis": 2, "indices": None},
+        {"shape": [1, 8, 4, 6], "axis": 2, "indices": None, "indices_from": "constant"},
         _build_gather,
         Parametrization(
             _read_axis,
             dim_setters(),
             unprobed={"rank": "the Gather model always feeds rank-1 indices"},
+            forms={"indices=input": ("indices_from", "input")},
         ),
     ),
     "Hardmax": OperatorSpec(

@@ -22,7 +22,7 @@ from harness.cases.operators import (
     set_neighbours,
 )
 from harness.documented.properties import CPU_RULE
-from harness.judge.checks import ControlSeen, rejection
+from harness.judge.checks import ON_CPU, REFUSED, ControlSeen, rejection
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import control_seen
 from harness.models import Declarations
@@ -270,7 +270,7 @@ def test_an_outside_case_without_a_control_that_ran_says_nothing():
     case = _outside("rk3588", "MaxPool", "height=8193")
     observation = logged("rk3588_fp16_maxpool_h8193")
     assert GENERIC_JUDGE(case, observation, MATCH).verdict == "untestable"
-    crashed = ControlSeen(case.control.id, "build aborted (SIGABRT)", ())
+    crashed = ControlSeen(case.control.id, "build aborted (SIGABRT)", (), REFUSED)
     verdict = GENERIC_JUDGE(case, observation, MATCH, crashed)
     assert verdict.verdict == "untestable" and "SIGABRT" in verdict.detail
 
@@ -363,7 +363,9 @@ def test_min_and_max_with_a_constant_operand_are_judged_alike_by_their_dtype_row
     # says nothing of the constant (untestable), where it was a limit confirmed
     controls = {
         "Max": ControlSeen("rk3588/Max/float16/typical", "", ("Max",)),
-        "Min": ControlSeen("rk3588/Min/float16/typical", "CPU fallback: Min: Min on CPU", ()),
+        "Min": ControlSeen(
+            "rk3588/Min/float16/typical", "CPU fallback: Min: Min on CPU", (), ON_CPU
+        ),
     }
     judged = {}
     for op in ("Min", "Max"):
@@ -431,3 +433,17 @@ def test_a_limit_with_a_precondition_is_probed_with_it_on_and_off():
     assert on.deciding_limit == limit and on.documented == "outside"
     assert off.params["kernel"][0] == 1 and limit not in off.outside_because
     assert cases["rk3588/Convolution/float16/width=16382"].documented == "supported"
+
+
+def test_an_int8_model_on_the_cpu_beside_a_refused_float16_control_is_judged_on_its_own():
+    # RV1106 documents Div in float16 only and refuses every float16 build: the int8 typical
+    # model, whose control is the refused float16 one, ran on the CPU (recorded build). That
+    # confirms the int8 dtype limit, not the float16 refusal again
+    case = cases_of("rv1106", "Div")["rv1106/Div/int8/typical"]
+    assert case.control.id == "rv1106/Div/float16/typical"
+    assert case.outside_because == ("Div/dtype",)
+    refused = ControlSeen(case.control.id, "build failed: not support do_quantization", (), REFUSED)
+    on_cpu = replace(logged("rv1106_int8_div_typical"), failed_stage=None)
+    verdict = GENERIC_JUDGE(case, on_cpu, MATCH, refused)
+    assert verdict.verdict == "limit-confirmed" and "CPU fallback" in verdict.detail
+    assert "did not run as asked either" not in verdict.detail

@@ -10,6 +10,7 @@ from tests.helpers.records import make_record
 from harness.cases.case import Case
 from harness.cases.operators import operator_cases
 from harness.documented.properties import PLACEMENT, PRECISION, RESULT
+from harness.judge import checks
 from harness.judge.checks import ControlSeen
 from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
@@ -111,7 +112,11 @@ def test_design_table(documented, obs, comparison, expected):
 
 
 RAN = ControlSeen("control", "", ("Pow",))
-REFUSED = ControlSeen("control", "build failed: E not support do_quantization = False", ())
+REFUSED = ControlSeen(
+    "control", "build failed: E not support do_quantization = False", (), checks.REFUSED
+)
+ON_CPU = ControlSeen("c", "CPU fallback: Pow", (), checks.ON_CPU)
+IN_FLOAT16 = ControlSeen("c", "precision fallback: Pow: FLOAT16", ("Pow",), checks.OTHER_PRECISION)
 
 
 @pytest.mark.parametrize(
@@ -120,8 +125,15 @@ REFUSED = ControlSeen("control", "build failed: E not support do_quantization = 
         # refused or moved like its control: nothing of the case's own limit was tested
         ("outside", observed(failed_stage="build", error="E"), REFUSED, "untestable"),
         ("supported", observed(failed_stage="build", error="E"), REFUSED, "untestable"),
-        ("outside", observed("CPU"), ControlSeen("c", "CPU fallback: Pow", ()), "untestable"),
-        ("outside int8", observed("NPU", dtype="FLOAT16"), REFUSED, "untestable"),
+        ("outside", observed("CPU"), ON_CPU, "untestable"),
+        ("supported", observed("CPU"), ON_CPU, "untestable"),
+        ("outside int8", observed("NPU", dtype="FLOAT16"), IN_FLOAT16, "untestable"),
+        # fell back another way than its control: the case's own fallback is its verdict (an
+        # int8 model on the CPU beside a float16 control the platform refuses)
+        ("supported", observed("CPU"), REFUSED, "violation"),
+        ("outside", observed("CPU"), REFUSED, "limit-confirmed"),
+        ("outside int8", observed("NPU", dtype="FLOAT16"), REFUSED, "limit-confirmed"),
+        ("supported", observed(failed_stage="build", error="E"), ON_CPU, "violation"),
         # on the NPU past the limit: a rewrite only with a layer the control lacks
         ("outside", observed("NPU"), ControlSeen("c", "", ()), "limit-rewritten"),
         ("outside", observed("NPU"), ControlSeen("c", "", ("Pow", "Expand")), "doc-drift"),
