@@ -98,7 +98,7 @@ def documented_status(
         broken.append(f"{op.name}/dtype")
     dtype_subjects = models.probing[op.name].dtype_subjects
     found = {**found, TYPE: _type_variables(limits, dtype)}
-    broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
+    broken += [limit.id for limit in limits if not satisfies(limit, found, dtype_subjects)]
     broken += _undocumented_constant(limits, found)
     return tuple(broken)
 
@@ -149,7 +149,7 @@ def _key(limit: Limit) -> str:
     return str(limit.rule.get("element", limit.subject))
 
 
-def _applies(limit: Limit, found: Mapping[str, Any]) -> bool:
+def condition_applies(limit: Limit, found: Mapping[str, Any]) -> bool:
     return all(_one_of(found.get(k), allowed) for k, allowed in limit.condition.items())
 
 
@@ -163,8 +163,10 @@ def _one_of(value: Any, allowed: Iterable[Any]) -> bool:
     )
 
 
-def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
-    if not _applies(limit, found) or not applies(limit.rule, found):
+def satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
+    """Whether subjects ``found`` keep ``limit``; one whose condition does not apply, or over a
+    subject ``found`` lacks, is kept."""
+    if not condition_applies(limit, found) or not applies(limit.rule, found):
         return True
     key = _key(limit)
     kind = limit.kind
