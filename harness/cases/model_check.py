@@ -26,13 +26,14 @@ from typing import Any
 import onnx
 from onnx import defs, helper, numpy_helper
 
-from harness.cases.operators import condition_applies, governing_limits, satisfies
+from harness.cases.operators import condition_applies, form_text, governing_limits, satisfies
 from harness.cases.validity import limit_subjects
 from harness.documented.formulas import applies
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.modelfiles.graph import node_label
 from harness.models import NCHW
+from harness.models.builder import broadcast_form
 
 SUPPORTED, OUTSIDE, NOT_LISTED = "supported", "outside", "not listed"
 # ONNX list attributes of spatial windows -> the words the documents name their elements by,
@@ -186,6 +187,10 @@ def node_subjects(
     output = shapes.get(node.output[0]) if node.output else None
     if output is not None and len(output) == len(NCHW):
         found |= {"output_h": output[2], "output_w": output[3]}
+        operands = [shapes.get(name) for name in node.input[:2]]
+        broadcast = [s for s in operands if s is not None and len(s) == len(NCHW) and s != output]
+        if len(node.input) == 2 and len(broadcast) == 1:  # a binary operator's one broadcast
+            found |= broadcast_form(broadcast[0], output)
     return found
 
 
@@ -303,6 +308,8 @@ def _read(limits: Sequence[Limit], found: Mapping[str, Any]) -> Iterator[tuple[L
             yield limit, ""
         elif not known or not condition_applies(limit, found) or not applies(limit.rule, found):
             yield limit, None
+        elif limit.kind == "broadcast" and found.get("form") != form_text(limit.rule["from"]):
+            yield limit, None  # another broadcasting form's bound
         else:
             yield limit, ", ".join(f"{name}={_shown(found[name])}" for name in sorted(names))
 

@@ -64,7 +64,7 @@ def model_case(
 def documented_by(case: Case, check: ModelCheck) -> Case:
     """``case`` as the document judges its layers: "outside" with the first limit a layer
     crosses (its id deciding, its line the documented text), else "supported" per layer."""
-    source = {**case.source, "seed": check.seed, "layers": check.summary()}
+    source = {**case.source, "seed": check.seed}
     found = check.first_outside()
     if found is None:
         return replace(case, source={**source, "text": check.summary()})

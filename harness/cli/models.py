@@ -204,7 +204,7 @@ def run_model(args: argparse.Namespace) -> int:
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         runner = _runner(vendor, results, backend, args.platform, dtype, perf)
         record = runner.run(prepared)
-        _print_record(record, prepared)
+        _print_record(record, prepared, runner)
         if perf is not None:
             emit(format_timing(record.perf))
         if (args.layers and record.verdict not in NOT_JUDGED) or record.verdict in PER_LAYER:
@@ -238,7 +238,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         runner = _runner(vendor, results, backend, args.platform, dtype)
         if original is None:
             original = runner.run(prepared)
-            _print_record(original, prepared)
+            _print_record(original, prepared, runner)
             folder = runner.case_folder(original)
             prepared.given = read_arrays(folder / "inputs", prepared.input_names)
         if original.verdict not in FAILING_VERDICTS:
@@ -457,10 +457,10 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
+def _print_record(record: CaseRecord, prepared: PreparedModel, runner: ModelRunner) -> None:
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
-    if record.source.get("layers"):
-        lines.append(f"  document: {printable(record.source['layers'])}")
+    if record.id in runner.checks:
+        lines.append(f"  document: {printable(runner.checks[record.id].summary())}")
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing

@@ -87,8 +87,8 @@ def compare_layers(
     table = [{**asdict(layer), "first_past_tolerance": layer is first} for layer in layers]
     text = json.dumps(table, indent=2) + "\n"
     folders = [folder, *([runner.case_folder(beside)] if beside and beside.artifacts else [])]
-    for where in folders:
-        (where / LAYER_ACCURACY).write_text(text, encoding="utf-8")
+    for table_folder in folders:
+        (table_folder / LAYER_ACCURACY).write_text(text, encoding="utf-8")
     return report
 
 

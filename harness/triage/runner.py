@@ -41,6 +41,7 @@ class ModelRunner:
         self.platform = platform
         self.dtype = dtype
         self.check = check
+        self.checks: dict[str, ModelCheck] = {}  # record id -> its model's document check
         # the stages' declarations, and each model's as it is run; the executor reads it
         self._models: dict[str, OperatorSpec] = dict(stages.models)
         # every array, uncapped: triage compares observed and reference tensors layer by layer
@@ -52,7 +53,10 @@ class ModelRunner:
         case, specs = model_case(prepared, self.platform, self.dtype, kind, check=check)
         self._models.update(specs)
         record = self.executor.execute(case)
-        if check is not None and record.artifacts:  # refused before it ran: no case folder
+        if check is None:
+            return record
+        self.checks[record.id] = check
+        if record.artifacts:  # refused before it ran: no case folder
             text = json.dumps(check.to_json(), indent=2, ensure_ascii=False) + "\n"
             (self.case_folder(record) / DOCUMENT_CHECK).write_text(text, encoding="utf-8")
         return record

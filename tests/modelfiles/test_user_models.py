@@ -320,8 +320,10 @@ def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsy
     assert _hil(tmp_path, "run", "--boards", str(board)) == 1
     out = capsys.readouterr().out
     assert "rk3562/model/five/float16: wrong-result [loopback]" in out
-    (record,) = read_records(tmp_path / "results")
+    # the model, then its per-layer run (a wrong result's bundle holds the table)
+    record, layers = read_records(tmp_path / "results")
     assert record.backend == "loopback" and record.verdict == "wrong-result"
+    assert layers.id == "rk3562/layers/five/float16" and layers.backend == "loopback"
 
 
 def test_a_board_of_another_platform_is_bad_input(sshd, tmp_path: Path, capsys) -> None:
