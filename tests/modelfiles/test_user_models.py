@@ -181,6 +181,12 @@ def test_hil_reduce_ends_with_at_most_two_nodes_still_wrong_and_a_bundle(
     assert bundle.with_name(bundle.name + ".tar.gz").is_file()
     case = json.loads((bundle / "case.json").read_text())
     assert case["verdict"] == "wrong-result" and case["id"] == smallest_id
+    # beside the reduced model: its layers against the document and against the reference
+    layers = json.loads((bundle / "layers.json").read_text())
+    assert [layer["op"] for layer in layers if layer["first_past_tolerance"]] == ["AveragePool"]
+    check = json.loads((bundle / "document-check.json").read_text())
+    assert "AveragePool" in [layer["op"] for layer in check["layers"]]
+    assert "## Per-layer accuracy" in (bundle / "README.md").read_text()
 
 
 @needs_toolkit
