@@ -27,10 +27,18 @@ def _table(folder: Path, name: str) -> tuple[Any, str]:
 
 
 def document_section(folder: Path) -> list[str]:
-    """ "What the documentation says", per layer; [] when the case has no document check."""
+    """The "What the documentation says" section, per layer; [] when the case has no
+    document check."""
     check, problem = _table(folder, DOCUMENT_CHECK)
     if check is None:
         return [md_escape(problem)] if problem else []
+    try:
+        return _document_lines(check)
+    except (KeyError, TypeError, AttributeError) as exc:  # a table edited by hand
+        return [md_escape(f"{DOCUMENT_CHECK} could not be read: no field {exc}")]
+
+
+def _document_lines(check: dict[str, Any]) -> list[str]:
     lines = [
         f"Every layer against {md_escape(check['document'])}, {md_escape(check['dtype'])} on "
         f"{md_escape(check['platform'])}: the model is documented as "
@@ -65,10 +73,21 @@ def _layer_heading(layer: dict[str, Any]) -> str:
 
 
 def accuracy_section(folder: Path) -> list[str]:
-    """ "Per-layer accuracy": the exposed run's table; [] when none was made."""
+    """The "Per-layer accuracy" section: the exposed run's table; [] when none was made."""
     layers, problem = _table(folder, LAYER_ACCURACY)
     if layers is None:
         return ["## Per-layer accuracy", "", md_escape(problem)] if problem else []
+    try:
+        return _accuracy_lines(layers)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a table edited by hand
+        return [
+            "## Per-layer accuracy",
+            "",
+            md_escape(f"{LAYER_ACCURACY} could not be read: {exc}"),
+        ]
+
+
+def _accuracy_lines(layers: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Per-layer accuracy",
         "",
