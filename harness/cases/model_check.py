@@ -214,9 +214,8 @@ def _plain(value: Any) -> Any:
         return value.decode("utf-8", errors="replace")
     if isinstance(value, list):
         return [_plain(item) for item in value]
-    if isinstance(value, onnx.TensorProto):
-        array = numpy_helper.to_array(value)
-        return array.item() if array.size == 1 else array.tolist()
+    if isinstance(value, onnx.TensorProto):  # a scalar is a quantity; a tensor's data is not
+        return numpy_helper.to_array(value).item() if math.prod(value.dims) == 1 else None
     return value
 
 

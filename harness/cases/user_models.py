@@ -9,7 +9,10 @@ A user model is judged by its layers' documented status (``harness.cases.model_c
 the run checked it against its platform's document): "supported" when no layer is outside a
 documented limit, expecting every layer on the NPU (whole network: any CPU layer is a CPU
 fallback, a violation) and every output matching the host references; "outside" when one is,
-its first such limit deciding and its line the case's documented text. Without a check (no
+its first such limit deciding and its line the case's documented text: a CPU fallback or a
+refusal is then what the document expects (``limit-confirmed``), a model on the NPU says
+nothing of the limit without an inside control (``untestable``), and a wrong result stays one,
+its bundle saying which limit the document puts the layer outside of. Without a check (no
 document for the platform) it is judged as "supported".
 """
 
@@ -75,8 +78,17 @@ def documented_by(case: Case, check: ModelCheck) -> Case:
         deciding_limit=line.id,
         outside_because=(line.id,),
         source={**source, "section": line.where, "text": line.text},
-        expects=tuple(replace(expect, limits=(line.id,)) for expect in case.expects),
+        expects=tuple(_outside(expect, line.id) for expect in case.expects),
     )
+
+
+def _outside(expect: Expect, limit: str) -> Expect:
+    """An expectation of a model with a layer outside ``limit``: its placement is no longer
+    "every layer on the NPU" (a CPU fallback or a refusal is what the document expects)."""
+    if expect.prop != PLACEMENT:
+        return replace(expect, limits=(limit,))
+    said = f"outside {limit}: a CPU fallback or a refusal is what the document expects"
+    return replace(expect, limits=(limit,), documented=said, value=False)
 
 
 def refused_case(name: str, model: str, platform: str, dtype: str, kind: str = "model") -> Case:

@@ -87,6 +87,8 @@ def test_the_case_of_an_outside_model_names_the_limit_and_its_line() -> None:
     assert case.source["section"].endswith("§ 3.4.42, p. 166")
     assert case.source["seed"] == "RKNN Compiler Support Operator List V2.3.2"
     assert all(expect.limits == ("MaxPool/attr/kernel_h",) for expect in case.expects)
+    placement = next(expect for expect in case.expects if expect.prop == "placement")
+    assert placement.value is False  # a CPU fallback is what the document expects
     inside, _ = model_case(prepared, "rv1106", "int8")
     assert inside.documented == "supported"  # no check: no document judges it
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 from tests.helpers.marks import needs_toolkit
 from tests.helpers.user_models import five_node_model, float_model
 
@@ -105,3 +105,22 @@ def test_a_model_inside_the_document_is_documented_as_supported_per_layer(
     assert "| 2 | pool | AveragePool |" in readme
     first = [row for row in readme.splitlines() if "**first past tolerance**" in row]
     assert len(first) == 1 and first[0].startswith("| 2 | pool |")
+
+
+@needs_toolkit
+def test_a_refused_build_of_a_layer_outside_its_documented_dtype_is_no_vendor_bug(
+    tmp_path: Path, capsys
+) -> None:
+    """RV1106 documents Convolution in int8 only and its toolkit refuses a float16 build: what
+    the document expects (limit-confirmed, exit 0, no bundle), not a violation."""
+    weight = numpy_helper.from_array(np.ones([8, 8, 3, 3], np.float32), "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    model = float_model([node], "conv", [1, 8, 10, 10], {"y": None}, constants=[weight])
+    code, results = _run(tmp_path, model, "conv", "--platform", "rv1106")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (record,) = read_records(results)
+    assert (record.id, record.verdict) == ("rv1106/model/conv/float16", "limit-confirmed")
+    assert record.deciding_limit == "Convolution/dtype/T1"
+    assert record.source["text"] == "T1: int8(Tensor)"
+    assert not (results / "bundles").exists() or not any((results / "bundles").iterdir())
