@@ -98,7 +98,7 @@ def documented_status(
         broken.append(f"{op.name}/dtype")
     dtype_subjects = models.probing[op.name].dtype_subjects
     found = {**found, TYPE: _type_variables(limits, dtype)}
-    broken += [limit.id for limit in limits if not _satisfies(limit, found, dtype_subjects)]
+    broken += [limit.id for limit in limits if not satisfies(limit, found, dtype_subjects)]
     broken += _undocumented_constant(limits, found)
     return tuple(broken)
 
@@ -149,7 +149,7 @@ def _key(limit: Limit) -> str:
     return str(limit.rule.get("element", limit.subject))
 
 
-def _applies(limit: Limit, found: Mapping[str, Any]) -> bool:
+def condition_applies(limit: Limit, found: Mapping[str, Any]) -> bool:
     return all(_one_of(found.get(k), allowed) for k, allowed in limit.condition.items())
 
 
@@ -163,8 +163,10 @@ def _one_of(value: Any, allowed: Iterable[Any]) -> bool:
     )
 
 
-def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
-    if not _applies(limit, found) or not applies(limit.rule, found):
+def satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[str, str]) -> bool:
+    """Whether subjects ``found`` keep ``limit``; one whose condition does not apply, or over a
+    subject ``found`` lacks, is kept."""
+    if not condition_applies(limit, found) or not applies(limit.rule, found):
         return True
     key = _key(limit)
     kind = limit.kind
@@ -187,17 +189,17 @@ def _satisfies(limit: Limit, found: Mapping[str, Any], dtype_subjects: Mapping[s
             return math.prod(found[f] for f in factors) < limit.rule["less_than"]
     if kind == "formula":
         return holds(limit.rule, found)
-    if kind == "broadcast" and found.get("form") == _form(limit.rule["from"]) and key in found:
+    if kind == "broadcast" and found.get("form") == form_text(limit.rule["from"]) and key in found:
         assert limit.interval is not None
         return found[key] in limit.interval
     if kind == "broadcast-support" and limit.values and "form" in found:  # the forms it lists
-        return found["form"] in {_form(str(value)) for value in limit.values}
+        return found["form"] in {form_text(str(value)) for value in limit.values}
     if kind == "dtype" and dtype_subjects.get(limit.subject) in found:
         return found[dtype_subjects[limit.subject]] in (limit.values or ())
     return True
 
 
-def _form(text: str) -> str:
+def form_text(text: str) -> str:
     """A broadcast form as the models write it: ``[b, c, 1, w]`` is ``[b,c,1,w]``."""
     return text.replace(" ", "")
 
@@ -406,7 +408,7 @@ def _limit_variants(
             return [Variant(TYPICAL, {})]
         if kind == "broadcast" and declared.broadcast:
             sizes = _range_probes(limit)
-            if _form(limit.rule["from"]).strip("[]").split(",") == [
+            if form_text(limit.rule["from"]).strip("[]").split(",") == [
                 "1" if letter == key else letter for letter in "bchw"
             ]:  # the form's one broadcast axis: from 1 to 1 would broadcast nothing
                 sizes = [max(2, size) for size in sizes]
@@ -679,7 +681,7 @@ def _broadcast_variants(
     broadcast: Broadcast, limit: Limit, sizes: Iterable[int], prefix: str = ""
 ) -> list[Variant]:
     """The form ``limit`` describes, its subject at each of ``sizes``, the others small."""
-    source = _form(limit.rule["from"]).strip("[]").split(",")
+    source = form_text(limit.rule["from"]).strip("[]").split(",")
     variants = []
     for value in sizes:
         out = [1, 2, 3, 4]  # b, c, h, w; the probed one replaced below

@@ -5,19 +5,27 @@ a declaration (``OperatorSpec``) whose builder hands the prepared model over who
 (``Graph.model``) with inputs drawn from the case's seed (or the given ones). What the harness
 changed to run it is part of the case's parameters, so it is in the journal.
 
-Nothing documents a user model, so it is judged as "supported": every layer on the NPU
-(whole network: any CPU layer is a CPU fallback, a violation) and every output matching the
-host references.
+A user model is judged by its layers' documented status (``harness.cases.model_check``, when
+the run checked it against its platform's document): "supported" when no layer is outside a
+documented limit, expecting every layer on the NPU (whole network: any CPU layer is a CPU
+fallback, a violation) and every output matching the host references; "outside" when one is,
+its first such limit deciding and its line the case's documented text: a CPU fallback or a
+refusal is then what the document expects (``limit-confirmed``), a model on the NPU says
+nothing of the limit without an inside control (``untestable``), and a wrong result stays one,
+its bundle saying which limit the document puts the layer outside of. Without a check (no
+document for the platform) it is judged as "supported".
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.cases.case import Case, Expect, case_seed
+from harness.cases.model_check import ModelCheck
 from harness.documented.properties import PLACEMENT, RESULT
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import Graph, OperatorSpec, Params
@@ -41,15 +49,46 @@ def model_case(
     kind: str = "model",
     seed: int | None = None,
     layer_types: tuple[str, ...] = (),
+    check: ModelCheck | None = None,
 ) -> tuple[Case, dict[str, OperatorSpec]]:
     """The case of ``prepared`` on ``platform`` in ``dtype``, and the declaration it names.
 
     ``kind`` is the id's middle part ("model", "reduce", "layers"...); the seed defaults to the
     id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
     layers (a single-operator model of the catalogue); by default the whole network counts.
+    ``check``: its layers against the platform's document, which decides its documented status.
     """
     case = _case(prepared.name, prepared.source, platform, dtype, kind, seed, layer_types)
+    if check is not None:
+        case = documented_by(case, check)
     return case, {case.op: model_spec(prepared)}
+
+
+def documented_by(case: Case, check: ModelCheck) -> Case:
+    """``case`` as the document judges its layers: "outside" with the first limit a layer
+    crosses (its id deciding, its line the documented text), else "supported" per layer."""
+    source = {**case.source, "seed": check.seed}
+    found = check.first_outside()
+    if found is None:
+        return replace(case, source={**source, "text": check.summary()})
+    _, line = found
+    return replace(
+        case,
+        documented="outside",
+        deciding_limit=line.id,
+        outside_because=(line.id,),
+        source={**source, "section": line.where, "text": line.text},
+        expects=tuple(_outside(expect, line.id) for expect in case.expects),
+    )
+
+
+def _outside(expect: Expect, limit: str) -> Expect:
+    """An expectation of a model with a layer outside ``limit``: its placement is no longer
+    "every layer on the NPU" (a CPU fallback or a refusal is what the document expects)."""
+    if expect.prop != PLACEMENT:
+        return replace(expect, limits=(limit,))
+    said = f"outside {limit}: a CPU fallback or a refusal is what the document expects"
+    return replace(expect, limits=(limit,), documented=said, value=False)
 
 
 def refused_case(name: str, model: str, platform: str, dtype: str, kind: str = "model") -> Case:

@@ -4,9 +4,12 @@
 ``--boards PATH`` on that board file or the platform's first board in that folder) into a
 results directory laid out like the suites' (journal, case folder, report, a repro bundle when
 it fails) and prints the verdict and the layer table;
-``--layers`` adds the per-layer comparison. ``hil reduce MODEL.onnx ...`` (or
-``hil reduce RESULTS CASE`` for a case already run) shrinks a failing model to the smallest
-one that still fails the same way and bundles it.
+``--layers`` adds the per-layer comparison, which a wrong result gets without asking (its
+bundle holds the table). Every layer is checked against the platform's document first
+(``harness.cases.model_check``): the record and the bundle say which limits each layer is
+inside or outside. ``hil reduce MODEL.onnx ...`` (or ``hil reduce RESULTS CASE`` for a case
+already run) shrinks a failing model to the smallest one that still fails the same way and
+bundles it with its per-layer comparison.
 
 Exit status: 0 when the model passes, 1 when it fails (violation or wrong result; for
 ``reduce``: reduced and bundled), 2 on bad input, 3 on infrastructure trouble (nothing was
@@ -16,11 +19,14 @@ learnt about the NPU).
 from __future__ import annotations
 
 import argparse
+import functools
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boards.inventory import Board, BoardFileError, check_files, load_board
+from harness.cases.model_check import check_model
 from harness.cases.user_models import refused_case
 from harness.cli.names import platform_type
 from harness.cli.parser import deprecated_alias
@@ -72,6 +78,8 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PASSED, FAILED, BAD_INPUT, INFRA = 0, 1, 2, 3
+# Verdicts whose bundle holds the per-layer comparison, run without --layers
+PER_LAYER = ("wrong-result",)
 # Records that say nothing about the NPU, and the exit status each gives.
 NOT_JUDGED = {"bad-input": BAD_INPUT, "infra-error": INFRA}
 
@@ -196,13 +204,16 @@ def run_model(args: argparse.Namespace) -> int:
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
         runner = _runner(vendor, results, backend, args.platform, dtype, perf)
         record = runner.run(prepared)
-        _print_record(record, prepared)
+        _print_record(record, prepared, runner)
         if perf is not None:
             emit(format_timing(record.perf))
-        if args.layers and record.verdict not in NOT_JUDGED:
-            report = compare_layers(runner, prepared)
-            emit(f"\nper layer ({report.record.id}, every float tensor exposed):\n")
-            emit(format_layers(report))
+        if (args.layers and record.verdict not in NOT_JUDGED) or record.verdict in PER_LAYER:
+            _per_layer(runner, prepared, record)
+    if record.verdict in FAILING_VERDICTS:  # the model's own bundle, not its exposed run's
+        try:
+            make_bundle(results, record.id, regenerate=regenerate)
+        except (BundleError, JournalError, OSError) as exc:
+            emit(f"hil: no repro bundle for {record.id}: {exc}\n", err=True)
     _finish(results)
     return _status(record)
 
@@ -227,7 +238,7 @@ def run_reduce(args: argparse.Namespace) -> int:
         runner = _runner(vendor, results, backend, args.platform, dtype)
         if original is None:
             original = runner.run(prepared)
-            _print_record(original, prepared)
+            _print_record(original, prepared, runner)
             folder = runner.case_folder(original)
             prepared.given = read_arrays(folder / "inputs", prepared.input_names)
         if original.verdict not in FAILING_VERDICTS:
@@ -235,9 +246,10 @@ def run_reduce(args: argparse.Namespace) -> int:
             _finish(results)
             return _status(original)
         reduction = reduce_model(runner, prepared, original)
-    emit(format_steps(reduction))
+        emit(format_steps(reduction))
+        smallest = reduction.smallest or original
+        _per_layer(runner, reduction.smallest_model or prepared, smallest)
     _finish(results)
-    smallest = reduction.smallest or original
     try:
         bundle = make_bundle(results, smallest.id, regenerate=regenerate)
     except (BundleError, JournalError, OSError) as exc:
@@ -323,10 +335,27 @@ def _runner(
     dtype: str,
     perf: JobTiming | None = None,
 ) -> ModelRunner:
-    """The runner of a user's model with the suites' stages, on this environment's SDK."""
-    return ModelRunner(
-        results, backend, platform, dtype, stages_for(vendor, perf=perf), default_sdk(vendor)
+    """The runner of a user's model with the suites' stages, on this environment's SDK, its
+    layers checked against the platform's document."""
+    check = functools.partial(
+        check_model,
+        catalogue=vendor.operators(platform),
+        onnx_names=vendor.operator_names,
+        dtype=dtype,
     )
+    stages = stages_for(vendor, perf=perf)
+    return ModelRunner(results, backend, platform, dtype, stages, default_sdk(vendor), check)
+
+
+def _per_layer(runner: ModelRunner, prepared: PreparedModel, record: CaseRecord) -> None:
+    """Every layer of ``record``'s model against the reference, on the inputs it ran on (the
+    exposed run's own seed would draw others), the table into its folder."""
+    if record.artifacts:
+        inputs = runner.case_folder(record) / "inputs"
+        prepared = replace(prepared, given=read_arrays(inputs, prepared.input_names))
+    report = compare_layers(runner, prepared, beside=record)
+    emit(f"\nper layer ({report.record.id}, every float tensor exposed):\n")
+    emit(format_layers(report))
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
@@ -428,8 +457,10 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
+def _print_record(record: CaseRecord, prepared: PreparedModel, runner: ModelRunner) -> None:
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
+    if record.id in runner.checks:
+        lines.append(f"  document: {printable(runner.checks[record.id].summary())}")
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing

@@ -49,9 +49,11 @@ from typing import Any, Protocol
 
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.causes import causes
+from harness.report.layer_sections import accuracy_section, document_section
 from harness.report.markdown import md_escape
 from harness.report.matrix import case_facts
 from harness.results.journal import JOURNAL_NAME, read_records
+from harness.results.layer_tables import LAYER_TABLES
 from harness.results.records import BOARD_LOG, CaseRecord, case_slug, record_key
 from harness.text import SECRET_NAME, redact
 
@@ -62,6 +64,7 @@ COPIED = (
     *("model.onnx", "toolkit.json", "dataset.txt", "build.log", "observed-summary.json"),
     BOARD_LOG,
     REPRO_SCRIPT,
+    *LAYER_TABLES,  # a user's model: its layers against the document and the reference
 )
 COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
 REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
@@ -319,12 +322,17 @@ def _readme(
         "",
         "## What the documentation says",
         "",
-        f"- limit {md_escape(record.limit)}: the probed value {md_escape(record.value)} is "
-        f"documented as **{md_escape(record.documented)}**",
-        f"- source: {md_escape(source.get('seed', 'not recorded'))}, "
-        f"{md_escape(source.get('section', ''))}",
-        "",
-        f"> {md_escape(quote) or 'no documented text recorded'}",
+        *(
+            document_section(folder)
+            or [
+                f"- limit {md_escape(record.limit)}: the probed value {md_escape(record.value)} "
+                f"is documented as **{md_escape(record.documented)}**",
+                f"- source: {md_escape(source.get('seed', 'not recorded'))}, "
+                f"{md_escape(source.get('section', ''))}",
+                "",
+                f"> {md_escape(quote) or 'no documented text recorded'}",
+            ]
+        ),
         "",
         "## What was observed",
         "",
@@ -335,6 +343,8 @@ def _readme(
         if values:
             text = ", ".join(f"{key}={value}" for key, value in sorted(values.items()))
             lines.append(f"- {label}: {md_escape(text)}")
+    accuracy = accuracy_section(folder)
+    lines += ["", *accuracy] if accuracy else []
     files = sorted(path.name + ("/" if path.is_dir() else "") for path in folder.iterdir())
     lines += [
         "",

@@ -3,9 +3,11 @@ target, and compared with the host reference in graph order.
 
 The exposed model is a case of its own (kind ``layers``), so its model, arrays, build log and
 verdict sit in the results like any other case; the table is written beside them as
-``layers.json``. Exposing a tensor keeps the compiler from fusing across it, so a bug that
-lives only in a fused kernel can hide in this run: the first layer past tolerance is where the
-NPU departs from the reference in the unfused network.
+``layers.json`` (and into the folder of the case it explains, whose repro bundle copies it),
+each layer's cosine and largest error, the first layer past tolerance marked. Exposing a
+tensor keeps the compiler from fusing across it, so a bug that lives only in a fused kernel can
+hide in this run: the first layer past tolerance is where the NPU departs from the reference in
+the unfused network.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ import numpy as np
 from harness.judge.compare import compare
 from harness.modelfiles.graph import exposed, float_tensors, node_label
 from harness.modelfiles.prepare import PreparedModel
+from harness.results.layer_tables import LAYER_ACCURACY
 from harness.results.records import CaseRecord
 from harness.terminal import columns
 from harness.text import printable
 from harness.triage.runner import ModelRunner
-
-LAYERS_FILE = "layers.json"
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,11 @@ class LayerReport:
         return next((layer for layer in self.layers if layer.passed is False), None)
 
 
-def compare_layers(runner: ModelRunner, prepared: PreparedModel) -> LayerReport:
-    """Run ``prepared`` with every float node output exposed and compare each one."""
+def compare_layers(
+    runner: ModelRunner, prepared: PreparedModel, beside: CaseRecord | None = None
+) -> LayerReport:
+    """Run ``prepared`` with every float node output exposed and compare each one; the table
+    goes into the exposed run's case folder and into ``beside``'s (the run it explains)."""
     tensors = float_tensors(prepared.model)
     names = [name for _, name in tensors]
     outputs = [*prepared.output_names, *(n for n in names if n not in prepared.output_names)]
@@ -79,9 +83,12 @@ def compare_layers(runner: ModelRunner, prepared: PreparedModel) -> LayerReport:
             _layer(index, label, node.op_type, tensor, where, observed, reference, record)
         )
     report = LayerReport(record, layers)
-    (folder / LAYERS_FILE).write_text(
-        json.dumps([asdict(layer) for layer in layers], indent=2) + "\n", encoding="utf-8"
-    )
+    first = report.first_bad
+    table = [{**asdict(layer), "first_past_tolerance": layer is first} for layer in layers]
+    text = json.dumps(table, indent=2) + "\n"
+    folders = [folder, *([runner.case_folder(beside)] if beside and beside.artifacts else [])]
+    for table_folder in folders:
+        (table_folder / LAYER_ACCURACY).write_text(text, encoding="utf-8")
     return report
 
 

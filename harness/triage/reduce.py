@@ -92,6 +92,7 @@ class Reduction:
     steps: list[Step] = field(default_factory=list)
     smallest: CaseRecord | None = None  # the smallest model still failing (original if none)
     smallest_nodes: int = 0
+    smallest_model: PreparedModel | None = None  # its model (None: the original's)
 
 
 class Reducer:
@@ -206,6 +207,7 @@ class Reducer:
         self.reduction.steps.append(Step(number, what, nodes, record, kept))
         if kept and nodes < self.reduction.smallest_nodes:
             self.reduction.smallest, self.reduction.smallest_nodes = record, nodes
+            self.reduction.smallest_model = prepared
         return kept
 
     def _prepared(self, candidate: onnx.ModelProto, number: int) -> PreparedModel:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import onnx
+
 from harness.cases.case import Case
+from harness.cases.model_check import ModelCheck
 from harness.cases.user_models import model_case
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import OperatorSpec
 from harness.pipeline import CaseExecutor, Stages
+from harness.results.layer_tables import DOCUMENT_CHECK
 from harness.results.records import CaseRecord
 from harness.targets.target import Target
 
@@ -26,12 +32,16 @@ class ModelRunner:
         dtype: str,
         stages: Stages,
         sdk: str,
+        check: Callable[[onnx.ModelProto], ModelCheck] | None = None,
     ) -> None:
         """``stages`` and ``sdk``: as the suites' executor gets them
-        (``harness.vendors.stages.stages_for``)."""
+        (``harness.vendors.stages.stages_for``); ``check``: a model's layers against the
+        platform's document (none: no document judges them)."""
         self.results = results
         self.platform = platform
         self.dtype = dtype
+        self.check = check
+        self.checks: dict[str, ModelCheck] = {}  # record id -> its model's document check
         # the stages' declarations, and each model's as it is run; the executor reads it
         self._models: dict[str, OperatorSpec] = dict(stages.models)
         # every array, uncapped: triage compares observed and reference tensors layer by layer
@@ -39,9 +49,17 @@ class ModelRunner:
         self.executor = CaseExecutor(results, backend, stages, sdk)
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:
-        case, specs = model_case(prepared, self.platform, self.dtype, kind)
+        check = self.check(prepared.model) if self.check is not None else None
+        case, specs = model_case(prepared, self.platform, self.dtype, kind, check=check)
         self._models.update(specs)
-        return self.executor.execute(case)
+        record = self.executor.execute(case)
+        if check is None:
+            return record
+        self.checks[record.id] = check
+        if record.artifacts:  # refused before it ran: no case folder
+            text = json.dumps(check.to_json(), indent=2, ensure_ascii=False) + "\n"
+            (self.case_folder(record) / DOCUMENT_CHECK).write_text(text, encoding="utf-8")
+        return record
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
         """The bad-input record of ``case``, whose model ``exc`` says cannot be used."""

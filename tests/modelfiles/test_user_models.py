@@ -181,6 +181,12 @@ def test_hil_reduce_ends_with_at_most_two_nodes_still_wrong_and_a_bundle(
     assert bundle.with_name(bundle.name + ".tar.gz").is_file()
     case = json.loads((bundle / "case.json").read_text())
     assert case["verdict"] == "wrong-result" and case["id"] == smallest_id
+    # beside the reduced model: its layers against the document and against the reference
+    layers = json.loads((bundle / "layers.json").read_text())
+    assert [layer["op"] for layer in layers if layer["first_past_tolerance"]] == ["AveragePool"]
+    check = json.loads((bundle / "document-check.json").read_text())
+    assert "AveragePool" in [layer["op"] for layer in check["layers"]]
+    assert "## Per-layer accuracy" in (bundle / "README.md").read_text()
 
 
 @needs_toolkit
@@ -320,8 +326,10 @@ def test_hil_run_on_a_loopback_board_names_the_board(sshd, tmp_path: Path, capsy
     assert _hil(tmp_path, "run", "--boards", str(board)) == 1
     out = capsys.readouterr().out
     assert "rk3562/model/five/float16: wrong-result [loopback]" in out
-    (record,) = read_records(tmp_path / "results")
+    # the model, then its per-layer run (a wrong result's bundle holds the table)
+    record, layers = read_records(tmp_path / "results")
     assert record.backend == "loopback" and record.verdict == "wrong-result"
+    assert layers.id == "rk3562/layers/five/float16" and layers.backend == "loopback"
 
 
 def test_a_board_of_another_platform_is_bad_input(sshd, tmp_path: Path, capsys) -> None:
