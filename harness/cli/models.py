@@ -324,9 +324,9 @@ def _runner(
     perf: JobTiming | None = None,
 ) -> ModelRunner:
     """The runner of a user's model with the suites' stages, on this environment's SDK."""
-    return ModelRunner(
-        results, backend, platform, dtype, stages_for(vendor, perf=perf), default_sdk(vendor)
-    )
+    stages = stages_for(vendor, perf=perf)
+    allowed = vendor.operators(platform).cpu_allowed
+    return ModelRunner(results, backend, platform, dtype, stages, default_sdk(vendor), allowed)
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
@@ -430,6 +430,13 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
 
 def _print_record(record: CaseRecord, prepared: PreparedModel) -> None:
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
+    # where the layers ran (the CPU layers the document allows among them) when the detail
+    # is another check's
+    lines += [
+        f"  placement: {printable(str(check['observed']))}"
+        for check in record.checks
+        if check.get("prop") == "placement" and str(check.get("observed")) not in record.detail
+    ]
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing

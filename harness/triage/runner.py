@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from harness.cases.case import Case
-from harness.cases.user_models import model_case
+from harness.cases.user_models import WHOLE_NETWORK, model_case
 from harness.modelfiles.prepare import PreparedModel
 from harness.models.builder import OperatorSpec
 from harness.pipeline import CaseExecutor, Stages
@@ -26,21 +27,31 @@ class ModelRunner:
         dtype: str,
         stages: Stages,
         sdk: str,
+        cpu_allowed: Mapping[str, str] | None = None,
     ) -> None:
         """``stages`` and ``sdk``: as the suites' executor gets them
-        (``harness.vendors.stages.stages_for``)."""
+        (``harness.vendors.stages.stages_for``); ``cpu_allowed``: the platform's CPU layers
+        that are no fallback (``OperatorCatalogue.cpu_allowed``)."""
         self.results = results
         self.platform = platform
         self.dtype = dtype
+        self.cpu_allowed = dict(cpu_allowed or {})
         # the stages' declarations, and each model's as it is run; the executor reads it
         self._models: dict[str, OperatorSpec] = dict(stages.models)
+        # and each model's tolerance, a whole network's (``user_models.WHOLE_NETWORK``)
+        self._tolerances = dict(stages.tolerances)
         # every array, uncapped: triage compares observed and reference tensors layer by layer
-        stages = replace(stages, models=self._models, observed_cap=None)
+        stages = replace(
+            stages, models=self._models, tolerances=self._tolerances, observed_cap=None
+        )
         self.executor = CaseExecutor(results, backend, stages, sdk)
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:
-        case, specs = model_case(prepared, self.platform, self.dtype, kind)
+        case, specs = model_case(
+            prepared, self.platform, self.dtype, kind, cpu_allowed=self.cpu_allowed
+        )
         self._models.update(specs)
+        self._tolerances[case.op] = WHOLE_NETWORK
         return self.executor.execute(case)
 
     def refuse(self, case: Case, exc: Exception) -> CaseRecord:
