@@ -14,6 +14,7 @@ stage is 1x1; the detector's upsampled maps meet their 2x2 and 4x4 skips).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx
@@ -39,7 +40,7 @@ class _Graph:
         self._count += 1
         return f"{op.lower()}_{self._count}"
 
-    def node(self, op: str, inputs: list[str], **attrs: object) -> str:
+    def node(self, op: str, inputs: list[str], **attrs: Any) -> str:
         name = self._name(op)
         self.nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
         return name
@@ -128,8 +129,8 @@ def resnet18(seed: int = 0) -> onnx.ModelProto:
 
 
 # MobileNetV2's inverted residual settings: expansion t, channels c, repeats n, first stride s
-_MOBILENET_V2 = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1))
-_MOBILENET_V2 += ((6, 160, 3, 2), (6, 320, 1, 1))
+_MOBILENET_V2 = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1)]
+_MOBILENET_V2 += [(6, 160, 3, 2), (6, 320, 1, 1)]
 
 
 def mobilenet_v2(seed: int = 0) -> onnx.ModelProto:
