@@ -12,6 +12,9 @@ process so import costs count alike:
   simulator result cache off: preparation, host references, the simulator worker, comparison,
   verdict, journal, case folder, report.
 
+Both run with Python's compiled modules kept (``PYTHONDONTWRITEBYTECODE`` unset), as an
+installation has them: compiling the harness's modules afresh in every process costs a second.
+
 Each of ``--rounds`` rounds runs every pair; it prints each pair's wall-clock and CPU seconds
 (of every process of the run, the toolkit's worker included) side by side with the share of
 the machine's cores that were busy, then per architecture and build the medians and the ratio
@@ -95,6 +98,8 @@ def timed(command: list[str]) -> tuple[float, float, float]:
     from bench_board_suite import busy_jiffies  # not in the floor's process: it imports more
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")])}
+    # modules compiled once, as an installation leaves them (not again in every process)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cpu, (busy, total), start = _children_cpu(), busy_jiffies(), time.perf_counter()
     run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - start

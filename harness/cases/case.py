@@ -74,7 +74,7 @@ class Case:
     control: Control | None = None
     # (layer type, why) of the CPU layers a whole model may have without a fallback: those
     # the toolkit keeps on the CPU by design and the document lets the platform's CPU run
-    # (``OperatorCatalogue.cpu_allowed``); a user's model's only
+    # (``Vendor.cpu_allowed``); a user's model's only
     cpu_allowed: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:

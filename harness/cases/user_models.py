@@ -58,7 +58,7 @@ def model_case(
     ``kind`` is the id's middle part ("model", "reduce", "layers"...); the seed defaults to the
     id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
     layers (a single-operator model of the catalogue); by default the whole network counts.
-    ``cpu_allowed``: the CPU layers that are no fallback (``OperatorCatalogue.cpu_allowed``).
+    ``cpu_allowed``: the CPU layers that are no fallback (``Vendor.cpu_allowed``).
     """
     case = _case(prepared.name, prepared.source, platform, dtype, kind, seed, layer_types)
     allowed = tuple(sorted((cpu_allowed or {}).items()))

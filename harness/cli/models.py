@@ -325,7 +325,7 @@ def _runner(
 ) -> ModelRunner:
     """The runner of a user's model with the suites' stages, on this environment's SDK."""
     stages = stages_for(vendor, perf=perf)
-    allowed = vendor.operators(platform).cpu_allowed
+    allowed = vendor.cpu_allowed(platform)
     return ModelRunner(results, backend, platform, dtype, stages, default_sdk(vendor), allowed)
 
 

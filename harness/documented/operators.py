@@ -284,9 +284,6 @@ class OperatorCatalogue:
     source: Source
     operators: Mapping[str, DocumentedOperator]
     cpu_rule: CpuRule | None = None  # None: the document limits nothing the CPU runs
-    # layer type -> why: the layers a user's whole model may leave on this platform's CPU
-    # (the toolkit keeps them there by design, and the document lets the CPU run them)
-    cpu_allowed: Mapping[str, str] = field(default_factory=dict)
 
     def limits(self) -> list[Limit]:
         return [limit for op in self.operators.values() for limit in op.limits()]

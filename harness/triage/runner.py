@@ -31,7 +31,7 @@ class ModelRunner:
     ) -> None:
         """``stages`` and ``sdk``: as the suites' executor gets them
         (``harness.vendors.stages.stages_for``); ``cpu_allowed``: the platform's CPU layers
-        that are no fallback (``OperatorCatalogue.cpu_allowed``)."""
+        that are no fallback (``Vendor.cpu_allowed``)."""
         self.results = results
         self.platform = platform
         self.dtype = dtype

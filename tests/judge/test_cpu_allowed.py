@@ -1,6 +1,6 @@
 """The CPU layers a user's model may have without a fallback: those the toolkit keeps on the
 CPU by design (the vendor's ``cpu-placements.yaml``) where the platform's document lets its
-CPU run them (``OperatorCatalogue.cpu_allowed``)."""
+CPU run them (``Vendor.cpu_allowed``: RKNN's ``documents.operators.cpu_allowed``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from harness.judge.compare import compare, tolerance_for
 from harness.modelfiles.prepare import prepare
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
-from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.documents.operators import cpu_allowed
 
 REF = [np.arange(6, dtype=np.float32)]
 MATCH = compare(REF, REF, tolerance_for("int8"))
@@ -34,12 +34,12 @@ def observed(*layers: tuple[str, str]) -> Observation:
 
 @pytest.mark.parametrize("platform", ["rk3588", "rv1106"])
 def test_the_classifiers_reshape_is_allowed_where_the_cpu_runs_it(platform: str) -> None:
-    allowed = operator_catalogue(platform).cpu_allowed
+    allowed = cpu_allowed(platform)
     assert list(allowed) == ["Reshape"] and allowed["Reshape"].endswith(f"({RESHAPE})")
 
 
 def test_rk2118_whose_cpu_runs_nothing_allows_nothing() -> None:
-    assert operator_catalogue("rk2118").cpu_allowed == {}
+    assert cpu_allowed("rk2118") == {}
 
 
 def user_case(platform: str, cpu_allowed: dict[str, str] | None):
@@ -48,7 +48,7 @@ def user_case(platform: str, cpu_allowed: dict[str, str] | None):
 
 
 def test_an_allowed_cpu_layer_is_no_fallback_and_the_placement_says_why() -> None:
-    case = user_case("rk3588", operator_catalogue("rk3588").cpu_allowed)
+    case = user_case("rk3588", cpu_allowed("rk3588"))
     verdict = GENERIC_JUDGE(case, observed(("Conv", "NPU"), ("Reshape", "CPU")), MATCH, None)
     assert verdict.verdict == "confirmed"
     (placement,) = [check for check in verdict.checks if check["prop"] == PLACEMENT]
@@ -59,7 +59,7 @@ def test_an_allowed_cpu_layer_is_no_fallback_and_the_placement_says_why() -> Non
 
 
 def test_any_other_cpu_layer_is_still_a_fallback() -> None:
-    case = user_case("rk3588", operator_catalogue("rk3588").cpu_allowed)
+    case = user_case("rk3588", cpu_allowed("rk3588"))
     layers = observed(("Conv", "CPU"), ("Reshape", "CPU"))
     verdict = GENERIC_JUDGE(case, layers, MATCH, None)
     assert verdict.verdict == "violation"

@@ -105,14 +105,16 @@ def operator_catalogue(platform: str, version: str | None = None) -> OperatorCat
         source=Source(file=f"{TITLE} {version}", title=TITLE, document=listed, pages=""),
         operators=operators,
         cpu_rule=cpu_rule(version, platform),
-        cpu_allowed=cpu_allowed(version, platform),
     )
 
 
-def cpu_allowed(version: str, platform: str) -> dict[str, str]:
+@functools.cache
+def cpu_allowed(platform: str, version: str | None = None) -> dict[str, str]:
     """The layers a user's model may leave on ``platform``'s CPU (``cpu-placements.yaml``):
-    those chapter 4 of operator list ``version`` documents as CPU operators and its § 4.1
-    lets the platform run, each with why and the document's entry."""
+    those chapter 4 of operator list ``version`` (default: the newest) documents as CPU
+    operators and its § 4.1 lets the platform run, each with why and the document's entry.
+    It reads chapter 4 alone, not the platform's section."""
+    version = version or cases_version()
     rule = cpu_rule(version, platform)
     runs = None if rule is None else {op.lower() for op in rule.operators}
     documented = {entry.name.lower(): entry for entry in cpu_operators(version)}
