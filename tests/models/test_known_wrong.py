@@ -16,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from harness.modelfiles.graph import tensor_values
 from harness.models import BuiltModel
 from harness.models.known_wrong import WrongReference, wrong_for, wrong_references
 from harness.models.reference import ORT, SPEC, host_references
@@ -100,3 +101,9 @@ def test_an_entry_applies_at_the_models_opset_and_in_subgraphs() -> None:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     assert wrong_for(model, SPEC) is not None
+
+
+def test_the_per_layer_values_of_a_batch_norm_at_opset_13_are_right() -> None:
+    # graph.tensor_values (hil run --layers, hil reduce) takes the other reference too
+    values = tensor_values(batch_norm(13), {"x": X}, ["y"])
+    np.testing.assert_allclose(values["y"], batch_norm_truth(), atol=1e-5)
