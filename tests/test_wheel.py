@@ -115,6 +115,9 @@ def test_the_wheel_ships_the_board_files(wheel: Path) -> None:
     assert "harness/vendors/rknn/data/rknn2-2.5.0/rk3562-operators.yaml" in names
     assert "harness/documented/operators.schema.yaml" in names
     assert "harness/vendors/rknn/data/rknn2-2.5.0/model-io.yaml" in names
+    # the host references read it at import; a user's model's allowed CPU layers
+    assert "harness/models/wrong-references.yaml" in names
+    assert "harness/vendors/rknn/data/cpu-placements.yaml" in names
     lists = ROOT / "harness/vendors/rknn/data/operator-list"
     shipped = sorted(p.relative_to(ROOT).as_posix() for p in lists.rglob("*.yaml"))
     assert len(shipped) > 20 and all(path in names for path in shipped)

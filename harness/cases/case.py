@@ -72,6 +72,10 @@ class Case:
     # The inside control this case is judged against (``harness.cases.controls``): None for
     # the operator's first typical case and for cases no document judges by a control.
     control: Control | None = None
+    # (layer type, why) of the CPU layers a whole model may have without a fallback: those
+    # the toolkit keeps on the CPU by design and the document lets the platform's CPU run
+    # (``Vendor.cpu_allowed``); a user's model's only
+    cpu_allowed: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.documented not in DOCUMENTED:

@@ -8,16 +8,19 @@ changed to run it is part of the case's parameters, so it is in the journal.
 A user model is judged by its layers' documented status (``harness.cases.model_check``, when
 the run checked it against its platform's document): "supported" when no layer is outside a
 documented limit, expecting every layer on the NPU (whole network: any CPU layer is a CPU
-fallback, a violation) and every output matching the host references; "outside" when one is,
-its first such limit deciding and its line the case's documented text: a CPU fallback or a
-refusal is then what the document expects (``limit-confirmed``), a model on the NPU says
-nothing of the limit without an inside control (``untestable``), and a wrong result stays one,
-its bundle saying which limit the document puts the layer outside of. Without a check (no
-document for the platform) it is judged as "supported".
+fallback, a violation, unless it is one the toolkit keeps on the CPU by design and the
+platform's document lets its CPU run: ``cpu_allowed``) and every output matching the host
+references; "outside" when one is, its first such limit deciding and its line the case's
+documented text: a CPU fallback or a refusal is then what the document expects
+(``limit-confirmed``), a model on the NPU says nothing of the limit without an inside control
+(``untestable``), and a wrong result stays one, its bundle saying which limit the document
+puts the layer outside of. Without a check (no document for the platform) it is judged as
+"supported".
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,13 @@ UNDOCUMENTED = (
     "NPU and every output matching the host references."
 )
 DTYPES = ("float16", "int8")
+# A whole network's tolerance (dtype -> the fields it overrides; ``judge.compare``): an
+# operator's bound on one element leaves room for a few roundings, a network's output carries
+# every layer's (MobileNetV2's 52 on the simulator: fp16 off by 0.015 where its outputs span
+# 5, int8 by a tenth of the span). An element is wrong past 2 (fp16) or 32 (int8)
+# quantization steps of the output's span; the whole agrees by cosine, as the toolkit's
+# accuracy analysis judges a model.
+WHOLE_NETWORK = {"float16": {"atol_steps": 2.0}, "int8": {"atol_steps": 32.0}}
 EXPECTS = (
     Expect(PLACEMENT, (), "every layer runs on the NPU", True),
     Expect(RESULT, (), "every output matches the host reference"),
@@ -50,15 +60,18 @@ def model_case(
     seed: int | None = None,
     layer_types: tuple[str, ...] = (),
     check: ModelCheck | None = None,
+    cpu_allowed: Mapping[str, str] | None = None,
 ) -> tuple[Case, dict[str, OperatorSpec]]:
     """The case of ``prepared`` on ``platform`` in ``dtype``, and the declaration it names.
 
     ``kind`` is the id's middle part ("model", "reduce", "layers"...); the seed defaults to the
     id's recorded seed. ``layer_types`` narrows placement and precision to those compiled
     layers (a single-operator model of the catalogue); by default the whole network counts.
-    ``check``: its layers against the platform's document, which decides its documented status.
+    ``check``: its layers against the platform's document, which decides its documented status;
+    ``cpu_allowed``: the CPU layers that are no fallback (``Vendor.cpu_allowed``).
     """
     case = _case(prepared.name, prepared.source, platform, dtype, kind, seed, layer_types)
+    case = replace(case, cpu_allowed=tuple(sorted((cpu_allowed or {}).items())))
     if check is not None:
         case = documented_by(case, check)
     return case, {case.op: model_spec(prepared)}

@@ -344,7 +344,9 @@ def _runner(
         dtype=dtype,
     )
     stages = stages_for(vendor, perf=perf)
-    return ModelRunner(results, backend, platform, dtype, stages, default_sdk(vendor), check)
+    allowed = vendor.cpu_allowed(platform)
+    sdk = default_sdk(vendor)
+    return ModelRunner(results, backend, platform, dtype, stages, sdk, check, allowed)
 
 
 def _per_layer(runner: ModelRunner, prepared: PreparedModel, record: CaseRecord) -> None:
@@ -461,6 +463,13 @@ def _print_record(record: CaseRecord, prepared: PreparedModel, runner: ModelRunn
     lines = [f"{record.id}: {record.verdict} [{record.backend}]", f"  {record.detail}"]
     if record.id in runner.checks:
         lines.append(f"  document: {printable(runner.checks[record.id].summary())}")
+    # where the layers ran (the CPU layers the document allows among them) when the detail
+    # is another check's
+    lines += [
+        f"  placement: {printable(str(check['observed']))}"
+        for check in record.checks
+        if check.get("prop") == "placement" and str(check.get("observed")) not in record.detail
+    ]
     lines += [f"  changed: {change}" for change in prepared.changes]
     layers = [layer for layer in record.placement if not layer.get("io")]
     if layers and record.verdict != "infra-error":  # the host build's; the target ran nothing

@@ -66,19 +66,33 @@ def own_layers(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> lis
     ]
 
 
-def placement_of(layers: Sequence[dict[str, Any]], op_types: Sequence[str]) -> tuple[str, str]:
+def placement_of(
+    layers: Sequence[dict[str, Any]],
+    op_types: Sequence[str],
+    cpu_allowed: Sequence[tuple[str, str]] = (),
+) -> tuple[str, str]:
     """Where the op under test ran: ("NPU" | "CPU", how that was decided).
 
-    The op counts as on the CPU if any of its layers (``layers_under_test``) is.
+    The op counts as on the CPU if any of its layers (``layers_under_test``) is, other than
+    a layer of a type ``cpu_allowed`` names (``Case.cpu_allowed``), which the detail names
+    with why it is allowed.
     """
     judged, scope = layers_under_test(layers, op_types)
     if not judged:
         return "NPU", "no layer table in the build log; assumed NPU"
+    allowed = {layer.lower(): (layer, why) for layer, why in cpu_allowed}
     on_cpu = [layer for layer in judged if str(layer.get("target", "")).upper() == "CPU"]
-    if on_cpu:
-        names = ", ".join(sorted({str(layer.get("op")) for layer in on_cpu}))
-        return "CPU", f"{scope}: {names} on CPU"
-    return "NPU", f"{scope}: on NPU"
+    faulted = sorted({str(layer.get("op")) for layer in on_cpu} - _types(allowed, on_cpu))
+    if faulted:
+        return "CPU", f"{scope}: {', '.join(faulted)} on CPU"
+    kept = sorted({allowed[str(layer.get("op")).lower()] for layer in on_cpu})
+    notes = "".join(f"; {layer} on the CPU, as allowed: {why}" for layer, why in kept)
+    return "NPU", f"{scope}: on NPU{notes}"
+
+
+def _types(allowed: dict[str, tuple[str, str]], layers: Sequence[dict[str, Any]]) -> set[str]:
+    """The layer types of ``layers`` that ``allowed`` names, as the layers spell them."""
+    return {str(layer.get("op")) for layer in layers if str(layer.get("op")).lower() in allowed}
 
 
 def _result(expect: Expect, seen: Seen) -> Outcome:
@@ -119,7 +133,8 @@ def _placement(expect: Expect, seen: Seen) -> Outcome:
     supported = bool(expect.value)
     if seen.failure:
         return by_documentation(supported), seen.failure
-    target, how = placement_of(seen.observation.placement, seen.case.layer_types)
+    case = seen.case
+    target, how = placement_of(seen.observation.placement, case.layer_types, case.cpu_allowed)
     if target == "CPU":
         return by_documentation(supported), f"CPU fallback: {how}"
     layers = compiled_layers(seen.observation.placement)

@@ -106,10 +106,10 @@ def prepare(
     _check_domains(model, where)
     opset = opset_of(model)
     _check_tensors(model, where)
-    own = _check_failure(model)
-    if own is not None:
+    as_given = _inferred_or_failure(model)
+    if isinstance(as_given, str):
         raise ModelFileError(
-            f"{where}: the model itself does not check at its opset {opset}: {own}"
+            f"{where}: the model itself does not check at its opset {opset}: {as_given}"
         )
     model = _lowered(model, where, changes)
     shapes = [
@@ -128,7 +128,9 @@ def prepare(
             dims.dim.add().dim_value = size
     if changes and any("shape" in change for change in changes):
         del model.graph.value_info[:]  # inferred again from the fixed shapes
-    model = _checked(model, where, opset, changes)
+    # unchanged, it is the model as given, inferred and checked already (a network's weights
+    # are serialised for each inference and check: seconds for a ResNet)
+    model = _checked(model, where, opset, changes) if changes else as_given
     over = budget.over_elements(f"{where}: the model (weights and activations)", elements(model))
     if over is not None:
         raise ModelFileError(over)
@@ -177,16 +179,15 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
                 yield from _tensors(subgraph)
 
 
-def _check_failure(model: onnx.ModelProto) -> str | None:
-    """Why ``model`` fails onnx's full check (strict shape inference included), or None."""
+def _inferred_or_failure(model: onnx.ModelProto) -> onnx.ModelProto | str:
+    """``model`` shape-inferred, having passed onnx's full check (strict shape inference
+    included), or why it fails."""
     try:
-        onnx.checker.check_model(
-            onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True),
-            full_check=True,
-        )
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        onnx.checker.check_model(inferred, full_check=True)
     except Exception as exc:
         return _one_line(exc)
-    return None
+    return inferred
 
 
 def _one_line(exc: Exception) -> str:

@@ -9,8 +9,10 @@ padded input by the full kernel size).
 
 Either may be unable to run a model: onnxruntime has no CPU kernel for Pow with an int8
 exponent; onnx.reference (1.18) cannot follow every attribute, and its convolutions are too slow
-for the widest model-I/O probes (``spec_unavailable``). The comparison then rests on the one
-that can (``References.used``). Outputs a model's source ships with it (the ONNX backend node
+for the widest model-I/O probes (``spec_unavailable``); and a reference known wrong for one of
+the model's operators at its opset is not run on it (``known_wrong``: onnx.reference's
+BatchNormalization up to opset 13). The comparison then rests on the one that can
+(``References.used``). Outputs a model's source ships with it (the ONNX backend node
 tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
 
 onnx.reference runs with vectorised MaxPool, AveragePool, Resize, Conv and ConvTranspose
@@ -39,6 +41,8 @@ from onnx.reference import ReferenceEvaluator
 
 from harness.diskcache import CacheFolder, DiskCache, arrays_digest, content_key
 from harness.models import BuiltModel, convolution_reference, resize_reference
+from harness.models.known_wrong import DIGEST as WRONG_REFERENCES
+from harness.models.known_wrong import wrong_for
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
@@ -85,15 +89,19 @@ class References:
 def spec_unavailable(model: onnx.ModelProto) -> str | None:
     """Why onnx.reference is not run on ``model`` (shapes inferred), if it is not.
 
-    Its RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional"
-    raises (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a
-    convolution over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
+    It is known wrong for one of the model's operators at its opset (``known_wrong``); its
+    RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional" raises
+    (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a convolution
+    over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
     """
     shapes = {
         info.name: [dim.dim_value for dim in info.type.tensor_type.shape.dim]
         for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
     }
     shapes |= {init.name: list(init.dims) for init in model.graph.initializer}
+    wrong = wrong_for(model, SPEC)
+    if wrong:
+        return f"{SPEC} {onnx.__version__} {wrong}"
     for node in model.graph.node:
         attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
         if node.op_type in _RECURRENT:
@@ -126,7 +134,8 @@ def host_references(built: BuiltModel) -> References:
     feeds = dict(zip(built.input_names, built.inputs, strict=True))
     outputs: dict[str, list[np.ndarray]] = {}
     unavailable: dict[str, str] = {}
-    skipped = spec_unavailable(onnx.load_from_string(built.onnx_bytes))
+    model = onnx.load_from_string(built.onnx_bytes)
+    skipped = spec_unavailable(model)
     if skipped:
         unavailable[SPEC] = skipped
     else:
@@ -135,6 +144,23 @@ def host_references(built: BuiltModel) -> References:
             outputs[SPEC] = [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
         except Exception as exc:  # a model it cannot run: an index out of range, say
             unavailable[SPEC] = f"failed: {type(exc).__name__}: {exc}"
+    wrong = wrong_for(model, ORT)
+    if wrong:
+        unavailable[ORT] = f"{ORT} {ort.__version__} {wrong}"
+    else:
+        _run_ort(built, feeds, outputs, unavailable)
+    if not outputs:
+        raise NoReferenceError(f"no host reference runs the model: {_reasons(unavailable)}")
+    return _with_test_data(built, References(outputs, unavailable))
+
+
+def _run_ort(
+    built: BuiltModel,
+    feeds: dict[str, np.ndarray],
+    outputs: dict[str, list[np.ndarray]],
+    unavailable: dict[str, str],
+) -> None:
+    """onnxruntime's outputs into ``outputs``, or why it could not run into ``unavailable``."""
     options = ort.SessionOptions()
     options.log_severity_level = _ERROR_ONLY
     try:
@@ -150,9 +176,6 @@ def host_references(built: BuiltModel) -> References:
             outputs[ORT] = [np.asarray(out) for out in session.run(built.output_names, feeds)]
         except Exception as exc:
             unavailable[ORT] = f"failed: {type(exc).__name__}: {exc}"
-    if not outputs:
-        raise NoReferenceError(f"no host reference runs the model: {_reasons(unavailable)}")
-    return _with_test_data(built, References(outputs, unavailable))
 
 
 def _with_test_data(built: BuiltModel, references: References) -> References:
@@ -179,6 +202,7 @@ class ReferenceCache(DiskCache):
         self._versions["pooling kernels"] = KERNELS_VERSION
         self._versions["resize kernel"] = resize_reference.KERNEL_VERSION
         self._versions["convolution kernels"] = convolution_reference.KERNEL_VERSION
+        self._versions["wrong references"] = WRONG_REFERENCES
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs (by their digest, which the simulator's key

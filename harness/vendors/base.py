@@ -66,6 +66,10 @@ def nothing_missing() -> str | None:
     return None
 
 
+def nothing_allowed(platform: str) -> Mapping[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Vendor:
     """A vendor: the required core first, then what it may add."""
@@ -98,6 +102,10 @@ class Vendor:
     judge: Judge = GENERIC_JUDGE  # the generic observers plus the vendor's
     recipe: Recipe = no_recipe  # the files that reproduce a job with the vendor's own tools
     runtimes: Runtimes = field(default_factory=dict)  # the runtimes its board files may name
+    # A platform -> the CPU layers a user's whole model may have without a fallback (layer
+    # type -> why): those its toolkit keeps on the CPU by design where its document lets the
+    # platform's CPU run them (``Case.cpu_allowed``)
+    cpu_allowed: Callable[[str], Mapping[str, str]] = nothing_allowed
     # Compiled layer type -> the type it stands for (a release's renames of a layer)
     layer_aliases: Mapping[str, str] = field(default_factory=dict)
     simulator: Simulator | None = None  # None: its cases run only on its boards

@@ -75,3 +75,30 @@ def test_what_the_kernel_does_not_cover_is_onnx_references_own():
     ):
         ours, stock = _both(model, x)
         np.testing.assert_array_equal(ours, stock)
+
+
+def test_an_empty_roi_as_pytorch_writes_it_is_no_roi() -> None:
+    # nn.Upsample(scale_factor=2) at opset 13: an empty roi constant, nearest_mode floor (left
+    # to onnx.reference's own kernel, which indexed the empty roi and failed)
+    node = helper.make_node(
+        "Resize",
+        ["X", "roi", "scales"],
+        ["Y"],
+        mode="nearest",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
+    graph = helper.make_graph(
+        [node],
+        "upsample",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 2, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [
+            helper.make_tensor("roi", TensorProto.FLOAT, [0], []),
+            helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    x = np.arange(12, dtype=np.float32).reshape(1, 2, 2, 3)
+    (y,) = ReferenceEvaluator(model, new_ops=[Resize]).run(None, {"X": x})
+    np.testing.assert_array_equal(y, x.repeat(2, axis=2).repeat(2, axis=3))

@@ -16,7 +16,7 @@ from harness.vendors.rknn.documents.layer_aliases import (
 )
 from harness.vendors.rknn.documents.model_io import ModelIOError
 from harness.vendors.rknn.documents.operator_list.committed import documents
-from harness.vendors.rknn.documents.operators import operator_catalogue
+from harness.vendors.rknn.documents.operators import cpu_allowed, operator_catalogue
 from harness.vendors.rknn.model_io import layout_cli
 from harness.vendors.rknn.model_io.cases import documented_rows, model_io_cases
 from harness.vendors.rknn.model_io.checks import JUDGE
@@ -88,6 +88,7 @@ VENDOR = Vendor(
     versions=lambda: {"rknn_toolkit2": toolkit_version()},
     sdks=_sdks,
     operators=operator_catalogue,
+    cpu_allowed=cpu_allowed,
     models=DECLARATIONS,
     case_sources={"model-io": model_io_cases},
     documented=_documented,

@@ -27,10 +27,18 @@ from harness.documented.operators import (
     Source,
     load_operators,
 )
+from harness.safe_yaml import load_yaml
 from harness.vendors.rknn import DATA_DIR
-from harness.vendors.rknn.documents.operator_list.committed import TITLE, cpu_rule, group, versions
+from harness.vendors.rknn.documents.operator_list.committed import (
+    TITLE,
+    cpu_operators,
+    cpu_rule,
+    group,
+    versions,
+)
 
 SEED_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
+CPU_PLACEMENTS = DATA_DIR / "cpu-placements.yaml"
 
 
 def cases_version() -> str:
@@ -98,3 +106,24 @@ def operator_catalogue(platform: str, version: str | None = None) -> OperatorCat
         operators=operators,
         cpu_rule=cpu_rule(version, platform),
     )
+
+
+@functools.cache
+def cpu_allowed(platform: str, version: str | None = None) -> dict[str, str]:
+    """The layers a user's model may leave on ``platform``'s CPU (``cpu-placements.yaml``):
+    those chapter 4 of operator list ``version`` (default: the newest) documents as CPU
+    operators and its § 4.1 lets the platform run, each with why and the document's entry.
+    It reads chapter 4 alone, not the platform's section."""
+    version = version or cases_version()
+    rule = cpu_rule(version, platform)
+    runs = None if rule is None else {op.lower() for op in rule.operators}
+    documented = {entry.name.lower(): entry for entry in cpu_operators(version)}
+    allowed = {}
+    for placement in load_yaml(CPU_PLACEMENTS):
+        layer = str(placement["layer"])
+        entry = documented.get(layer.lower())
+        if entry is None or (runs is not None and layer.lower() not in runs):
+            continue
+        where = f"{TITLE} {version} § {entry.section} {entry.name}, p. {entry.page}"
+        allowed[layer] = f"{placement['why']} ({where}: a CPU operator)"
+    return allowed

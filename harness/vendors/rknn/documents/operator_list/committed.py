@@ -110,6 +110,11 @@ def _cpu(path: Path) -> Group:
     return Group("4", "CPU", (), entries)
 
 
+def cpu_operators(version: str) -> tuple[Entry, ...]:
+    """Chapter 4's entries: the operators the CPU runs, as documented (cpu.yaml alone)."""
+    return _cpu(_folder(version) / "cpu.yaml").entries
+
+
 def cpu_rules(version: str) -> tuple[Limit, ...]:
     """Chapter 4.1: which targets run which CPU operators ("RK2118 不支持所有 CPU 算子": none),
     one ``values`` limit each, its targets in ``rule["targets"]``."""
