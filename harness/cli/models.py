@@ -194,7 +194,7 @@ def run_model(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype, perf)
+        runner = _runner(vendor, results, backend, args.platform, dtype, perf, args.hil_timeout)
         record = runner.run(prepared)
         _print_record(record, prepared)
         if perf is not None:
@@ -224,7 +224,7 @@ def run_reduce(args: argparse.Namespace) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype)
+        runner = _runner(vendor, results, backend, args.platform, dtype, None, args.hil_timeout)
         if original is None:
             original = runner.run(prepared)
             _print_record(original, prepared)
@@ -322,11 +322,12 @@ def _runner(
     platform: str,
     dtype: str,
     perf: JobTiming | None = None,
+    timeout: float | None = None,
 ) -> ModelRunner:
-    """The runner of a user's model with the suites' stages, on this environment's SDK."""
-    return ModelRunner(
-        results, backend, platform, dtype, stages_for(vendor, perf=perf), default_sdk(vendor)
-    )
+    """The runner of a user's model with the suites' stages, on this environment's SDK; its
+    host references stopped after ``timeout`` seconds (``--hil-timeout``)."""
+    stages = stages_for(vendor, perf=perf, reference_deadline_s=timeout)
+    return ModelRunner(results, backend, platform, dtype, stages, default_sdk(vendor))
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
