@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import pickle
 import select
@@ -77,6 +78,9 @@ def references_within(
 def _child(compute: Callable[[BuiltModel], References], built: BuiltModel, write_fd: int) -> None:
     """Compute, write the pickled answer to ``write_fd``, and end the process."""
     try:
+        # the parent's objects out of the collector's sight: collecting them would write to
+        # every page of the parent's heap, which the child then copies
+        gc.freeze()
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 1:  # the parent died before the line above
             os._exit(1)
