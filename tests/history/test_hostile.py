@@ -201,3 +201,33 @@ def test_a_folder_the_database_refuses_is_named_and_the_next_still_imported(
         f"{good}: new run run-{good.name}: 1 records added, 0 updated, 0 already stored",
         "STORE: 1 runs, 1 records",
     ]
+
+
+def test_the_flaky_list_and_the_page_show_hostile_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ("bad\udcffname", "nul\x00name", "\x1a<b>")
+    folders = []
+    for night, verdict in enumerate(["confirmed", "violation", "confirmed", "violation"], 1):
+        started = f"2026-12-0{night}T02:00:00+00:00"
+        folder = hostile_folder(
+            tmp_path,
+            f"night-{night}",
+            [hostile_record(user_case(name), verdict=verdict, started=started) for name in names],
+            started=started,
+        )
+        journal = folder / "journal.jsonl"  # the surrogate itself, as a hand-made journal has it
+        journal.write_text(journal.read_text().replace("bad\\\\xffname", "bad\\udcffname"))
+        folders.append(folder)
+    store = str(tmp_path / "history.sqlite")
+    assert hil(capsys, store, "import", *map(str, folders))[0] == 0
+    code, out, _ = hil(capsys, store, "--flaky", "--flips", "1", "--json")
+    assert code == 0
+    assert sorted(item["case"] for item in json.loads(out)["flaky"]) == sorted(
+        map(user_case, names)
+    )
+    code, out, err = hil(capsys, store, "--html", str(tmp_path / "site"))
+    assert code == 0, err
+    page = (tmp_path / "site" / "history.html").read_text()
+    assert "rk3562/model/bad\\xffname/float16" in page  # as the terminal shows it
+    assert "rk3562/model/&lt;b&gt;/float16" in page and "\x00" not in page
