@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine
 
 from harness.cli import main
 from harness.history.location import shown
 from harness.history.runinfo import HISTORY_KEY, configuration
-from harness.history.store import Store
+from harness.history.schema import HEAD
+from harness.history.store import MIGRATIONS, Store, store_url
 from harness.results.journal import Journal, write_run_metadata
 from harness.results.records import CaseRecord
 
@@ -231,3 +233,25 @@ def test_the_flaky_list_and_the_page_show_hostile_ids(
     page = (tmp_path / "site" / "history.html").read_text()
     assert "rk3562/model/bad\\xffname/float16" in page  # as the terminal shows it
     assert "rk3562/model/&lt;b&gt;/float16" in page and "\x00" not in page
+
+
+def test_a_postgresql_store_of_the_first_schema_is_upgraded_to_take_long_names(
+    folders: list[Path], postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(store_url(postgres_url))
+    with engine.begin() as connection:  # the store as the first schema made it
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+    engine.dispose()
+    code, out, err = hil(capsys, postgres_url, "import", str(folders[0]))
+    assert code == 0, err
+    assert out.startswith(f"{folders[0]}: new run run-long-name: 1 records added")
+    with Store.open(postgres_url) as opened, opened.reading() as connection:
+        assert (
+            connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD
+        )
