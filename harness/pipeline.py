@@ -35,6 +35,7 @@ from harness.judge.observers import GENERIC_OBSERVERS, control_seen
 from harness.judge.verdict import BAD_INPUT
 from harness.modelfiles.prepare import ModelFileError, array_file
 from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
+from harness.models.bounded_reference import references_within
 from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
 from harness.models.reference import ORT, NoReferenceError, References, host_references
@@ -134,7 +135,9 @@ class Stages:
     ``annotate`` marks a record before it is journaled (the known issues, say);
     ``timeout_for`` a case's own time limit (the slow tier's), None: the target's;
     ``perf`` asks the target to time every case too (``--perf``); ``references`` computes a
-    model's host references (``ReferenceCache.references`` keeps them on disk),
+    model's host references (``ReferenceCache.references`` keeps them on disk), a user's model's
+    in a child process stopped after ``reference_deadline_s`` (``--hil-timeout``; None: here,
+    unbounded),
     ``comparisons`` compares observed outputs with them (``ComparisonCache.compare_references``
     likewise). The arrays policy: a case folder keeps its observed outputs unless its verdict
     is in ``drop_arrays_for`` (``verdict.ARRAYS_DROPPED_FOR``, the plugin's
@@ -152,6 +155,7 @@ class Stages:
     timeout_for: Callable[[Case], float | None] = _no_timeout
     perf: JobTiming | None = None
     references: Callable[[BuiltModel], References] = host_references
+    reference_deadline_s: float | None = None
     comparisons: Compare = compare_references
     drop_arrays_for: Collection[str] = ()
     observed_cap: int | None = OBSERVED_CAP
@@ -304,7 +308,7 @@ class CaseExecutor:
         clock = time.monotonic()
         with caught_warnings() as found:
             built = build_model(case.op, case.params, case.seed, stages.models)
-            references = stages.references(built)
+            references = self._references(case, built)
             job = job_for(case, built, stages.models)
             job.timeout_s = stages.timeout_for(case)
             job.perf = stages.perf
@@ -319,6 +323,15 @@ class CaseExecutor:
         return _Prepared(
             case, built, references, job, folder, recipe, arrays, started, prepare_s, found
         )
+
+    def _references(self, case: Case, built: BuiltModel) -> References:
+        """The host references of ``case``'s model: a user's within the stages' deadline, in
+        a child process (``bounded_reference``), the harness's own here."""
+        deadline = self.stages.reference_deadline_s
+        if not case.from_user or deadline is None:
+            return self.stages.references(built)
+        model = case.source.get("model", case.id)
+        return references_within(self.stages.references, built, deadline, model)
 
     def _finish(self, item: _Prepared, observation: Observation) -> CaseRecord:
         with caught_warnings() as found:

@@ -202,7 +202,7 @@ def run_model(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype, perf)
+        runner = _runner(vendor, results, backend, args.platform, dtype, perf, args.hil_timeout)
         record = runner.run(prepared)
         _print_record(record, prepared, runner)
         if perf is not None:
@@ -235,7 +235,7 @@ def run_reduce(args: argparse.Namespace) -> int:
     except _BadInput as exc:
         return _bad_input(exc)
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype)
+        runner = _runner(vendor, results, backend, args.platform, dtype, None, args.hil_timeout)
         if original is None:
             original = runner.run(prepared)
             _print_record(original, prepared, runner)
@@ -334,16 +334,18 @@ def _runner(
     platform: str,
     dtype: str,
     perf: JobTiming | None = None,
+    timeout: float | None = None,
 ) -> ModelRunner:
     """The runner of a user's model with the suites' stages, on this environment's SDK, its
-    layers checked against the platform's document."""
+    layers checked against the platform's document; its host references stopped after
+    ``timeout`` seconds (``--hil-timeout``)."""
     check = functools.partial(
         check_model,
         catalogue=vendor.operators(platform),
         onnx_names=vendor.operator_names,
         dtype=dtype,
     )
-    stages = stages_for(vendor, perf=perf)
+    stages = stages_for(vendor, perf=perf, reference_deadline_s=timeout)
     allowed = vendor.cpu_allowed(platform)
     sdk = default_sdk(vendor)
     return ModelRunner(results, backend, platform, dtype, stages, sdk, check, allowed)

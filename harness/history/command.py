@@ -61,6 +61,10 @@ def _import(location: str, folders: list[Path]) -> int:
                     emit(f"hil: error: {exc}\n", err=True)
                     status = BAD_INPUT
                     continue
+                except StoreError as exc:  # refused by the database: the next may be taken
+                    emit(f"hil: error: {folder}: not imported: {exc}\n", err=True)
+                    status = BAD_INPUT
+                    continue
                 state = "new run" if written.new_run else "run already stored"
                 emit(
                     f"{folder}: {state} {written.run}: {written.added} records added, "

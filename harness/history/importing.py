@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,9 @@ from typing import Any
 from sqlalchemy import Connection, Table, func, select, update
 
 from harness.history.runinfo import HISTORY_KEY, configuration, utc_time
-from harness.history.schema import records, runs
+from harness.history.schema import indexed_text, records, runs
 from harness.history.store import Store
+from harness.history.stored_text import MAX_ID_BYTES, stored_bytes
 from harness.results.journal import (
     JOURNAL_NAME,
     RUN_META_NAME,
@@ -31,6 +31,7 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.text import clipped, shown_name
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,10 @@ def write_folder(
     meta = read_run_metadata(results)
     latest = read_records(results) if latest is None else latest
     entry = run_entry(meta, results, host, source)
-    _check_text(entry, results / RUN_META_NAME)
+    _check_ids(entry, runs, results / RUN_META_NAME)
     rows = [record_row(record, results) for record in latest]
     for row in rows:
-        _check_text(row, results / JOURNAL_NAME)
+        _check_ids(row, records, results / JOURNAL_NAME)
     with store.writing() as connection:
         run_id, new_run = _run_row(store, connection, entry)
         stored = {
@@ -97,37 +98,32 @@ def write_folder(
     return Written(entry["uid"], new_run, len(fresh), len(changed), unchanged)
 
 
-# Lone surrogates: what JSON's "\udc80" escapes read as; neither SQLite nor PostgreSQL can
-# store them (UTF-8 has no such character).
-_NOT_TEXT = re.compile("[\ud800-\udfff]")
-
-
-def _check_text(row: dict[str, Any], path: Path) -> None:
-    """JournalError, naming ``path``, the case and the field, for a text the store cannot hold."""
-    for name, value in row.items():
-        if isinstance(value, str) and _NOT_TEXT.search(value):
-            case = f"case {_escaped(row['case_id'])}: " if "case_id" in row else ""
+def _check_ids(row: dict[str, Any], table: Table, path: Path) -> None:
+    """JournalError, naming ``path``, the case and the field, for an id longer than the store
+    takes (``MAX_ID_BYTES``)."""
+    for name in indexed_text(table):
+        size = stored_bytes(row[name])
+        if size > MAX_ID_BYTES:
+            case = f"case {clipped(shown_name(row['case_id']), 60)}: " if "case_id" in row else ""
             raise JournalError(
-                f"{path}: {case}field {name!r} is '{_escaped(value)}': a lone surrogate in it "
-                "is no character, and the store holds text only"
+                f"{path}: {case}field {name!r} is {size} bytes as stored: the store takes ids "
+                f"of at most {MAX_ID_BYTES} bytes"
             )
 
 
-def _escaped(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")[:200]
-
-
 def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tuple[int, bool]:
-    """The run's row id, inserted unless another writer (or an earlier import) has it."""
-    inserted = connection.execute(  # the row, unless it is there
-        _upsert(store, runs).values(**entry).on_conflict_do_nothing(index_elements=["uid"])
-    )
-    new = bool(inserted.rowcount)
+    """The run's row id, inserted unless another writer (or an earlier import) has it, and
+    whether it was inserted (the inserted id returned: PostgreSQL's row count of an INSERT
+    that returns rows is -1 whether or not it inserted one)."""
+    upsert = _upsert(store, runs).values(**entry).on_conflict_do_nothing(index_elements=["uid"])
+    inserted = connection.execute(upsert.returning(runs.c.id)).scalar()
+    if inserted is not None:
+        return int(inserted), True
     found = connection.execute(select(runs.c.id).where(runs.c.uid == entry["uid"])).scalar_one()
-    if not new and entry["source"] == "run":  # the run's own write: it knows its host
+    if entry["source"] == "run":  # the run's own write: it knows its host
         unknown = update(runs).where(runs.c.id == found).where(runs.c.host == "")
         connection.execute(unknown.values(host=entry["host"]))
-    return int(found), new
+    return int(found), False
 
 
 def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> dict[str, Any]:
@@ -203,7 +199,7 @@ def definition_digest(record: CaseRecord) -> str:
         "tolerance": record.tolerance,
         "checks": [[c["prop"], c["limits"], c["documented"]] for c in record.checks],
     }
-    return hashlib.sha256(_json(definition).encode()).hexdigest()[:16]
+    return _digest(definition, 16)
 
 
 def count_rows(store: Store) -> tuple[int, int]:
@@ -224,8 +220,14 @@ def _legacy_uid(
     started: str, platform: str, sdks: list[str], backend: str, tier: str, shard: dict[str, Any]
 ) -> str:
     """A folder written before run ids: identified by what its run.json says of the run."""
-    key = _json([started, platform, sdks, backend, tier, shard])
-    return "legacy-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return "legacy-" + _digest([started, platform, sdks, backend, tier, shard], 32)
+
+
+def _digest(value: Any, length: int) -> str:
+    """A digest of ``value``'s JSON; "surrogatepass": a lone surrogate (a hand-made journal's)
+    is digested too, and UTF-8 text digests as it always did."""
+    key = _json(value).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(key).hexdigest()[:length]
 
 
 def _json(value: Any) -> str:

@@ -21,6 +21,7 @@ from harness.history.store import Store
 from harness.judge.verdict import VERDICTS
 from harness.report.matrix import case_href
 from harness.results.records import CaseRecord
+from harness.text import printable
 
 PAGE_NAME = "history.html"
 RECENT = 7  # nights: "changed recently"
@@ -78,7 +79,8 @@ def write_page(
         folder,
     )
     tmp = page.with_name(f".{PAGE_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(html, encoding="utf-8")
+    # stored text as a terminal shows it: no control characters, a lone surrogate as \xff
+    tmp.write_text(printable(html), encoding="utf-8")
     os.replace(tmp, page)
     return page
 

@@ -25,11 +25,12 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import Select, Text, and_, literal, or_, select
 
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS
 from harness.history.schema import records, runs
 from harness.history.store import Store
+from harness.history.stored_text import MARK, stored
 from harness.results.records import flaky_text
 
 GLOB = "*?["
@@ -138,12 +139,8 @@ def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHisto
     or limit has it as its id."""
     query = _filtered(select(*_COLUMNS).join(runs, runs.c.id == records.c.run_id), filters)
     if any(char in pattern for char in GLOB):
-        prefix = _like_prefix(pattern)
         query = query.where(
-            or_(
-                records.c.case_id.like(prefix, escape="\\"),
-                records.c.limit_id.like(prefix, escape="\\"),
-            )
+            or_(_starting(records.c.case_id, pattern), _starting(records.c.limit_id, pattern))
         )
     else:
         query = query.where(or_(records.c.case_id == pattern, records.c.limit_id == pattern))
@@ -340,12 +337,16 @@ def _filtered(query: Select[Any], filters: Filters) -> Select[Any]:
     return query.where(and_(*conditions)) if conditions else query
 
 
-def _like_prefix(pattern: str) -> str:
-    """A LIKE pattern for the text before the glob's first wildcard (the exact match is
+def _starting(column: Any, pattern: str) -> Any:
+    """A condition narrowing ``column`` to the values starting with the text before the glob's
+    first wildcard, and to the values ``stored_text`` escaped (the exact match is
     ``fnmatch``'s; SQLite's LIKE also ignores case, so it only narrows)."""
     head = pattern[: min(pattern.find(char) % (len(pattern) + 1) for char in GLOB)]
+    if stored(head) != head:  # a NUL or a surrogate: only the escaped values can match
+        return column.like(literal(MARK + "%", Text))
     escaped = head.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
+    prefixes = (literal(escaped + "%", Text), literal(MARK + "%", Text))
+    return or_(*(column.like(prefix, escape="\\") for prefix in prefixes))
 
 
 def _matches(pattern: str, row: dict[str, Any]) -> bool:

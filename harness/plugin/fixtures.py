@@ -87,6 +87,7 @@ def hil_executors(
             timeout_for=policy.timeout_for,
             perf=policy.perf,
             references=references,
+            reference_deadline_s=option("hil_timeout"),  # a --models model's
             comparisons=comparisons,
             drop_arrays_for=ARRAYS_DROPPED_FOR[option("keep_arrays")],
             observed_cap=None if option("keep_arrays") == "all" else OBSERVED_CAP,

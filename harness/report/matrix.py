@@ -539,9 +539,10 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
 
 
 def _slug(text: str) -> str:
-    """Readable and unique: the text's safe characters plus a short hash of all of it."""
+    """Readable and unique: the text's safe characters plus a short hash of all of it (a
+    stored id's lone surrogate hashed too)."""
     readable = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80]
-    return f"{readable}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+    return f"{readable}-{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def case_anchor(record: CaseRecord) -> str:

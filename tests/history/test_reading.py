@@ -103,14 +103,9 @@ def test_an_import_names_each_bad_folder_and_field_and_imports_the_rest(
         broken(write(next(nights), tmp_path), "versions", ["2.5.0"]),
         broken(write(next(nights), tmp_path), "history", {"run": ["r"]}),
     ]
-    surrogate = write(next(nights), tmp_path)
-    journal = surrogate / "journal.jsonl"
-    journal.write_text(journal.read_text().replace(f'"{STABLE}"', f'"{STABLE}\\udc80"'))
     good = write(next(nights), tmp_path)
     store = str(tmp_path / "history.sqlite")
-    code, out, err = hil(
-        capsys, "import", *map(str, [*folders, surrogate, good]), "--hil-db", store
-    )
+    code, out, err = hil(capsys, "import", *map(str, [*folders, good]), "--hil-db", store)
     assert code == 2
     assert "Traceback" not in err
     said = err.splitlines()
@@ -119,10 +114,8 @@ def test_an_import_names_each_bad_folder_and_field_and_imports_the_rest(
         f"hil: error: {folders[1]}/run.json: field 'sdks' must be an array, got '2.5.0'",
         f"hil: error: {folders[2]}/run.json: field 'versions' must be a JSON object, got ['2.5.0']",
         f"hil: error: {folders[3]}/run.json: field 'history.run' must be a string, got ['r']",
-        f"hil: error: {journal}: case {STABLE}\\udc80: field 'case_id' is '{STABLE}\\udc80': a "
-        "lone surrogate in it is no character, and the store holds text only",
     ]
     assert out.splitlines() == [
-        f"{good}: new run run-05: 4 records added, 0 updated, 0 already stored",
+        f"{good}: new run run-04: 4 records added, 0 updated, 0 already stored",
         f"{store}: 1 runs, 4 records",
     ]
