@@ -28,6 +28,15 @@ CALIBRATION_SAMPLES = 16
 RUNS = [("rk3588", "float16"), ("rk3588", "int8"), ("rv1106", "int8")]
 # where rknn-toolkit2 2.5.0 keeps the classifier's Reshape on the CPU
 CPU_RESHAPE = {("resnet18", "rk3588", "int8"), ("mobilenet_v2", "rk3588", "int8")}
+# A layer outside a documented limit (the run's document check): PyTorch's nearest upsample
+# exports Resize with coordinate_transformation_mode "asymmetric", which the RK3588 and RV1106
+# entries leave out ("目前仅支持 half_pixel，pytorch_half_pixel，align_corners 三种"). On the NPU
+# and right, such a model says nothing of that limit without an inside control: untestable,
+# exit 0
+OUTSIDE = {
+    ("yolo_detector", platform): "Resize/attr/coordinate_transformation_mode"
+    for platform in ("rk3588", "rv1106")
+}
 
 
 def calibration_set(folder: Path) -> Path:
@@ -55,7 +64,10 @@ def test_an_architecture_passes_hil_run(
     code = main(args)
     out = capsys.readouterr().out
     (record,) = read_records(tmp_path / "results")
-    assert (code, record.verdict, record.dtype) == (0, "confirmed", dtype), out
+    outside = OUTSIDE.get((name, platform))
+    verdict = "untestable" if outside else "confirmed"
+    assert (code, record.verdict, record.dtype) == (0, verdict, dtype), out
+    assert record.deciding_limit == (outside or ""), out
     reference = json.dumps(record.reference)
     assert "known wrong for BatchNormalization at opset 13" in reference, reference
     checks = {check["prop"]: check for check in record.checks}
