@@ -1,15 +1,13 @@
 """docs/nightly.md's GitLab CI and GitHub Actions pipelines run as written: their script lines,
 with the README's first selection as the pipeline's ``HIL_ARGS`` (a doc drift and two known
-violations), and ``tox`` standing for the tox job it runs (tools/tox-job.sh in this
-environment; the line installing tox is left out). The JUnit XML they write shows each verdict
+violations), and ``tox`` standing for the tox job it runs (``tests.helpers.tox_shim``; the
+line installing tox is left out). The JUnit XML they write shows each verdict
 where the CI systems' test views show a test's text, and each case's own time."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pytest
 import yaml
 from tests.helpers import paths
 from tests.helpers.marks import needs_toolkit
+from tests.helpers.tox_shim import tox_env
 
 ROOT = paths.ROOT
 SECTION = "\n### In CI: GitLab CI and GitHub Actions\n"
@@ -49,18 +48,10 @@ def test_the_pipeline_runs_and_its_junit_shows_the_verdicts(pipeline: Any, tmp_p
     variables, lines = pipeline()
     assert any(INSTALLS_TOX.search(line) for line in lines)  # as a fresh runner needs it
     script = "\n".join(["set -e", *(line for line in lines if not INSTALLS_TOX.search(line))])
-    shim = tmp_path / "bin" / "tox"
-    shim.parent.mkdir()
-    shim.write_text(
-        f'#!/bin/bash\n[ "$1" = -- ] && shift\ncd {ROOT} && exec bash tools/tox-job.sh "$@"\n'
-    )
-    shim.chmod(0o755)
+    (tmp_path / "bin").mkdir()
+    env = tox_env(tmp_path / "bin")
     results = tmp_path / "results"
-    env = {**os.environ, **variables, "HIL_ARGS": SELECTION, "HIL_RESULTS": str(results)}
-    env["PATH"] = os.pathsep.join([str(shim.parent), str(Path(sys.executable).parent), env["PATH"]])
-    env["PYTHONPATH"] = str(ROOT)
-    for name in ("CI", "HIL_KNOWN_ISSUES"):  # the job's defaults, as on a runner
-        env.pop(name, None)
+    env.update({**variables, "HIL_ARGS": SELECTION, "HIL_RESULTS": str(results)})
     run = subprocess.run(
         ["bash", "-c", script],
         cwd=tmp_path,
