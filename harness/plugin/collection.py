@@ -56,9 +56,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     chosen = run_config(config).selected_operators
     if chosen is None:
         return
-    kept, left = [], []
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
     for item in items:
-        case = getattr(item, "callspec", None) and item.callspec.params.get("hil_case")
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("hil_case") if callspec else None
         selected = isinstance(case, Case) and case.op in chosen.get(case.platform, ())
         (kept if selected else left).append(item)
     if left:

@@ -41,7 +41,7 @@ class VerdictsInJunit:
         properties = dict(report.user_properties)
         if report.when != "call" and DURATION in properties:
             if self.xml.report_duration == "total":  # set-up: the batch; teardown: the session's
-                own = float(properties[DURATION]) if report.when == "setup" else 0.0
+                own = float(str(properties[DURATION])) if report.when == "setup" else 0.0
                 self.xml.node_reporter(report).duration += own - report.duration
             return
         if report.when != "call" or not report.passed or VERDICT not in properties:
