@@ -42,6 +42,9 @@ def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() ->
     commands = [line for line in block.split("\n```")[0].splitlines() if line[:1] not in "#"]
     install = f"python3 -m pip install -q '{requires}'"
     assert commands == [f"{install} && tox -- suites", f"{install} && tox"]
+    guide = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = guide.split("```sh\n", 1)[1].split("\n```")[0]
+    assert [line for line in block.splitlines() if line[:1] not in "#"] == commands  # the same
     ci = (ROOT / ".ci" / "run").read_text()
     assert f"'{requires}'" in ci
     assert ci.rstrip().splitlines()[-1] == "tox"  # the README's test command, as it stands
