@@ -1,7 +1,8 @@
 """``hil probe``: where each documented numeric limit really is, on the simulator or a board.
 
 For every selected bound (``-k``, pytest-style, on bound ids such as
-``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``) a search walks from the documented
+``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``; ``--op``/``--entry`` as in pytest:
+an ONNX operator's entries, or one documented entry) a search walks from the documented
 edge outward (inward when the edge already misbehaves) to the first value that behaves
 differently: exponential steps, then bisection, at most ``--steps`` steps per bound. Every
 step is an ordinary case in ``RESULTS/journal.jsonl`` with its artifacts; each bound's answer
