@@ -1,6 +1,7 @@
 """``hil docs``: the vendor's operator documents as the catalogue reads them.
 
-    hil docs show OP [--platform P] [--version V]   an operator's whole entry: section, page,
+    hil docs show OP|--op T|--entry E [--platform P] [--version V]
+                                                    an operator's whole entry: section, page,
                                                     description, notes, each limit's verbatim
                                                     text and structured reading, and the
                                                     platform-wide rules (chapter 4.1) that
@@ -10,7 +11,9 @@
 
 ``--platform`` takes any target of a platform group (rk3566 and rk3568 both name 3.1; in any
 case), ``--version`` the document version (V2.3.2 or 2.3.2; default the newest), OP the
-document's name or the ONNX type (Conv shows Convolution). Exit status: 0,
+document's name or the ONNX type (Conv shows Convolution). ``--op ONNX_TYPE`` and ``--entry
+NAME`` select as ``pytest`` and ``hil probe`` do: the entries documenting exactly that ONNX
+operator (no fused entry), or the entry headed so. Exit status: 0,
 or for ``diff`` 0 when the versions do not differ and 1 when they do; 2 on bad input
 (an unknown platform, version or operator).
 """
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING
 from harness.cli.names import document_version, operator_names, platform_type
 from harness.documented.documents import Document, Entry, Group, diff, reading, stats
 from harness.documented.limits import Limit
+from harness.documented.selection import OperatorSelection, SelectionError, entries_naming
 from harness.terminal import emit
 from harness.vendors import ALL_PLATFORMS, vendor_for
 
@@ -46,7 +50,26 @@ def register(subparsers: Subparsers) -> None:
     commands = parser.add_subparsers(dest="docs_command", metavar="COMMAND", required=True)
     show = commands.add_parser("show", help="an operator's documented limits")
     show.add_argument(
-        "op", help="operator as headed in the document, or its ONNX type (case-insensitive)"
+        "op",
+        nargs="?",
+        help="operator as headed in the document, or its ONNX type (case-insensitive)",
+    )
+    show.add_argument(
+        "--op",
+        dest="onnx_types",
+        action="append",
+        default=[],
+        metavar="ONNX_TYPE",
+        help="the entries documenting this ONNX operator type (Conv: Convolution and "
+        "Depthwise Convolution, no fused entry); repeatable",
+    )
+    show.add_argument(
+        "--entry",
+        dest="entries",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="this entry of the document, as headed; repeatable",
     )
     show.add_argument(
         "--platform", type=platform_type(), help="any target of a platform group (default: every)"
@@ -115,9 +138,16 @@ def _limit_lines(limit: Limit) -> list[str]:
 
 
 def _show(args: argparse.Namespace) -> int:
+    selection = OperatorSelection(tuple(args.onnx_types), tuple(args.entries))
+    if bool(selection) == (args.op is not None):
+        emit("hil docs show: give an operator, or --op ONNX_TYPE or --entry NAME\n", err=True)
+        return 2
+
     def body(out: list[str]) -> int:
         doc = _version(_documents(args.platform), args.version)
         groups = [*_groups(doc, args.platform), doc.cpu]
+        if selection:
+            return _show_selected(doc, groups, selection, args.platform, out)
         documented = [name for group in groups for e in group.entries for name in e.names()]
         try:
             names = operator_names(args.op, documented, _onnx_names(args.platform))
@@ -138,6 +168,31 @@ def _show(args: argparse.Namespace) -> int:
         return 0
 
     return _run("show", body)
+
+
+def _show_selected(
+    doc: Document,
+    groups: list[Group],
+    selection: OperatorSelection,
+    platform: str | None,
+    out: list[str],
+) -> int:
+    """``--op``/``--entry``: each group's entries the selection names, as ``pytest`` and
+    ``hil probe`` select their operators."""
+    names = _onnx_names(platform)
+    try:
+        operators = selection.operators(groups, names)
+    except SelectionError as error:
+        raise _BadInput(str(error)) from None
+    platform_groups = groups[:-1]
+    for group in groups:
+        targets = group.targets or tuple(t for g in platform_groups for t in g.targets)
+        for entry in entries_naming(group, operators):
+            out.extend(_entry_lines(doc, group, entry, targets))
+    if not out:
+        where = f" for {platform}" if platform else ""
+        raise _BadInput(f"{doc.version} documents no entry {selection.describe()} names{where}")
+    return 0
 
 
 def _entry_lines(doc: Document, group: Group, entry: Entry, targets: tuple[str, ...]) -> list[str]:

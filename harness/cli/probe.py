@@ -1,7 +1,8 @@
 """``hil probe``: where each documented numeric limit really is, on the simulator or a board.
 
 For every selected bound (``-k``, pytest-style, on bound ids such as
-``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``) a search walks from the documented
+``rk3562/MaxPool/attr/kernel_shape/kernel_h/int8/upper``; ``--op``/``--entry`` as in pytest:
+an ONNX operator's entries, or one documented entry) a search walks from the documented
 edge outward (inward when the edge already misbehaves) to the first value that behaves
 differently: exponential steps, then bisection, at most ``--steps`` steps per bound. Every
 step is an ordinary case in ``RESULTS/journal.jsonl`` with its artifacts; each bound's answer
@@ -26,6 +27,8 @@ from harness.cli.names import platform_type
 from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.documented.operators import OperatorCatalogue
+from harness.documented.selection import OperatorSelection
+from harness.documented.selection import SelectionError as OperatorSelectionError
 from harness.models.budget import size_budget
 from harness.pipeline import CaseExecutor, host_versions
 from harness.probe.runner import (
@@ -70,6 +73,21 @@ def register(subparsers: Subparsers) -> None:
         default=None,
         metavar="EXPRESSION",
         help='bounds to probe, e.g. "Expand or MaxPool", "kernel and not int8" (default: all)',
+    )
+    parser.add_argument(
+        "--op",
+        action="append",
+        default=[],
+        metavar="ONNX_TYPE",
+        help="only the bounds of the entries documenting this ONNX operator type (Conv: "
+        "Convolution and Depthwise Convolution, no fused entry); repeatable",
+    )
+    parser.add_argument(
+        "--entry",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only the bounds of this entry of the vendor's document, as headed; repeatable",
     )
     parser.add_argument(
         "--results",
@@ -141,15 +159,27 @@ def run_probe(args: argparse.Namespace) -> int:
     bounds, skipped = numeric_bounds(
         catalogue, vendor.declarations, dtypes=tuple(args.dtype or DTYPES), max_elements=elements
     )
+    operators = OperatorSelection(tuple(args.op), tuple(args.entry))
     try:
-        bounds = select(bounds, args.selection)
-        chosen = {bound.id for bound in select([s.bound for s in skipped], args.selection)}
-    except SelectionError as exc:
+        ops = (
+            operators.on_platform(vendor.documents(), args.platform, vendor.operator_names)
+            if operators
+            else None
+        )
+        bounds = select(bounds, args.selection, ops)
+        chosen = {bound.id for bound in select([s.bound for s in skipped], args.selection, ops)}
+    except (SelectionError, OperatorSelectionError) as exc:
         parser.error(str(exc))
     skipped = [item for item in skipped if item.bound.id in chosen]
-    others = select(unsearchable(catalogue), args.selection) if args.selection else []
+    named = args.selection or operators
+    others = select(unsearchable(catalogue), args.selection, ops) if named else []
     if not bounds and not skipped and not others:
-        parser.error(f"-k {clipped(args.selection)!r}: matches no documented limit")
+        what = " ".join(
+            filter(
+                None, [args.selection and f"-k {clipped(args.selection)!r}", operators.describe()]
+            )
+        )
+        parser.error(f"{what}: matches no documented limit")
     for other in others:  # what the selection names that no search can walk, and why
         emit(f"{other.id}\tnot searched: {other.reason}\n")
     if args.list:

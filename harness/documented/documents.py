@@ -32,6 +32,18 @@ class Entry:
         """The heading and each of its ``/`` alternatives (``Clip/ReLU6``: Clip, ReLU6)."""
         return (self.name, *self.name.split("/"))
 
+    def operators(self) -> tuple[str, ...]:
+        """The operators the entry states, as the catalogue names them: its heading without
+        spaces, or for a fused heading with alternatives one per alternative
+        (``ConvolutionPRelu/LeakyRelu``: ConvolutionPRelu, ConvolutionLeakyRelu); a plain
+        heading with alternatives (``Clip/ReLU6``) is one operator, named by its first."""
+        first, *others = self.name.split("/")
+        last = self.fuses[-1].split("/")[0] if self.fuses else ""
+        if not others or not last or not first.endswith(last):
+            return (first.replace(" ", ""),)
+        prefix = first[: -len(last)]
+        return (first, *(prefix + other for other in others))
+
 
 @dataclass(frozen=True)
 class Group:

@@ -51,6 +51,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("hil_sdk", run.sdks, ids=[f"sdk{sdk}" for sdk in run.sdks])
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--op``/``--entry``: deselect every case but those of the operators they name."""
+    chosen = run_config(config).selected_operators
+    if chosen is None:
+        return
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("hil_case") if callspec else None
+        selected = isinstance(case, Case) and case.op in chosen.get(case.platform, ())
+        (kept if selected else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
 def _case_sources(run: RunConfig) -> dict[str, Callable[[], list[Case]]]:
     """Suite name (``pytest.mark.hil_suite("<name>")``) -> its cases for this run."""
     return {

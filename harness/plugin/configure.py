@@ -24,6 +24,7 @@ from harness.cases.case_cache import CaseCache
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.documented.operators import OperatorCatalogue
+from harness.documented.selection import OperatorSelection, SelectionError
 from harness.modelfiles.prepare import ModelFileError
 from harness.names import sdk_version
 from harness.pipeline import host_versions
@@ -61,6 +62,8 @@ class RunConfig:
     sdks: list[str]  # the SDK releases every case runs on (--sdk), oldest first
     policy: RunPolicy
     summary: Summary
+    # --op/--entry: each platform's operators they name (None: no such selection)
+    selected_operators: dict[str, frozenset[str]] | None = None
 
     @classmethod
     def of(cls, config: pytest.Config) -> RunConfig:
@@ -88,7 +91,10 @@ class RunConfig:
             raise pytest.UsageError(str(exc)) from None
         check_options(config)
         policy = RunPolicy(config, vendor.known_issues, given)
-        return cls(config, given, platform, platforms, vendor, sdks, policy, Summary(config))
+        selected = _selected_operators(config, vendor, platforms)
+        return cls(
+            config, given, platform, platforms, vendor, sdks, policy, Summary(config), selected
+        )
 
     @functools.cached_property
     def catalogues(self) -> list[OperatorCatalogue]:
@@ -207,6 +213,29 @@ RUN = pytest.StashKey[RunConfig]()
 def run_config(config: pytest.Config) -> RunConfig:
     """The run configuration ``pytest_configure`` computed."""
     return config.stash[RUN]
+
+
+def _selected_operators(
+    config: pytest.Config, vendor: Vendor, platforms: list[str]
+) -> dict[str, frozenset[str]] | None:
+    """``--op``/``--entry``: each platform's operators they name; a name neither stands for,
+    or one no platform of the run documents, is a usage error before any case."""
+    selection = OperatorSelection(tuple(config.getoption("op")), tuple(config.getoption("entry")))
+    if not selection:
+        return None
+    names = vendor.operator_names
+    try:
+        documents = vendor.documents()
+        chosen = {p: selection.on_platform(documents, p, names) for p in platforms}
+    except SelectionError as exc:
+        raise pytest.UsageError(printable(str(exc))) from None
+    if not any(chosen.values()):
+        raise pytest.UsageError(
+            printable(
+                f"{selection.describe()}: selects no documented operator of {', '.join(platforms)}"
+            )
+        )
+    return chosen
 
 
 def _platform(spec: str) -> str:

@@ -206,6 +206,7 @@ def hil_record(
     properties.append(("case", record_key(record)))
     properties.append(("verdict", record.verdict))
     properties.append(("cause", one_line_cause(record)))  # --junitxml's line (plugin.junit)
+    properties.append(("duration_s", f"{record.duration_s:.3f}"))  # its time (plugin.junit)
     properties.append(("documented", record.documented))
     properties.append(("backend", record.backend))
     properties.append(("limit", record.limit))

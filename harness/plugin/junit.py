@@ -5,6 +5,12 @@ doc-drift, limit-rewritten, ...) is its testcase's ``system-out``, e.g. ``doc-dr
 <cause>``, which Jenkins and GitLab show beside a passed test, where pytest writes nothing
 unless ``junit_logging`` is set (and then the test's captured output, not the verdict).
 
+A testcase's time is that case's own: cases run in batches (``harness.scheduler``) while the
+first case of each batch waits in its set-up (the ``hil_record`` fixture), so pytest's set-up
+times are the batch's, all on that one case, and the last case's teardown closes the session's
+simulator or boards. In the XML a case's time is its own share, its record's ``duration_s``
+(preparing, running and judging it), plus its test's call.
+
 Under pytest-xdist the controller writes the XML from the workers' reports, which carry the
 case's ``user_properties`` (``hil_record``), so this runs there.
 """
@@ -20,16 +26,24 @@ from _pytest.junitxml import LogXML, bin_xml_escape, xml_key
 
 VERDICT = "verdict"  # the user_properties hil_record sets
 CAUSE = "cause"
+DURATION = "duration_s"
 
 
 class VerdictsInJunit:
-    """Adds a passing case's verdict line to its testcase in the XML being written."""
+    """Adds a passing case's verdict line to its testcase in the XML being written, and gives
+    each case its own time."""
 
     def __init__(self, xml: LogXML) -> None:
         self.xml = xml
 
+    @pytest.hookimpl(tryfirst=True)  # before LogXML adds the phase's duration, and writes it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
+        if report.when != "call" and DURATION in properties:
+            if self.xml.report_duration == "total":  # set-up: the batch; teardown: the session's
+                own = float(str(properties[DURATION])) if report.when == "setup" else 0.0
+                self.xml.node_reporter(report).duration += own - report.duration
+            return
         if report.when != "call" or not report.passed or VERDICT not in properties:
             return
         out = ET.Element("system-out")

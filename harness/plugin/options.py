@@ -52,6 +52,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a configured board that is down at the start: the run stops (none), or its cases "
         "run on the simulator, every record saying so (simulator)",
     )
+    group.addoption(
+        "--op",
+        action="append",
+        default=[],
+        metavar="ONNX_TYPE",
+        help="only the cases of the entries documenting this ONNX operator type (Conv: "
+        "Convolution and Depthwise Convolution, no fused entry or model-I/O row); repeatable",
+    )
+    group.addoption(
+        "--entry",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only the cases of this entry of the vendor's document, as headed (Convolution, "
+        "'Depthwise Convolution'); repeatable",
+    )
     group.addoption("--strict-docs", action="store_true", help="fail on documentation drift")
     group.addoption("--results", default="results", help="results directory (default results)")
     group.addoption(

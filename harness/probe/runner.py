@@ -40,13 +40,17 @@ class _Named(Protocol):
 Selected = TypeVar("Selected", bound=_Named)
 
 
-def select(bounds: Iterable[Selected], expression: str | None) -> list[Selected]:
+def select(
+    bounds: Iterable[Selected], expression: str | None, operators: frozenset[str] | None = None
+) -> list[Selected]:
     """The bounds whose names match a pytest-style ``-k`` expression ("Expand or MaxPool",
     "kernel and not int8"): a word matches when it begins (any case) one of the ``/``-parts of
     the bound's id (platform, limit id, dtype, side), so "MaxPool" is not GlobalMaxPool and
-    "kernel" is kernel_shape, kernel_h and kernel_w."""
+    "kernel" is kernel_shape, kernel_h and kernel_w; with ``operators`` (``--op``/``--entry``),
+    only the bounds of those operators (an id's second part)."""
+    chosen = [b for b in bounds if operators is None or b.id.split("/")[1] in operators]
     if not expression:
-        return list(bounds)
+        return chosen
     shown = repr(clipped(expression))
     try:
         compiled = Expression.compile(expression)
@@ -63,7 +67,7 @@ def select(bounds: Iterable[Selected], expression: str | None) -> list[Selected]
 
         return compiled.evaluate(has)
 
-    return [bound for bound in bounds if matches(bound)]
+    return [bound for bound in chosen if matches(bound)]
 
 
 def search_bounds(

@@ -49,6 +49,9 @@ def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() ->
         r"tools/setup\.sh suites && \.venv-tox/bin/tox -- suites --platform \w+", suites
     )
     assert checks == "tools/setup.sh checks && .venv-tox/bin/tox"
+    guide = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = guide.split("```sh\n", 1)[1].split("\n```")[0]
+    assert [line for line in block.splitlines() if line[:1] not in "#"] == [suites, checks]
     ci = (ROOT / ".ci" / "run").read_text()
     assert ci.rstrip().splitlines()[-1] == checks
 

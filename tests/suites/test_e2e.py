@@ -88,6 +88,11 @@ def test_documented_vs_observed_end_to_end(tmp_path):
     # a passing case's verdict and cause where CI systems show a passed test's text
     texts = ci_texts(junit)
     assert texts[f"test_documented_limit[{MAXPOOL_8}]"].startswith("limit-rewritten: ")
+    # each testcase's time is its own share of the batch the four ran in, not the wait of the
+    # batch's first case (which started the simulator)
+    for case in ET.parse(junit).iter("testcase"):
+        own = float(properties[(case.get("name"), "duration_s")])
+        assert 0 <= float(case.get("time", "")) - own < 0.5, (case.get("name"), own)
     assert texts[f"test_documented_limit[{EXPAND_8193}]"].startswith("doc-drift: ")
 
 

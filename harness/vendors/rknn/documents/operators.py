@@ -52,19 +52,6 @@ def seed_catalogue() -> OperatorCatalogue:
     return load_operators(SEED_PATH)
 
 
-def model_names(entry: Entry) -> tuple[str, ...]:
-    """The operators one entry states: its heading, or for a fused heading with alternatives
-    one per alternative (``ConvolutionPRelu/LeakyRelu``: ConvolutionPRelu,
-    ConvolutionLeakyRelu); a plain heading with alternatives (``Clip/ReLU6``) is one operator,
-    named by its first."""
-    first, *others = entry.name.split("/")
-    last = entry.fuses[-1].split("/")[0] if entry.fuses else ""
-    if not others or not last or not first.endswith(last):
-        return (first.replace(" ", ""),)
-    prefix = first[: -len(last)]
-    return (first, *(prefix + other for other in others))
-
-
 def _renamed(limit: Limit, heading: str, name: str) -> Limit:
     """``limit`` of entry ``heading`` stated for operator ``name``."""
     rest = limit.id[len(heading) :] if limit.id.startswith(heading + "/") else "/" + limit.id
@@ -77,12 +64,12 @@ def listed_operators(group: Group) -> dict[str, DocumentedOperator]:
     found: dict[str, DocumentedOperator] = {}
     for entry in group.entries:
         base = by_heading.get(entry.same_as or "")
-        for name in model_names(entry):
+        for name in entry.operators():
             adopted = tuple(_renamed(lim, base.name, name) for lim in base.limits) if base else ()
             stated = tuple(_renamed(lim, entry.name, name) for lim in entry.limits)
             found[name] = ListedOperator(name, entry.section, stated, adopted)
     for absent in group.absent:
-        for name in model_names(Entry(absent.op, "", 0, "", ())):
+        for name in Entry(absent.op, "", 0, "", ()).operators():
             found.setdefault(name, ListedOperator(name, "", (_renamed(absent, absent.op, name),)))
     return found
 

@@ -23,7 +23,6 @@ from harness.documented.operators import ListedOperator, OperatorCatalogue, Sour
 from harness.vendors.rknn.documents.operator_list.committed import load, versions
 from harness.vendors.rknn.documents.operators import (
     listed_operators,
-    model_names,
     operator_catalogue,
     seed_catalogue,
 )
@@ -92,22 +91,21 @@ def test_a_fused_heading_with_alternatives_is_one_operator_each() -> None:
     fused = Entry(
         "ConvolutionPRelu/LeakyRelu", "3.2.9", 1, "", (), ("Convolution", "PRelu/LeakyRelu")
     )
-    assert model_names(fused) == ("ConvolutionPRelu", "ConvolutionLeakyRelu")
-    assert model_names(Entry("Clip/ReLU6", "3.2.50", 1, "", ())) == ("Clip",)
-    assert model_names(Entry("Depthwise Convolution", "3.2.6", 1, "", ())) == (
-        "DepthwiseConvolution",
-    )
+    assert fused.operators() == ("ConvolutionPRelu", "ConvolutionLeakyRelu")
+    assert Entry("Clip/ReLU6", "3.2.50", 1, "", ()).operators() == ("Clip",)
+    depthwise = Entry("Depthwise Convolution", "3.2.6", 1, "", ())
+    assert depthwise.operators() == ("DepthwiseConvolution",)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_entry_of_the_platforms_section_is_an_operator(platform: str) -> None:
     group = load(versions()[-1]).group(platform)
     catalogue = operator_catalogue(platform)
-    expected = {name for entry in group.entries for name in model_names(entry)}
+    expected = {name for entry in group.entries for name in entry.operators()}
     assert expected <= set(catalogue.operators)
     fused = next(e for e in group.entries if e.same_as and e.name.startswith("Convolution"))
     base = catalogue.operators[fused.same_as or ""].limits()
-    stated = catalogue.operators[model_names(fused)[0]].limits()
+    stated = catalogue.operators[fused.operators()[0]].limits()
     assert len(stated) == len(base) + len(fused.limits)  # the base's limits plus its own
 
 
