@@ -30,6 +30,7 @@ this folder.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -331,6 +332,16 @@ def inside(name: str) -> bool:
     return bool(name) and not path.is_absolute() and ".." not in path.parts
 
 
+def tensor_names(folder: Path) -> dict[int, str]:
+    """Index -> "output INDEX (TENSOR)" for the ``<index>_<name>.npy`` files of ``folder``:
+    in a per-layer bundle each output is one layer's tensor, so a mismatch names the layer."""
+    names: dict[int, str] = {}
+    for path in folder.glob("*.npy"):
+        index, _, name = path.stem.partition("_")
+        names[int(index)] = f"output {index} ({name})"
+    return collections.defaultdict(lambda: "output ?", names)
+
+
 def load_arrays(folder: Path) -> list[np.ndarray]:
     """``<index>_<name>.npy`` files in index order."""
     paths = sorted(folder.glob("*.npy"), key=lambda path: int(path.name.split("_")[0]))
@@ -511,6 +522,7 @@ def compare(
     (span: the wider of the output's and the inputs' range), and cosine >= min_cosine, for
     every output."""
     say = (lambda text: None) if quiet else print
+    names = tensor_names(HERE / "reference")
     if len(outputs) != len(reference):
         say(f"MISMATCH: {len(outputs)} outputs, {len(reference)} expected")
         return False
@@ -519,7 +531,7 @@ def compare(
         ref64 = np.asarray(ref, dtype=np.float64)
         obs64 = np.asarray(outputs[index], dtype=np.float64)
         if obs64.size != ref64.size:
-            say(f"output {index}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
+            say(f"{names[index]}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
             passed = False
             continue
         obs64 = obs64.reshape(ref64.shape)
@@ -540,7 +552,7 @@ def compare(
         ok = bad == 0 and cosine >= tolerance.get("min_cosine", 0.0)
         passed = passed and ok
         say(
-            f"output {index}: max abs error {float(error.max(initial=0.0)):.6g}, "
+            f"{names[index]}: max abs error {float(error.max(initial=0.0)):.6g}, "
             f"cosine {cosine:.6f}, {bad} of {error.size} elements outside tolerance: "
             f"{'MATCH' if ok else 'MISMATCH'}"
         )
