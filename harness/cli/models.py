@@ -406,12 +406,24 @@ def _vendor(args: argparse.Namespace) -> Vendor:
 
 
 def _results(args: argparse.Namespace, default: Path) -> Path:
+    """The results folder, made; one no other run wrote, unless ``_start`` appends to it or
+    writes into the run of the case it reduces (checked before anything is said or run)."""
     results: Path = args.results or default
     try:
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _BadInput(f"--results {results}: not a usable folder: {exc.strerror}") from None
+    if not args.append and not _reduces_into_its_run(args, results):
+        try:
+            check_unused(results, "--results DIR")
+        except JournalError as exc:
+            raise _BadInput(str(exc)) from None
     return results
+
+
+def _reduces_into_its_run(args: argparse.Namespace, results: Path) -> bool:
+    """``hil reduce RESULTS CASE`` writing into RESULTS: the run whose case it reduces."""
+    return getattr(args, "case", None) is not None and results == args.model
 
 
 def _named(values: list[str], option: str, names: list[str], parse: Any) -> dict[str, Any]:
@@ -464,20 +476,19 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
 
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
-    """Write run.json: this run's, into a folder no other run wrote (``check_unused``), or
-    with ``--append`` added to that run's as a run of its own. ``hil reduce RESULTS CASE``
+    """Write run.json: this run's, into a folder no other run wrote (``_results``), or with
+    ``--append`` added to that run's as a run of its own. ``hil reduce RESULTS CASE``
     into RESULTS writes none: its steps belong to the run whose case it reduces."""
     warn_weak_secrets()
-    if getattr(args, "case", None) is not None and results == args.model:
+    if _reduces_into_its_run(args, results):
+        return
+    if not args.append:  # a folder no other run wrote (``_results``)
+        write_run_metadata(results, _metadata(vendor, args))
         return
     try:
-        if args.append:
-            append_run(results, _metadata(vendor, args))
-            return
-        check_unused(results, "--results DIR")
+        append_run(results, _metadata(vendor, args))
     except JournalError as exc:
         raise _BadInput(str(exc)) from None
-    write_run_metadata(results, _metadata(vendor, args))
 
 
 def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
