@@ -148,8 +148,8 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         "--toolkit-config",
         type=Path,
         metavar="FILE",
-        help="YAML or JSON of the vendor toolkit's own build settings (RKNN: the keyword "
-        "arguments of RKNN.config() and RKNN.build()), used for every build",
+        help="YAML or JSON of the vendor toolkit's own build settings (the keyword "
+        "arguments of its configuration and build calls), used for every build",
     )
     parser.add_argument(
         "--hil-timeout", type=float, default=600.0, help="seconds one run may take (600)"
@@ -312,7 +312,7 @@ def _dtype(vendor: Vendor, args: argparse.Namespace, settings: BuildSettings) ->
     where the platform builds nothing else (said); float16 otherwise."""
     where = f"--toolkit-config {args.toolkit_config}"
     if settings.quantize is False and (args.quantize or settings.dataset):
-        raise _BadInput(f"{where}: do_quantization is false, yet a calibration set is given")
+        raise _BadInput(f"{where} asks for no quantization, yet a calibration set is given")
     if args.quantize and settings.dataset:
         raise _BadInput(f"--quantize {args.quantize} and {where}: two calibration sets")
     if args.quantize or settings.quantize or settings.dataset:

@@ -120,7 +120,7 @@ def test_the_users_settings_reach_the_build_the_record_toolkit_json_and_reproduc
     ("text", "words"),
     [
         ("mean_value: [[1]]\n", "did you mean 'mean_values' (RKNN.config)?"),
-        ("do_quantization: false\ndataset: d.txt\n", "do_quantization is false, yet"),
+        ("do_quantization: false\ndataset: d.txt\n", "asks for no quantization, yet a calibration"),
     ],
 )
 def test_a_settings_file_that_cannot_be_used_is_exit_2_before_anything_runs(
