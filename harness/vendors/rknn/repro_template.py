@@ -443,7 +443,7 @@ def normalised_feeds(config: dict[str, Any], arrays: Sequence[np.ndarray]) -> li
     """What the toolkit is fed for the model's inputs: ``x * std + mean`` per channel (axis 1)
     where ``config`` sets mean_values/std_values (one list per input), which the built model
     normalises back; an input the lists do not fit as it is, for the toolkit to refuse
-    (npu-hil feeds the toolkit with this very function)."""
+    (npu-hil's toolkit_feeds, which a test holds equal to this)."""
     means, stds = config.get("mean_values"), config.get("std_values")
     if not means and not stds:
         return list(arrays)

@@ -7,8 +7,8 @@ importing it, which would take two seconds and torch. Every build of the run pas
 on (``calls.toolkit_calls``), the record keeps them and a bundle's ``toolkit.json`` holds
 them. The toolkit normalises each input inside the built model, ``(x - mean) / std`` per
 channel, so ``toolkit_feeds`` feeds it ``x * std + mean`` for the model's input ``x``: the
-host references see ``x``, as the ONNX model does. ``toolkit_feeds`` is the bundle's
-``reproduce.py``'s own function, so a bundle feeds the toolkit as the run did.
+host references see ``x``, as the ONNX model does. A bundle's ``reproduce.py``, which
+imports nothing of npu-hil, has its own copy (``normalised_feeds``), held equal by a test.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ import ast
 import functools
 import importlib.util
 import json
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from harness.modelfiles import safe_files
@@ -28,9 +30,6 @@ from harness.modelfiles.prepare import ModelFileError
 from harness.names import closest
 from harness.safe_yaml import DataLoader, load_yaml
 from harness.targets.settings import BuildSettings, SettingsError
-from harness.vendors.rknn.repro_template import normalised_feeds as toolkit_feeds
-
-__all__ = ["build_keywords", "int8_only", "normalises", "read_settings", "toolkit_feeds"]
 
 SOURCE = ("api", "rknn.py")  # where the toolkit's RKNN class is, in its ``rknn`` package
 METHODS = ("config", "build")
@@ -142,6 +141,36 @@ def _first_line(exc: Exception) -> str:
 def normalises(config: dict[str, Any]) -> bool:
     """Whether ``config`` has the toolkit normalise inputs (``mean_values``/``std_values``)."""
     return bool(config.get("mean_values") or config.get("std_values"))
+
+
+def toolkit_feeds(config: dict[str, Any], arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """What the toolkit is fed for the model's inputs ``arrays``: ``x * std + mean`` per
+    channel (axis 1) where ``config`` sets ``mean_values``/``std_values``, one list per input
+    (the built model undoes it); an input the lists do not fit is fed as it is, for the
+    toolkit to refuse."""
+    if not normalises(config):
+        return list(arrays)
+    means, stds = config.get("mean_values"), config.get("std_values")
+    fed = []
+    for index, array in enumerate(arrays):
+        mean, std = _channels(means, index, array, 0.0), _channels(stds, index, array, 1.0)
+        fed.append(
+            array if mean is None or std is None else (array * std + mean).astype(array.dtype)
+        )
+    return fed
+
+
+def _channels(values: Any, index: int, array: np.ndarray, default: float) -> np.ndarray | None:
+    """``values[index]`` shaped to broadcast over ``array``'s channels, or None if it cannot."""
+    if not values:
+        return np.asarray(default)
+    try:
+        found = np.asarray(values[index], dtype=np.float64).ravel()
+    except (IndexError, TypeError, ValueError):
+        return None
+    if array.ndim < 2 or found.size not in (1, array.shape[1]):
+        return None
+    return found.reshape((1, -1) + (1,) * (array.ndim - 2))
 
 
 @functools.cache

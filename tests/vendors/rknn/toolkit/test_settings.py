@@ -16,6 +16,7 @@ from tests.helpers.marks import needs_toolkit
 
 from harness.targets.settings import SettingsError
 from harness.vendors.rknn.platforms import PLATFORMS
+from harness.vendors.rknn.repro_template import normalised_feeds
 from harness.vendors.rknn.toolkit.settings import (
     int8_only,
     read_settings,
@@ -148,3 +149,28 @@ def test_the_toolkit_is_fed_what_its_normalisation_turns_back_into_the_models_in
     assert toolkit_feeds({"optimization_level": 2}, [x])[0] is x
     # lists that do not fit the input: fed as it is, for the toolkit to refuse
     assert toolkit_feeds({"mean_values": [[1, 2]]}, [x])[0] is x
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {},
+        {"optimization_level": 2},
+        {"mean_values": [[10, 20, 30]], "std_values": [[2, 4, 8]]},
+        {"mean_values": [[127.5]]},
+        {"std_values": [[58.4, 57.1, 57.4]]},
+        {"mean_values": [[1, 2]]},
+        {"mean_values": [[1, 2, 3], [4]]},
+    ],
+)
+def test_reproduce_py_feeds_the_toolkit_as_the_run_did(config: dict[str, object]) -> None:
+    arrays = [
+        np.linspace(-1, 1, 2 * 3 * 2 * 2, dtype=np.float32).reshape(2, 3, 2, 2),
+        np.ones([1, 5], np.float32),
+    ]
+    ours = toolkit_feeds(config, arrays)
+    theirs = normalised_feeds(config, arrays)  # the bundle's copy, which imports no npu-hil
+    assert len(ours) == len(theirs) == 2
+    for mine, bundled in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(mine, bundled)
+        assert mine.dtype == bundled.dtype
