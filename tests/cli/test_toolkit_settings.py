@@ -136,3 +136,33 @@ def test_a_settings_file_that_cannot_be_used_is_exit_2_before_anything_runs(
     err = capsys.readouterr().err
     assert str(settings) in err and words in err
     assert not (results / "run.json").exists()
+
+
+@needs_toolkit
+def test_the_settings_calibration_list_is_the_int8_calibration_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "mynet.onnx"
+    onnx.save(conv_model(), model)
+    samples = tmp_path / "calibration"
+    samples.mkdir()
+    rng = np.random.default_rng(1)
+    for index in range(2):
+        np.save(samples / f"s{index}.npy", rng.uniform(-1, 1, [1, 3, 16, 16]).astype(np.float32))
+    (samples / "list.txt").write_text("s0.npy\ns1.npy\n", encoding="utf-8")
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("dataset: calibration/list.txt\n", encoding="utf-8")
+    results = tmp_path / "results"
+    argv = ["run", str(model), "--platform", "rk3588", "--toolkit-config", str(settings)]
+    assert main([*argv, "--results", str(results), "--hil-cache", str(tmp_path / "c")]) == 0
+    assert "int8 calibration" not in capsys.readouterr().out  # given, not drawn
+    [record] = read_records(results)
+    assert record.id == "rk3588/model/mynet/int8"
+    listed = (results / record.artifacts / "dataset.txt").read_text().splitlines()
+    assert len(listed) == 2
+    first = np.load(results / record.artifacts / listed[0].split()[0])
+    np.testing.assert_array_equal(first, np.load(samples / "s0.npy"))
+
+    (samples / "list.txt").write_text("s0.npy s1.npy\n", encoding="utf-8")
+    assert main([*argv, "--results", str(tmp_path / "again")]) == 2
+    assert "line 1: 2 files for the model's 1 inputs ['x']" in capsys.readouterr().err
