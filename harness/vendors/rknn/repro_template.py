@@ -343,7 +343,10 @@ def tensor_names(folder: Path) -> dict[int, str]:
 
 
 def load_arrays(folder: Path) -> list[np.ndarray]:
-    """``<index>_<name>.npy`` files in index order."""
+    """``<index>_<name>.npy`` files in index order; FileNotFoundError without the folder (a
+    bundle that lost its inputs or references could not run, rather than run on nothing)."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder {folder.name}/")
     paths = sorted(folder.glob("*.npy"), key=lambda path: int(path.name.split("_")[0]))
     return [np.load(path) for path in paths]
 
