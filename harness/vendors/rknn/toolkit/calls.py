@@ -208,7 +208,8 @@ def toolkit_version() -> str:
 def recipe(job: Job) -> Files:
     """The files that reproduce ``job`` with rknn-toolkit2 alone, by name in the case folder.
 
-    ``toolkit.json`` (target, config, quantization, dataset, inference arguments), the
+    ``toolkit.json`` (target, config, quantization, dataset, a user's further build
+    arguments, inference arguments), the
     calibration files for int8 and ``reproduce.py`` (``repro_template.py``), which a repro
     bundle ships as it is.
     """
@@ -218,11 +219,11 @@ def recipe(job: Job) -> Files:
         "config": {k: v for k, v in calls["config"].items() if k != "target_platform"},
         "do_quantization": job.quantize,
         "dataset": calls["build"]["dataset"],
-        "build": {
-            k: v for k, v in calls["build"].items() if k not in ("do_quantization", "dataset")
-        },
         "inference": calls["inference"],
     }
+    extra = {k: v for k, v in calls["build"].items() if k not in ("do_quantization", "dataset")}
+    if extra:  # a user's own RKNN.build() arguments
+        toolkit["build"] = extra
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
     calibration = dataset_files(toolkit_dataset(job)) if job.dataset else Files({})
     return Files(

@@ -14,9 +14,11 @@ import pytest
 from onnx import TensorProto, helper
 from tests.helpers.marks import needs_toolkit
 
+from harness.targets.job import Job
 from harness.targets.settings import SettingsError
 from harness.vendors.rknn.platforms import PLATFORMS
 from harness.vendors.rknn.repro_template import normalised_feeds
+from harness.vendors.rknn.toolkit.calls import recipe, toolkit_calls
 from harness.vendors.rknn.toolkit.settings import (
     int8_only,
     read_settings,
@@ -174,3 +176,22 @@ def test_reproduce_py_feeds_the_toolkit_as_the_run_did(config: dict[str, object]
     for mine, bundled in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(mine, bundled)
         assert mine.dtype == bundled.dtype
+
+
+@needs_toolkit
+def test_each_setting_goes_to_the_call_that_takes_it_and_into_toolkit_json() -> None:
+    x = np.zeros([1, 3, 2, 2], np.float32)
+    config = {"optimization_level": 2, "auto_hybrid": True, "quantized_dtype": "w8a16"}
+    job = Job(model=b"", inputs=[x], target_platform="rk3588", config=config)
+    calls = toolkit_calls(job)
+    assert calls["config"] == {
+        "target_platform": "rk3588",
+        "optimization_level": 2,
+        "quantized_dtype": "w8a16",
+    }
+    assert calls["build"] == {"do_quantization": False, "dataset": None, "auto_hybrid": True}
+    toolkit = json.loads(recipe(job)["toolkit.json"])
+    assert toolkit["config"] == {"optimization_level": 2, "quantized_dtype": "w8a16"}
+    assert toolkit["build"] == {"auto_hybrid": True}
+    plain = json.loads(recipe(Job(model=b"", inputs=[x], target_platform="rk3588"))["toolkit.json"])
+    assert "build" not in plain and plain["config"] == {}
