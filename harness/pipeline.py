@@ -98,6 +98,7 @@ def job_for(
         target_platform=case.platform,
         quantize=quantize,
         dataset=calibration_dataset(case, built, specs) if quantize else None,
+        config=dict(built.build_config),
         case_id=case.id,
         inputs_digest=built.inputs_digest if built.feeds is None else None,
     )

@@ -160,6 +160,8 @@ def model_spec(prepared: PreparedModel) -> OperatorSpec:
         "nodes": len(prepared.model.graph.node),
         "changes": list(prepared.changes),
     }
+    if prepared.build_config:  # the record keeps the user's own build settings
+        defaults["build_config"] = dict(prepared.build_config)
 
     def build(params: Params, rng: np.random.Generator) -> Graph:
         for name in defaults:
@@ -172,6 +174,7 @@ def model_spec(prepared: PreparedModel) -> OperatorSpec:
             model=prepared.model,
             calibration=prepared.calibration,
             expected=prepared.expected,
+            build_config=dict(prepared.build_config),
         )
 
     return OperatorSpec(defaults=defaults, build=build)

@@ -41,19 +41,17 @@ from harness.modelfiles.prepare import (
     prepare,
     read_arrays,
     read_calibration,
+    read_calibration_list,
 )
 from harness.models.budget import size_budget
-from harness.pipeline import host_versions
+from harness.pipeline import CALIBRATION_EXTRA_SAMPLES, host_versions
 from harness.report import write_reports
 from harness.report.bundle import BundleError, case_dir, make_bundle, make_bundles_for_failures
-from harness.results.journal import (
-    JournalError,
-    read_records,
-    read_run_metadata,
-    write_run_metadata,
-)
+from harness.results.journal import JournalError, read_records, write_run_metadata
 from harness.results.records import CaseRecord
+from harness.results.runs import append_run, check_unused
 from harness.targets.selection import platform_boards
+from harness.targets.settings import BuildSettings, SettingsError
 from harness.targets.target import Target
 from harness.targets.timing import JobTiming, add_perf_options, perf_request
 from harness.terminal import columns, emit
@@ -120,7 +118,17 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         "(default: the simulator)",
     )
     deprecated_alias(parser, "--board", "--boards")
-    parser.add_argument("--results", type=Path, help="results directory (default results)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="results directory, one run's (default results-COMMAND-STEM: results-run-mynet "
+        "for hil run mynet.onnx)",
+    )
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add this run to the --results folder of another run, as a run of its own",
+    )
     parser.add_argument("--name", help="case name (default: the model file's stem)")
     parser.add_argument("--inputs", type=Path, metavar="DIR", help="folder of NAME.npy inputs")
     parser.add_argument(
@@ -142,7 +150,14 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="int8 build calibrated on DIR: one sub-folder of NAME.npy per sample (or one "
-        "folder of them); without it, float16",
+        "folder of them); without it, float16 (int8 where the platform builds only int8)",
+    )
+    parser.add_argument(
+        "--toolkit-config",
+        type=Path,
+        metavar="FILE",
+        help="YAML or JSON of the vendor toolkit's own build settings (the keyword "
+        "arguments of its configuration and build calls), used for every build",
     )
     parser.add_argument(
         "--hil-timeout", type=float, default=600.0, help="seconds one run may take (600)"
@@ -200,9 +215,10 @@ def run_model(args: argparse.Namespace) -> int:
         return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
-    dtype = "int8" if args.quantize else "float16"
     with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype, perf, args.hil_timeout)
+        runner = _runner(
+            vendor, results, backend, args.platform, args.dtype, perf, args.hil_timeout
+        )
         record = runner.run(prepared)
         _print_record(record, prepared, runner)
         if perf is not None:
@@ -227,7 +243,7 @@ def run_reduce(args: argparse.Namespace) -> int:
             raise _BadInput(f"{args.model}: a results directory; give the case id after it")
         else:
             vendor, prepared, results = _setup(args, args.model)
-            dtype, original = ("int8" if args.quantize else "float16"), None
+            dtype, original = args.dtype, None
         board = _board(vendor, args)
         _start(vendor, args, results)
     except _BadModel as exc:
@@ -260,7 +276,10 @@ def run_reduce(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel, Path]:
     vendor = _vendor(args)
-    results = _results(args, Path("results"))
+    # the model's own folder, never the suites' "results": a second run of it is refused
+    results = _results(args, Path(f"results-{args.command}-{path.stem}"))
+    settings = _settings(vendor, args)
+    args.dtype = _dtype(vendor, args, settings)
     where = shown_name(str(path))
     try:
         model = load_model(path)
@@ -275,11 +294,50 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
             ranges=_named(args.range, "--range", names, _bounds),
         )
         prepared.source = file_source(path)
+        prepared.build_config = settings.config
         if args.quantize:
             prepared.calibration = read_calibration(args.quantize, prepared)
+        elif settings.dataset:
+            prepared.calibration = read_calibration_list(settings.dataset, prepared)
+        elif args.dtype == "int8":
+            emit(
+                f"int8 calibration: no set given (--quantize DIR): the model's inputs and "
+                f"{CALIBRATION_EXTRA_SAMPLES} more samples drawn as they are\n"
+            )
     except (ModelFileError, OSError) as exc:
         raise _BadModel(exc, vendor, results) from None
     return vendor, prepared, results
+
+
+def _settings(vendor: Vendor, args: argparse.Namespace) -> BuildSettings:
+    """The user's own toolkit settings (``--toolkit-config``), checked by the vendor."""
+    if args.toolkit_config is None:
+        return BuildSettings()
+    if vendor.build_settings is None:
+        raise _BadInput(f"--toolkit-config: vendor {vendor.name} takes no toolkit settings")
+    try:
+        return vendor.build_settings(args.toolkit_config)
+    except SettingsError as exc:
+        raise _BadInput(str(exc)) from None
+
+
+def _dtype(vendor: Vendor, args: argparse.Namespace, settings: BuildSettings) -> str:
+    """int8 when asked (``--quantize``, the settings' quantization or calibration set) or
+    where the platform builds nothing else (said); float16 otherwise."""
+    where = f"--toolkit-config {args.toolkit_config}"
+    if settings.quantize is False and (args.quantize or settings.dataset):
+        raise _BadInput(f"{where} asks for no quantization, yet a calibration set is given")
+    if args.quantize and settings.dataset:
+        raise _BadInput(f"--quantize {args.quantize} and {where}: two calibration sets")
+    if args.quantize or settings.quantize or settings.dataset:
+        return "int8"
+    if settings.quantize is False:
+        return "float16"
+    why = vendor.int8_only().get(args.platform)
+    if why is None:
+        return "float16"
+    emit(f"{args.platform}: an int8 build: {why}\n")
+    return "int8"
 
 
 def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
@@ -288,11 +346,10 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
         _start(bad.vendor, args, bad.results)
     except _BadInput as exc:
         return _bad_input(exc)
-    dtype = "int8" if args.quantize else "float16"
     name = args.name or shown_name(args.model.stem)
-    case = refused_case(name, shown_name(str(args.model)), args.platform, dtype)
+    case = refused_case(name, shown_name(str(args.model)), args.platform, args.dtype)
     with bad.vendor.target(None, args.hil_timeout, "off") as backend:  # never started
-        runner = _runner(bad.vendor, bad.results, backend, args.platform, dtype)
+        runner = _runner(bad.vendor, bad.results, backend, args.platform, args.dtype)
         record = runner.refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
     _finish(bad.results)
@@ -324,6 +381,7 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
     except (ModelFileError, OSError) as exc:
         raise _BadInput(str(exc)) from None
     prepared.source = {**original.source, "case": original.id}
+    prepared.build_config = dict(original.params.get("build_config") or {})
     return vendor, prepared, _results(args, results), original
 
 
@@ -383,12 +441,24 @@ def _vendor(args: argparse.Namespace) -> Vendor:
 
 
 def _results(args: argparse.Namespace, default: Path) -> Path:
+    """The results folder, made; one no other run wrote, unless ``_start`` appends to it or
+    writes into the run of the case it reduces (checked before anything is said or run)."""
     results: Path = args.results or default
     try:
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _BadInput(f"--results {results}: not a usable folder: {exc.strerror}") from None
+    if not args.append and not _reduces_into_its_run(args, results):
+        try:
+            check_unused(results, "--results DIR")
+        except JournalError as exc:
+            raise _BadInput(str(exc)) from None
     return results
+
+
+def _reduces_into_its_run(args: argparse.Namespace, results: Path) -> bool:
+    """``hil reduce RESULTS CASE`` writing into RESULTS: the run whose case it reduces."""
+    return getattr(args, "case", None) is not None and results == args.model
 
 
 def _named(values: list[str], option: str, names: list[str], parse: Any) -> dict[str, Any]:
@@ -441,14 +511,19 @@ def _board(vendor: Vendor, args: argparse.Namespace) -> Board | None:
 
 
 def _start(vendor: Vendor, args: argparse.Namespace, results: Path) -> None:
-    """Write run.json, unless the folder has one (a suite's, whose case is being reduced)."""
+    """Write run.json: this run's, into a folder no other run wrote (``_results``), or with
+    ``--append`` added to that run's as a run of its own. ``hil reduce RESULTS CASE``
+    into RESULTS writes none: its steps belong to the run whose case it reduces."""
     warn_weak_secrets()
+    if _reduces_into_its_run(args, results):
+        return
+    if not args.append:  # a folder no other run wrote (``_results``)
+        write_run_metadata(results, _metadata(vendor, args))
+        return
     try:
-        if read_run_metadata(results):
-            return
+        append_run(results, _metadata(vendor, args))
     except JournalError as exc:
         raise _BadInput(str(exc)) from None
-    write_run_metadata(results, _metadata(vendor, args))
 
 
 def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:

@@ -51,11 +51,13 @@ def write_folder(
     host: str = "",
     source: str = "import",
     latest: list[CaseRecord] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> Written:
     """Write the run in ``results`` (run.json and journal) into ``store``; raises
     JournalError for a folder that is not a run's, StoreError when the store fails.
-    ``latest``: the journal's records, when the caller has just read them."""
-    meta = read_run_metadata(results)
+    ``latest``: the journal's records, when the caller has just read them; ``meta``: the
+    run's run.json entries, where they are not the folder's (a run appended to it)."""
+    meta = read_run_metadata(results) if meta is None else meta
     latest = read_records(results) if latest is None else latest
     entry = run_entry(meta, results, host, source)
     _check_ids(entry, runs, results / RUN_META_NAME)

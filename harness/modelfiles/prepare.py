@@ -51,6 +51,8 @@ class PreparedModel:
     expected: list[np.ndarray] | None = None  # outputs shipped with the model (node tests)
     changes: list[str] = field(default_factory=list)  # what was done to make it runnable
     source: dict[str, str] = field(default_factory=dict)  # file and sha256 of the original
+    # the user's own settings of the vendor's build (``hil run --toolkit-config``)
+    build_config: dict[str, Any] = field(default_factory=dict)
 
     def draw(self, rng: np.random.Generator) -> list[np.ndarray]:
         """The inputs in model order: the given arrays, the others drawn from ``rng``."""
@@ -471,3 +473,40 @@ def read_calibration(folder: Path, prepared: PreparedModel) -> list[list[np.ndar
         ):
             found[name] = _conformed(found[name], shape, dtype, f"{sample}: input {name!r}")
     return [[found[name] for name in names] for found in arrays]
+
+
+def read_calibration_list(listing: Path, prepared: PreparedModel) -> list[list[np.ndarray]]:
+    """int8 calibration samples from a list file as toolkits read one: a line per sample, its
+    .npy files (one per input, in the model's input order) separated by spaces, each relative
+    to the list's folder. Each array must have its input's shape and kind of type."""
+    try:
+        text = safe_files.read_bytes(listing).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{listing}: not a text file (byte {exc.start})") from None
+    names = prepared.input_names
+    samples = []
+    for number, line in enumerate(text.splitlines(), 1):
+        files = line.split()
+        if not files:
+            continue
+        if len(files) != len(names):
+            raise ModelFileError(
+                f"{listing}: line {number}: {len(files)} files for the model's "
+                f"{len(names)} inputs {list(names)}"
+            )
+        sample = []
+        for name, file, shape, dtype in zip(
+            names, files, prepared.input_shapes, prepared.input_types, strict=True
+        ):
+            path = listing.parent / file
+            try:
+                array = safe_files.load_npy(path)
+            except ModelFileError:
+                raise
+            except (ValueError, OSError) as exc:
+                raise ModelFileError(f"{path}: not a .npy array: {exc}") from None
+            sample.append(_conformed(array, shape, dtype, f"{path}: input {name!r}"))
+        samples.append(sample)
+    if not samples:
+        raise ModelFileError(f"{listing}: no calibration sample (no line names a file)")
+    return samples

@@ -179,6 +179,7 @@ def build_model(
         feeds=graph.feeds,
         calibration=graph.calibration,
         expected=graph.expected,
+        build_config=graph.build_config,
     )
 
 

@@ -53,6 +53,8 @@ class BuiltModel:
     # Outputs the model's source gives for these inputs (the ONNX backend node tests' data
     # sets): one more host reference beside onnx.reference and onnxruntime.
     expected: list[np.ndarray] | None = None
+    # The vendor build settings the model's source gives (a user's own, ``Job.config``)
+    build_config: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
     def inputs_digest(self) -> str:
@@ -75,6 +77,7 @@ class Graph:
     model: onnx.ModelProto | None = None
     calibration: list[list[np.ndarray]] | None = None  # see BuiltModel.calibration
     expected: list[np.ndarray] | None = None  # see BuiltModel.expected
+    build_config: dict[str, Any] = field(default_factory=dict)  # see BuiltModel.build_config
 
 
 class Params:

@@ -35,7 +35,8 @@ from harness.plugin.run_policy import PLUGIN_NAME, RunPolicy
 from harness.plugin.summary import SUMMARY_NAME, Summary
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
-from harness.results.journal import RUN_META_NAME, write_run_metadata
+from harness.results.journal import RUN_META_NAME, JournalError, write_run_metadata
+from harness.results.runs import append_run, check_unused
 from harness.targets.selection import BoardDown, farm_options, platform_boards
 from harness.text import printable, warn_weak_secrets
 from harness.vendors import (
@@ -208,6 +209,8 @@ class RunConfig:
 
 
 RUN = pytest.StashKey[RunConfig]()
+# How a suite run names another results folder, in the refusal of a used one
+NEW_FOLDER = "--results DIR, or HIL_RESULTS=DIR with tox"
 
 
 def run_config(config: pytest.Config) -> RunConfig:
@@ -264,6 +267,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(run.policy, PLUGIN_NAME)
     if hasattr(config, "workerinput"):  # an xdist worker: the controller did the rest
         return
+    if not config.option.collectonly:  # before any board is leased
+        _check_results(run)
     stopped: BoardDown | None = None
     try:
         boards = assign_boards(run.config, run.platforms, run.platform_boards, run.sdks[0])
@@ -280,6 +285,18 @@ def pytest_configure(config: pytest.Config) -> None:
     warn_weak_secrets()
 
 
+def _check_results(run: RunConfig) -> None:
+    """A usage error when --results holds another job's run (unless --resume or --append)."""
+    option = run.config.getoption
+    if option("resume") or option("append"):
+        return
+    job = run.policy.history_entry.get("configuration", "")
+    try:
+        check_unused(Path(option("results")), NEW_FOLDER, job)
+    except JournalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def _write_metadata(
     run: RunConfig, boards: list[dict[str, Any]], stopped: BoardDown | None
 ) -> None:
@@ -291,7 +308,12 @@ def _write_metadata(
         ]
     results = Path(run.config.getoption("results"))
     try:
-        write_run_metadata(results, meta)
+        if run.config.getoption("append"):
+            append_run(results, meta)
+        else:
+            write_run_metadata(results, meta)
+    except JournalError as exc:  # the folder's run.json, read to append to it
+        raise pytest.UsageError(str(exc)) from None
     except OSError as exc:
         raise pytest.UsageError(
             f"--results {results}: cannot write {RUN_META_NAME}: {exc.strerror or exc}"

@@ -74,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--resume", action="store_true", help="skip cases already finished in --results"
     )
     group.addoption(
+        "--append",
+        action="store_true",
+        help="add this run to a --results folder of another job (another platform, say), as "
+        "a run of its own in its run.json and the history store",
+    )
+    group.addoption(
         "--boards",
         default="boards",
         metavar="PATH",

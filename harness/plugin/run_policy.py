@@ -38,10 +38,9 @@ from harness.results.journal import (
     JournalError,
     read_records,
     read_run_metadata,
-    write_run_metadata,
 )
 from harness.results.records import CaseRecord, case_key, flaky_text, record_key
-from harness.results.runs import SHARD_KEY
+from harness.results.runs import SHARD_KEY, this_run, update_run
 from harness.text import printable
 from harness.vendors import layer_aliases
 
@@ -141,9 +140,9 @@ class RunPolicy:
 
     def _history_entry(self) -> dict[str, str]:
         """run.json's history entry: the controller makes it, the workers read it."""
-        if not self.controller:
-            return dict(read_run_metadata(self.results).get(HISTORY_KEY, {}))
         option = self.config.getoption
+        if not self.controller:
+            return dict(self._this_run_metadata().get(HISTORY_KEY, {}))
         job = configuration(
             self.platform,
             option("sdk"),
@@ -232,8 +231,8 @@ class RunPolicy:
         if config.option.collectonly:
             return
         if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
-            meta = read_run_metadata(self.results)
-            write_run_metadata(self.results, {**meta, "left_out": left_out, **shard})
+            entries = {"left_out": left_out, **shard}
+            update_run(self.results, entries, self.config.getoption("append"))
 
     def _keep_shard(self, config: pytest.Config, items: list[Any]) -> dict[str, Any]:
         """Deselect the items of the other shards; this shard's run.json entry."""
@@ -301,7 +300,7 @@ class RunPolicy:
             _write(terminalreporter, text)
 
         try:
-            left_out = read_run_metadata(self.results).get("left_out", [])
+            left_out = self._this_run_metadata().get("left_out", [])
             records = self._this_run()
         except JournalError as exc:
             write(f"npu-hil: cannot summarise the run: {exc}")
@@ -345,7 +344,11 @@ class RunPolicy:
         if self.history.on:
             try:
                 self.journal = read_records(self.results)  # the summary reads them too
-                written = self.history.write(self.results, self.journal)
+                if self.config.getoption("append"):  # this run's records, as its own run
+                    meta = self._this_run_metadata()
+                    written = self.history.write(self.results, self._this_run(), meta)
+                else:
+                    written = self.history.write(self.results, self.journal)
             except (StoreError, JournalError, OSError) as exc:
                 self.stored = (
                     f"npu-hil: history store: this run was not written ({exc}); the journal "
@@ -365,6 +368,10 @@ class RunPolicy:
 
     def _width(self) -> int:
         return max(20, int(self._reporter()._tw.fullwidth) - 1)
+
+    def _this_run_metadata(self) -> dict[str, Any]:
+        """This run's run.json entries: the folder's, or with --append the last appended."""
+        return this_run(read_run_metadata(self.results), self.config.getoption("append"))
 
     def _this_run(self) -> list[CaseRecord]:
         """This run's records, from the journal (which may hold earlier runs' too)."""

@@ -18,7 +18,7 @@ import gc
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.history import FLAKY_FLIPS
 from harness.history.location import (
@@ -114,14 +114,17 @@ class RunHistory:
             return Baseline(label, failing, latest={})
         return Baseline(found.results, failing, latest=found.latest)
 
-    def write(self, results: Path, latest: list[CaseRecord]) -> Written:
+    def write(
+        self, results: Path, latest: list[CaseRecord], meta: dict[str, Any] | None = None
+    ) -> Written:
         """Write this run's results folder, whose journal holds ``latest``, into the store
-        (raises StoreError)."""
+        (raises StoreError); ``meta``: the run's run.json entries where they are not the
+        folder's (a run appended to it)."""
         store = self._open(create=True)
         assert store is not None
         from harness.history.importing import write_folder
 
-        return write_folder(store, results, this_host(), "run", latest)
+        return write_folder(store, results, this_host(), "run", latest, meta)
 
     def close(self) -> None:
         if self._store is not None:

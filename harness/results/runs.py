@@ -7,6 +7,10 @@ merged, their run metadata as one, with ``"shard"`` listing the shards present. 
 (``JournalError``, which ``hil report``/``hil diff`` turn into exit status 2) directories that
 are not shards of one run (no shard entry, another selection or count) or that overlap (the
 same shard twice, a case in two of them).
+
+One results directory holds one run: ``check_unused`` refuses a run into a directory another
+run wrote (its ``run.json``), naming the way out, and ``append_run`` records a run a user
+adds to one on purpose (``--append``) as a run of its own, in run.json's ``"appended"``.
 """
 
 from __future__ import annotations
@@ -17,11 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.results.journal import JournalError, read_records, read_run_metadata
+from harness.results.journal import (
+    RUN_META_NAME,
+    JournalError,
+    read_records,
+    read_run_metadata,
+    write_run_metadata,
+)
 from harness.results.probes import ProbeRecord, read_probes
 from harness.results.records import CaseRecord, record_key
 
 SHARD_KEY = "shard"  # run.json: {"index", "count", "selection", "cases"}; merged: "indices"
+APPENDED_KEY = "appended"  # run.json: the runs added with --append, each its own run.json
 
 
 @dataclass(frozen=True)
@@ -110,3 +121,60 @@ def _refuse_overlaps(parts: list[Part], shards: list[dict[str, Any]]) -> None:
                 raise JournalError(
                     f"{other} and {part.directory} overlap: both hold case {record_key(record)}"
                 )
+
+
+def check_unused(results: Path, new_folder: str, configuration: str | None = None) -> None:
+    """JournalError when ``results`` holds another run's ``run.json``: one folder is one run.
+
+    ``new_folder`` is how this command names another folder (``--results DIR``). A suite run
+    gives its job's ``configuration`` (``harness.history.runinfo.configuration``): the same
+    job again into its own folder (the same platform, SDK, backend, tier and shard) is no
+    other run; a ``hil`` command's run.json names no job, so it always is one.
+    """
+    meta = read_run_metadata(results)
+    if not meta:
+        return
+    if configuration is not None and meta.get("history", {}).get("configuration") == configuration:
+        return
+    raise JournalError(
+        f"{results} holds another run ({described(meta)}; its {RUN_META_NAME}): one results "
+        f"folder is one run. Give a new folder ({new_folder}), or --append to add this run to "
+        "it as a run of its own"
+    )
+
+
+def described(meta: dict[str, Any]) -> str:
+    """A run by what tells it apart: its command, platform and start."""
+    parts = [
+        str(meta.get("command") or "the suites"),
+        f"platform {meta.get('platform', '?')}",
+        f"started {meta.get('started', '?')}",
+    ]
+    return ", ".join(parts)
+
+
+def append_run(results: Path, meta: dict[str, Any]) -> None:
+    """Record the run ``meta`` describes as a run of its own in ``results``: its run.json,
+    written first when the folder has none, else added to the folder's ``"appended"``."""
+    found = read_run_metadata(results)
+    if not found:
+        write_run_metadata(results, meta)
+        return
+    write_run_metadata(results, {**found, APPENDED_KEY: [*found.get(APPENDED_KEY, []), meta]})
+
+
+def this_run(meta: dict[str, Any], appended: bool) -> dict[str, Any]:
+    """Of a folder's run.json, the entries of the run that wrote last: with ``appended``
+    (--append) the last appended run's, else the folder's own."""
+    return dict((meta.get(APPENDED_KEY) or [meta])[-1]) if appended else meta
+
+
+def update_run(results: Path, entries: dict[str, Any], appended: bool) -> None:
+    """Add ``entries`` to the run.json entries of the run that wrote last (``this_run``)."""
+    meta = read_run_metadata(results)
+    runs = meta.get(APPENDED_KEY) if appended else None
+    if runs:
+        meta = {**meta, APPENDED_KEY: [*runs[:-1], {**runs[-1], **entries}]}
+    else:
+        meta = {**meta, **entries}
+    write_run_metadata(results, meta)

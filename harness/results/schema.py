@@ -209,6 +209,8 @@ RUN_SCHEMA: dict[str, Any] = _record(
         # the same groups untitled)
         "documented_rows": {"type": "array", "items": _documented_group(["title", "document"])},
         "model_io": {"type": "array", "items": _documented_group([])},
+        # runs added to this folder with --append, each described as its own run.json would
+        "appended": _OBJECTS,
     },
 )
 

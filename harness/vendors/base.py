@@ -26,6 +26,7 @@ from harness.judge.checks import Judge
 from harness.models import DECLARATIONS, Declarations
 from harness.pipeline import GENERIC_JUDGE, Recipe
 from harness.targets.job import Job
+from harness.targets.settings import BuildSettings
 from harness.targets.target import BoardTarget, Target
 
 if TYPE_CHECKING:
@@ -67,6 +68,10 @@ def nothing_missing() -> str | None:
 
 
 def nothing_allowed(platform: str) -> Mapping[str, str]:
+    return {}
+
+
+def no_platforms() -> Mapping[str, str]:
     return {}
 
 
@@ -129,6 +134,11 @@ class Vendor:
     # A repro bundle's "How to run" section: what reproducing a case needs and how (Markdown
     # lines), for a record's platform; none: the bundle says only what the case folder holds
     how_to_run: Callable[[str], Sequence[str]] | None = None
+    # A user's own settings of its toolkit's builds, from a file (``hil run --toolkit-config``):
+    # raises SettingsError naming the file, the key and the value; None: it takes none
+    build_settings: Callable[[Path], BuildSettings] | None = None
+    # Platform -> why its toolkit builds int8 only there: what ``hil run`` builds by default
+    int8_only: Callable[[], Mapping[str, str]] = no_platforms
 
     def __post_init__(self) -> None:
         if not self.platforms:

@@ -50,7 +50,9 @@ def _relu(shape: list[int | str]) -> onnx.ModelProto:
 
 
 def _hil_run(tmp_path: Path, model: Path, *args: str) -> int:
-    results = ["--results", str(tmp_path / "results"), "--hil-cache", str(tmp_path / "cache")]
+    """``hil run``, each call a run of its own added to tmp_path/results (--append)."""
+    results = ["--results", str(tmp_path / "results"), "--append"]
+    results += ["--hil-cache", str(tmp_path / "cache")]
     return main(["run", str(model), *results, *args])
 
 

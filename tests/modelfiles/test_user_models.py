@@ -130,7 +130,7 @@ def test_a_bad_model_file_is_exit_2_naming_it(tmp_path: Path, capsys) -> None:
     bad.write_bytes(b"not a model")
     assert main(["run", str(bad), "--results", str(tmp_path / "r")]) == 2
     assert f"{bad}: not an ONNX model" in capsys.readouterr().err
-    assert main(["run", str(tmp_path / "none.onnx"), "--results", str(tmp_path / "r")]) == 2
+    assert main(["run", str(tmp_path / "none.onnx"), "--results", str(tmp_path / "r2")]) == 2
     assert "none.onnx: no such model file" in capsys.readouterr().err
     assert main(["reduce", str(tmp_path)]) == 2
     assert f"{tmp_path}: a results directory; give the case id after it" in capsys.readouterr().err

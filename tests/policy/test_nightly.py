@@ -330,9 +330,11 @@ def test_default_tier_leaves_out_the_slow_cases_and_says_so(tmp_path: Path) -> N
 
     full = run_suite(tmp_path, [*GRU_SLOW, POW_2], "--collect-only", "--tier", "full")
     assert "3 tests collected" in full.stdout, full.stdout
-    run = run_suite(tmp_path, [POW_2], "--tier", "full", "--hil-cache", str(tmp_path / "cache"))
-    assert read_run_metadata(tmp_path / "results")["left_out"] == []
-    assert read_run_metadata(tmp_path / "results")["tier"] == "full"
+    # another job (its tier): a folder of its own
+    cache = ["--hil-cache", str(tmp_path / "cache")]
+    run = run_suite(tmp_path, [POW_2], "--tier", "full", *cache, results="full")
+    assert read_run_metadata(tmp_path / "full")["left_out"] == []
+    assert read_run_metadata(tmp_path / "full")["tier"] == "full"
 
 
 def test_costs_and_budget() -> None:

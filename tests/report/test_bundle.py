@@ -213,7 +213,9 @@ def test_reproduce_script_reproduces_the_recorded_observation(tmp_path: Path, in
     )
     assert re.search(r"result +recorded: match +now: match +same", run.stdout)
     assert "REPRODUCED: confirmed" in run.stdout and "NOT REPRODUCED" not in run.stdout
-    matched = r"output 0: max abs error \S+, cosine (0\.99\d+|1\.0+), 0 of 48 elements outside"
+    matched = (
+        r"output 0 \(\S+\): max abs error \S+, cosine (0\.99\d+|1\.0+), 0 of 48 elements outside"
+    )
     assert re.search(matched, run.stdout)
     used = INT8_TOLERANCE if int8 else json.loads((copy / "case.json").read_text())["tolerance"]
     assert f"RESULT: MATCH (tolerance {used})" in run.stdout  # the recorded tolerance

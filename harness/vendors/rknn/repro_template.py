@@ -7,8 +7,10 @@
 ``--board FILE`` reruns the case the way npu-hil ran it on a board: conversion on the host,
 the board file's runtime over SSH. It alone needs npu-hil installed (the board file is its).
 
-Builds model.onnx with the configuration in toolkit.json (the dataset in dataset.txt for
-int8) in a temporary folder, runs it on inputs/*.npy and compares the whole observation with
+Builds model.onnx with the settings in toolkit.json (RKNN.config()'s "config", RKNN.build()'s
+"build", the dataset in dataset.txt for int8) in a temporary folder, runs it on inputs/*.npy
+(the model's inputs: with mean_values/std_values set, fed as x * std + mean, which the built
+model normalises back, as npu-hil fed them) and compares the whole observation with
 the one recorded in case.json: how far it got (outputs, or the stage that failed), where each
 op type's layers ran (placement), in which precision (the layer table's data types), and
 whether the outputs match reference/*.npy within the recorded tolerance (recorded: the
@@ -18,8 +20,9 @@ child process of this script, so a compiler crash is observed like any other out
 aborted (SIGSEGV)"). The toolkit's own output goes to the --log file.
 
 Exit status: 0 the recorded observation, and so its verdict, reproduced; 1 it did not (what
-differs is printed); 2 it could not run (no toolkit, a damaged bundle, a recorded
-infrastructure error, which says nothing about the NPU). Nothing is written into this folder.
+differs is printed); 2 it could not run (no toolkit, a damaged bundle, a board that did not
+answer, a recorded infrastructure error: nothing said about the NPU). Nothing is written into
+this folder.
 
 (npu-hil copies this file verbatim into every repro bundle; it must not import npu-hil.)
 """
@@ -27,6 +30,7 @@ infrastructure error, which says nothing about the NPU). Nothing is written into
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -36,7 +40,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,8 @@ IO_LAYERS = ("InputOperator", "OutputOperator")
 FAILED = re.compile(r"^(build|runtime) (failed|aborted(?: \((?:SIG[A-Z0-9]+|exit code -?\d+)\))?)")
 CHILD_RESULT, CHILD_STAGE = "child-result.npz", "child-stage.txt"  # in the work folder
 COPIED = ("model.onnx", "dataset.txt", "dataset")  # what the toolkit reads, by relative path
+NO_BOARD = "no board"  # how the child says init_runtime with a --target did not connect
+LAYER_FILES = ("layers.json",)  # per-layer results a bundle may carry, as recorded
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 0, 1, 2
 # What this script prints quotes the record (model and file names, toolkit and board messages),
 # which may carry terminal escape sequences: say() drops them and other control characters,
@@ -103,7 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         return CANNOT_RUN
     say(f"case {case['id']}: {case['op']} {case['dtype']} on {toolkit['target_platform']}")
     say(f"documented: {case['documented']} ({case['limit']} = {case['value']})")
+    source = case.get("source", {})
+    if source.get("text"):
+        say(f"document: {source['text']} ({source.get('judged_against') or source.get('seed')})")
     say(f"recorded: {case['verdict']} on {case['backend']}: {case['detail']}")
+    if toolkit.get("config") or toolkit.get("build"):
+        say(f"settings: {json.dumps({**toolkit.get('config', {}), **toolkit.get('build', {})})}")
+    say_layers(case)
     if case["verdict"] == "infra-error":
         say("CANNOT RUN: the recorded verdict is an infrastructure error; nothing to reproduce")
         return CANNOT_RUN
@@ -125,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 outputs, failure = run_isolated(args)
                 say(f"toolkit log: {args.log}")
+                if failure.startswith(NO_BOARD):
+                    raise CannotRun(failure)
                 layers = parse_layers(Path(args.log).read_text(errors="replace"))
         except CannotRun as exc:
             say(f"CANNOT RUN: {exc}")
@@ -171,6 +185,25 @@ def judge(
     return REPRODUCED
 
 
+def say_layers(case: dict[str, Any]) -> None:
+    """The recorded wrong layer: the first of the bundle's per-layer results past tolerance
+    with every field it has (its numbers, and its document line where the bundle has one),
+    else the layers the record saw on the CPU."""
+    for name in LAYER_FILES:
+        if (HERE / name).is_file():
+            rows = json.loads((HERE / name).read_text(encoding="utf-8"))
+            bad = [row for row in rows if isinstance(row, dict) and row.get("passed") is False]
+            if bad:
+                fields = ", ".join(f"{k} {v}" for k, v in bad[0].items() if v not in ("", None))
+                say(f"wrong layer ({name}, the first past tolerance): {fields}")
+                return
+    cpu = [row for row in case.get("placement", []) if row.get("target") == "CPU"]
+    cpu = [row for row in cpu if row.get("op") not in IO_LAYERS and not row.get("io")]
+    if cpu:
+        names = ", ".join(f"{row.get('name') or '?'} ({row.get('op')})" for row in cpu)
+        say(f"layers on the CPU (recorded): {names}")
+
+
 class CannotRun(Exception):
     """The rerun could not happen: no npu-hil, a bad board file, a board that did not answer."""
 
@@ -210,7 +243,7 @@ def run_on_board(
         target_platform=toolkit["target_platform"],
         quantize=bool(toolkit["do_quantization"]),
         dataset=dataset,
-        config=toolkit.get("config", {}),
+        config={**toolkit.get("config", {}), **toolkit.get("build", {})},
         case_id=case["id"],
     )
     say(f"running on board {board.name} ({board.address})")
@@ -299,8 +332,21 @@ def inside(name: str) -> bool:
     return bool(name) and not path.is_absolute() and ".." not in path.parts
 
 
+def tensor_names(folder: Path) -> dict[int, str]:
+    """Index -> "output INDEX (TENSOR)" for the ``<index>_<name>.npy`` files of ``folder``:
+    in a per-layer bundle each output is one layer's tensor, so a mismatch names the layer."""
+    names: dict[int, str] = {}
+    for path in folder.glob("*.npy"):
+        index, _, name = path.stem.partition("_")
+        names[int(index)] = f"output {index} ({name})"
+    return collections.defaultdict(lambda: "output ?", names)
+
+
 def load_arrays(folder: Path) -> list[np.ndarray]:
-    """``<index>_<name>.npy`` files in index order."""
+    """``<index>_<name>.npy`` files in index order; FileNotFoundError without the folder (a
+    bundle that lost its inputs or references could not run, rather than run on nothing)."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder {folder.name}/")
     paths = sorted(folder.glob("*.npy"), key=lambda path: int(path.name.split("_")[0]))
     return [np.load(path) for path in paths]
 
@@ -369,17 +415,24 @@ def run_toolkit(
         if rknn.load_onnx(model="model.onnx") != 0:
             return [], "build failed (load_onnx; see the log)"
         dataset = toolkit.get("dataset") or None
-        if rknn.build(do_quantization=bool(toolkit["do_quantization"]), dataset=dataset) != 0:
+        quantize = bool(toolkit["do_quantization"])
+        if rknn.build(do_quantization=quantize, dataset=dataset, **toolkit.get("build", {})) != 0:
             return [], "build failed (build; see the log)"
         stage = "runtime"
         Path(CHILD_STAGE).write_text(stage)
-        ret = (
-            rknn.init_runtime(target=target, device_id=device_id) if target else rknn.init_runtime()
-        )
-        if ret != 0:
+        if target:
+            try:
+                ret = rknn.init_runtime(target=target, device_id=device_id)
+            except Exception as exc:  # no adb, say; its message ends a traceback
+                ret = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1]}"
+            if ret != 0:
+                device = f" {device_id}" if device_id else ""
+                return [], f"{NO_BOARD}: init_runtime found no {target} board{device} ({ret})"
+        elif rknn.init_runtime() != 0:
             return [], "runtime failed (init_runtime; see the log)"
         data_format = toolkit.get("inference", {}).get("data_format", "nchw")
-        outputs = rknn.inference(inputs=inputs, data_format=data_format)
+        fed = normalised_feeds(toolkit.get("config", {}), inputs)
+        outputs = rknn.inference(inputs=fed, data_format=data_format)
         if outputs is None:
             return [], "runtime failed (inference returned no outputs; see the log)"
         return [np.asarray(out) for out in outputs], ""
@@ -387,6 +440,36 @@ def run_toolkit(
         return [], f"{stage} failed ({type(exc).__name__}: {exc})"
     finally:
         rknn.release()
+
+
+def normalised_feeds(config: dict[str, Any], arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """What the toolkit is fed for the model's inputs: ``x * std + mean`` per channel (axis 1)
+    where ``config`` sets mean_values/std_values (one list per input), which the built model
+    normalises back; an input the lists do not fit as it is, for the toolkit to refuse
+    (npu-hil's toolkit_feeds, which a test holds equal to this)."""
+    means, stds = config.get("mean_values"), config.get("std_values")
+    if not means and not stds:
+        return list(arrays)
+    fed = []
+    for index, array in enumerate(arrays):
+        mean, std = channels(means, index, array, 0.0), channels(stds, index, array, 1.0)
+        fed.append(
+            array if mean is None or std is None else (array * std + mean).astype(array.dtype)
+        )
+    return fed
+
+
+def channels(values: Any, index: int, array: np.ndarray, default: float) -> Any:
+    """``values[index]`` shaped to broadcast over ``array``'s channels, or None if it cannot."""
+    if not values:
+        return np.asarray(default)
+    try:
+        found = np.asarray(values[index], dtype=np.float64).ravel()
+    except (IndexError, TypeError, ValueError):
+        return None
+    if array.ndim < 2 or found.size not in (1, array.shape[1]):
+        return None
+    return found.reshape((1, -1) + (1,) * (array.ndim - 2))
 
 
 def parse_layers(log: str) -> list[dict[str, str]]:
@@ -442,6 +525,7 @@ def compare(
     (span: the wider of the output's and the inputs' range), and cosine >= min_cosine, for
     every output."""
     say = (lambda text: None) if quiet else print
+    names = tensor_names(HERE / "reference")
     if len(outputs) != len(reference):
         say(f"MISMATCH: {len(outputs)} outputs, {len(reference)} expected")
         return False
@@ -450,7 +534,7 @@ def compare(
         ref64 = np.asarray(ref, dtype=np.float64)
         obs64 = np.asarray(outputs[index], dtype=np.float64)
         if obs64.size != ref64.size:
-            say(f"output {index}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
+            say(f"{names[index]}: MISMATCH: shape {obs64.shape}, expected {ref64.shape}")
             passed = False
             continue
         obs64 = obs64.reshape(ref64.shape)
@@ -471,7 +555,7 @@ def compare(
         ok = bad == 0 and cosine >= tolerance.get("min_cosine", 0.0)
         passed = passed and ok
         say(
-            f"output {index}: max abs error {float(error.max(initial=0.0)):.6g}, "
+            f"{names[index]}: max abs error {float(error.max(initial=0.0)):.6g}, "
             f"cosine {cosine:.6f}, {bad} of {error.size} elements outside tolerance: "
             f"{'MATCH' if ok else 'MISMATCH'}"
         )

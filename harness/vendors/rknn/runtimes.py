@@ -40,7 +40,13 @@ from harness.vendors.rknn.runners.c_runner import request_files
 from harness.vendors.rknn.runners.c_session import CRunnerSession
 from harness.vendors.rknn.runners.discovery import PROBE
 from harness.vendors.rknn.runners.runner_session import RunnerSession, runner_module
-from harness.vendors.rknn.toolkit.calls import MODEL_FILE, dataset_files, toolkit_version
+from harness.vendors.rknn.toolkit.calls import (
+    MODEL_FILE,
+    dataset_files,
+    toolkit_dataset,
+    toolkit_inputs,
+    toolkit_version,
+)
 from harness.vendors.rknn.toolkit.convert import build_calls
 
 _R = TypeVar("_R", bound="RknnRuntime")
@@ -118,7 +124,7 @@ class RknnRuntime:
         model input order."""
         files = {"model.rknn": model}
         inputs = []
-        for position, array in enumerate(job.inputs):
+        for position, array in enumerate(toolkit_inputs(job)):
             inputs.append(f"input{position}.npy")
             files[inputs[-1]] = _npy(array)
         return files, inputs
@@ -161,7 +167,7 @@ class StandIn(RknnRuntime):
         files[MODEL_FILE] = job.model
         files[runner_module().BUILD_FILE] = json.dumps(build_calls(job)).encode()
         if job.quantize and job.dataset:
-            files.update(dataset_files(job.dataset))
+            files.update(dataset_files(toolkit_dataset(job)))
         return files, inputs
 
 
@@ -221,7 +227,7 @@ class CRunner(RknnRuntime):
         self, job: Job, model: bytes, data_format: str
     ) -> tuple[dict[str, bytes], list[str]]:
         # Inputs NHWC (the zero-copy order) in hil_c_runner's folders.
-        files = request_files(model, job.inputs, data_format.upper())
+        files = request_files(model, toolkit_inputs(job), data_format.upper())
         return files, [name for name in files if name != "model.rknn"]
 
 

@@ -28,6 +28,7 @@ from harness.vendors.rknn.toolkit import sdk_cli
 from harness.vendors.rknn.toolkit.calls import recipe, toolkit_version
 from harness.vendors.rknn.toolkit.convert import CACHE as CONVERSION_CACHE
 from harness.vendors.rknn.toolkit.sdk import SdkError, interpreter, resolve
+from harness.vendors.rknn.toolkit.settings import int8_only, read_settings
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit.simulator.cache import CACHE as SIM_CACHE
 
@@ -107,6 +108,8 @@ VENDOR = Vendor(
     missing=_missing,
     library_names=LIBRARY_NAMES,
     how_to_run=how_to_run,
+    build_settings=read_settings,
+    int8_only=int8_only,
     commands={
         "hil": [sdk_cli.register],
         "boards": [c_runner_cli.register],

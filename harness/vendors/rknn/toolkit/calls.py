@@ -26,6 +26,7 @@ import numpy as np
 
 from harness.private_folders import UnsafePathError, private_folder
 from harness.targets.job import Job
+from harness.vendors.rknn.toolkit.settings import build_keywords, normalises, toolkit_feeds
 
 MODEL_FILE = "model.onnx"
 DATASET_FILE = "dataset.txt"  # one line per sample: its .npy files, space separated
@@ -47,17 +48,33 @@ def toolkit_calls(job: Job) -> dict[str, dict[str, Any]]:
     ``inputs=[...]``: the job's arrays, in model input order. ``init_runtime`` without a
     target selects the simulator.
     """
+    build = build_keywords(job.config) if job.config else {}  # a user's own settings
+    config = {key: value for key, value in job.config.items() if key not in build}
     return {
         "RKNN": {"verbose": True},
-        "config": {"target_platform": job.target_platform, **job.config},
+        "config": {"target_platform": job.target_platform, **config},
         "load_onnx": {"model": MODEL_FILE},
         "build": {
             "do_quantization": job.quantize,
             "dataset": DATASET_FILE if job.quantize else None,
+            **build,
         },
         "init_runtime": {},
         "inference": {"data_format": DATA_FORMAT},
     }
+
+
+def toolkit_inputs(job: Job) -> list[np.ndarray]:
+    """The arrays the toolkit's ``inference`` is fed for ``job.inputs`` (``toolkit_feeds``)."""
+    return toolkit_feeds(job.config, job.inputs)
+
+
+def toolkit_dataset(job: Job) -> Sequence[Sequence[np.ndarray]]:
+    """The calibration samples as the toolkit reads them (``toolkit_feeds`` of each); drawn
+    samples stay undrawn where the settings normalise nothing."""
+    if not normalises(job.config):
+        return job.dataset or []
+    return [toolkit_feeds(job.config, sample) for sample in job.dataset or []]
 
 
 def note_stage(folder: Path, text: str) -> None:
@@ -191,7 +208,8 @@ def toolkit_version() -> str:
 def recipe(job: Job) -> Files:
     """The files that reproduce ``job`` with rknn-toolkit2 alone, by name in the case folder.
 
-    ``toolkit.json`` (target, config, quantization, dataset, inference arguments), the
+    ``toolkit.json`` (target, config, quantization, dataset, a user's further build
+    arguments, inference arguments), the
     calibration files for int8 and ``reproduce.py`` (``repro_template.py``), which a repro
     bundle ships as it is.
     """
@@ -203,8 +221,11 @@ def recipe(job: Job) -> Files:
         "dataset": calls["build"]["dataset"],
         "inference": calls["inference"],
     }
+    extra = {k: v for k, v in calls["build"].items() if k not in ("do_quantization", "dataset")}
+    if extra:  # a user's own RKNN.build() arguments
+        toolkit["build"] = extra
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
-    calibration = dataset_files(job.dataset) if job.dataset else Files({})
+    calibration = dataset_files(toolkit_dataset(job)) if job.dataset else Files({})
     return Files(
         {"toolkit.json": lambda: settings, REPRO_SCRIPT: _repro_script, **calibration.makers}
     )

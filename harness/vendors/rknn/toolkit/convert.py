@@ -56,6 +56,7 @@ from harness.vendors.rknn.toolkit.calls import (
     MODEL_FILE,
     key_versions,
     toolkit_calls,
+    toolkit_dataset,
     write_dataset,
 )
 from harness.vendors.rknn.toolkit.crash import Death, after_two_deaths
@@ -240,7 +241,7 @@ class ConversionCache(DiskCache):
         folder = Path(tempfile.mkdtemp(prefix=f".staging-{key[:12]}-", dir=parent))
         (folder / MODEL_FILE).write_bytes(job.model)
         if job.quantize and job.dataset:
-            write_dataset(job.dataset, folder)
+            write_dataset(toolkit_dataset(job), folder)
         (folder / CALLS_FILE).write_text(json.dumps(build_calls(job)))
         return folder
 

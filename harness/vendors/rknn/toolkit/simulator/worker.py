@@ -42,6 +42,8 @@ from harness.vendors.rknn.toolkit.calls import (
     MODEL_FILE,
     note_stage,
     toolkit_calls,
+    toolkit_dataset,
+    toolkit_inputs,
     toolkit_version,
     write_dataset,
 )
@@ -140,7 +142,7 @@ def serve(rknn_class: Callable[..., Any], job: Job, workdir: Path) -> dict[str, 
     tempfile.tempdir = str(workdir)  # and its temporary folders go where the pool cleans up
     (workdir / MODEL_FILE).write_bytes(job.model)
     if job.quantize and job.dataset:
-        write_dataset(job.dataset, workdir)
+        write_dataset(toolkit_dataset(job), workdir)
     calls = toolkit_calls(job)
     timings: dict[str, float] = {}
     with captured_output(workdir / LOG_FILE) as log:
@@ -154,7 +156,10 @@ def serve(rknn_class: Callable[..., Any], job: Job, workdir: Path) -> dict[str, 
             started = time.perf_counter()
             call_stage("runtime", log, rknn.init_runtime, calls["init_runtime"])
             outputs = call_stage(
-                "runtime", log, rknn.inference, {"inputs": job.inputs, **calls["inference"]}
+                "runtime",
+                log,
+                rknn.inference,
+                {"inputs": toolkit_inputs(job), **calls["inference"]},
             )
             timings["run_s"] = time.perf_counter() - started
         except Rejected as rejected:
