@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.helpers import paths
 from tests.helpers.marks import needs_toolkit
 from tests.helpers.tox_shim import tox_env
-from tests.helpers.user_models import five_node_model
+from tests.helpers.user_models import five_node_model, mynet_model
 
 ROOT = paths.ROOT
 PAGES = [ROOT / "README.md", ROOT / "boards" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -40,6 +40,8 @@ RUN: list[tuple[str, str, tuple[int, ...], str]] = [
     ("docs/reproducing.md", "hil run five.onnx", (0, 1), ""),
     ("docs/reproducing.md", "hil reduce results", (0, 1), ""),
     ("docs/reproducing.md", "pytest suites/test_models.py", (0,), " -k test_transpose_default"),
+    ("docs/reproducing.md", "hil run mynet.onnx", (1, 2), ""),
+    ("docs/reproducing.md", "mkdir vendor", (0, 2), ""),
 ]
 
 
@@ -123,8 +125,9 @@ def _stretches(output: list[str]) -> list[list[str]]:
 
 
 def _normal(line: str) -> str:
-    """A line with what differs between runs made equal: pytest's duration, and the rule of
-    ``=`` around a heading, whose length follows the duration's."""
+    """A line with what differs between runs made equal: when a run started, pytest's duration,
+    and the rule of ``=`` around a heading, whose length follows the duration's."""
+    line = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\b", "TIME", line)  # when a run started
     return re.sub(r" in \d+(\.\d+)?s\b", " in Ns", line).strip("= ").rstrip()
 
 
@@ -163,6 +166,10 @@ def test_the_command_blocks_run_and_print_what_the_docs_show(tmp_path: Path) -> 
     for name in ("suites", "tools"):
         (work / name).symlink_to(ROOT / name)
     (work / "five.onnx").write_bytes(five_node_model().SerializeToString())  # reproducing.md's
+    (work / "mynet.onnx").write_bytes(mynet_model().SerializeToString())
+    guide = (ROOT / "docs" / "reproducing.md").read_text(encoding="utf-8")
+    settings = guide.split("```yaml\n", 1)[1].split("\n```", 1)[0]  # the walk-through's rknn.yaml
+    (work / "rknn.yaml").write_text(settings + "\n", encoding="utf-8")
     blocks = command_blocks()
     for page, first, statuses, narrowed in RUN:
         (block,) = [b for b in blocks if b.page == page and b.commands[0].startswith(first)]

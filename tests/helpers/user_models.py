@@ -54,3 +54,30 @@ def five_node_model() -> onnx.ModelProto:
     ]
     model = float_model(nodes, "five", SHAPE, {"pooled": None, "y": None}, constants=constants)
     return onnx.shape_inference.infer_shapes(model)
+
+
+def mynet_model() -> onnx.ModelProto:
+    """docs/reproducing.md's RV1106 walk-through: a Conv, a Relu and a MaxPool with
+    ``kernel_shape=[8,1]`` and a top pad of 7 on a 3x8x8 image (seeded weights)."""
+    rng = np.random.default_rng(7)
+    weights = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node(
+            "MaxPool", ["r"], ["pooled"], name="pool", kernel_shape=[8, 1], pads=[7, 0, 0, 0]
+        ),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mynet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 8, 8, 8])],
+        [
+            numpy_helper.from_array(weights, "w"),
+            numpy_helper.from_array(np.zeros(8, np.float32), "b"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model

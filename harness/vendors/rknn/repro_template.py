@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"documented: {case['documented']} ({case['limit']} = {case['value']})")
     source = case.get("source", {})
     if source.get("text"):
-        say(f"document: {source['text']} ({source.get('judged_against') or source.get('seed')})")
+        say(f"document: {source['text']} ({_where(source)})")
     say(f"recorded: {case['verdict']} on {case['backend']}: {case['detail']}")
     if toolkit.get("config") or toolkit.get("build"):
         say(f"settings: {json.dumps({**toolkit.get('config', {}), **toolkit.get('build', {})})}")
@@ -561,6 +561,15 @@ def compare(
         )
     say("RESULT: " + ("MATCH" if passed else "MISMATCH") + f" (tolerance {tolerance})")
     return passed
+
+
+def _where(source: dict) -> str:
+    """The document, section and page of the case's documented line, as far as it says."""
+    document = source.get("judged_against") or source.get("seed") or "the vendor's document"
+    section = source.get("section") or ""
+    if not section or section.startswith(document):
+        return section or document
+    return f"{document} § {section}"
 
 
 if __name__ == "__main__":
