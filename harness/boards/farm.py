@@ -107,6 +107,10 @@ class _Unusable(PlaceError):
         self.token = token
 
 
+# a leased place's name and NetworkService -> None when the run can use it, else the problem
+Accept = Callable[[str, dict[str, Any]], str | None]
+
+
 class Lease:
     """One reservation and the place acquired through it; ``acquire``, then ``release``."""
 
@@ -119,12 +123,13 @@ class Lease:
         self._mark: Mark | None = None
         self._guard: subprocess.Popen[bytes] | None = None
 
-    def acquire(self) -> dict[str, Any]:
+    def acquire(self, accept: Accept | None = None) -> dict[str, Any]:
         """Release this host's stale leases from the coordinator, then reserve, wait for, and
         acquire a place; its NetworkService parameters.
 
         Within the farm's ``wait_s``: a coordinator that goes away or restarts is tried again
-        every ``POLL_S`` seconds, and a place without a NetworkService is skipped (its
+        every ``POLL_S`` seconds, and a place without a NetworkService, or one ``accept``
+        (given the place's name and NetworkService) finds a problem with, is skipped (its
         reservation keeps it from being allocated again) for another matching one.
         """
         released, problems, _elsewhere = release_stale(_coordinator(self.farm))
@@ -135,7 +140,7 @@ class Lease:
         try:
             while True:
                 try:
-                    return self._acquire_once(deadline, skipped)
+                    return self._acquire_once(deadline, skipped, accept)
                 except _Unusable as exc:
                     skipped[exc.token] = str(exc)
                     if set(self.farm.filters) == {"name"}:  # no other place would do
@@ -157,7 +162,9 @@ class Lease:
                 with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
                     _client(self.farm, "cancel-reservation", token)
 
-    def _acquire_once(self, deadline: float, skipped: dict[str, str]) -> dict[str, Any]:
+    def _acquire_once(
+        self, deadline: float, skipped: dict[str, str], accept: Accept | None
+    ) -> dict[str, Any]:
         filters = [f"{key}={value}" for key, value in sorted(self.farm.filters.items())]
         reply = _client(self.farm, "reserve", "--shell", *filters)
         found = re.search(r"LG_TOKEN=(\w{1,64})\b", reply)
@@ -181,6 +188,9 @@ class Lease:
             except PlaceError as exc:
                 self._unusable(str(exc))
             self._marked(self.place)
+            problem = accept(self.place, service) if accept is not None else None
+            if problem is not None:
+                self._unusable(problem)
         except BaseException as exc:
             if not isinstance(exc, _Unusable):
                 self.release()
