@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 RUNNER_PATH = BOARD_FILES / "hil_board_runner.py"
 RUNNER_NAME = "hil_board_runner.py"
 STOP_GRACE_S = 5.0
-HEARTBEAT_ANSWER_S = 10.0  # a lock heartbeat unanswered this long: the board may hang
+HEARTBEAT_ANSWER_S = 5.0  # a lock heartbeat unanswered this long: the board may hang
 CONNECTED_S = 10.0  # for the command that tells a hung runner from a dead connection
 _STDERR_TAIL = 4000
 # What the board may send for one case (frames, or the C runner's tar members): outputs of a
