@@ -310,7 +310,7 @@ class RunnerSession:
             silent = time.monotonic() - asked
             if silent >= HEARTBEAT_ANSWER_S:
                 self._beat_missed = True
-                case = f" (case {self.in_flight} on it)" if self.in_flight else ""
+                case = " while a case runs on it" if self.in_flight else ""
                 trouble.say(
                     f"board {self.board.name}: no answer to the lock's heartbeat for "
                     f"{silent:.0f} s{case}; waiting for it until this step's deadline, in "
