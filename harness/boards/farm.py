@@ -229,7 +229,7 @@ class Lease:
             if remaining <= 0:
                 passed = f"; skipped: {'; '.join(skipped.values())}" if skipped else ""
                 raise PlaceError(
-                    f"no {self.farm.wanted} became free at "
+                    f"no {self.farm.wanted.removeprefix('a ')} became free at "
                     f"{self.farm.coordinator or 'the default coordinator'} within "
                     f"{self.farm.wait_s:g} s (reservation {self.token} cancelled){passed}"
                 )

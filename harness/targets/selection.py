@@ -458,8 +458,7 @@ class WatchedLease:
             board = leased_board(self.board_file, lease.place, service)
             report = check(board, sdk=self.sdk)
             if report["status"] != "ok":
-                problem = "; ".join(report["problems"]) or report["status"]
-                raise PlaceError(f"labgrid place {board.name} is {report['status']}: {problem}")
+                raise PlaceError(f"labgrid place {board.name} is {_problem(report)}")
             self.leases.push(held.pop_all())
         self.board, self.token = board, lease.token
         self.target = self.target_for(board)
