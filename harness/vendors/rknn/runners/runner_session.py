@@ -291,6 +291,7 @@ class RunnerSession:
             try:
                 assert self.lock is not None
                 if not self.lock.refresh():
+                    self._beat_asked = None  # it answered: someone else holds the lock
                     self.lock_lost = True
                     log.error("board %s: lock %s was taken over", self.board.name, self.lock.path)
                     return
