@@ -173,7 +173,7 @@ def assign_boards(
     return assignments, checked
 
 
-FURTHER_WAIT_S = 5.0  # how long a further worker's lease waits for a place of its own
+FURTHER_WAIT_S = 30.0  # how long a further worker's lease waits for a place of its own
 
 
 def _lease(
