@@ -10,9 +10,7 @@ lease), then the whole process tree is SIGKILLed as a CI runner stops a job; the
 
 - release-stale: ``hil boards release-stale --coordinator ...``, from its start (interpreter
   and imports included) until it exits, the places free;
-- the same in-process (``release_stale``, the stale leases released side by side), its
-  labgrid-client calls counted, and beside it one after another (as before they were released
-  side by side) and the ratio of the two;
+- the same in-process (``release_stale``), its labgrid-client calls counted;
 - next lease: after another kill, a new lease of one of the places (``Lease.acquire``), which
   releases every stale lease of that coordinator first, then reserves and acquires; its calls
   counted.
@@ -42,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.labgrid_farm import Farm  # noqa: E402
 
 from harness.boards import farm as farm_module  # noqa: E402
-from harness.boards.farm import Lease, _release_stale, release_stale  # noqa: E402
-from harness.boards.leases import LEASE_DIR_ENV, marks  # noqa: E402
+from harness.boards.farm import Lease, release_stale  # noqa: E402
+from harness.boards.leases import LEASE_DIR_ENV  # noqa: E402
 from harness.boards.settings import FarmSettings  # noqa: E402
 
 HOLD = """
@@ -126,13 +124,6 @@ def round_of(farm: Farm, places: list[str]) -> dict[str, float]:
     assert farm.acquired() == [], farm.acquired()
 
     killed_holder(farm, places)
-    started = time.perf_counter()
-    for mark in [mark for mark in marks() if mark.stale]:
-        _release_stale(mark)
-    in_turn = time.perf_counter() - started
-    assert farm.acquired() == [], farm.acquired()
-
-    killed_holder(farm, places)
     lease = Lease(FarmSettings(farm.address, {"name": places[0]}, 60), progress=lambda _: None)
     with Counted() as leasing:
         started = time.perf_counter()
@@ -144,7 +135,6 @@ def round_of(farm: Farm, places: list[str]) -> dict[str, float]:
         "cli": cli,
         "inside": inside,
         "inside_calls": counted.calls,
-        "in_turn": in_turn,
         "next": next_lease,
         "next_calls": leasing.calls,
     }
@@ -170,8 +160,7 @@ def main() -> None:
             print(f"one labgrid-client call (places): {call:.2f} s (median of {args.calls})")
             print(
                 f"{'places':>6}  {'release-stale':>13}  {'in-process':>10}  {'calls':>5}  "
-                f"{'/ calls x call':>14}  {'in turn':>7}  {'ratio':>5}  {'next lease':>10}  "
-                f"{'calls':>5}  {'/ calls x call':>14}"
+                f"{'/ calls x call':>14}  {'next lease':>10}  {'calls':>5}  {'/ calls x call':>14}"
             )
             for count in args.places:
                 rounds = [round_of(farm, names[:count]) for _ in range(args.repeat)]
@@ -180,7 +169,6 @@ def main() -> None:
                     f"{count:>6}  {got['cli']:>11.1f} s  {got['inside']:>8.1f} s  "
                     f"{got['inside_calls']:>5.0f}  "
                     f"{got['inside'] / (got['inside_calls'] * call):>14.2f}  "
-                    f"{got['in_turn']:>5.1f} s  {got['in_turn'] / got['inside']:>5.2f}  "
                     f"{got['next']:>8.1f} s  {got['next_calls']:>5.0f}  "
                     f"{got['next'] / (got['next_calls'] * call):>14.2f}"
                 )

@@ -31,7 +31,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -421,13 +420,9 @@ def release_stale(coordinator: str | None, *, everywhere: bool = False) -> Stale
     """Release the leases this host and user hold on ``coordinator`` (every coordinator with
     ``everywhere``) whose holders are all gone (``harness.boards.leases``): what was released,
     what could not be (its coordinator does not answer: the mark stays for the next try), and
-    the marks of other hosts, which this host cannot judge (left as they are).
-
-    The stale leases are released side by side: each takes two labgrid-client calls of a
-    second or two each (the client's own start-up), so one after another they would cost a
-    killed ``-n 4`` job's clean-up four times one lease's."""
+    the marks of other hosts, which this host cannot judge (left as they are). Each stale
+    lease costs two labgrid-client calls (benchmarks/bench_stale_leases.py)."""
     found = StaleLeases([], [], [])
-    stale = []
     for mark in marks():
         if mark.coordinator != coordinator and not everywhere:
             continue
@@ -439,12 +434,9 @@ def release_stale(coordinator: str | None, *, everywhere: bool = False) -> Stale
                 f"from {this_host()}; hil boards release-stale on that host releases it if stale"
             )
         elif mark.stale:
-            stale.append(mark)
-    if stale:
-        with ThreadPoolExecutor(len(stale), thread_name_prefix="release-stale") as pool:
-            for released, line in pool.map(_release_stale, stale):
-                if line:
-                    (found.released if released else found.problems).append(line)
+            released, line = _release_stale(mark)
+            if line:
+                (found.released if released else found.problems).append(line)
     return found
 
 
