@@ -107,6 +107,10 @@ class _Unusable(PlaceError):
         self.token = token
 
 
+# a leased place's name and NetworkService -> None when the run can use it, else the problem
+Accept = Callable[[str, dict[str, Any]], str | None]
+
+
 class Lease:
     """One reservation and the place acquired through it; ``acquire``, then ``release``."""
 
@@ -119,12 +123,13 @@ class Lease:
         self._mark: Mark | None = None
         self._guard: subprocess.Popen[bytes] | None = None
 
-    def acquire(self) -> dict[str, Any]:
+    def acquire(self, accept: Accept | None = None) -> dict[str, Any]:
         """Release this host's stale leases from the coordinator, then reserve, wait for, and
         acquire a place; its NetworkService parameters.
 
         Within the farm's ``wait_s``: a coordinator that goes away or restarts is tried again
-        every ``POLL_S`` seconds, and a place without a NetworkService is skipped (its
+        every ``POLL_S`` seconds, and a place without a NetworkService, or one ``accept``
+        (given the place's name and NetworkService) finds a problem with, is skipped (its
         reservation keeps it from being allocated again) for another matching one.
         """
         released, problems, _elsewhere = release_stale(_coordinator(self.farm))
@@ -135,7 +140,7 @@ class Lease:
         try:
             while True:
                 try:
-                    return self._acquire_once(deadline, skipped)
+                    return self._acquire_once(deadline, skipped, accept)
                 except _Unusable as exc:
                     skipped[exc.token] = str(exc)
                     if set(self.farm.filters) == {"name"}:  # no other place would do
@@ -157,7 +162,9 @@ class Lease:
                 with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
                     _client(self.farm, "cancel-reservation", token)
 
-    def _acquire_once(self, deadline: float, skipped: dict[str, str]) -> dict[str, Any]:
+    def _acquire_once(
+        self, deadline: float, skipped: dict[str, str], accept: Accept | None
+    ) -> dict[str, Any]:
         filters = [f"{key}={value}" for key, value in sorted(self.farm.filters.items())]
         reply = _client(self.farm, "reserve", "--shell", *filters)
         found = re.search(r"LG_TOKEN=(\w{1,64})\b", reply)
@@ -181,6 +188,9 @@ class Lease:
             except PlaceError as exc:
                 self._unusable(str(exc))
             self._marked(self.place)
+            problem = accept(self.place, service) if accept is not None else None
+            if problem is not None:
+                self._unusable(problem)
         except BaseException as exc:
             if not isinstance(exc, _Unusable):
                 self.release()
@@ -218,7 +228,7 @@ class Lease:
             if remaining <= 0:
                 passed = f"; skipped: {'; '.join(skipped.values())}" if skipped else ""
                 raise PlaceError(
-                    f"no {self.farm.wanted} became free at "
+                    f"no {self.farm.wanted.removeprefix('a ')} became free at "
                     f"{self.farm.coordinator or 'the default coordinator'} within "
                     f"{self.farm.wait_s:g} s (reservation {self.token} cancelled){passed}"
                 )
@@ -410,40 +420,52 @@ def release_stale(coordinator: str | None, *, everywhere: bool = False) -> Stale
     """Release the leases this host and user hold on ``coordinator`` (every coordinator with
     ``everywhere``) whose holders are all gone (``harness.boards.leases``): what was released,
     what could not be (its coordinator does not answer: the mark stays for the next try), and
-    the marks of other hosts, which this host cannot judge (left as they are)."""
+    the marks of other hosts, which this host cannot judge (left as they are). Each stale
+    lease costs two labgrid-client calls (benchmarks/bench_stale_leases.py)."""
     found = StaleLeases([], [], [])
     for mark in marks():
         if mark.coordinator != coordinator and not everywhere:
             continue
-        farm = FarmSettings(mark.coordinator, {})
-        what = (
-            f"labgrid place {mark.place or '(not yet known)'} (reservation {mark.token}) at "
-            f"{mark.coordinator or 'the default coordinator'}"
-        )
-        pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
         if not mark.here:
+            pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
             host = f"host {mark.host}" if mark.host else "an unknown host (an older npu-hil's mark)"
             found.elsewhere.append(
-                f"{what}: leased from {host} (pid {pids or 'none'} there), not judged from "
-                f"{this_host()}; hil boards release-stale on that host releases it if stale"
+                f"{_leased(mark)}: leased from {host} (pid {pids or 'none'} there), not judged "
+                f"from {this_host()}; hil boards release-stale on that host releases it if stale"
             )
-            continue
-        if not mark.stale:
-            continue
-        try:
-            _client(farm, "-p", f"+{mark.token}", "release", timeout=STALE_TIMEOUT_S)
-        except (PlaceError, subprocess.TimeoutExpired) as exc:
-            try:  # not acquired any more, or the coordinator is away?
-                _client(farm, "places", timeout=STALE_TIMEOUT_S)
-            except (PlaceError, subprocess.TimeoutExpired):
-                found.problems.append(f"cannot release stale {what}: {_reason(exc)}")
-                continue
-        else:
-            found.released.append(f"released stale {what}: its holders (pid {pids}) are gone")
-        with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
-            _client(farm, "cancel-reservation", mark.token, timeout=STALE_TIMEOUT_S)
-        mark.remove()
+        elif mark.stale:
+            released, line = _release_stale(mark)
+            if line:
+                (found.released if released else found.problems).append(line)
     return found
+
+
+def _leased(mark: Mark) -> str:
+    return (
+        f"labgrid place {mark.place or '(not yet known)'} (reservation {mark.token}) at "
+        f"{mark.coordinator or 'the default coordinator'}"
+    )
+
+
+def _release_stale(mark: Mark) -> tuple[bool, str]:
+    """Release the place of stale ``mark``, cancel its reservation and remove the mark; whether
+    that went (or the place was not acquired any more), and the line saying so ("": nothing
+    to say, the place was free already)."""
+    farm = FarmSettings(mark.coordinator, {})
+    pids = ", ".join(str(holder.get("pid")) for holder in mark.holders)
+    said = f"released stale {_leased(mark)}: its holders (pid {pids}) are gone"
+    try:
+        _client(farm, "-p", f"+{mark.token}", "release", timeout=STALE_TIMEOUT_S)
+    except (PlaceError, subprocess.TimeoutExpired) as exc:
+        try:  # not acquired any more, or the coordinator is away?
+            _client(farm, "places", timeout=STALE_TIMEOUT_S)
+        except (PlaceError, subprocess.TimeoutExpired):
+            return False, f"cannot release stale {_leased(mark)}: {_reason(exc)}"
+        said = ""
+    with contextlib.suppress(PlaceError, subprocess.TimeoutExpired):
+        _client(farm, "cancel-reservation", mark.token, timeout=STALE_TIMEOUT_S)
+    mark.remove()
+    return True, said
 
 
 def _reason(exc: BaseException) -> str:

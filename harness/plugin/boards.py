@@ -1,17 +1,21 @@
 """The boards of a run, chosen for every process before any case (``assign_boards``, leases
-held until the run ends), handed to xdist's workers, and named in the report header."""
+held until the run ends), handed to xdist's workers, and named in the report header; and a
+board's trouble on the terminal as it happens (``TroubleLines``)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import sys
+import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
+from harness.boards import trouble
 from harness.boards.inventory import Board
 from harness.targets.selection import Assignment, worker_index
 from harness.targets.selection import assign_boards as choose_boards
@@ -53,7 +57,61 @@ def assign_boards(
             progress=functools.partial(_say, config),
         )
         reports += checked
+    _fewer_workers(config)
     return reports
+
+
+def _fewer_workers(config: pytest.Config) -> None:
+    """Start only as many xdist workers as the platform with the most assignments has: a
+    further worker that got no place of its own is left out (``choose_boards``), so that a
+    dead exporter costs its worker only and the cases go to the places that work."""
+    wanted = _workers(config)
+    have = max((len(each) for each in config.stash[ASSIGNMENTS].values()), default=wanted)
+    if have >= wanted:
+        return
+    config.option.tx = _specs(config)[:have]
+    config.option.numprocesses = have
+    _say(config, f"npu-hil: {have} of {wanted} workers started, one per place leased")
+
+
+class BoardTroubleWarning(UserWarning):
+    """A line of ``harness.boards.trouble`` on its way from an xdist worker to the controller
+    (xdist hands a worker's recorded warnings on as they come)."""
+
+
+class TroubleLines(logging.Handler):
+    """``harness.boards.trouble``'s lines on the run's terminal as they happen, outside pytest's
+    capture: written at once in the run's first process; an xdist worker's, named after it,
+    recorded as a ``BoardTroubleWarning``, which xdist sends to the controller at once, where
+    ``pytest_warning_recorded`` writes it (and pytest's warnings summary lists it)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        super().__init__(logging.WARNING)
+        self.config = config
+        self.worker = getattr(config, "workerinput", {}).get("workerid")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if self.worker is None:
+            _say(self.config, f"npu-hil: {text}")
+            return
+        warning = BoardTroubleWarning(f"[{self.worker}] {text}")
+        message = warnings.WarningMessage(warning, BoardTroubleWarning, __file__, 0)
+        self.config.hook.pytest_warning_recorded.call_historic(
+            kwargs={"warning_message": message, "when": "runtest", "nodeid": "", "location": None}
+        )
+
+    @pytest.hookimpl
+    def pytest_warning_recorded(self, warning_message: warnings.WarningMessage) -> None:
+        if self.worker is None and isinstance(warning_message.message, BoardTroubleWarning):
+            _say(self.config, f"npu-hil: {warning_message.message}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    lines = TroubleLines(config)
+    trouble.log.addHandler(lines)
+    config.pluginmanager.register(lines, "npu_hil_board_trouble")
+    config.add_cleanup(functools.partial(trouble.log.removeHandler, lines))
 
 
 def _say(config: pytest.Config, text: str) -> None:
@@ -68,8 +126,16 @@ def _workers(config: pytest.Config) -> int:
     """How many processes run cases: xdist's workers (``-n N``, ``--tx``), else this one."""
     if config.getoption("dist", "no") == "no":
         return 1
-    specs = config.getoption("tx", None) or []
-    return sum(int(s.split("*")[0]) if s.split("*")[0].isdigit() else 1 for s in specs) or 1
+    return len(_specs(config)) or 1
+
+
+def _specs(config: pytest.Config) -> list[str]:
+    """xdist's ``--tx`` specs, one per worker (``2*popen``: two)."""
+    specs = []
+    for spec in config.getoption("tx", None) or []:
+        count, star, rest = spec.partition("*")
+        specs += [rest] * int(count) if star and count.isdigit() else [spec]
+    return specs
 
 
 def assigned(config: pytest.Config) -> list[Assignment]:

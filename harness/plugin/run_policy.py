@@ -34,6 +34,7 @@ from harness.policy.known_issues import (
 from harness.policy.progress import Progress
 from harness.policy.shards import Shard, parse_shard, selection_digest, split
 from harness.policy.tiers import estimated_cost, slow_reason
+from harness.report.cut_short import ENDED_KEY, SELECTED_KEY
 from harness.results.journal import (
     JournalError,
     read_records,
@@ -231,7 +232,8 @@ class RunPolicy:
         if config.option.collectonly:
             return
         if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
-            entries = {"left_out": left_out, **shard}
+            selected = [_item_key(item) for item in cases]  # what a cut-short run never ran
+            entries = {"left_out": left_out, SELECTED_KEY: selected, **shard}
             update_run(self.results, entries, self.config.getoption("append"))
 
     def _keep_shard(self, config: pytest.Config, items: list[Any]) -> dict[str, Any]:
@@ -338,6 +340,8 @@ class RunPolicy:
         An xdist worker sends its deselected cases instead (``pytest_testnodedown``)."""
         if not self.controller:
             self.config.workeroutput[DESELECTED_OUTPUT] = sorted(self.deselected)  # type: ignore[attr-defined]
+        if self.controller and not self.config.option.collectonly:
+            self._ended(int(session.exitstatus))
         if not self.controller or self.config.option.collectonly or not self.ran:
             self.history.close()
             return
@@ -362,6 +366,17 @@ class RunPolicy:
         self.history.close()
 
     # -- helpers
+
+    def _ended(self, status: int) -> None:
+        """run.json says the run ended, and how (a killed run's never does)."""
+        try:
+            if read_run_metadata(self.results):  # a run stopped before run.json has none
+                update_run(
+                    self.results, {ENDED_KEY: {"exit": status}}, self.config.getoption("append")
+                )
+        except (JournalError, OSError) as exc:
+            print(printable(f"npu-hil: {self.results}: run.json not completed: {exc}"),
+                  file=sys.stderr)  # fmt: skip
 
     def _reporter(self) -> Any:
         return self.config.pluginmanager.get_plugin("terminalreporter")

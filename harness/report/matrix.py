@@ -19,6 +19,7 @@ from harness.judge.verdict import FAILING_VERDICTS
 from harness.report.baseline import BaselineChanges
 from harness.report.causes import Cause, as_expected
 from harness.report.cells import format_number, natural_key, verdict_counts
+from harness.report.cut_short import cut_short
 from harness.report.documented_rows import (
     DOCUMENTED_KEY,
     OLD_KEY,
@@ -406,6 +407,7 @@ def run_header(records: list[CaseRecord], meta: Mapping[str, Any]) -> list[tuple
     if meta.get(MODELS_NOT_RUN_KEY):
         cases += f" ({len(meta[MODELS_NOT_RUN_KEY])} models not run)"
     header = [
+        ("cut short", cut_short(records, meta)),
         ("board down", "; ".join(map(_board_down, meta.get(BOARD_DOWN_KEY, [])))),
         (
             "platforms",

@@ -200,6 +200,10 @@ RUN_SCHEMA: dict[str, Any] = _record(
                 "cases": {"type": "integer", "minimum": 0},
             },
         ),
+        # the case keys the run selected, and its exit status once it ended
+        # (``harness.report.cut_short``)
+        "selected": _STRINGS,
+        "ended": _record(["exit"], {"exit": {"type": "integer"}}),
         # slow-tier cases the run left out (``--tier default``)
         "left_out": {
             "type": "array",

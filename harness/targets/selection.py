@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.boards import trouble
 from harness.boards.discovery import check
 from harness.boards.farm import Lease, PlaceError, lease_held, leased_board, power_cycle
 from harness.boards.inventory import Board, Runtimes, check_files, load_inventory
@@ -114,13 +115,17 @@ def assign_boards(
     leases: ExitStack,
     progress: Callable[[str], None] = log.warning,
 ) -> tuple[list[Assignment], list[dict[str, Any]]]:
-    """The backend of each of ``workers`` processes (``gwN`` takes the N-th board, round
-    robin) and the discovery reports of the boards checked (run.json's ``boards``).
+    """The backend of each process (``gwN`` takes the N-th board, round robin) and the
+    discovery reports of the boards checked (run.json's ``boards``).
 
     Every board file's board is checked once; a farm board is a place leased into ``leases``
     per worker (held until the run ends; one place shared by every worker when the board names
-    one place), checked with the lease held. A board that is not "ok" raises ``BoardDown``,
+    one place), checked with the lease held; a board file selecting by tags skips a place that
+    fails the check for another matching one. A board that is not "ok" raises ``BoardDown``,
     unless ``fallback``: then its workers run on the simulator, the assignment saying why.
+    Only the first worker of a board file selecting by tags waits for its place: a further
+    worker takes one that is free (within ``FURTHER_WAIT_S``), and without one it is left out
+    (fewer assignments than ``workers``: the run has fewer processes), said in ``progress``.
     """
     if not boards:
         return [Assignment(None, "no board configured for the platform")] * workers, []
@@ -129,6 +134,7 @@ def assign_boards(
     }
     checked = list(reports.values())
     places: dict[str, Assignment] = {}  # a board file naming one place: its one lease
+    leased: set[str] = set()  # the board files selecting by tags that have a place already
     assignments: list[Assignment] = []
     for index in range(workers):
         board = boards[index % len(boards)]
@@ -139,8 +145,18 @@ def assign_boards(
             assignments.append(places[board.name])
             continue
         else:
-            assignment, report = _lease(board, sdk, leases, progress)
+            further = board.name in leased
+            assignment, report = _lease(board, sdk, leases, progress, further=further)
+            if further and report["status"] != "ok":
+                progress(
+                    f"npu-hil: no further labgrid place for board file {board.name} "
+                    f"({'; '.join(report['problems'])}): the run goes on without worker "
+                    f"gw{index}, on the places it has"
+                )
+                continue
             checked.append(report)
+            if report["status"] == "ok" and set(board.farm.filters) != {"name"}:
+                leased.add(board.name)
         if report["status"] != "ok":
             down = {
                 "board": str(report["board"]),
@@ -157,15 +173,34 @@ def assign_boards(
     return assignments, checked
 
 
+FURTHER_WAIT_S = 30.0  # how long a further worker's lease waits for a place of its own
+
+
 def _lease(
-    board: Board, sdk: str | None, leases: ExitStack, progress: Callable[[str], None]
+    board: Board,
+    sdk: str | None,
+    leases: ExitStack,
+    progress: Callable[[str], None],
+    *,
+    further: bool,
 ) -> tuple[Assignment, dict[str, Any]]:
     """A place for farm ``board``, leased into ``leases`` when it checks "ok" (released at
-    once otherwise), and its discovery report."""
+    once otherwise), and its discovery report; ``further``: a further worker's, which waits
+    ``FURTHER_WAIT_S`` at most (the run has a place: it need not wait for another)."""
     assert board.farm is not None
-    held = Lease(board.farm, progress)
+    farm = board.farm
+    if further:
+        farm = dataclasses.replace(farm, wait_s=min(farm.wait_s, FURTHER_WAIT_S))
+    checked: dict[str, dict[str, Any]] = {}
+
+    def accept(place: str, service: dict[str, Any]) -> str | None:
+        """A place that fails the check is skipped for another matching one."""
+        checked[place] = report = check(leased_board(board, place, service), sdk=sdk)
+        return None if report["status"] == "ok" else _problem(report)
+
+    held = Lease(farm, progress)
     try:
-        service = held.acquire()
+        service = held.acquire(None if set(farm.filters) == {"name"} else accept)
     except PlaceError as exc:
         problem = {"status": "unreachable", "problems": [printable(str(exc))]}
         return Assignment(None, ""), {"board": board.name, "address": board.address, **problem}
@@ -173,7 +208,7 @@ def _lease(
     with ExitStack() as stack:
         stack.callback(held.release)
         used = leased_board(board, held.place, service)
-        report = check(used, sdk=sdk)
+        report = checked.get(held.place) or check(used, sdk=sdk)
         if report["status"] == "ok":
             leases.push(stack.pop_all())
     # what the workers need of the NetworkService: never its password
@@ -181,6 +216,11 @@ def _lease(
                "username": str(service["username"])}  # fmt: skip
     place = {"name": held.place, "service": reached, "token": held.token}
     return Assignment(board.name, f"labgrid place {used.name} ({used.address})", place), report
+
+
+def _problem(report: dict[str, Any]) -> str:
+    """What a discovery report that is not "ok" says was wrong."""
+    return f"{report['status']}: {'; '.join(report['problems']) or report['status']}"
 
 
 def assigned_board(boards: list[Board], assignment: Assignment) -> Board | None:
@@ -276,6 +316,8 @@ def watch_lease(
 
 
 MAX_RECOVERIES = 3  # per board and run: a board that keeps falling over is given up on
+CHECK_EVERY_S = 2.0  # how often a power-cycled board is checked
+SAY_EVERY_S = 10.0  # how often the terminal hears that it does not answer yet
 
 
 def _power_cycled(
@@ -286,16 +328,20 @@ def _power_cycled(
     the target is usable again. What happened, for the records of the cases lost."""
     down = target.down
     started = time.monotonic()
-    log.warning(
-        "board %s stopped answering (%s); power-cycling its labgrid place", board.name, down
+    trouble.say(
+        f"board {board.name} stopped answering ({down}); power-cycling its labgrid place, then "
+        f"checking it every {CHECK_EVERY_S:g} s for up to {farm.recovery_wait_s:g} s"
     )
     try:
         power_cycle(farm, token)
     except (PlaceError, subprocess.TimeoutExpired) as exc:
-        return (
+        note = (
             f"power cycle through labgrid place {board.name} failed ({exc}); the board stays down"
         )
+        trouble.say(note)
+        return note
     deadline = started + farm.recovery_wait_s
+    said = started
     while True:
         report = check(board, sdk=sdk)
         waited = time.monotonic() - started
@@ -305,15 +351,23 @@ def _power_cycled(
                 f"board {board.name} was power-cycled through its labgrid place and answered "
                 f"again after {waited:.0f} s (versions checked); the next cases run on it"
             )
-            log.warning("%s", note)
+            trouble.say(note)
             return note
+        problem = "; ".join(report["problems"]) or report["status"]
         if time.monotonic() > deadline:
-            problem = "; ".join(report["problems"]) or report["status"]
-            return (
+            note = (
                 f"board {board.name} was power-cycled through its labgrid place but did not "
                 f"answer within {farm.recovery_wait_s:g} s ({problem}); it stays down"
             )
-        time.sleep(2.0)
+            trouble.say(note)
+            return note
+        if time.monotonic() - said >= SAY_EVERY_S:
+            said = time.monotonic()
+            trouble.say(
+                f"board {board.name}: no answer yet after the power cycle ({problem}); "
+                f"{waited:.0f} s of {farm.recovery_wait_s:g} s, next check in {CHECK_EVERY_S:g} s"
+            )
+        time.sleep(CHECK_EVERY_S)
 
 
 class WatchedLease:
@@ -363,15 +417,17 @@ class WatchedLease:
             for _ in batch:
                 yield self._lost(self.lost)
             return
+        began = time.monotonic()
         observations = list(self.target.stream(batch))
         if lease_held(self.farm, self.token) is not False:
-            yield from self._recovered(observations)
+            yield from self._recovered(observations, began)
             return
+        ran_on = self.board.name
         lost = (
-            f"labgrid place {self.board.name}: the lease (reservation {self.token}) was lost "
+            f"labgrid place {ran_on}: the lease (reservation {self.token}) was lost "
             "while this batch ran (the coordinator restarted, or the place was taken away)"
         )
-        log.warning("%s; leasing a place again", lost)
+        trouble.say(f"{lost}; leasing a place again (waiting up to {self.farm.wait_s:g} s)")
         self.target.board.close()
         try:
             self._lease_again()
@@ -380,12 +436,17 @@ class WatchedLease:
             note = self.lost
         else:
             note = f"{lost}; leased again: labgrid place {self.board.name} runs the next cases"
-        log.warning("%s", note)
-        for _ in batch:
-            yield self._lost(note)
+        trouble.say(note)
+        for observation in observations:  # each on the board it ran on, with its kernel log
+            yield self._lost(note, ran_on, observation.board_log)
 
-    def _lost(self, why: str) -> Observation:
-        return Observation(backend=self.board.name, infra_error=why, observes=self.observes)
+    def _lost(self, why: str, ran_on: str | None = None, board_log: str = "") -> Observation:
+        return Observation(
+            backend=ran_on or self.board.name,
+            infra_error=why,
+            observes=self.observes,
+            board_log=board_log,
+        )
 
     def _lease_again(self) -> None:
         """A new lease by the board file, checked, held until the run ends, and its target."""
@@ -397,22 +458,33 @@ class WatchedLease:
             board = leased_board(self.board_file, lease.place, service)
             report = check(board, sdk=self.sdk)
             if report["status"] != "ok":
-                problem = "; ".join(report["problems"]) or report["status"]
-                raise PlaceError(f"labgrid place {board.name} is {report['status']}: {problem}")
+                raise PlaceError(f"labgrid place {board.name} is {_problem(report)}")
             self.leases.push(held.pop_all())
         self.board, self.token = board, lease.token
         self.target = self.target_for(board)
         self.recoveries = 0
 
-    def _recovered(self, observations: list[Observation]) -> list[Observation]:
-        """``observations``, the lost ones saying how the board's recovery went."""
-        if self.target.board.down is None or self.farm.recovery != "power-cycle":
+    def _recovered(self, observations: list[Observation], began: float) -> list[Observation]:
+        """``observations`` (of a batch that ``began`` then), the lost ones saying how the
+        board's recovery went, with the kernel log read once it answers again."""
+        target = self.target.board
+        if target.down is None or self.farm.recovery != "power-cycle":
             return observations
         if self.recoveries >= MAX_RECOVERIES:
             return observations
         self.recoveries += 1
-        note = _power_cycled(self.target.board, self.board, self.farm, self.token, self.sdk)
+        note = _power_cycled(target, self.board, self.farm, self.token, self.sdk)
+        kernel_log = ""
+        if target.down is None:  # it answers again: the log the lost cases could not get
+            kernel_log = (
+                f"# read once the power-cycled board answered again (a real board's log "
+                f"starts again at its boot)\n{target.kernel_log(time.monotonic() - began)}"
+            )
         return [
-            dataclasses.replace(o, infra_error=f"{o.infra_error}; {note}") if o.infra_error else o
+            dataclasses.replace(
+                o, infra_error=f"{o.infra_error}; {note}", board_log=kernel_log or o.board_log
+            )
+            if o.infra_error
+            else o
             for o in observations
         ]

@@ -48,6 +48,10 @@ class BoardTarget(StreamingTarget, PrefetchingTarget, Protocol):
     def close(self) -> None:
         """Stop using the board (its runner, its lock); safe to repeat."""
 
+    def kernel_log(self, since_s: float) -> str:
+        """The board's kernel log of the last ``since_s`` seconds (``board-kernel.log``), or
+        why it could not be read."""
+
 
 def observe(target: Target, jobs: Iterable[Job]) -> Generator[Observation, None, None]:
     """Observations of ``jobs`` in order: one batch for a streaming target, else one by one."""

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -25,35 +25,11 @@ from tests.helpers.cli import hil_boards
 
 from harness.boards.farm import Lease, PlaceError
 from harness.boards.inventory import BoardFileError, load_board
-from harness.boards.leases import LEASE_DIR_ENV
 from harness.boards.settings import FarmSettings
 from harness.plugin import BOARD_DOWN_EXIT
 from harness.report.matrix import run_header
 from harness.results.journal import read_records, read_run_metadata
 from harness.vendors.rknn.runtimes import RUNTIMES
-
-
-@pytest.fixture
-def farm(
-    sshd_factory: Callable[[], SshServer], tmp_path: Path
-) -> Iterator[tuple[Farm, list[SshServer]]]:
-    """Two loopback boards exported as places rk3562-a and rk3562-b, tagged soc=rk3562."""
-    servers = [sshd_factory(), sshd_factory()]
-    farm = Farm(tmp_path / "farm")
-    try:
-        farm.export({"board-a": servers[0], "board-b": servers[1]})
-        farm.place("rk3562-a", "board-a", soc="rk3562")
-        farm.place("rk3562-b", "board-b", soc="rk3562")
-        yield farm, servers
-    finally:
-        farm.stop()
-
-
-@pytest.fixture(autouse=True)
-def lease_marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's own folder of lease marks (the harness processes it starts inherit it)."""
-    monkeypatch.setenv(LEASE_DIR_ENV, str(tmp_path / "leases"))
-    return tmp_path / "leases"
 
 
 def boards_folder(farm: Farm, servers: list[SshServer], tmp_path: Path, **labgrid: object) -> Path:
@@ -394,23 +370,6 @@ def _outcome(call: Callable[[], object]) -> object:
         return call()
     except Exception as exc:  # the test looks at what came back
         return exc
-
-
-@pytest.fixture
-def two_exporters(
-    sshd_factory: Callable[[], SshServer], tmp_path: Path
-) -> Iterator[tuple[Farm, list[SshServer]]]:
-    """Places rk3562-a and rk3562-b (tagged soc=rk3562), each on its own exporter."""
-    servers = [sshd_factory(), sshd_factory()]
-    farm = Farm(tmp_path / "farm")
-    try:
-        farm.export({"board-a": servers[0]}, name="exp-a")
-        farm.export({"board-b": servers[1]}, name="exp-b")
-        farm.place("rk3562-a", "board-a", exporter="exp-a", soc="rk3562")
-        farm.place("rk3562-b", "board-b", exporter="exp-b", soc="rk3562")
-        yield farm, servers
-    finally:
-        farm.stop()
 
 
 def test_a_place_whose_exporter_is_gone_is_released_and_another_taken(

@@ -25,13 +25,12 @@ from types import TracebackType
 
 import numpy as np
 
-from harness.boards import BoardError
+from harness.boards import BoardError, trouble
 from harness.boards.inventory import Board
 from harness.boards.kernel_log import kernel_log
 from harness.boards.transport import BoardConnectionError, open_transport
 from harness.targets.job import Job
 from harness.targets.observation import Observation
-from harness.text import printable
 from harness.vendors.rknn.documents.conditions import condition_files, npu_devfreq
 from harness.vendors.rknn.runners.runner_session import (
     ConnectionLost,
@@ -165,7 +164,7 @@ class RknnBoardTarget:
                     done.update(settled)
             observation = self._observation(conversion, done.pop(job_id, None))
             if observation.infra_error and job_id in self._started_at:  # lost on the board
-                observation.board_log = self._kernel_log(self._started_at[job_id])
+                observation.board_log = self.kernel_log(time.monotonic() - self._started_at[job_id])
             yield observation
 
     def prefetch(self, jobs: Sequence[Job]) -> None:
@@ -221,8 +220,9 @@ class RknnBoardTarget:
                 else:
                     retried.add(case)
                     outcomes[case].notes.append(f"retried once after: {exc}")
-                    log.warning(
-                        "%s; retrying case %s once", printable(str(exc)), self._case_ids.get(case)
+                    trouble.say(
+                        f"{exc}; reconnecting to retry case {self._case_ids.get(case)} once "
+                        f"(for up to {self.reconnect_s:g} s)"
                     )
             except RunnerFailed as exc:
                 self._drop()
@@ -277,13 +277,11 @@ class RknnBoardTarget:
         while (unreachable := self._open_once()) is not None:
             if time.monotonic() + pause > deadline:
                 self.down = f"{unreachable} ({attempt} attempts in {self.reconnect_s:g} s)"
+                trouble.say(f"{self.down}: the board is given up on")
                 return None
-            log.warning(
-                "%s; attempt %d failed, next in %g s (gives up %g s after the first)",
-                printable(str(unreachable)),
-                attempt,
-                pause,
-                self.reconnect_s,
+            trouble.say(
+                f"{unreachable}; attempt {attempt} failed, next in {pause:g} s (gives up "
+                f"{self.reconnect_s:g} s after the first)"
             )
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
@@ -314,16 +312,16 @@ class RknnBoardTarget:
             self._session = session
         return None
 
-    def _kernel_log(self, started: float) -> str:
-        """The board's kernel log since ``started`` (host clock), or why there is none."""
-        if self.down is not None:
-            return ""  # it does not answer: nothing to read, and no time to lose on it
+    def kernel_log(self, since_s: float) -> str:
+        """The board's kernel log of the last ``since_s`` seconds, or why there is none."""
+        if self.down is not None:  # it does not answer: no time to lose on it
+            return f"# board kernel log not read: board {self.name} does not answer ({self.down})\n"
         try:
             transport = open_transport(
                 self.board, trust_on_first_use=self.trust_on_first_use, timeout=10
             )
             try:
-                return kernel_log(transport, time.monotonic() - started)
+                return kernel_log(transport, since_s)
             finally:
                 transport.close()
         except BoardError as exc:

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from harness.boards import BoardError
+from harness.boards import BoardError, trouble
 from harness.boards.discovery import read_facts
 from harness.boards.inventory import Board
 from harness.boards.lock import BoardBusy, BoardLock
@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 RUNNER_PATH = BOARD_FILES / "hil_board_runner.py"
 RUNNER_NAME = "hil_board_runner.py"
 STOP_GRACE_S = 5.0
+HEARTBEAT_ANSWER_S = 5.0  # a lock heartbeat unanswered this long: the board may hang
+CONNECTED_S = 10.0  # for the command that tells a hung runner from a dead connection
 _STDERR_TAIL = 4000
 # What the board may send for one case (frames, or the C runner's tar members): outputs of a
 # few hundred MiB are far beyond the NPU models the harness runs.
@@ -199,6 +201,8 @@ class RunnerSession:
         self._stderr = bytearray()
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
+        self._beat_asked: float | None = None  # when the heartbeat unanswered so far was sent
+        self._beat_missed = False  # that it went unanswered was said
         # The NPU clock pinned for this session (``pin_npu``): {"npu_freq", "how"} or
         # {"refused": why}; None: not asked. ``_restore``: RESTORE's arguments.
         self.pinned: dict[str, str] | None = None
@@ -282,14 +286,38 @@ class RunnerSession:
     def _beat(self) -> None:
         """Refresh the lock's heartbeat every quarter lease until the session closes."""
         while not self._stop.wait(self.lease_s / 4):
+            if self._beat_asked is None:
+                self._beat_asked = time.monotonic()
             try:
                 assert self.lock is not None
                 if not self.lock.refresh():
+                    self._beat_asked = None  # it answered: someone else holds the lock
                     self.lock_lost = True
                     log.error("board %s: lock %s was taken over", self.board.name, self.lock.path)
                     return
+                self._beat_asked = None
             except BoardError as exc:  # the connection is gone: the main thread will notice
                 log.debug("board %s: heartbeat failed: %s", self.board.name, exc)
+
+    def _heard(self) -> None:
+        """Say (once, on the main thread) that the board has not answered the heartbeat for
+        ``HEARTBEAT_ANSWER_S``, and again when it answers: the first sign of a hung board,
+        long before the case's deadline."""
+        asked = self._beat_asked
+        if asked is None and self._beat_missed:
+            self._beat_missed = False
+            trouble.say(f"board {self.board.name} answers the lock's heartbeat again")
+        elif asked is not None and not self._beat_missed:
+            silent = time.monotonic() - asked
+            if silent >= HEARTBEAT_ANSWER_S:
+                self._beat_missed = True
+                case = " while a case runs on it" if self.in_flight else ""
+                trouble.say(
+                    f"board {self.board.name}: no answer to the lock's heartbeat for "
+                    f"{silent:.0f} s{case}; waiting for it until this step's deadline, in "
+                    f"{self._deadline - time.monotonic():.0f} s, then its SSH connection is "
+                    "checked"
+                )
 
     # -- batches -----------------------------------------------------------------------------
 
@@ -391,6 +419,7 @@ class RunnerSession:
             )
         while len(self._buffer) < size:
             self._drain_stderr()
+            self._heard()
             remaining = self._deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
@@ -451,6 +480,10 @@ class RunnerSession:
         """The step's deadline passed: a hung runner, or a silently dead link."""
         self.usable = False
         timeout = self._window
+        trouble.say(
+            f"board {self.board.name}: no answer for {timeout:g} s {doing}; checking whether its "
+            f"SSH connection still works (up to {CONNECTED_S:g} s)"
+        )
         if not self._connected():
             raise ConnectionLost(
                 f"board {self.board.name}: no answer for {timeout:g} s {doing} and the SSH "
@@ -469,7 +502,7 @@ class RunnerSession:
         if self.transport is None:
             return False
         try:
-            return self.transport.run("true", timeout=10).status == 0
+            return self.transport.run("true", timeout=CONNECTED_S).status == 0
         except BoardError:
             return False
 
