@@ -13,6 +13,7 @@ the fixed cost alone. Not a test: it prints numbers.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import resource
 import statistics
@@ -106,10 +107,9 @@ def main() -> None:
     for name, model in models().items():
         item = built(model, name)
         known = host_references(item)  # warm: imports, kernels
-        here = medians(lambda item=item: host_references(item), args.rounds)
+        here = medians(functools.partial(host_references, item), args.rounds)
         child = medians(
-            lambda item=item, name=name: references_within(host_references, item, 600.0, name),
-            args.rounds,
+            functools.partial(references_within, host_references, item, 600.0, name), args.rounds
         )
         print(
             f"{name:28} {here[0]:9.2f} {child[0]:9.2f} {child[0] / here[0]:9.2f} "

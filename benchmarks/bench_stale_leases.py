@@ -85,7 +85,7 @@ class Counted:
             self.calls += 1
             return self._client(*args, **kwargs)  # type: ignore[arg-type]
 
-        farm_module._client = counted  # type: ignore[assignment]
+        farm_module._client = counted
         return self
 
     def __exit__(self, *exc: object) -> None:

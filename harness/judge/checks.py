@@ -109,7 +109,8 @@ class Judge:
         seen = Seen(case, observation, comparison, failure, infra, control)
         checks = [self._check(expect, seen) for expect in case.expects]
         alike = control is not None and control.fell_back in self._fell_back(seen, checks)
-        return verdict_of(checks, infra, observation.backend, control.failed() if alike else "")
+        failed = control.failed() if control is not None and alike else ""
+        return verdict_of(checks, infra, observation.backend, failed)
 
     def _fell_back(self, seen: Seen, checks: list[Check]) -> set[str]:
         """The kinds of fallback the case's checks report (``ControlSeen.fell_back``)."""
