@@ -136,10 +136,12 @@ def test_check_command_prints_the_versions_and_exits_1_when_incompatible(
     assert "Invalid RKNN model version 6" in out
 
 
-def run_suite(tmp_path: Path, boards: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_suite(
+    tmp_path: Path, boards: Path, *args: str, results: str = "results"
+) -> subprocess.CompletedProcess[str]:
     node = f"{SUITE}::test_documented_limit[rk3562/Pow/float16/values=2]"
     command = [sys.executable, "-m", "pytest", node, "-p", "no:cacheprovider", "-s"]
-    command += ["--results", str(tmp_path / "results"), "--hil-cache", "off"]
+    command += ["--results", str(tmp_path / results), "--hil-cache", "off"]
     command += ["--hil-conversion-cache", str(tmp_path / "conversions")]
     command += ["--boards", str(boards), *args]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -151,14 +153,15 @@ def test_a_run_stops_the_board_before_any_case_and_records_its_versions(
     folder = tmp_path / "boards"
     sshd.board_file(folder, sysroot=str(write_sysroot(tmp_path / "s", runtime=OLD_RUNTIME)))
     for backend in ("board", "auto"):  # a configured board that fails the check stops the run
-        required = run_suite(tmp_path, folder, "--backend", backend)
+        # each run a folder of its own: one results folder holds one run's configuration
+        required = run_suite(tmp_path, folder, "--backend", backend, results=backend)
         assert required.returncode == BOARD_DOWN_EXIT, required.stdout + required.stderr
         assert f"board loopback ({sshd.user}@127.0.0.1:{sshd.port}) is incompatible" in (
             required.stderr
         )
         assert "librknnrt 1.6.0" in required.stderr
         assert "Invalid RKNN model version 6" in required.stderr
-        assert not (tmp_path / "results" / "journal.jsonl").exists()  # no case ran
+        assert not (tmp_path / backend / "journal.jsonl").exists()  # no case ran
 
     fallback = run_suite(tmp_path, folder, "--board-fallback", "simulator")  # asked for
     assert fallback.returncode == 0, fallback.stdout + fallback.stderr

@@ -94,7 +94,8 @@ def test_the_users_settings_reach_the_build_the_record_toolkit_json_and_reproduc
     # the model's outputs match everywhere else: the toolkit was fed x * std + mean
     assert "output 0: shape (1, 4, 10, 10)" in layers.detail
     assert TOOLKIT_SAW_THEM in (results / layers.artifacts / "build.log").read_text()
-    [bundle] = (results / "bundles").glob("rk3562_layers_five_float16*[!z]")
+    # the model's own bundle (what a user sends), its per-layer run's table inside
+    [bundle] = (results / "bundles").glob("rk3562_model_five_float16*[!z]")
     toolkit = json.loads((bundle / "toolkit.json").read_text())
     assert toolkit["config"] == SETTINGS and toolkit["do_quantization"] is False
 
@@ -112,6 +113,7 @@ def test_the_users_settings_reach_the_build_the_record_toolkit_json_and_reproduc
         run.stdout
     )
     assert "output 1 (y): max abs error" in run.stdout and "REPRODUCED: wrong-result" in run.stdout
+    assert "wrong layer (layers.json, the first past tolerance): index 2, node pool" in run.stdout
     assert TOOLKIT_SAW_THEM in log.read_text()
 
 
