@@ -34,7 +34,9 @@ def test_hil_run_refuses_a_folder_of_another_run_and_appends_on_request(
     assert _run(tmp_path) == 1  # the five-node model's wrong result
     results = tmp_path / "results-run-five"  # the default: the model's own, not "results"
     first = json.loads((results / "run.json").read_text())
-    assert first["command"] == "hil run" and [r.id for r in read_records(results)]
+    assert first["command"] == "hil run"
+    recorded = [r.id for r in read_records(results)]  # the model's, and its per-layer run's
+    assert "rk3562/model/five/float16" in recorded
     capsys.readouterr()
 
     assert _run(tmp_path) == 2
@@ -42,16 +44,16 @@ def test_hil_run_refuses_a_folder_of_another_run_and_appends_on_request(
     assert f"{Path('results-run-five')} holds another run (hil run, platform rk3562" in error
     assert "Give a new folder (--results DIR), or --append" in error
     assert json.loads((results / "run.json").read_text()) == first  # nothing lost
-    assert len(read_records(results)) == 1
+    assert [r.id for r in read_records(results)] == recorded
 
     assert _run(tmp_path, "--append", "--name", "again") == 1
     meta = json.loads((results / "run.json").read_text())
     assert {k: v for k, v in meta.items() if k != "appended"} == first
     [appended] = meta["appended"]
     assert appended["command"] == "hil run" and appended["started"] >= first["started"]
-    assert {r.id for r in read_records(results)} == {
-        "rk3562/model/five/float16",
+    assert {r.id for r in read_records(results)} - set(recorded) == {
         "rk3562/model/again/float16",
+        "rk3562/layers/again/float16",
     }
 
 
