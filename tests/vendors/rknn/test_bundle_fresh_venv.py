@@ -58,7 +58,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     argv = ["run", str(here / "five.onnx"), "--platform", "rk3562", "--layers"]
     argv += ["--toolkit-config", str(here / "settings.yaml"), "--results", str(results)]
     assert main([*argv, "--hil-cache", str(here / "cache")]) == 1
-    [packed] = (results / "bundles").glob("rk3562_layers_five_float16*.tar.gz")
+    [packed] = (results / "bundles").glob("rk3562_model_five_float16*.tar.gz")  # what a user sends
     return packed
 
 
