@@ -148,7 +148,11 @@ def _forked_child(pid: int) -> int | None:
     """A child of ``pid`` running its own command line (a fork, not a started program)."""
     command = Path(f"/proc/{pid}/cmdline").read_bytes()
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except FileNotFoundError:  # a thread that ended while the tasks were listed
+            continue
+        for child in children:
             try:
                 if Path(f"/proc/{child}/cmdline").read_bytes() == command:
                     return int(child)
