@@ -17,12 +17,14 @@ import functools
 import os
 import resource
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from harness.cases.user_models import model_case
 from harness.modelfiles.prepare import prepare
@@ -30,20 +32,16 @@ from harness.models import BuiltModel, build_model
 from harness.models.bounded_reference import references_within
 from harness.models.reference import host_references
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the tests' model builder, as the board benchmarks do
+
+from tests.helpers.user_models import float_model  # noqa: E402
+
 
 def _model(
-    nodes: list[onnx.NodeProto], shape: list[int], weights: list[onnx.TensorProto]
+    nodes: list[onnx.NodeProto], shape: list[int], weights: list[onnx.TensorProto] | None = None
 ) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "bench",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        weights,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model
+    return float_model(nodes, "bench", list(shape), {"y": None}, constants=weights)
 
 
 def models() -> dict[str, onnx.ModelProto]:
@@ -62,7 +60,7 @@ def models() -> dict[str, onnx.ModelProto]:
         ]
         previous = out
     return {
-        "Relu 1x8": _model([helper.make_node("Relu", ["x"], ["y"])], [1, 8], []),
+        "Relu 1x8": _model([helper.make_node("Relu", ["x"], ["y"])], [1, 8]),
         "Conv 1x16x64x64": _model(
             [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
             [1, 16, 64, 64],

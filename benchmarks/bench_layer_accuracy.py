@@ -31,9 +31,13 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers.user_models import float_model  # noqa: E402
+
 SHAPE = [1, 8, 32, 32]
 
 # The toolkit alone, in a fresh process: argv model, platform, dataset.txt, input .npy, mode.
@@ -77,16 +81,9 @@ def network() -> onnx.ModelProto:
         helper.make_node("Sigmoid", ["c3"], ["y"], name="sigmoid"),
     ]  # fmt: skip
     constants = [weight("w1", 16, 8, 3), weight("w2", 16, 16, 3), weight("w3", 8, 16, 1)]
-    graph = helper.make_graph(
-        nodes,
-        "layers",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        constants,
+    return float_model(
+        nodes, "layers", list(SHAPE), {"y": None}, constants=constants, opset=13, ir_version=8
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
 
 
 def timed(command: list[str]) -> float:
