@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tests.helpers import paths
 from tests.helpers.marks import needs_toolkit
+from tests.helpers.readme import assert_printed_in_order
 from tests.helpers.tox_shim import tox_env
 from tests.helpers.user_models import five_node_model, mynet_model
 
@@ -114,36 +115,6 @@ def _command(text: str) -> str:
     return text.replace(".tox/hil/bin/", f"{Path(sys.executable).parent}/")
 
 
-def _stretches(output: list[str]) -> list[list[str]]:
-    found: list[list[str]] = [[]]
-    for line in output:
-        if line.strip() == "...":
-            found.append([])
-        else:
-            found[-1].append(line.rstrip())
-    return [stretch for stretch in found if stretch]
-
-
-def _normal(line: str) -> str:
-    """A line with what differs between runs made equal: when a run started, pytest's duration,
-    and the rule of ``=`` around a heading, whose length follows the duration's."""
-    line = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\b", "TIME", line)  # when a run started
-    return re.sub(r" in \d+(\.\d+)?s\b", " in Ns", line).strip("= ").rstrip()
-
-
-def _printed_in_order(expected: list[str], printed: str, block: Block) -> None:
-    lines = [_normal(line) for line in printed.splitlines()]
-    at = 0
-    for stretch in ([_normal(line) for line in part] for part in _stretches(expected)):
-        starts = [i for i in range(at, len(lines)) if lines[i : i + len(stretch)] == stretch]
-        assert starts, (
-            f"{block}: not printed as the doc shows:\n"
-            + "\n".join(stretch)
-            + (f"\n--- printed:\n{printed[-6000:]}")
-        )
-        at = starts[0] + len(stretch)
-
-
 def _steps(block: Block) -> list[tuple[str, list[str]]]:
     """(command, the lines the doc shows it printing) in order."""
     if block.kind != "console":
@@ -186,4 +157,4 @@ def test_the_command_blocks_run_and_print_what_the_docs_show(tmp_path: Path) -> 
             assert run.returncode in statuses, (
                 f"{block}: {command}: exit {run.returncode}\n{printed[-6000:]}"
             )
-            _printed_in_order(shown, printed, block)
+            assert_printed_in_order(shown, printed, str(block))

@@ -17,7 +17,7 @@ from pathlib import Path
 from tests.helpers import paths
 from tests.helpers.browser import Browser
 from tests.helpers.marks import needs_toolkit
-from tests.helpers.readme import README, section, set_up_commands
+from tests.helpers.readme import README, assert_printed_in_order, section, set_up_commands
 
 from harness.vendors import default_vendor
 
@@ -29,13 +29,6 @@ COMMAND = "HIL_RESULTS=results-pow tox -- suites "
 
 def _console_block(heading: str) -> list[str]:
     return section(heading).split("```console\n", 1)[1].split("\n```", 1)[0].splitlines()
-
-
-def _normal(line: str) -> str:
-    """A line with what differs between runs made equal: pytest's duration, and the rule of
-    ``=`` around a heading, whose length follows the duration's."""
-    line = re.sub(r" in \d+(\.\d+)?s\b", " in Ns", line)
-    return line.strip("= ").strip()
 
 
 def test_the_set_up_commands_are_what_ci_runs_with_the_tox_tox_ini_requires() -> None:
@@ -94,19 +87,7 @@ def test_the_first_run_prints_what_the_readme_shows(tmp_path: Path) -> None:
     )
     output = (run.stdout + run.stderr).replace(f"{tmp_path}{os.sep}", "")
     assert run.returncode == 0, output
-    printed = [_normal(line) for line in output.splitlines()]
-    # Each stretch of the README between "..." lines is printed as it stands, in order.
-    stretches: list[list[str]] = [[]]
-    for line in lines[1:]:
-        if line == "...":
-            stretches.append([])
-        else:
-            stretches[-1].append(_normal(line))
-    at = 0
-    for stretch in filter(None, stretches):
-        starts = [i for i in range(at, len(printed)) if printed[i : i + len(stretch)] == stretch]
-        assert starts, f"not printed as the README shows:\n{chr(10).join(stretch)}\n---\n{output}"
-        at = starts[0] + len(stretch)
+    assert_printed_in_order(lines[1:], output, "README, A first run")
 
     # The README's reading of the report: the overview cell it quotes, and the verdict.
     report = tmp_path / "results-pow" / "report.html"
