@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 from tests.helpers.marks import needs_toolkit
-from tests.helpers.user_models import five_node_model
+from tests.helpers.user_models import five_node_model, float_model
 
 from harness.cli import main
 from harness.results.journal import read_records
@@ -40,14 +40,9 @@ def conv_model() -> onnx.ModelProto:
         helper.make_node("Relu", ["c"], ["r"], name="relu"),
         helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "mynet",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])],
-        weights,
+    return float_model(
+        nodes, "mynet", [1, 3, 16, 16], {"y": [1, 8, 8, 8]}, constants=weights, opset=13
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
 @needs_toolkit
