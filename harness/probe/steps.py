@@ -24,15 +24,11 @@ from dataclasses import dataclass, replace
 
 from harness.cases.case import Case, Control
 from harness.cases.controls import TYPICAL
-from harness.cases.operators import (
-    DTYPES,
-    Variant,
-    bound_variant,
-    element_count,
-    held_factors,
-    product_cap,
-    variant_case,
-)
+from harness.cases.operators import DTYPES
+from harness.cases.operators.generator import variant_case
+from harness.cases.operators.products import product_cap
+from harness.cases.operators.search import bound_variant, held_factors
+from harness.cases.operators.variant import Variant, element_count
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES, TESTED_NOTHING
