@@ -219,7 +219,6 @@ class RunPolicy:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller or self.config.option.collectonly:  # nothing ran: nothing stale
             return
-
         try:
             left_out = self._this_run_metadata().get("left_out", [])
             records = self._this_run()

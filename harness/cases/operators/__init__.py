@@ -33,6 +33,11 @@ Every case exists once per dtype the operator documents, plus its typical model 
 dtype it does not document (an "outside" case, e.g. int8 Div). Limits that a tiny model on
 the simulator cannot probe are returned as ``Untested`` with the reason, so reports can
 account for every documented limit.
+
+One module per concern: ``status`` (the documented status), ``variant``, ``proposals``,
+``products`` and ``formulas`` (the variants a limit proposes), ``repairs`` (shrunk and
+exercised), ``expectations``, ``generator`` (``operator_cases``, ``variant_case``) and
+``search`` (single variants for ``harness.probe``).
 """
 
 from harness.cases.operators.generator import operator_cases

@@ -12,7 +12,7 @@ from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.models import Declarations
 
-DTYPES = ("int8", "float16")
+DTYPES = ("int8", "float16")  # the data dtypes cases are made in
 
 
 def governing_limits(catalogue: OperatorCatalogue, op: DocumentedOperator) -> list[Limit]:
@@ -93,6 +93,7 @@ def type_variables(limits: Iterable[Limit], dtype: str) -> frozenset[str]:
 
 
 def limit_key(limit: Limit) -> str:
+    """The subject a limit bounds: its element (``kernel_h`` of ``kernel_shape``), else itself."""
     return str(limit.rule.get("element", limit.subject))
 
 
