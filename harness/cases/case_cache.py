@@ -1,7 +1,7 @@
 """Generated case lists kept on disk, so a run does not generate its cases again.
 
 Generating a platform's cases builds a model for every value a limit proposes, to see that
-ONNX takes it (``operators._refusal``): one to three seconds a platform, more than a whole
+ONNX takes it (``operators.variant.refusal``): one to three seconds a platform, more than a whole
 run whose results are all cached takes for its cases. What comes out depends only on the
 catalogue, npu-hil's own code and data, the Python, numpy and onnx releases (onnx's checker
 refuses models) and the size budget, which together key an entry: any change to npu-hil's

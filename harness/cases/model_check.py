@@ -8,7 +8,7 @@ Convolution when each group is one input channel). Its quantities are read off t
 documents' own words (``node_subjects``): the input's batch, channel, height and width, the
 kernel, stride, pad and dilation elements, every scalar attribute by its name (ONNX defaults
 filled in); then each limit of the entry is evaluated as case generation does
-(``harness.cases.operators.satisfies``). A limit over a quantity the node does not give, or
+(``harness.cases.operators.status.satisfies``). A limit over a quantity the node does not give, or
 whose condition does not apply, is listed as not read, never as inside.
 
 A model is documented as supported when no layer is outside a documented limit (its dtype
@@ -26,7 +26,7 @@ from typing import Any
 import onnx
 from onnx import defs, helper, numpy_helper
 
-from harness.cases.operators import condition_applies, form_text, governing_limits, satisfies
+from harness.cases.operators.status import condition_applies, form_text, governing_limits, satisfies
 from harness.cases.validity import limit_subjects
 from harness.documented.formulas import applies
 from harness.documented.limits import Limit

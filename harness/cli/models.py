@@ -215,10 +215,8 @@ def run_model(args: argparse.Namespace) -> int:
         return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
-    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(
-            vendor, results, backend, args.platform, args.dtype, perf, args.hil_timeout
-        )
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as target:
+        runner = _runner(vendor, results, target, args.platform, args.dtype, perf, args.hil_timeout)
         record = runner.run(prepared)
         _print_record(record, prepared, runner)
         if perf is not None:
@@ -250,8 +248,8 @@ def run_reduce(args: argparse.Namespace) -> int:
         return _refuse(args, exc)
     except _BadInput as exc:
         return _bad_input(exc)
-    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
-        runner = _runner(vendor, results, backend, args.platform, dtype, None, args.hil_timeout)
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as target:
+        runner = _runner(vendor, results, target, args.platform, dtype, None, args.hil_timeout)
         if original is None:
             original = runner.run(prepared)
             _print_record(original, prepared, runner)
@@ -348,8 +346,8 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
         return _bad_input(exc)
     name = args.name or shown_name(args.model.stem)
     case = refused_case(name, shown_name(str(args.model)), args.platform, args.dtype)
-    with bad.vendor.target(None, args.hil_timeout, "off") as backend:  # never started
-        runner = _runner(bad.vendor, bad.results, backend, args.platform, args.dtype)
+    with bad.vendor.target(None, args.hil_timeout, "off") as target:  # never started
+        runner = _runner(bad.vendor, bad.results, target, args.platform, args.dtype)
         record = runner.refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
     _finish(bad.results)
@@ -388,7 +386,7 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
 def _runner(
     vendor: Vendor,
     results: Path,
-    backend: Target,
+    target: Target,
     platform: str,
     dtype: str,
     perf: JobTiming | None = None,
@@ -406,7 +404,7 @@ def _runner(
     stages = stages_for(vendor, perf=perf, reference_deadline_s=timeout)
     allowed = vendor.cpu_allowed(platform)
     sdk = default_sdk(vendor)
-    return ModelRunner(results, backend, platform, dtype, stages, sdk, check, allowed)
+    return ModelRunner(results, target, platform, dtype, stages, sdk, check, allowed)
 
 
 def _per_layer(runner: ModelRunner, prepared: PreparedModel, record: CaseRecord) -> None:

@@ -234,9 +234,9 @@ def _run(
         append_probe(results, record)
         emit(f"{record.id}: {record.observed()} after {len(record.steps)} steps\n")
 
-    with vendor.target(board, args.hil_timeout, args.hil_cache) as backend:
+    with vendor.target(board, args.hil_timeout, args.hil_cache) as target:
         stages = stages_for(vendor, [catalogue])
-        executor = CaseExecutor(results, backend, stages, default_sdk(vendor))
+        executor = CaseExecutor(results, target, stages, default_sdk(vendor))
         answers = search_bounds(bounds, executor, args.steps, finished)
     for item in skipped:
         record = skipped_record(item)

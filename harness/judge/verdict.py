@@ -15,8 +15,9 @@ judgement:
 
 A check whose expectation rests on a limit the document contradicts itself on
 (``Check.inconsistent``) and whose status depends on the document (``DOCUMENTED_STATUSES``)
-counts as ``doc-inconsistent``, its observation naming the reason and the status it would
-have had; ``wrong-result`` and ``infra-error`` stand whatever the document says.
+counts as ``doc-inconsistent``: the status it would have had is kept (``Check.would_be``)
+and its observation names it and the reason (``contradiction_note``); ``wrong-result`` and
+``infra-error`` stand whatever the document says.
 
 An operator case is judged against its inside control (``Case.control``: the same model at
 the documented edge of the limit it probes, or the operator's typical model), so that a
@@ -58,6 +59,7 @@ checks) this gives:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -128,6 +130,26 @@ NUMERIC_FAILURES = ("wrong-result", "reference-disagreement")
 DOCUMENTED_STATUSES = ("confirmed", "limit-confirmed", "limit-rewritten", "doc-drift", "violation")
 
 
+def contradiction_note(would_be: str, inconsistent: Iterable[str]) -> str:
+    """What a doc-inconsistent check's observation ends with: the status it would have had and
+    the contradictions (limit id: reason) it rests on."""
+    return f" [would be {would_be}; the document contradicts {'; '.join(inconsistent)}]"
+
+
+def own_status(check: Mapping[str, Any]) -> str:
+    """A recorded check's own status (a ``CaseRecord.checks`` entry): the status it would have
+    had when the document's contradiction made it ``doc-inconsistent``, else its status."""
+    return str(check.get("would_be") or check["status"])
+
+
+def own_observation(check: Mapping[str, Any]) -> str:
+    """A recorded check's observation without its contradiction note."""
+    observed, would_be = str(check["observed"]), check.get("would_be")
+    if not would_be:
+        return observed
+    return observed.removesuffix(contradiction_note(would_be, check.get("inconsistent", ())))
+
+
 @dataclass(frozen=True)
 class Check:
     """One expectation of a case against what the target showed (a ``CaseRecord.checks`` entry)."""
@@ -139,15 +161,16 @@ class Check:
     status: str  # a verdict, or UNOBSERVED
     phase: str  # PLACEMENT_PHASE, RESULT_PHASE or LAYOUT_PHASE
     inconsistent: tuple[str, ...]  # "<limit id>: <reason>" the document contradicts
+    # the status a doc-inconsistent check would have had by the document's letter; "" otherwise
+    would_be: str = ""
 
     def judged(self) -> Check:
         """This check as the verdict counts it: ``doc-inconsistent`` when its status rests on
         a limit the document contradicts."""
         if not self.inconsistent or self.status not in DOCUMENTED_STATUSES:
             return self
-        reasons = "; ".join(self.inconsistent)
-        observed = f"{self.observed} [would be {self.status}; the document contradicts {reasons}]"
-        return replace(self, status="doc-inconsistent", observed=observed)
+        observed = self.observed + contradiction_note(self.status, self.inconsistent)
+        return replace(self, status="doc-inconsistent", observed=observed, would_be=self.status)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

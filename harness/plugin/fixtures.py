@@ -59,7 +59,7 @@ def hil_policy(pytestconfig: pytest.Config) -> RunPolicy:
 def hil_executors(
     pytestconfig: pytest.Config,
 ) -> Iterator[Callable[[str, str], CaseExecutor]]:
-    """(SDK release, platform) -> the backend of this pytest process for them (the
+    """(SDK release, platform) -> this pytest process's executor for them, on its target (the
     platform's board, else the SDK's one reused simulator worker, which compiles for any
     platform), each started when its first case comes."""
     option = pytestconfig.getoption
@@ -107,9 +107,9 @@ def hil_executors(
             boards = [] if sim else run.platform_boards(platform)
             board, assignment = _board(pytestconfig, platform, boards)
             annotate = policy.mark
-            backend: Target
+            target: Target
             if board is None:
-                backend = simulator(sdk)
+                target = simulator(sdk)
                 if assignment.down is not None:
                     note = fallback_note(assignment.down)
                     annotate = lambda record: policy.mark(_noted(record, note))  # noqa: E731
@@ -124,8 +124,8 @@ def hil_executors(
                     fallback = functools.partial(simulator, sdk)
                     return BoardWithFallback(target, fallback, option("board_down") == "sim")
 
-                backend = watch_lease(on_board, board, boards, assignment, sdk, stack)
-            return CaseExecutor(results, backend, stages(annotate=annotate), sdk)
+                target = watch_lease(on_board, board, boards, assignment, sdk, stack)
+            return CaseExecutor(results, target, stages(annotate=annotate), sdk)
 
         yield executor
 

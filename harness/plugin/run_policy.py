@@ -1,76 +1,59 @@
 """The run policy in a pytest run (``RunPolicy``): the known issues, baseline, history store,
 tier, shard and performance gate of the run, what the executor's stages and
 ``check_verdict`` ask of them (``mark``, ``timeout_for``, ``excuse``, ``slower``,
-``changed``), and the policy's own hooks: the slow tier and the shard at collection,
-progress lines, the end-of-run summary of known issues, flaky cases, baseline changes,
-cases left out and timeouts, and the run written into the history store at its end
-(``harness.policy.flaky``).
+``changed``), and the policy's own hooks, each delegating to its module: the slow tier and the
+shard at collection (``policy_selection``), progress lines (``progress_lines``), the
+end-of-run summary (``policy_summary``), and the run written into the history store at its
+end (``history_store``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.cases.case import Case
-from harness.history.location import StoreError, shown
+from harness.history.location import StoreError
 from harness.history.runinfo import HISTORY_KEY, configuration, history_entry
 from harness.judge.verdict import FAILING_VERDICTS
+from harness.plugin.history_store import last_baseline, not_stored_text, open_history, stored_text
+from harness.plugin.policy_selection import (
+    case_id,
+    item_case_id,
+    item_key,
+    keep_shard,
+    leave_out_slow,
+)
+from harness.plugin.policy_summary import known_issue_changed, write_summary
+from harness.plugin.progress_lines import ProgressLines
 from harness.policy import perf
 from harness.policy.baseline import Baseline
-from harness.policy.flaky import LAST, RunHistory
+from harness.policy.flaky import LAST
 from harness.policy.known_issues import (
     AS_EXPECTED,
-    CHANGED,
     KnownIssues,
     KnownIssuesError,
     load_known_issues,
 )
-from harness.policy.progress import Progress
-from harness.policy.shards import Shard, parse_shard, selection_digest, split
-from harness.policy.tiers import estimated_cost, slow_reason
+from harness.policy.shards import Shard, parse_shard
+from harness.policy.tiers import slow_reason
 from harness.report.cut_short import ENDED_KEY, SELECTED_KEY
 from harness.results.journal import (
     JournalError,
     read_records,
     read_run_metadata,
 )
-from harness.results.records import CaseRecord, case_key, flaky_text, record_key
-from harness.results.runs import SHARD_KEY, this_run, update_run
+from harness.results.records import CaseRecord, flaky_text, record_key
+from harness.results.runs import this_run, update_run
 from harness.text import printable
 from harness.vendors import layer_aliases
 
 PLUGIN_NAME = "npu-hil-policy"
 OFF = "off"
 VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
-TIMED_OUT = "timed out"  # how the targets' infra-error details begin a timeout
 DESELECTED_OUTPUT = "npu_hil_deselected"  # an xdist worker's workeroutput: its deselected ids
-
-
-def _item_case_id(item: Any) -> str:
-    """The case id of a collected item: its ``hil_case`` parameter's, without the SDK that
-    ``--sdk`` adds to the node id; else the node id's parameter."""
-    case = getattr(getattr(item, "callspec", None), "params", {}).get("hil_case")
-    # an empty suite (test_models.py without --models) parametrizes with pytest's NOTSET
-    return case.id if isinstance(case, Case) else _case_id(item.nodeid)
-
-
-def _item_key(item: Any) -> str:
-    """What tells collected cases apart: the case id, and its SDK under ``--sdk``."""
-    sdk = getattr(getattr(item, "callspec", None), "params", {}).get("hil_sdk", "")
-    return case_key(_item_case_id(item), sdk)
-
-
-def _case_id(nodeid: str) -> str:
-    """The case id of a generated case's node id (its parameter), else the node id."""
-    name = nodeid.rpartition("::")[2]
-    _head, bracket, rest = name.partition("[")
-    return rest[:-1] if bracket and rest.endswith("]") else nodeid
 
 
 class RunPolicy:
@@ -91,7 +74,6 @@ class RunPolicy:
         self.tier: str = option("tier")
         self.budget: float = option("case_budget")
         self.strict_known: bool = option("strict_known")
-        self.every: int = option("progress_every")
         self.slow_timeout: float = option("slow_timeout")
         self.platform = platform
         self.shard: Shard | None = None
@@ -101,15 +83,8 @@ class RunPolicy:
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
         self.known = _known_issues(option("known_issues"), shipped_known_issues)
-        try:
-            self.history = RunHistory(option("hil_db"))
-        except StoreError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.history = open_history(config)
         self.flaky_ok: bool = option("flaky_ok")
-        if not self.history.on and (self.flaky_ok or option("baseline") == LAST):
-            raise pytest.UsageError(
-                f"--flaky-ok and --baseline {LAST} read the history store: --hil-db is off"
-            )
         self.controller = not hasattr(config, "workerinput")
         # --collect-only runs and writes nothing: no history entry (a new run id, the
         # checkout's revision), no baseline to judge against
@@ -119,14 +94,12 @@ class RunPolicy:
         self.perf = perf.perf_request(config)
         threshold = perf.threshold(config)
         self.latency = perf.PerfJudge(self.baseline, threshold) if self.baseline else None
-        self.progress = Progress()
-        self.started = time.monotonic()
+        self.lines = ProgressLines(config, option("progress_every"))
         self.ran: dict[str, None] = {}  # identities of the records this run judged
         # ids of the cases -k, -m, the tier or the shard left out: entries naming only these
         # are not stale (under xdist the workers deselect and send them to the controller as
         # they finish: DESELECTED_OUTPUT)
         self.deselected: set[str] = set()
-        self.live = sys.stdout.isatty() and not os.environ.get("CI")
         self.stored = ""  # how writing the run into the history store went
         self.journal: list[CaseRecord] | None = None  # the journal as the run ended, once read
 
@@ -154,16 +127,9 @@ class RunPolicy:
         return history_entry(self.results, bool(option("resume")), job)
 
     def _baseline(self, value: str | None) -> Baseline | None:
-        if value != LAST:
-            return _baseline(value)
-        try:
-            return self.history.last_baseline(
-                self.history_entry.get("configuration", ""),
-                self.history_entry.get("run", ""),
-                FAILING_VERDICTS,
-            )
-        except StoreError as exc:
-            raise pytest.UsageError(f"--baseline {LAST}: {exc}") from None
+        if value == LAST:
+            return last_baseline(self.history, self.history_entry)
+        return _baseline(value)
 
     # -- what check_verdict asks
 
@@ -198,61 +164,29 @@ class RunPolicy:
         return why, (f"known issue {entry.reference}" if entry else None)
 
     def changed(self, record: CaseRecord) -> str | None:
-        known = record.known
-        if not known or known["status"] != CHANGED:
-            return None
-        return (
-            f"known issue changed: {record.id} is {record.verdict}, "
-            f"{known['expected']} expected ({known['reference']})"
-        )
+        return known_issue_changed(record)
 
     # -- pytest hooks
 
     @pytest.hookimpl(trylast=True)  # after -k and -m have deselected
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[Any]) -> None:
-        left_out: list[dict[str, str]] = []
-        if self.tier != "full":
-            kept, slow = [], []
-            for item in items:
-                reason = slow_reason(_item_case_id(item), self.budget)
-                if reason and item.get_closest_marker("hil_case"):
-                    left_out.append({"id": _case_id(item.nodeid), "reason": reason})
-                    slow.append(item)
-                else:
-                    kept.append(item)
-            if slow:
-                config.hook.pytest_deselected(items=slow)
-                items[:] = kept
-        shard = self._keep_shard(config, items) if self.shard else {}
+        left_out = leave_out_slow(config, items, self.budget) if self.tier != "full" else []
+        shard = keep_shard(config, items, self.shard) if self.shard else {}
         cases = [item for item in items if item.get_closest_marker("hil_case")]
-        self.progress = Progress.of([_case_id(item.nodeid) for item in cases])
+        self.lines.expect([case_id(item.nodeid) for item in cases])
         # One process records what it left out: the controller, or xdist's first worker
         # (the controller collects nothing and wrote run.json before the workers started).
         # --collect-only runs nothing and writes nothing.
         if config.option.collectonly:
             return
         if self.controller or config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
-            selected = [_item_key(item) for item in cases]  # what a cut-short run never ran
+            selected = [item_key(item) for item in cases]  # what a cut-short run never ran
             entries = {"left_out": left_out, SELECTED_KEY: selected, **shard}
             update_run(self.results, entries, self.config.getoption("append"))
 
-    def _keep_shard(self, config: pytest.Config, items: list[Any]) -> dict[str, Any]:
-        """Deselect the items of the other shards; this shard's run.json entry."""
-        assert self.shard is not None
-        keys = [_item_key(item) for item in items]
-        ids = {_item_key(item): _item_case_id(item) for item in items}
-        parts = split(keys, lambda key: estimated_cost(ids[key]).seconds, self.shard.count)
-        mine = set(parts[self.shard.index - 1])
-        others = [item for item, key in zip(items, keys, strict=True) if key not in mine]
-        if others:
-            config.hook.pytest_deselected(items=others)
-            items[:] = [item for item, key in zip(items, keys, strict=True) if key in mine]
-        entry = {"index": self.shard.index, "count": self.shard.count, "cases": len(items)}
-        return {SHARD_KEY: {**entry, "selection": selection_digest(keys)}}
-
     def pytest_deselected(self, items: list[Any]) -> None:
         self.deselected.update(
-            _item_case_id(item) for item in items if item.get_closest_marker("hil_case")
+            item_case_id(item) for item in items if item.get_closest_marker("hil_case")
         )
 
     @pytest.hookimpl(optionalhook=True)
@@ -263,18 +197,14 @@ class RunPolicy:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.progress.total:
+        if not self.lines.progress.total:
             # the controller sees node ids only: a generated case's carries its id
-            cases = [_case_id(nodeid) for nodeid in ids if _case_id(nodeid) != nodeid]
-            self.progress = Progress.of(cases)
+            cases = [case_id(nodeid) for nodeid in ids if case_id(nodeid) != nodeid]
+            self.lines.expect(cases)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        case = _case_id(nodeid)
-        if case not in self.progress.pending or not self.controller:
-            return
-        if self.live and self.every and self.config.get_verbosity() <= 0:
-            line = printable(self.progress.line(time.monotonic() - self.started, case))
-            self._reporter().rewrite(line[: self._width()], erase=True)
+        if self.controller:
+            self.lines.case_started(case_id(nodeid))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         case = dict(report.user_properties).get("case")
@@ -282,57 +212,20 @@ class RunPolicy:
             self.ran[str(case)] = None
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        if not self.controller or _case_id(nodeid) not in self.progress.pending:
-            return
-        self.progress.finished(_case_id(nodeid))
-        done = self.progress.done
-        if not self.live and self.every and (done % self.every == 0 or not self.progress.pending):
-            reporter = self._reporter()
-            reporter.ensure_newline()  # pytest starts the file's name again after our line
-            if reporter._tw.width_of_current_line:  # -q: after the progress characters
-                reporter._tw.line()
-            reporter._tw.line(self.progress.line(time.monotonic() - self.started))
+        if self.controller:
+            self.lines.case_finished(case_id(nodeid))
 
     @pytest.hookimpl(trylast=True)  # after the verdict counts
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.controller or self.config.option.collectonly:  # nothing ran: nothing stale
             return
-
-        def write(text: str) -> None:
-            _write(terminalreporter, text)
-
         try:
             left_out = self._this_run_metadata().get("left_out", [])
             records = self._this_run()
         except JournalError as exc:
-            write(f"npu-hil: cannot summarise the run: {exc}")
+            terminalreporter.write_line(printable(f"npu-hil: cannot summarise the run: {exc}"))
             return
-        if self.shard:
-            write(f"npu-hil: shard {self.shard} of the selected cases (--shard)")
-        if left_out:
-            terminalreporter.section("npu-hil slow tier left out")
-            write(f"{len(left_out)} slow case(s) not run (--tier full runs them):")
-            for item in left_out:
-                write(f"  {item['id']}: {item['reason']}")
-        timeouts = [r for r in records if r.verdict == "infra-error" and TIMED_OUT in r.detail]
-        if timeouts:
-            terminalreporter.section("npu-hil timeouts")
-            for record in timeouts:
-                write(f"{record.id}: {record.duration_s:.0f} s elapsed: {record.detail}")
-        if self.known:
-            self._known_summary(terminalreporter, records, self.known)
-        flaky = [record for record in records if record.flaky]
-        if flaky:
-            terminalreporter.section("npu-hil flaky")
-            fails = "do not fail the run (--flaky-ok)" if self.flaky_ok else "fail the run"
-            write(f"{len(flaky)} failing case(s) flap in the history store; they {fails}:")
-            for record in flaky:
-                assert record.flaky is not None
-                write(f"  {record.id} ({record.verdict}): {flaky_text(record.flaky)}")
-        if self.baseline:
-            self._baseline_summary(terminalreporter, records, self.baseline)
-        if self.stored:
-            write(self.stored)
+        write_summary(terminalreporter, self, records, left_out)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the run into the history store, from its results folder (the journal); the
@@ -354,15 +247,9 @@ class RunPolicy:
                 else:
                     written = self.history.write(self.results, self.journal)
             except (StoreError, JournalError, OSError) as exc:
-                self.stored = (
-                    f"npu-hil: history store: this run was not written ({exc}); the journal "
-                    f"has it: hil history import {self.results}"
-                )
+                self.stored = not_stored_text(self.results, exc)
             else:
-                self.stored = (
-                    f"npu-hil: history store {shown(self.history.location)}: run "
-                    f"{written.run}, {written.added + written.updated} records written"
-                )
+                self.stored = stored_text(self.history, written)
         self.history.close()
 
     # -- helpers
@@ -378,12 +265,6 @@ class RunPolicy:
             print(printable(f"npu-hil: {self.results}: run.json not completed: {exc}"),
                   file=sys.stderr)  # fmt: skip
 
-    def _reporter(self) -> Any:
-        return self.config.pluginmanager.get_plugin("terminalreporter")
-
-    def _width(self) -> int:
-        return max(20, int(self._reporter()._tw.fullwidth) - 1)
-
     def _this_run_metadata(self) -> dict[str, Any]:
         """This run's run.json entries: the folder's, or with --append the last appended."""
         return this_run(read_run_metadata(self.results), self.config.getoption("append"))
@@ -394,59 +275,6 @@ class RunPolicy:
         if journal is None:
             journal = read_records(self.results, allow_empty=True)
         return [r for r in journal if record_key(r) in self.ran]
-
-    def _known_summary(self, reporter: Any, records: list[CaseRecord], known: KnownIssues) -> None:
-        marked = [record for record in records if record.known]
-        changed = [record for record in marked if record.known["status"] == CHANGED]  # type: ignore[index]
-        stale = known.stale(records, self.deselected)
-        unselected = known.not_selected(records, self.deselected)
-        elsewhere = known.elsewhere(records, self.deselected)
-        reporter.section("npu-hil known issues")
-        _write(
-            reporter,
-            f"{_shown(known.path)}: {len(marked) - len(changed)} as expected, "
-            f"{len(changed)} changed, {len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'}"
-            + (f", {unselected} for cases not selected" if unselected else "")
-            + (f", {elsewhere} for other platforms" if elsewhere else ""),
-        )
-        for record in changed:
-            _write(reporter, f"changed: {self.changed(record)}")
-        for entry in stale:
-            _write(reporter, f"stale (matched no case of this run): {entry.label()}")
-
-    def _baseline_summary(
-        self, reporter: Any, records: list[CaseRecord], baseline: Baseline
-    ) -> None:
-        comparison = baseline.compare(records)
-        reporter.section("npu-hil against the baseline")
-        counts = ", ".join(f"{name} {count}" for name, count in comparison.counts().items())
-        _write(reporter, f"{baseline.path}: {counts}")
-        for case_id in comparison.new_failures:
-            _write(reporter, f"new failure: {case_id}")
-        for case_id, old, new in comparison.regressions:
-            _write(reporter, f"regression: {case_id}: {old} -> {new}")
-        for case_id, old, new in comparison.fixed:
-            _write(reporter, f"fixed: {case_id}: {old} -> {new}")
-        for case_id, old, new in comparison.changed:
-            _write(reporter, f"changed: {case_id}: {old} -> {new}")
-        for kind, found in (("new", comparison.new_causes), ("gone", comparison.gone_causes)):
-            for key, reading, cases in found:
-                _write(reporter, f"{kind} cause {key} ({cases} cases): {reading}")
-        for line in perf.summary_lines(records):
-            _write(reporter, line)
-
-
-def _shown(path: str) -> str:
-    """``path`` relative to the working directory when it lies below it (the shipped file in
-    a checkout), else as given."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
-def _write(reporter: Any, text: str) -> None:
-    """A summary line: case ids, known-issues references and notes, record details and file
-    names may all hold terminal escapes."""
-    reporter.write_line(printable(text))
 
 
 def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:

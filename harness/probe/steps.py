@@ -24,18 +24,20 @@ from dataclasses import dataclass, replace
 
 from harness.cases.case import Case, Control
 from harness.cases.controls import TYPICAL
-from harness.cases.operators import (
-    DTYPES,
-    Variant,
-    bound_variant,
-    element_count,
-    held_factors,
-    product_cap,
-    variant_case,
-)
+from harness.cases.operators import DTYPES
+from harness.cases.operators.generator import variant_case
+from harness.cases.operators.products import product_cap
+from harness.cases.operators.search import bound_variant, held_factors
+from harness.cases.operators.variant import Variant, element_count
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
-from harness.judge.verdict import FALLBACK, NUMERIC_FAILURES, TESTED_NOTHING
+from harness.judge.verdict import (
+    FALLBACK,
+    NUMERIC_FAILURES,
+    TESTED_NOTHING,
+    own_observation,
+    own_status,
+)
 from harness.models import Declarations, ModelParamError
 from harness.models.budget import SizeBudget, size_budget
 from harness.results.records import CaseRecord
@@ -253,14 +255,6 @@ def unsearchable(catalogue: OperatorCatalogue) -> list[Unsearchable]:
 INSIDE = "NPU, correct"  # how a value documented inside behaves
 
 
-def _status(check: dict[str, object]) -> str:
-    """A check's own status, also under a ``doc-inconsistent`` wrapper."""
-    status, observed = str(check["status"]), str(check["observed"])
-    if status == "doc-inconsistent" and "[would be " in observed:
-        return observed.split("[would be ", 1)[1].split(";", 1)[0]
-    return status
-
-
 def _first_line(text: str, limit: int = 160) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -279,10 +273,10 @@ def behaviour(record: CaseRecord) -> tuple[bool | None, str]:
     seen: list[str] = []
     good = True
     for check in record.checks:
-        status, observed = _status(check), str(check["observed"])
+        status = own_status(check)
         if status in FALLBACK:
             good = False
-            seen.append(_first_line(observed.split(" [would be ", 1)[0]))
+            seen.append(_first_line(own_observation(check)))
         elif status in NUMERIC_FAILURES:
             good = False
             metrics = ", ".join(f"{k}={v:.4g}" for k, v in sorted(record.metrics.items()))

@@ -56,7 +56,7 @@ def worker_index(worker_id: str | None) -> int:
 
 @dataclass(frozen=True)
 class Assignment:
-    """One pytest process's backend for one platform, as the run's first process chose it
+    """One pytest process's target for one platform, as the run's first process chose it
     before any case (plain data: xdist workers receive it in their ``workerinput``)."""
 
     board: str | None  # the board file's name; None: the simulator
@@ -115,7 +115,7 @@ def assign_boards(
     leases: ExitStack,
     progress: Callable[[str], None] = log.warning,
 ) -> tuple[list[Assignment], list[dict[str, Any]]]:
-    """The backend of each process (``gwN`` takes the N-th board, round robin) and the
+    """The target of each process (``gwN`` takes the N-th board, round robin) and the
     discovery reports of the boards checked (run.json's ``boards``).
 
     Every board file's board is checked once; a farm board is a place leased into ``leases``

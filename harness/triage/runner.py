@@ -27,7 +27,7 @@ class ModelRunner:
     def __init__(
         self,
         results: Path,
-        backend: Target,
+        target: Target,
         platform: str,
         dtype: str,
         stages: Stages,
@@ -53,7 +53,7 @@ class ModelRunner:
         stages = replace(
             stages, models=self._models, tolerances=self._tolerances, observed_cap=None
         )
-        self.executor = CaseExecutor(results, backend, stages, sdk)
+        self.executor = CaseExecutor(results, target, stages, sdk)
 
     def run(self, prepared: PreparedModel, kind: str = "model") -> CaseRecord:
         check = self.check(prepared.model) if self.check is not None else None

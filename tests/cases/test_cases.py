@@ -9,7 +9,9 @@ import yaml
 from tests.helpers.declared import MODELS
 
 from harness.cases.case import model_seed
-from harness.cases.operators import documented_status, element_count, operator_cases
+from harness.cases.operators import operator_cases
+from harness.cases.operators.status import documented_status
+from harness.cases.operators.variant import element_count
 from harness.documented.operators import load_operators
 from harness.documented.properties import PLACEMENT, RESULT
 from harness.judge.compare import compare, tolerance_for

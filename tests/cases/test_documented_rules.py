@@ -14,13 +14,11 @@ from hypothesis import strategies as st
 from tests.helpers import paths
 from tests.helpers.declared import MODELS
 
-from harness.cases.operators import (
-    LARGE,
-    balanced_factors,
-    element_count,
-    operator_cases,
-    set_neighbours,
-)
+from harness.cases.operators import operator_cases
+from harness.cases.operators.products import balanced_factors
+from harness.cases.operators.proposals import set_neighbours
+from harness.cases.operators.repairs import LARGE
+from harness.cases.operators.variant import element_count
 from harness.documented.properties import CPU_RULE
 from harness.judge.checks import ON_CPU, REFUSED, ControlSeen, rejection
 from harness.judge.compare import compare, tolerance_for

@@ -4,7 +4,8 @@ platforms' cases is degenerate), and each kind of degenerate model is told apart
 import pytest
 from tests.helpers.declared import MODELS
 
-from harness.cases.operators import governing_limits, operator_cases
+from harness.cases.operators import operator_cases
+from harness.cases.operators.status import governing_limits
 from harness.cases.validity import (
     DEGENERATE,
     NO_BROADCAST,

@@ -230,6 +230,7 @@ def test_rk3588_input_case_rests_on_the_contradicted_n_formula():
     assert verdict.verdict == "doc-inconsistent"
     width = next(c for c in verdict.checks if c["prop"] == WIDTH_LIMIT)
     assert width["status"] == "doc-inconsistent"
+    assert width["would_be"] == "doc-drift"
     assert "would be doc-drift" in width["observed"]
     assert "rk3588/conv/A/Convolution/N: the MAX(..., 3) floor" in verdict.detail
     assert statuses(verdict)["input buffer stride"] == "confirmed"  # rests on no contradiction

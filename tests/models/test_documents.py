@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tests.helpers.declared import MODELS, OPERATORS
 
-from harness.cases.operators import documented_status, governing_limits
+from harness.cases.operators.status import documented_status, governing_limits
 from harness.documented.limits import Limit
 from harness.documented.operators import DocumentedOperator, OperatorCatalogue
 from harness.models.reference import ORT, SPEC, host_references

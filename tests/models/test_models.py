@@ -17,7 +17,7 @@ from onnx import numpy_helper
 from tests.helpers import onnx_numpy
 from tests.helpers.declared import MODELS, OPERATORS
 
-from harness.cases.operators import documented_status, governing_limits
+from harness.cases.operators.status import documented_status, governing_limits
 from harness.documented.limits import Limit
 from harness.documented.operators import OperatorCatalogue
 from harness.models import NCHW, BuiltModel, ModelParamError

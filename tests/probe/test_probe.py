@@ -14,6 +14,7 @@ import pytest
 from tests.helpers import paths
 from tests.helpers.declared import MODELS
 
+from harness.judge.verdict import PLACEMENT_PHASE, Check
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, UNTESTABLE, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
@@ -197,11 +198,14 @@ def test_behaviour_of_a_step() -> None:
         False,
         "NPU, wrong-result (max_abs=3)",
     )
-    wrapped = _check(
-        "placement",
-        "doc-inconsistent",
-        "build failed: kernel too large [would be limit-confirmed; the document contradicts x]",
+    # a fallback resting on a contradicted limit: its own status and observation are read
+    # from the check as the judge records it
+    observed, contradiction = "build failed: kernel too large", ("l: the document says both",)
+    fallback = Check(
+        "placement", ("l",), "", observed, "limit-confirmed", PLACEMENT_PHASE, contradiction
     )
+    wrapped = fallback.judged().to_json()
+    assert (wrapped["status"], wrapped["would_be"]) == ("doc-inconsistent", "limit-confirmed")
     assert behaviour(_record("doc-inconsistent", [wrapped])) == (
         False,
         "build failed: kernel too large",

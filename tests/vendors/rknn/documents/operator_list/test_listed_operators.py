@@ -15,7 +15,8 @@ import pytest
 from tests.helpers import paths
 from tests.helpers.declared import MODELS
 
-from harness.cases.operators import documented_status, governing_limits, operator_cases
+from harness.cases.operators import operator_cases
+from harness.cases.operators.status import documented_status, governing_limits
 from harness.documented.documents import Entry
 from harness.documented.formulas import FormulaError, equalities, evaluate, holds, names
 from harness.documented.limits import Limit
