@@ -1,16 +1,18 @@
 """Host side of the board runner protocol: one connection, one lock, one runner process.
 
-``open()`` opens a transport to the board (``harness.boards.transport``), takes the board's
-lock (a heartbeat thread keeps it fresh), probes the board, clears what earlier sessions left
-in the work directory, uploads the runner and starts it as ONE stream. ``run()`` ships a batch
-as one tar and yields results as they come. A board may be broken or hostile, so what it sends
-is capped: a frame's JSON header (``MAX_HEADER``, the runner's own cap), every byte sent for
-one case (``MAX_CASE_BYTES``), frames out of turn, and each case's time: the host's deadline
-runs from the case's start and no frame extends it. The host enforces that deadline on top of
-the runner's own, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
+``open()`` opens a transport to the board (``harness.boards.transport``), refuses it when it
+lacks a capability the session needs (``NEEDS``: a serial console's one channel cannot carry
+the runner's stream and the heartbeat at once), takes the board's lock (a heartbeat thread
+keeps it fresh), probes the board, clears what earlier sessions left in the work directory,
+uploads the runner and starts it as ONE stream. ``run()`` ships a batch as one tar and yields
+results as they come. A board may be broken or hostile, so what it sends is capped: a frame's
+JSON header (``MAX_HEADER``, the runner's own cap), every byte sent for one case
+(``MAX_CASE_BYTES``), frames out of turn, and each case's time: the host's deadline runs from
+the case's start and no frame extends it. The host enforces that deadline on top of the
+runner's own, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
 runner that crashed or hung (``RunnerFailed``: the case in flight is lost, a new runner is
-needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does
-not), the session folder removed, the lock released.
+needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does not),
+the session folder removed, the lock released.
 """
 
 from __future__ import annotations
