@@ -38,7 +38,12 @@ from harness.models import OPERATOR_SPECS, BuiltModel, build_model, draw_inputs
 from harness.models.bounded_reference import references_within
 from harness.models.budget import ELEMENTS_ENV
 from harness.models.builder import OperatorSpec
-from harness.models.reference import ORT, NoReferenceError, References, host_references
+from harness.models.reference import (
+    HOST_REFERENCES,
+    NoReferenceError,
+    References,
+    host_references,
+)
 from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import BOARD_LOG, CaseRecord, case_folder
@@ -573,8 +578,9 @@ def _write_arrays(
     item: _Prepared, observation: Observation, cap: int | None, tolerance: Mapping[str, float]
 ) -> None:
     """``cap`` None: the arrays a bundle and its ``reproduce.py`` need: ``inputs/``,
-    ``reference/`` (the outputs a comparison is decided against), ``reference-ort/``
-    (onnxruntime's, where it ran), ``observed/`` and the recipe's arrays (calibration data).
+    ``reference/`` (the outputs a comparison is decided against), each host reference's own
+    folder (``HostReference.folder``: ``reference-ort/``, where it ran), ``observed/`` and the
+    recipe's arrays (calibration data).
     Else ``observed/`` alone, up to ``cap`` bytes (``_write_observed``): the others are drawn
     again from the recipe (``regenerate_arrays``)."""
     built, references, folder = item.built, item.references, item.folder
@@ -598,8 +604,9 @@ def _write_drawn(
     """What a case's recipe draws: inputs, references and the recipe's arrays."""
     _save_arrays(folder / "inputs", built.input_names, built.inputs)
     _save_arrays(folder / "reference", built.output_names, references.outputs[references.used])
-    if ORT in references.outputs:
-        _save_arrays(folder / "reference-ort", built.output_names, references.outputs[ORT])
+    for name, reference in HOST_REFERENCES.items():
+        if reference.folder is not None and name in references.outputs:
+            _save_arrays(folder / reference.folder, built.output_names, references.outputs[name])
     _write_recipe(folder, {name: recipe[name] for name in recipe_arrays})
 
 

@@ -22,7 +22,12 @@ import adbutils
 
 from harness.boards.inventory import Board
 from harness.boards.settings import AdbSettings
-from harness.boards.transport import MAX_OUTPUT, BoardConnectionError, CommandResult
+from harness.boards.transport import (
+    MAX_OUTPUT,
+    BoardConnectionError,
+    Capabilities,
+    CommandResult,
+)
 
 _STDIN, _STDOUT, _STDERR, _EXIT, _CLOSE_STDIN = range(5)
 _HEADER = struct.Struct("<BI")
@@ -88,7 +93,11 @@ def _bad_reply(where: str, doing: str, exc: Exception) -> BoardConnectionError:
 
 
 class AdbTransport:
-    """A ``Transport`` over one device of an adb server; ``connect`` makes it."""
+    """A ``Transport`` over one device of an adb server; ``connect`` makes it. Every command
+    and stream is a shell connection of its own; their shells hang off adbd, which outlives
+    every client (no session process); files go by the sync service."""
+
+    capabilities = Capabilities("adb connection", streams=True, concurrent=True, file_copy=True)
 
     def __init__(self, device: adbutils.AdbDevice, where: str, timeout: float) -> None:
         self._device = device

@@ -25,12 +25,9 @@ from typing import Any, Protocol, cast
 import jsonschema
 
 from harness.boards.settings import (
-    FARM_SSH_SCHEMA,
     LABGRID_SCHEMA,
     SETTINGS,
-    SSH_SCHEMA,
     FarmSettings,
-    SshSettings,
     TransportSettings,
     farm_settings,
 )
@@ -75,17 +72,19 @@ _EXPECTED = {
     "adb.server_port": "adb.server_port is a whole number from 1 to 65535",
 }
 
-# Without platform and runtime, whose values the runtime registry gives (``_schema``). The SSH
-# keys may stand at the top level (the board files of before the adb transport).
+# The transport whose keys may stand at the top level of a board file: SSH's, as in the board
+# files of before the adb transport
+_TOP_LEVEL = "ssh"
+# Without platform and runtime, whose values the runtime registry gives (``_schema``).
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["name", "soc", "platform", "workdir", "runtime"],
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]*$"},
-        **SSH_SCHEMA["properties"],
+        **SETTINGS[_TOP_LEVEL].schema["properties"],
         # sections; which keys each needs is checked with the board's transport (``_transport``)
-        **{name: {**schema, "required": []} for name, (schema, _) in SETTINGS.items()},
+        **{name: {**kind.schema, "required": []} for name, kind in SETTINGS.items()},
         "labgrid": LABGRID_SCHEMA,
         "soc": {"type": "string", "pattern": r"^r[kv]\d{4}[a-z]?$"},
         "python": {"type": "string", "minLength": 1},
@@ -210,23 +209,18 @@ def load_board(path: Path, runtimes: Runtimes) -> Board:
     _reject_passwords(path, document, [])
     validate(path, document, _schema(runtimes))
     board = _board(path, document, runtimes)
-    if isinstance(board.transport, SshSettings) and board.transport.password_env is not None:
-        declare_secret_variable(board.transport.password_env)
+    for variable in board.transport.secret_variables:
+        declare_secret_variable(variable)
     return board
 
 
 def check_files(board: Board, *, new_known_hosts: bool = False) -> None:
-    """The files an SSH board's file names are there: its ``auth.key_file`` and, unless
-    ``new_known_hosts`` (trust on first use creates it), its ``known_hosts``. A missing one is
-    a bad board file, not an unreachable board: ``BoardFileError`` naming the file and key."""
-    settings = board.transport
-    if not isinstance(settings, SshSettings):
-        return
-    named = [("auth.key_file", settings.key_file)]
-    if not new_known_hosts:
-        named.append(("known_hosts", settings.known_hosts))
-    for key, path in named:
-        if path is not None and not path.is_file():
+    """The files a board's transport settings name are there (SSH: its ``auth.key_file`` and,
+    unless ``new_known_hosts`` (trust on first use creates it), its ``known_hosts``). A missing
+    one is a bad board file, not an unreachable board: ``BoardFileError`` naming the file and
+    key."""
+    for key, path in board.transport.files(new_known_hosts=new_known_hosts):
+        if not path.is_file():
             why = "is not a file" if path.exists() else "does not exist"
             raise BoardFileError(board.source, key, _NOT_SHOWN, f"{path} {why}")
 
@@ -369,31 +363,35 @@ def _board(path: Path, doc: dict[str, Any], runtimes: Runtimes) -> Board:
 
 def _transport(path: Path, doc: Mapping[str, Any]) -> TransportSettings:
     """The settings of the board file's one transport (its section was schema-checked)."""
-    flat = [key for key in SSH_SCHEMA["properties"] if key in doc]
+    flat = [key for key in SETTINGS[_TOP_LEVEL].schema["properties"] if key in doc]
     named = [name for name in SETTINGS if name in doc]
     if len(named) + bool(flat) != 1:
         extra = named[1:] + flat if named else []
         raise BoardFileError(path, extra[0] if extra else "", _NOT_SHOWN, _TRANSPORT_HELP)
-    name = named[0] if named else "ssh"
+    name = named[0] if named else _TOP_LEVEL
     section = doc[name] if named else {key: doc[key] for key in flat}
     prefix = f"{name}." if named else ""
-    schema = SETTINGS[name][0]
-    if "labgrid" in doc:  # host, port and user come from the place
-        if name != "ssh":
-            raise BoardFileError(path, name, _NOT_SHOWN, "a labgrid place is reached by SSH")
-        for key in ("host", "port", "user"):
-            if key in section:
+    kind = SETTINGS[name]
+    schema = kind.schema
+    if "labgrid" in doc:  # the place gives what its section's schema leaves out
+        if kind.farm_schema is None:
+            at_place = " or ".join(n for n, k in SETTINGS.items() if k.farm_schema is not None)
+            raise BoardFileError(
+                path, name, _NOT_SHOWN, f"a labgrid place is reached by {at_place}, not {name}"
+            )
+        for key in section:
+            if key not in kind.farm_schema["properties"]:
                 raise BoardFileError(
                     path,
                     prefix + key,
                     section[key],
                     "comes from the labgrid place's NetworkService (labgrid:); remove it",
                 )
-        schema = FARM_SSH_SCHEMA
+        schema = kind.farm_schema
     missing = [key for key in schema["required"] if key not in section]
     if missing:
         raise BoardFileError(path, prefix + missing[0], None, f"'{missing[0]}' is required")
-    return SETTINGS[name][1](path, section, board_path)
+    return kind.load(path, section, board_path)
 
 
 def board_path(board_file: Path, text: str, key: str) -> Path:

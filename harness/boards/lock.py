@@ -9,10 +9,13 @@ holder died, was killed or lost the network) or its heartbeat is older than the 
 holder hangs). Of several contenders for a stale lock only the one that creates
 ``.hil-lock.takeover`` replaces it. All of it is one POSIX ``sh`` script (busybox is enough).
 
-Over SSH the session process is the script's parent (it is run with ``exec``), the SSH
-session of the holder's connection. adbd's shells hang off adbd itself, which outlives every
-client, so over adb the lock opens a stream of its own for as long as it is held, a ``cat``
-reading its stdin, which ends when the connection goes: its pid is the session.
+The transport says which process that is (``Capabilities.session``). Over SSH it is the
+script's parent (it is run with ``exec``), the SSH session of the holder's connection. Where
+commands hang off a process that outlives every client (adbd's shells), the lock opens a stream
+of its own for as long as it is held, a ``cat`` reading its stdin, which ends when the
+connection goes: its pid is the session. That stream stays open while the lock's commands run,
+so a transport with neither a session process nor streams beside commands (a serial console's
+one channel) is refused (``transport.Unsupported``): nothing on it would show the holder alive.
 
 The heartbeat's age is measured by the board's uptime (``/proc/uptime``, with the boot id),
 never by its wall clock: a clock stepped forward (NTP, an RTC set at boot) does not make a live
@@ -31,7 +34,7 @@ from datetime import datetime, timezone
 
 from harness.boards import BoardError
 from harness.boards.inventory import Board
-from harness.boards.transport import Stream, Transport, shell_command
+from harness.boards.transport import Stream, Transport, require, shell_command
 from harness.text import printable
 
 log = logging.getLogger(__name__)
@@ -97,6 +100,7 @@ rmdir -- "$mutex"; echo busy; echo "another harness took it over first"; exit 1
 # A process that lives as long as the connection it was started over: it reads its stdin,
 # which only the connection's end closes. It prints its pid first.
 _ANCHOR = ["sh", "-c", "echo $$; exec cat > /dev/null"]
+_ANCHOR_NEEDS = ("streams", "concurrent")  # the anchor's stream, open while the lock's commands run
 
 
 class BoardBusy(BoardError):
@@ -114,11 +118,12 @@ class BoardLock:
         self.token = token
         self.lease_s = lease_s
         self.path = f"{board.workdir}/{LOCK_DIR}"
-        self._anchor: Stream | None = None  # over adb: the session process's stream
-        self._session = ""  # its pid; "": the lock script's parent (SSH)
+        self._anchor: Stream | None = None  # without a session process: the anchor's stream
+        self._session = ""  # its pid; "": the lock script's parent (the transport's session)
 
     def _run(self, mode: str, owner: str = "") -> tuple[int, str]:
-        link = "adb connection" if self.board.transport.kind == "adb" else "SSH session"
+        capabilities = self.transport.capabilities
+        link = capabilities.session or capabilities.link
         argv = [
             "exec", "sh", "-c", _SCRIPT, "sh", mode, self.path, self.token, owner,
             str(int(self.lease_s)), str(INCOMPLETE_S), self._session, link,
@@ -137,7 +142,8 @@ class BoardLock:
             }
         )
         deadline = time.monotonic() + wait_s
-        if self.board.transport.kind == "adb" and self._anchor is None:
+        if self.transport.capabilities.session is None and self._anchor is None:
+            require(self.transport, _ANCHOR_NEEDS, self.board, "its lock (no session process)")
             self._anchor, self._session = self._start_anchor()
         while True:
             status, text = self._run("acquire", owner)

@@ -4,7 +4,10 @@ A board file names exactly one transport: ``ssh:`` (host, port, user, auth, know
 ``adb:`` (serial, adb server host and port). The SSH keys may also stand at the top level of
 the file, as board files had them before there was a second transport; such files load as
 they always did. ``SETTINGS`` is the registry of the settings kinds by transport name
-(``harness.boards.transport.TRANSPORTS`` holds their connectors under the same names).
+(``harness.boards.transport.TRANSPORTS`` holds their connectors under the same names): each
+kind's schema, its loader and, for a transport a labgrid place can give the address of, the
+schema of its section on a farm board. Each settings class says which environment variables
+hold its secrets and which of its files must exist, so the inventory never asks its kind.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 ADB_SERVER_PORT = 5037  # adb's own default
@@ -96,6 +99,17 @@ class SshSettings:
     kind: ClassVar[str] = "ssh"
     where: ClassVar[str] = "{user}@{host}:{port}"
 
+    @property
+    def secret_variables(self) -> tuple[str, ...]:
+        """The environment variables that hold its secrets (never shown in a message)."""
+        return () if self.password_env is None else (self.password_env,)
+
+    def files(self, *, new_known_hosts: bool = False) -> list[tuple[str, Path]]:
+        """(key, path) of the files it names that must be there; ``new_known_hosts``: the
+        known_hosts file is created on first use."""
+        named = [] if self.key_file is None else [("auth.key_file", self.key_file)]
+        return named if new_known_hosts else [*named, ("known_hosts", self.known_hosts)]
+
 
 @dataclass(frozen=True)
 class AdbSettings:
@@ -108,6 +122,12 @@ class AdbSettings:
 
     kind: ClassVar[str] = "adb"
     where: ClassVar[str] = "adb:{serial}@{server_host}:{server_port}"
+    # no secrets (the host's adb key is adb's own), no files
+    secret_variables: ClassVar[tuple[str, ...]] = ()
+
+    def files(self, *, new_known_hosts: bool = False) -> list[tuple[str, Path]]:
+        """None: the adb server holds what it needs."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -172,8 +192,18 @@ def _adb(
     )
 
 
-# transport name -> (JSON schema of its section, loader)
-SETTINGS: dict[str, tuple[dict[str, Any], Loader]] = {
-    "ssh": (SSH_SCHEMA, _ssh),
-    "adb": (ADB_SCHEMA, _adb),
+class SettingsKind(NamedTuple):
+    """One transport's board-file section."""
+
+    schema: dict[str, Any]  # JSON schema of its section
+    load: Loader
+    # its section on a board of a labgrid place, whose NetworkService gives the rest (the
+    # keys of ``schema`` it lacks); None: a place cannot give its address
+    farm_schema: dict[str, Any] | None = None
+
+
+# transport name -> its section
+SETTINGS: dict[str, SettingsKind] = {
+    "ssh": SettingsKind(SSH_SCHEMA, _ssh, FARM_SSH_SCHEMA),
+    "adb": SettingsKind(ADB_SCHEMA, _adb),
 }

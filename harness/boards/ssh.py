@@ -24,6 +24,7 @@ from harness.boards.settings import SshSettings
 from harness.boards.transport import (
     MAX_OUTPUT,
     BoardConnectionError,
+    Capabilities,
     CommandResult,
     shell_command,
 )
@@ -232,7 +233,14 @@ def connect(
 
 
 class SshTransport:
-    """A ``Transport`` over one authenticated SSH connection; ``connect`` makes it."""
+    """A ``Transport`` over one authenticated SSH connection; ``connect`` makes it. Every
+    command and stream is a channel of its own, run by the connection's session process (sshd's
+    child), which ends with the connection; a file goes through ``cat``'s stdin, which SSH
+    carries byte for byte."""
+
+    capabilities = Capabilities(
+        "SSH connection", streams=True, concurrent=True, file_copy=True, session="SSH session"
+    )
 
     def __init__(self, client: paramiko.SSHClient) -> None:
         self._client = client

@@ -1,15 +1,15 @@
 """A user's model's host references computed within the run's deadline.
 
-The references run the model on the CPU in C++ (onnxruntime) and Python (onnx.reference);
-a small model can keep them busy for hours (onnxruntime takes twice as long to load a model
-for each level of nested ``If`` subgraphs: 4 KB of them, days), inside one C call where
-neither SIGTERM's handler nor Ctrl-C's KeyboardInterrupt gets to run. So a user's model's
-references are computed in a forked child process: the parent waits for its answer at most
-the deadline (``--hil-timeout``), and kills it then, or on SIGTERM or Ctrl-C, which reach
-the waiting parent at once. The child dies with the parent too (``PR_SET_PDEATHSIG``), so a
-harness killed any way leaves no reference running. Forking costs a few milliseconds
-(``benchmarks/bench_bounded_reference.py``); the harness's own models are computed in this
-process.
+The references (``reference.HOST_REFERENCES``) run the model on the CPU, in C++ (onnxruntime)
+or Python (onnx.reference); a small model can keep them busy for hours (onnxruntime takes twice
+as long to load a model for each level of nested ``If`` subgraphs: 4 KB of them, days), inside
+one C call where neither SIGTERM's handler nor Ctrl-C's KeyboardInterrupt gets to run. So a
+user's model's references are computed in a forked child process: the parent waits for its
+answer at most the deadline (``--hil-timeout``), and kills it then, or on SIGTERM or Ctrl-C,
+which reach the waiting parent at once. The child dies with the parent too
+(``PR_SET_PDEATHSIG``), so a harness killed any way leaves no reference running. Forking costs
+a few milliseconds (``benchmarks/bench_bounded_reference.py``); the harness's own models are
+computed in this process.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable
 
 from harness.models import BuiltModel
-from harness.models.reference import NoReferenceError, References
+from harness.models.reference import HOST_REFERENCES, NoReferenceError, References
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _CHUNK = 1 << 16
@@ -62,7 +62,7 @@ def references_within(
         raise NoReferenceError(f"{model}: the host references' process ended ({how}) unanswered")
     if answer is None:
         raise ReferenceDeadlineError(
-            f"{model}: the host references (onnx.reference, onnxruntime) did not finish within "
+            f"{model}: the host references ({', '.join(HOST_REFERENCES)}) did not finish within "
             f"the run's deadline, --hil-timeout {deadline_s:g} s: stopped; a model this slow "
             "on the host (nested subgraphs, say) cannot be judged"
         )

@@ -25,7 +25,7 @@ DIGEST = hashlib.sha256(PATH.read_bytes()).hexdigest()[:16]
 
 @dataclass(frozen=True)
 class WrongReference:
-    reference: str  # as ``References.outputs`` names it (``reference.SPEC``, ``reference.ORT``)
+    reference: str  # a registered host reference's name (``reference.HOST_REFERENCES``)
     op: str  # an operator of the default ONNX domain
     first: int  # the opsets it is wrong at, inclusive
     last: int
@@ -48,20 +48,26 @@ def wrong_references() -> tuple[WrongReference, ...]:
 def wrong_for(model: onnx.ModelProto, reference: str) -> str | None:
     """Why ``reference`` is known wrong for a node of ``model`` (at the model's opset of the
     default domain), or None. Nodes inside subgraphs count too."""
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    ops = set(_op_types(model.graph))
+    opset = default_opset(model)
+    ops = set(op_types(model.graph))
     for entry in wrong_references():
         if entry.reference == reference and entry.op in ops and entry.first <= opset <= entry.last:
             return f"known wrong for {entry.op} at opset {opset}: {entry.why}"
     return None
 
 
-def _op_types(graph: onnx.GraphProto) -> list[str]:
+def default_opset(model: onnx.ModelProto) -> int:
+    """The model's opset of the default ONNX domain (0: none imported)."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def op_types(graph: onnx.GraphProto) -> list[str]:
+    """The default-domain operators of ``graph`` and its subgraphs."""
     found = []
     for node in graph.node:
         if node.domain in ("", "ai.onnx"):
             found.append(node.op_type)
         for attr in node.attribute:
             for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
-                found += _op_types(sub)
+                found += op_types(sub)
     return found

@@ -1,19 +1,25 @@
-"""Host references: the operator model run in fp32 on the CPU by two implementations.
+"""Host references: the operator model run in fp32 on the CPU by registered implementations.
 
+``HOST_REFERENCES`` is the registry: each ``HostReference`` names itself, runs a model, says
+what it can compute (the default-domain operators and opsets it follows, and ``declines``: why
+it is not run on a model it would otherwise take, a known limit or a cost past its budget),
+its rank in the deciding rule and its folder in a case folder. Two are registered.
 ``onnx.reference`` (``ReferenceEvaluator``, ``SPEC``) is the ONNX specification's own reference
 implementation, maintained with the operator definitions: it follows the model's opset as the
-spec defines it, so a comparison is decided against it. onnxruntime (``ORT``) is the runtime
-most users check a model with. Where the two disagree, what the spec asks is in question (an
-opset-13 AveragePool with ceil_mode, say, where onnxruntime divides a window clipped to the
-padded input by the full kernel size).
+spec defines it, so it decides a comparison where it runs. onnxruntime (``ORT``) is the runtime
+most users check a model with; it decides where the spec's cannot run and cross-checks
+elsewhere (its outputs in ``reference-ort/``). Where two disagree, what the spec asks is in
+question (an opset-13 AveragePool with ceil_mode, say, where onnxruntime divides a window
+clipped to the padded input by the full kernel size).
 
-Either may be unable to run a model: onnxruntime has no CPU kernel for Pow with an int8
+Any may be unable to run a model: onnxruntime has no CPU kernel for Pow with an int8
 exponent; onnx.reference (1.18) cannot follow every attribute, and its convolutions are too slow
 for the widest model-I/O probes (``spec_unavailable``); and a reference known wrong for one of
 the model's operators at its opset is not run on it (``known_wrong``: onnx.reference's
-BatchNormalization up to opset 13). The comparison then rests on the one that can
-(``References.used``). Outputs a model's source ships with it (the ONNX backend node
-tests' ``output_*.pb``, ``TEST_DATA``) are a further cross-check.
+BatchNormalization up to opset 13). The comparison then rests on those that can: of the
+references that ran, the lowest ``decides`` rank decides (``References.used``). Outputs a
+model's source ships with it (the ONNX backend node tests' ``output_*.pb``, ``TEST_DATA``) are a
+further cross-check, never deciding.
 
 onnx.reference runs with vectorised MaxPool, AveragePool, Resize, Conv and ConvTranspose
 kernels (``harness.models.pooling_reference``, ``resize_reference``, ``convolution_reference``):
@@ -22,13 +28,14 @@ and misreads a one-sided MaxPool pad, its own Resize takes seconds for a small i
 times, its own Conv tens of milliseconds for a 16383-wide one, and its own ConvTranspose
 seconds (and fails on groups).
 
-Both are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
-keeps them on disk, keyed by model, inputs and the reference libraries' versions.
+All are recomputed from nothing but the model bytes and the inputs, so ``ReferenceCache``
+keeps them on disk, keyed by model, inputs and what each registered reference depends on.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +49,7 @@ from onnx.reference import ReferenceEvaluator
 from harness.diskcache import CacheFolder, DiskCache, arrays_digest, content_key
 from harness.models import BuiltModel, convolution_reference, resize_reference
 from harness.models.known_wrong import DIGEST as WRONG_REFERENCES
-from harness.models.known_wrong import wrong_for
+from harness.models.known_wrong import default_opset, op_types, wrong_for
 from harness.models.pooling_reference import KERNELS_VERSION, POOLING_KERNELS
 
 SPEC = "onnx.reference"
@@ -63,11 +70,61 @@ _KERNELS = [
 
 
 class NoReferenceError(RuntimeError):
-    """Neither host reference runs the model: nothing to judge the NPU against."""
+    """No host reference runs the model: nothing to judge the NPU against."""
 
 
-def _reasons(unavailable: dict[str, str]) -> str:
-    return "; ".join(f"{name}: {reason}" for name, reason in unavailable.items())
+class CannotRun(Exception):
+    """A reference's own reason it cannot run a model (the text says it)."""
+
+
+Feeds = dict[str, np.ndarray]  # model input name -> its array
+
+
+def _any_model(model: onnx.ModelProto) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class HostReference:
+    """One host reference: how it runs a model on the CPU and what it can compute."""
+
+    name: str  # as ``References.outputs``, the records and the reports name it
+    version: str  # its library's version, in the reasons it is not run
+    # the model's outputs on the feeds, in ``output_names`` order; CannotRun (or anything
+    # else it raises) when it cannot run the model
+    run: Callable[[BuiltModel, Feeds], list[np.ndarray]]
+    depends: Mapping[str, str]  # what its outputs depend on (versions): the cache key's part
+    # its rank in the deciding rule (the lowest of those that ran decides); None: it
+    # cross-checks only
+    decides: int | None
+    folder: str | None  # its outputs' folder in a case folder besides reference/; None: none
+    ops: frozenset[str] | None = None  # the default-domain operators it computes; None: all
+    opsets: tuple[int, int] | None = None  # the default-domain opsets it follows; None: all
+    # why it is not run on a model its operators and opsets allow: a known gap, a cost past
+    # its budget
+    declines: Callable[[onnx.ModelProto], str | None] = _any_model
+
+    def unavailable(self, model: onnx.ModelProto) -> str | None:
+        """Why it is not run on ``model`` (shapes inferred), or None: known wrong for one of
+        its operators at its opset (``known_wrong``), an operator or opset it does not
+        follow, or what it ``declines``."""
+        wrong = wrong_for(model, self.name)
+        if wrong:
+            return f"{self.name} {self.version} {wrong}"
+        opset = default_opset(model)
+        if self.opsets is not None and not self.opsets[0] <= opset <= self.opsets[1]:
+            first, last = self.opsets
+            return f"{self.name} follows opsets {first} to {last}, not the model's {opset}"
+        if self.ops is not None:
+            missing = sorted(set(op_types(model.graph)) - self.ops)
+            if missing:
+                return f"{self.name} computes no {', '.join(missing)}"
+        return self.declines(model)
+
+
+def _none_runs(unavailable: Mapping[str, str]) -> NoReferenceError:
+    reasons = "; ".join(f"{name}: {reason}" for name, reason in unavailable.items())
+    return NoReferenceError(f"no host reference runs the model: {reasons}")
 
 
 @dataclass(frozen=True)
@@ -82,14 +139,31 @@ class References:
 
     @property
     def used(self) -> str:
-        """The reference a comparison is decided against: the spec's own where it runs."""
-        return SPEC if SPEC in self.outputs else ORT
+        """The reference a comparison is decided against: of the registered references that
+        ran, the one of the lowest ``decides`` rank (the spec's own where it runs)."""
+        used = _deciding(self.outputs)
+        if used is None:
+            raise _none_runs(self.unavailable)
+        return used
+
+
+def _deciding(outputs: Mapping[str, object]) -> str | None:
+    """Of the references in ``outputs``, the registered one of the lowest ``decides`` rank."""
+    ranked = [
+        (reference.decides, name)
+        for name, reference in HOST_REFERENCES.items()
+        if name in outputs and reference.decides is not None
+    ]
+    return min(ranked)[1] if ranked else None
 
 
 def spec_unavailable(model: onnx.ModelProto) -> str | None:
-    """Why onnx.reference is not run on ``model`` (shapes inferred), if it is not.
+    """Why onnx.reference is not run on ``model`` (shapes inferred), if it is not."""
+    return HOST_REFERENCES[SPEC].unavailable(model)
 
-    It is known wrong for one of the model's operators at its opset (``known_wrong``); its
+
+def _spec_declines(model: onnx.ModelProto) -> str | None:
+    """Why onnx.reference is not run on ``model`` besides a known wrong kernel: its
     RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional" raises
     (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a convolution
     over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
@@ -99,9 +173,6 @@ def spec_unavailable(model: onnx.ModelProto) -> str | None:
         for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
     }
     shapes |= {init.name: list(init.dims) for init in model.graph.initializer}
-    wrong = wrong_for(model, SPEC)
-    if wrong:
-        return f"{SPEC} {onnx.__version__} {wrong}"
     for node in model.graph.node:
         attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
         if node.op_type in _RECURRENT:
@@ -127,40 +198,36 @@ def spec_unavailable(model: onnx.ModelProto) -> str | None:
 
 
 def host_references(built: BuiltModel) -> References:
-    """Outputs of ``built`` on its own inputs by each reference that can run it.
+    """Outputs of ``built`` on its own inputs by each registered reference that can run it.
 
-    Raises RuntimeError when neither can.
+    Raises NoReferenceError when none that may decide can.
     """
     feeds = dict(zip(built.input_names, built.inputs, strict=True))
     outputs: dict[str, list[np.ndarray]] = {}
     unavailable: dict[str, str] = {}
     model = onnx.load_from_string(built.onnx_bytes)
-    skipped = spec_unavailable(model)
-    if skipped:
-        unavailable[SPEC] = skipped
-    else:
+    for name, reference in HOST_REFERENCES.items():
+        skipped = reference.unavailable(model)
+        if skipped:
+            unavailable[name] = skipped
+            continue
         try:
-            evaluator = ReferenceEvaluator(built.onnx_bytes, new_ops=_KERNELS)
-            outputs[SPEC] = [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
+            outputs[name] = [np.asarray(out) for out in reference.run(built, feeds)]
+        except CannotRun as exc:
+            unavailable[name] = str(exc)
         except Exception as exc:  # a model it cannot run: an index out of range, say
-            unavailable[SPEC] = f"failed: {type(exc).__name__}: {exc}"
-    wrong = wrong_for(model, ORT)
-    if wrong:
-        unavailable[ORT] = f"{ORT} {ort.__version__} {wrong}"
-    else:
-        _run_ort(built, feeds, outputs, unavailable)
-    if not outputs:
-        raise NoReferenceError(f"no host reference runs the model: {_reasons(unavailable)}")
+            unavailable[name] = f"failed: {type(exc).__name__}: {exc}"
+    if _deciding(outputs) is None:
+        raise _none_runs(unavailable)
     return _with_test_data(built, References(outputs, unavailable))
 
 
-def _run_ort(
-    built: BuiltModel,
-    feeds: dict[str, np.ndarray],
-    outputs: dict[str, list[np.ndarray]],
-    unavailable: dict[str, str],
-) -> None:
-    """onnxruntime's outputs into ``outputs``, or why it could not run into ``unavailable``."""
+def _run_spec(built: BuiltModel, feeds: Feeds) -> list[np.ndarray]:
+    evaluator = ReferenceEvaluator(built.onnx_bytes, new_ops=_KERNELS)
+    return [np.asarray(out) for out in evaluator.run(built.output_names, feeds)]
+
+
+def _run_ort(built: BuiltModel, feeds: Feeds) -> list[np.ndarray]:
     options = ort.SessionOptions()
     options.log_severity_level = _ERROR_ONLY
     try:
@@ -168,14 +235,32 @@ def _run_ort(
             built.onnx_bytes, sess_options=options, providers=["CPUExecutionProvider"]
         )
     except ort.capi.onnxruntime_pybind11_state.NotImplemented as missing:
-        unavailable[ORT] = f"no CPU kernel: {missing}"
+        raise CannotRun(f"no CPU kernel: {missing}") from None
     except ort.capi.onnxruntime_pybind11_state.Fail as refused:  # e.g. a batchwise GRU
-        unavailable[ORT] = f"refused the model: {refused}"
-    else:
-        try:
-            outputs[ORT] = [np.asarray(out) for out in session.run(built.output_names, feeds)]
-        except Exception as exc:
-            unavailable[ORT] = f"failed: {type(exc).__name__}: {exc}"
+        raise CannotRun(f"refused the model: {refused}") from None
+    return [np.asarray(out) for out in session.run(built.output_names, feeds)]
+
+
+# The registry, by name: the references every model is run through
+HOST_REFERENCES: dict[str, HostReference] = {
+    SPEC: HostReference(
+        SPEC,
+        onnx.__version__,
+        _run_spec,
+        {
+            "onnx": onnx.__version__,
+            "pooling kernels": KERNELS_VERSION,
+            "resize kernel": resize_reference.KERNEL_VERSION,
+            "convolution kernels": convolution_reference.KERNEL_VERSION,
+        },
+        decides=0,
+        folder=None,  # it decides wherever it runs: reference/ holds its outputs
+        declines=_spec_declines,
+    ),
+    ORT: HostReference(
+        ORT, ort.__version__, _run_ort, {"onnxruntime": ort.__version__}, 1, "reference-ort"
+    ),
+}
 
 
 def _with_test_data(built: BuiltModel, references: References) -> References:
@@ -197,12 +282,11 @@ class ReferenceCache(DiskCache):
     def __init__(self, directory: Path, cap: int | None = None) -> None:
         """A folder that is not a cache's raises CacheFolderError (``diskcache.claim``)."""
         super().__init__(directory, CACHE, cap)
-        self._versions = {"onnx": onnx.__version__, "onnxruntime": ort.__version__}
-        self._versions["numpy"] = np.__version__
-        self._versions["pooling kernels"] = KERNELS_VERSION
-        self._versions["resize kernel"] = resize_reference.KERNEL_VERSION
-        self._versions["convolution kernels"] = convolution_reference.KERNEL_VERSION
-        self._versions["wrong references"] = WRONG_REFERENCES
+        self._versions = {"numpy": np.__version__, "wrong references": WRONG_REFERENCES}
+        for reference in HOST_REFERENCES.values():
+            self._versions |= reference.depends
+        # a reference registered or dropped changes what is computed
+        self._versions["references"] = ",".join(HOST_REFERENCES)
 
     def key(self, built: BuiltModel) -> str:
         """sha256 over the model, its inputs (by their digest, which the simulator's key

@@ -15,7 +15,8 @@ Results directory layout (the contract between execution, the plugin and the rep
         model.onnx
         inputs/<index>_<name>.npy
         reference/<index>_<name>.npy       the host reference the comparison used
-        reference-ort/<index>_<name>.npy   onnxruntime's outputs, where it ran
+        reference-ort/<index>_<name>.npy   onnxruntime's outputs, where it ran (each host
+                             reference's own folder: ``HostReference.folder``)
         observed/<index>_<name>.npy   absent when the backend produced no output
         the vendor's job recipe   what reproduces the job with the vendor's own tools; e.g.
                              toolkit.json, dataset.txt + dataset/ (int8), reproduce.py

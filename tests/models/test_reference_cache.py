@@ -66,7 +66,9 @@ def test_other_inputs_or_another_reference_version_are_another_entry(
     assert other_inputs.onnx_bytes == built.onnx_bytes  # the same model, other data
     cache = ReferenceCache(tmp_path)
     keys = {cache.key(built), cache.key(other_inputs)}
-    monkeypatch.setattr(reference_module.onnx, "__version__", "0.0-other")
+    spec = reference_module.HOST_REFERENCES[SPEC]  # what its outputs depend on, as registered
+    other = dataclasses.replace(spec, depends={**spec.depends, "onnx": "0.0-other"})
+    monkeypatch.setitem(reference_module.HOST_REFERENCES, SPEC, other)
     keys.add(ReferenceCache(tmp_path).key(built))
     assert len(keys) == 3
 

@@ -74,6 +74,9 @@ class CRunnerSession(RunnerSession):
     ``binary`` is the runner built for the board, on the host (the board file's ``c_runner``).
     """
 
+    # the runner is pushed through a command's stdin (``_PUSH``), so no file copy
+    NEEDS = ("streams", "concurrent")
+
     def __init__(self, board: Board, token: str, binary: Path, **options: Any) -> None:
         super().__init__(board, token, **options)
         self.binary = binary

@@ -1,16 +1,18 @@
 """Host side of the board runner protocol: one connection, one lock, one runner process.
 
-``open()`` opens a transport to the board (``harness.boards.transport``), takes the board's
-lock (a heartbeat thread keeps it fresh), probes the board, clears what earlier sessions left
-in the work directory, uploads the runner and starts it as ONE stream. ``run()`` ships a batch
-as one tar and yields results as they come. A board may be broken or hostile, so what it sends
-is capped: a frame's JSON header (``MAX_HEADER``, the runner's own cap), every byte sent for
-one case (``MAX_CASE_BYTES``), frames out of turn, and each case's time: the host's deadline
-runs from the case's start and no frame extends it. The host enforces that deadline on top of
-the runner's own, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
+``open()`` opens a transport to the board (``harness.boards.transport``), refuses it when it
+lacks a capability the session needs (``NEEDS``: a serial console's one channel cannot carry
+the runner's stream and the heartbeat at once), takes the board's lock (a heartbeat thread
+keeps it fresh), probes the board, clears what earlier sessions left in the work directory,
+uploads the runner and starts it as ONE stream. ``run()`` ships a batch as one tar and yields
+results as they come. A board may be broken or hostile, so what it sends is capped: a frame's
+JSON header (``MAX_HEADER``, the runner's own cap), every byte sent for one case
+(``MAX_CASE_BYTES``), frames out of turn, and each case's time: the host's deadline runs from
+the case's start and no frame extends it. The host enforces that deadline on top of the
+runner's own, and tells a lost connection (``ConnectionLost``: reconnect and retry) from a
 runner that crashed or hung (``RunnerFailed``: the case in flight is lost, a new runner is
-needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does
-not), the session folder removed, the lock released.
+needed). ``close()`` leaves nothing behind: the runner is told to exit (killed if it does not),
+the session folder removed, the lock released.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from harness.boards.transport import (
     Stream,
     Transport,
     open_transport,
+    require,
     shell_command,
 )
 from harness.text import printable
@@ -157,6 +160,11 @@ class RunnerSession:
     parts (``_install``, ``run``, ``_stop_runner``) for boards with only the C API.
     """
 
+    # What it asks of the transport (``Capabilities``): the runner's stream stays open while
+    # the lock's heartbeat, the check that the link still works and a hung runner's kill run
+    # beside it, and the runner file is copied to the board.
+    NEEDS: tuple[str, ...] = ("streams", "concurrent", "file_copy")
+
     def __init__(
         self,
         board: Board,
@@ -217,6 +225,7 @@ class RunnerSession:
             self.transport = open_transport(
                 self.board, trust_on_first_use=self.trust_on_first_use, timeout=self.connect_timeout
             )
+            require(self.transport, self.NEEDS, self.board, "a runner session")
             self.lock = BoardLock(self.transport, self.board, self.token, self.lease_s)
             self.lock.acquire(self.lock_wait_s)
             self._heartbeat = threading.Thread(target=self._beat, name="board-lock", daemon=True)
@@ -315,7 +324,7 @@ class RunnerSession:
                 trouble.say(
                     f"board {self.board.name}: no answer to the lock's heartbeat for "
                     f"{silent:.0f} s{case}; waiting for it until this step's deadline, in "
-                    f"{self._deadline - time.monotonic():.0f} s, then its SSH connection is "
+                    f"{self._deadline - time.monotonic():.0f} s, then its {self._link} is "
                     "checked"
                 )
 
@@ -460,7 +469,7 @@ class RunnerSession:
         stream.wait(2)
         self._drain_stderr()
         if not self._connected():
-            message = f"board {self.board.name}: SSH connection lost {doing}"
+            message = f"board {self.board.name}: {self._link} lost {doing}"
             raise ConnectionLost(message, self.in_flight)
         if not stream.closed:
             self._kill_runner()
@@ -482,12 +491,12 @@ class RunnerSession:
         timeout = self._window
         trouble.say(
             f"board {self.board.name}: no answer for {timeout:g} s {doing}; checking whether its "
-            f"SSH connection still works (up to {CONNECTED_S:g} s)"
+            f"{self._link} still works (up to {CONNECTED_S:g} s)"
         )
         if not self._connected():
             raise ConnectionLost(
-                f"board {self.board.name}: no answer for {timeout:g} s {doing} and the SSH "
-                "connection is dead",
+                f"board {self.board.name}: no answer for {timeout:g} s {doing} and the "
+                f"{self._link} is dead",
                 self.in_flight,
             )
         self._kill_runner()
@@ -496,6 +505,11 @@ class RunnerSession:
             "(host-side timeout; the board-side one did not fire); runner killed",
             self.in_flight,
         )
+
+    @property
+    def _link(self) -> str:
+        """The board's connection, in messages ("SSH connection")."""
+        return "connection" if self.transport is None else self.transport.capabilities.link
 
     def _connected(self) -> bool:
         """True when a fresh command still runs over the transport."""
