@@ -135,12 +135,15 @@ def make_bundle(
     case_id: str,
     sdk: str | None = None,
     regenerate: Regenerate | None = None,
+    *,
+    files: RecipeFiles | None = None,
 ) -> Path:
     """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder.
 
     ``sdk`` picks the record when the case ran on several SDKs in this directory;
-    ``regenerate`` draws the arrays the case folder did not keep and names the files its
-    recipe wrote (none: the folder must hold the arrays, and only the model is required).
+    ``regenerate`` draws the arrays the case folder did not keep (none: the folder must hold
+    them); ``files``, what the vendor's recipe wrote into it (default: ``regenerate``'s, else
+    none: only the model is required).
     """
     journal = Path(results_dir) / JOURNAL_NAME
     records = read_records(results_dir)
@@ -154,13 +157,15 @@ def make_bundle(
     if len(matches) > 1:
         sdks = ", ".join(record.sdk for record in matches)
         raise BundleError(f"{journal}: case {case_id!r} ran on SDKs {sdks}; choose one with --sdk")
-    return _make_bundle(Path(results_dir), matches[0], regenerate)
+    return _make_bundle(Path(results_dir), matches[0], regenerate, files)
 
 
 def make_bundles_for_failures(
     results_dir: str | os.PathLike[str],
     aliases: Mapping[str, str] | None = None,
     regenerate: Regenerate | None = None,
+    *,
+    files: RecipeFiles | None = None,
 ) -> list[Path]:
     """One bundle per failing cause (``harness.report.causes``; ``aliases``: the vendors'
     layer renames): its example, a case already bundled if there is one, else the first case
@@ -176,7 +181,7 @@ def make_bundles_for_failures(
     for cause in causes(records, aliases, existing_bundles(results_dir, records)):
         for record in cause.records:
             try:
-                made.append(_make_bundle(Path(results_dir), record, regenerate))
+                made.append(_make_bundle(Path(results_dir), record, regenerate, files))
                 break
             except (BundleError, OSError) as exc:
                 warnings.warn(f"no repro bundle for {record.id!r}: {exc}", stacklevel=2)
@@ -184,12 +189,16 @@ def make_bundles_for_failures(
 
 
 def _make_bundle(
-    results_dir: Path, record: CaseRecord, regenerate: Regenerate | None = None
+    results_dir: Path,
+    record: CaseRecord,
+    regenerate: Regenerate | None,
+    files: RecipeFiles | None,
 ) -> Path:
     """Fill and scrub a private staging folder, pack it, then publish folder and tarball by
     renaming, under a lock: concurrent makers of one bundle take turns and a reader sees a
     whole bundle (the old one or the new one)."""
-    files = regenerate.files if regenerate is not None else NO_RECIPE_FILES
+    if files is None:
+        files = regenerate.files if regenerate is not None else NO_RECIPE_FILES
     case_dir = _case_dir(results_dir, record, regenerate is not None, files)
     target = bundle_dir(results_dir, record_key(record))
     target.parent.mkdir(parents=True, exist_ok=True)
