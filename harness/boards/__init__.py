@@ -3,7 +3,7 @@
     from harness.boards.inventory import load_inventory
     from harness.vendors import run_vendor
 
-    vendor = run_vendor("rknn")
+    vendor = run_vendor()  # the run's: --vendor, HIL_VENDOR, the pin or the one runnable
     board = load_inventory(Path("boards"), vendor.runtimes)[0]
     with vendor.on_board(board, None, 600.0, None) as target:
         observation = target.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))
