@@ -85,7 +85,7 @@ def register(subparsers: Subparsers) -> None:
         help="also compare every intermediate tensor with the reference, in graph order",
     )
     _perf_options(run)
-    run.set_defaults(handler=run_model)
+    run.set_defaults(handler=run_model, parser=run)
 
     reduce = subparsers.add_parser(
         "reduce", help="shrink a failing model to the smallest one that fails the same way"
@@ -93,7 +93,7 @@ def register(subparsers: Subparsers) -> None:
     reduce.add_argument("model", type=Path, help="the ONNX model, or a results directory")
     reduce.add_argument("case", nargs="?", help="with a results directory: the case id")
     _model_options(reduce)
-    reduce.set_defaults(handler=run_reduce)
+    reduce.set_defaults(handler=run_reduce, parser=reduce)
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
@@ -418,8 +418,8 @@ def _per_layer(runner: ModelRunner, prepared: PreparedModel, record: CaseRecord)
 def _vendor(args: argparse.Namespace) -> Vendor:
     try:
         vendor = command_vendor(args)
-    except LookupError as exc:
-        raise _BadInput(str(exc)) from None
+    except LookupError as exc:  # a usage error of the command, as argparse's own
+        args.parser.error(str(exc))
     fill_run_defaults(args, vendor)  # its default platform and cache folder
     problem = timeout_problem(args.hil_timeout)
     if problem is not None:

@@ -35,7 +35,7 @@ def command_vendor(args: argparse.Namespace, *, allow_all: bool = False) -> Vend
         try:
             args.platform = run_platform(vendor, args.platform, allow_all=allow_all)
         except LookupError as exc:
-            raise LookupError(f"--platform: {exc}") from None
+            raise LookupError(f"argument --platform: {exc}") from None
     return vendor
 
 

@@ -171,8 +171,13 @@ def run_platform(vendor: Vendor, name: str, *, allow_all: bool = False) -> str:
     vendor a platform of another belongs to, or both vendors of a name two of them share
     (records name a platform alone, so a shared name would be ambiguous)."""
     wanted = name.strip().lower()
-    if wanted == ALL_PLATFORMS and allow_all:
-        return ALL_PLATFORMS
+    listed = ", ".join(sorted(vendor.platforms))
+    if wanted == ALL_PLATFORMS:
+        if allow_all:
+            return ALL_PLATFORMS
+        raise LookupError(
+            f"'{name}' is not a platform here: give one of vendor {vendor.name}'s: {listed}"
+        )
     own = {p.lower(): p for p in vendor.platforms}
     owners = [v.name for v in vendors() if wanted in {p.lower() for p in v.platforms}]
     if wanted in own and owners == [vendor.name]:
@@ -183,8 +188,7 @@ def run_platform(vendor: Vendor, name: str, *, allow_all: bool = False) -> str:
             "name two vendors share is refused (records name the platform alone); uninstall one"
         )
     every = ", or all (every one)" if allow_all else ""
-    listed = ", ".join(vendor.platforms)
-    known = f"vendor {vendor.name}'s platforms: {listed}{every}"
+    known = f"known: {listed}{every} (vendor {vendor.name}'s)"
     if owners:
         raise LookupError(
             f"platform {name!r} is vendor {owners[0]}'s, not this run's vendor {vendor.name}'s "
