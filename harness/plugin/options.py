@@ -1,5 +1,6 @@
 """The plugin's options (``pytest_addoption``) and their checks (``check_options``), which
-stop a run with a usage error before collection."""
+stop a run with a usage error before collection. Two groups live in modules of their own:
+the run's vendor and platforms (``vendor_options``) and the run policy's (``policy_options``)."""
 
 from __future__ import annotations
 
