@@ -10,30 +10,32 @@ import argparse
 from collections.abc import Iterable, Mapping
 
 from harness.names import document_version, sdk_version, suggestion
-from harness.vendors import PIN_FILE, PIN_TABLE, VENDOR_ENV, run_platform, run_vendor
+from harness.vendors import run_platform, run_vendor, vendor_help
 from harness.vendors.base import Vendor
 
-__all__ = ["add_vendor_option", "document_version", "operator_names", "sdk_version"]
-
-VENDOR_HELP = (
-    f"the run's vendor (default: env {VENDOR_ENV}, else the project's pin, [tool.{PIN_TABLE}] "
-    f"vendor in {PIN_FILE} from the working folder up, else the one installed vendor that can "
-    "run cases)"
-)
+__all__ = [
+    "add_vendor_option",
+    "command_vendor",
+    "document_version",
+    "operator_names",
+    "sdk_version",
+]
 
 
 def add_vendor_option(parser: argparse.ArgumentParser) -> None:
     """``--vendor NAME``, as every command that runs or reads a run takes it."""
-    parser.add_argument("--vendor", default=None, metavar="NAME", help=VENDOR_HELP)
+    parser.add_argument(
+        "--vendor", default=None, metavar="NAME", help=vendor_help("the working folder")
+    )
 
 
-def command_vendor(args: argparse.Namespace, *, allow_all: bool = False) -> Vendor:
+def command_vendor(args: argparse.Namespace) -> Vendor:
     """The command's vendor (``run_vendor``), and ``args.platform``, when given, as that
     vendor spells it; a LookupError says why either is refused."""
     vendor = run_vendor(args.vendor)
     if getattr(args, "platform", None):
         try:
-            args.platform = run_platform(vendor, args.platform, allow_all=allow_all)
+            args.platform = run_platform(vendor, args.platform)
         except LookupError as exc:
             raise LookupError(f"argument --platform: {exc}") from None
     return vendor

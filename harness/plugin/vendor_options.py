@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.vendors import ALL_PLATFORMS, VENDOR_ENV, run_platforms, run_vendor
+from harness.vendors import ALL_PLATFORMS, run_platforms, run_vendor, vendor_help
 from harness.vendors.base import Vendor
 
 
@@ -16,9 +16,7 @@ def add_vendor_options(group: pytest.OptionGroup) -> None:
         "--vendor",
         default=None,
         metavar="NAME",
-        help=f"the run's vendor (default: env {VENDOR_ENV}, else the project's pin, "
-        "[tool.npu-hil] vendor in the pyproject.toml of the rootdir or a folder above it, else "
-        "the one installed vendor that can run cases)",
+        help=vendor_help("the rootdir"),
     )
     group.addoption(
         "--platform",

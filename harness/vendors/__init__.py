@@ -165,6 +165,16 @@ def run_vendor(name: str | None = None, start: Path | None = None) -> Vendor:
     raise LookupError(f"{len(runnable)} installed vendors can run cases ({names}): {how}")
 
 
+def vendor_help(start: str) -> str:
+    """``--vendor``'s help, the pin searched from ``start`` (pytest's rootdir, a command's
+    working folder)."""
+    return (
+        f"the run's vendor (default: env {VENDOR_ENV}, else the project's pin, [tool.{PIN_TABLE}] "
+        f"vendor in the {PIN_FILE} of {start} or a folder above it, else the one installed "
+        "vendor that can run cases)"
+    )
+
+
 def run_platform(vendor: Vendor, name: str, *, allow_all: bool = False) -> str:
     """``name`` as a platform of ``vendor``, the run's (in any case; ``all`` where the caller
     takes every platform). A LookupError names the vendor's platforms and the closest, the
