@@ -24,11 +24,11 @@ from harness.cases.case_cache import CaseCache
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.documented.operators import OperatorCatalogue
-from harness.documented.selection import OperatorSelection, SelectionError
 from harness.modelfiles.prepare import ModelFileError
 from harness.names import sdk_version
 from harness.pipeline import host_versions
 from harness.plugin.boards import assign_boards, assigned
+from harness.plugin.operator_selection import selected_operators
 from harness.plugin.options import check_options
 from harness.plugin.outcome import BOARD_DOWN_EXIT, PUBLIC_MODULE, QUIET
 from harness.plugin.run_policy import PLUGIN_NAME, RunPolicy
@@ -74,7 +74,7 @@ class RunConfig:
             raise pytest.UsageError(str(exc)) from None
         check_options(config, vendor)
         policy = RunPolicy(config, vendor.known_issues, given)
-        selected = _selected_operators(config, vendor, platforms)
+        selected = selected_operators(config, vendor, platforms)
         return cls(
             config,
             given,
@@ -207,29 +207,6 @@ NEW_FOLDER = "--results DIR, or HIL_RESULTS=DIR with tox"
 def run_config(config: pytest.Config) -> RunConfig:
     """The run configuration ``pytest_configure`` computed."""
     return config.stash[RUN]
-
-
-def _selected_operators(
-    config: pytest.Config, vendor: Vendor, platforms: list[str]
-) -> dict[str, frozenset[str]] | None:
-    """``--op``/``--entry``: each platform's operators they name; a name neither stands for,
-    or one no platform of the run documents, is a usage error before any case."""
-    selection = OperatorSelection(tuple(config.getoption("op")), tuple(config.getoption("entry")))
-    if not selection:
-        return None
-    names = vendor.operator_names
-    try:
-        documents = vendor.documents()
-        chosen = {p: selection.on_platform(documents, p, names) for p in platforms}
-    except SelectionError as exc:
-        raise pytest.UsageError(printable(str(exc))) from None
-    if not any(chosen.values()):
-        raise pytest.UsageError(
-            printable(
-                f"{selection.describe()}: selects no documented operator of {', '.join(platforms)}"
-            )
-        )
-    return chosen
 
 
 def pytest_configure(config: pytest.Config) -> None:
