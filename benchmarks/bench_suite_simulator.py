@@ -60,7 +60,7 @@ from harness.models.reference import ReferenceCache
 from harness.pipeline import CaseExecutor, job_for
 from harness.policy.tiers import DEFAULT_BUDGET_S, slow_reason
 from harness.scheduler import Scheduler
-from harness.vendors import vendor_for
+from harness.vendors import vendor_named
 from harness.vendors.rknn.documents.operators import operator_catalogue
 from harness.vendors.rknn.toolkit.calls import write_dataset
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
@@ -158,7 +158,7 @@ def run_harness(
     simulator worker imports the toolkit before the case loop, as the floor's process does
     (a run whose results are all cached never starts one)."""
     references, comparisons = ReferenceCache(host / "ref"), ComparisonCache(host / "cmp")
-    vendor = vendor_for(platform)
+    vendor = vendor_named("rknn")  # the benchmark measures the RKNN simulator
     stages = stages_for(
         vendor,
         [operator_catalogue(platform)],

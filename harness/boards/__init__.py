@@ -1,9 +1,9 @@
 """Boards, vendor-neutral: inventory files, the transports (SSH, adb), discovery, on-board locking.
 
     from harness.boards.inventory import load_inventory
-    from harness.vendors import vendor_for
+    from harness.vendors import run_vendor
 
-    vendor = vendor_for("rk3562")
+    vendor = run_vendor()  # the run's: --vendor, HIL_VENDOR, the pin or the one runnable
     board = load_inventory(Path("boards"), vendor.runtimes)[0]
     with vendor.on_board(board, None, 600.0, None) as target:
         observation = target.run(Job(model=onnx, inputs=[x], target_platform="rk3562"))

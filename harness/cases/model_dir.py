@@ -31,7 +31,7 @@ from harness.modelfiles.prepare import (
     prepare,
 )
 from harness.models import Declarations
-from harness.models.builder import OperatorSpec
+from harness.models.builder import OPSET, OperatorSpec
 from harness.text import shown_name
 
 KIND = "models"
@@ -53,10 +53,11 @@ def directory_cases(
     patterns: Sequence[str] = (),
     operators: Iterable[str] = (),
     freeze_parameters: bool = True,
+    max_opset: int = OPSET,
 ) -> DirectoryCases:
     """The cases of the models of ``folder`` that ``patterns`` select (``select``); a model
     of one operator of ``operators`` takes the layer types ``models`` (the run's vendor's
-    declarations) name it by."""
+    declarations) name it by; one newer than ``max_opset`` (the vendor's) is lowered."""
     found = DirectoryCases()
     operators = tuple(operators)
     entries = list_models(folder)
@@ -67,7 +68,7 @@ def directory_cases(
             found.not_run.append({"model": entry.name, "reason": reason})
             continue
         try:
-            prepared = prepared_entry(entry, freeze_parameters)
+            prepared = prepared_entry(entry, freeze_parameters, max_opset)
         except ModelFileError as exc:
             reason = f"not runnable: {_relative(str(exc), folder)}"
             found.not_run.append({"model": entry.name, "reason": reason})
@@ -90,7 +91,9 @@ def _relative(text: str, folder: Path) -> str:
     return text
 
 
-def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
+def prepared_entry(
+    entry: ModelEntry, freeze_parameters: bool, max_opset: int = OPSET
+) -> PreparedModel:
     model = load_model(entry.path)
     data = entry.data()
     given = {}
@@ -104,7 +107,8 @@ def prepared_entry(entry: ModelEntry, freeze_parameters: bool) -> PreparedModel:
         model, notes = freeze(model, given)
         kept = set(graph_inputs(model))
         given = {name: value for name, value in given.items() if name in kept}
-    prepared = prepare(model, entry.name, shown_name(str(entry.path)), given=given)
+    where = shown_name(str(entry.path))
+    prepared = prepare(model, entry.name, where, given=given, max_opset=max_opset)
     prepared.changes = [*notes, *prepared.changes]
     prepared.source = file_source(entry.path)
     if data is not None:

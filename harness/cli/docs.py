@@ -24,12 +24,12 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from harness.cli.names import document_version, operator_names, platform_type
+from harness.cli.names import add_vendor_option, command_vendor, document_version, operator_names
 from harness.documented.documents import Document, Entry, Group, diff, reading, stats
 from harness.documented.limits import Limit
 from harness.documented.selection import OperatorSelection, SelectionError, entries_naming
 from harness.terminal import emit
-from harness.vendors import ALL_PLATFORMS, vendor_for
+from harness.vendors.base import Vendor
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -71,33 +71,29 @@ def register(subparsers: Subparsers) -> None:
         metavar="NAME",
         help="this entry of the document, as headed; repeatable",
     )
-    show.add_argument(
-        "--platform", type=platform_type(), help="any target of a platform group (default: every)"
-    )
+    show.add_argument("--platform", help="any target of a platform group (default: every)")
     show.add_argument(
         "--version", type=document_version, help="document version, e.g. V2.3.2 or 2.3.2"
     )
+    add_vendor_option(show)
     show.set_defaults(handler=_show)
     changes = commands.add_parser("diff", help="limits that changed between two versions")
     changes.add_argument("old", type=document_version, help="document version, e.g. V2.2.0")
     changes.add_argument("new", type=document_version, help="document version, e.g. V2.3.2")
-    changes.add_argument(
-        "--platform", type=platform_type(), help="any target of a platform group (default: every)"
-    )
+    changes.add_argument("--platform", help="any target of a platform group (default: every)")
+    add_vendor_option(changes)
     changes.set_defaults(handler=_diff)
     counts = commands.add_parser("stats", help="entries and structured limits per group")
+    add_vendor_option(counts)
     counts.set_defaults(handler=_stats)
 
 
-def _documents(platform: str | None) -> Mapping[str, Document]:
+def _vendor(args: argparse.Namespace) -> Vendor:
+    """The run's vendor, whose documents the command reads; ``--platform`` one of its own."""
     try:
-        return vendor_for(platform or ALL_PLATFORMS).documents()
+        return command_vendor(args)
     except LookupError as error:
         raise _BadInput(str(error)) from None
-
-
-def _onnx_names(platform: str | None) -> Mapping[str, tuple[str, ...]]:
-    return vendor_for(platform or ALL_PLATFORMS).operator_names
 
 
 def _version(docs: Mapping[str, Document], version: str | None) -> Document:
@@ -144,13 +140,15 @@ def _show(args: argparse.Namespace) -> int:
         return 2
 
     def body(out: list[str]) -> int:
-        doc = _version(_documents(args.platform), args.version)
+        vendor = _vendor(args)
+        doc = _version(vendor.documents(), args.version)
         groups = [*_groups(doc, args.platform), doc.cpu]
         if selection:
-            return _show_selected(doc, groups, selection, args.platform, out)
+            onnx_names = vendor.operator_names
+            return _show_selected(doc, groups, selection, args.platform, onnx_names, out)
         documented = [name for group in groups for e in group.entries for name in e.names()]
         try:
-            names = operator_names(args.op, documented, _onnx_names(args.platform))
+            names = operator_names(args.op, documented, vendor.operator_names)
         except LookupError as error:
             what, hint = error.args
             where = f" for {args.platform}" if args.platform else ""
@@ -175,11 +173,11 @@ def _show_selected(
     groups: list[Group],
     selection: OperatorSelection,
     platform: str | None,
+    names: Mapping[str, tuple[str, ...]],
     out: list[str],
 ) -> int:
     """``--op``/``--entry``: each group's entries the selection names, as ``pytest`` and
     ``hil probe`` select their operators."""
-    names = _onnx_names(platform)
     try:
         operators = selection.operators(groups, names)
     except SelectionError as error:
@@ -252,7 +250,7 @@ def _section_of(group: Group, name: str) -> str:
 
 def _diff(args: argparse.Namespace) -> int:
     def body(out: list[str]) -> int:
-        docs = _documents(args.platform)
+        docs = _vendor(args).documents()
         old, new = _version(docs, args.old), _version(docs, args.new)
         total = 0
         for group in _groups(new, args.platform):
@@ -293,7 +291,7 @@ def _where(limit: Limit) -> str:
 
 def _stats(args: argparse.Namespace) -> int:
     def body(out: list[str]) -> int:
-        docs = _documents(None)
+        docs = _vendor(args).documents()
         header = (
             "version",
             "section",

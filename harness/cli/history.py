@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cli.names import add_vendor_option, command_vendor
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS
 from harness.history.location import ENV, help_default
 
@@ -49,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="... over a configuration's last this many runs (%(default)s)",
     )
     history.add_argument("--since", metavar="DATE", help="only runs started on or after DATE")
-    history.add_argument("--platform", help="only records of this platform")
+    add_vendor_option(history)
+    history.add_argument("--platform", help="only records of this platform of the run's vendor")
     history.add_argument("--board", help="only records of this backend (board name, simulator)")
     history.add_argument("--sdk", help="only records of this SDK release")
     history.add_argument("--json", action="store_true", help="machine-readable output")
@@ -58,6 +60,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_history(args: argparse.Namespace) -> int:
+    try:  # --platform as the run's vendor spells it
+        command_vendor(args)
+    except LookupError as exc:
+        args.parser.error(str(exc))
     # the database layer is imported when the command runs, not by every hil command
     from harness.history.command import run
 

@@ -9,14 +9,14 @@ stderr); an existing output file is not overwritten without ``--force``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 from pathlib import Path
 
+from harness.cli.names import add_vendor_option
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.policy.known_issues import KnownIssuesError, load_known_issues, starting_file
 from harness.results.journal import JournalError, read_records
 from harness.terminal import emit
-from harness.vendors import layer_aliases, vendor_for
+from harness.vendors import layer_aliases, run_vendor
 
 BAD_INPUT = 2
 
@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a known-issues file or folder being refreshed: a cause one of its entries "
         "records with the same verdict keeps that entry's reference and note",
     )
+    add_vendor_option(init)
     init.set_defaults(handler=run_init)
 
 
@@ -54,11 +55,10 @@ def run_init(args: argparse.Namespace) -> int:
         records = [record for record in records if record.platform in wanted]
         if not records:
             return _bad_input(f"{args.results}: no record of platform {args.platform}")
-    sdk: set[str] = set()
-    for platform in {record.platform for record in records}:
-        # a platform no vendor of this version knows: its entries name no versions
-        with contextlib.suppress(LookupError):
-            sdk |= set(vendor_for(platform).versions())
+    try:  # the run's vendor's tool versions, which its entries name
+        sdk = set(run_vendor(args.vendor).versions())
+    except LookupError as exc:
+        return _bad_input(exc)
     try:
         readings = load_known_issues(args.readings) if args.readings else None
     except KnownIssuesError as exc:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from harness.boards.inventory import Board, BoardFileError, check_files, load_board
 from harness.cases.model_check import check_model
 from harness.cases.user_models import refused_case
-from harness.cli.names import platform_type
+from harness.cli.names import add_vendor_option, command_vendor
 from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.judge.verdict import FAILING_VERDICTS
@@ -61,14 +61,7 @@ from harness.triage.layers import compare_layers, format_layers
 from harness.triage.reduce import format_steps, reduce_model
 from harness.triage.runner import ModelRunner
 from harness.triage.timing import format_timing
-from harness.vendors import (
-    cache_help,
-    default_vendor,
-    fill_run_defaults,
-    layer_aliases,
-    regenerate,
-    vendor_for,
-)
+from harness.vendors import Recipes, cache_help, fill_run_defaults, layer_aliases
 from harness.vendors.base import Vendor
 from harness.vendors.stages import default_sdk, stages_for
 
@@ -92,7 +85,7 @@ def register(subparsers: Subparsers) -> None:
         help="also compare every intermediate tensor with the reference, in graph order",
     )
     _perf_options(run)
-    run.set_defaults(handler=run_model)
+    run.set_defaults(handler=run_model, parser=run)
 
     reduce = subparsers.add_parser(
         "reduce", help="shrink a failing model to the smallest one that fails the same way"
@@ -100,15 +93,15 @@ def register(subparsers: Subparsers) -> None:
     reduce.add_argument("model", type=Path, help="the ONNX model, or a results directory")
     reduce.add_argument("case", nargs="?", help="with a results directory: the case id")
     _model_options(reduce)
-    reduce.set_defaults(handler=run_reduce)
+    reduce.set_defaults(handler=run_reduce, parser=reduce)
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
+    add_vendor_option(parser)
     parser.add_argument(
         "--platform",
-        type=platform_type(),
         default=None,
-        help=f"target platform, in any case (default {default_vendor().default_platform})",
+        help="target platform of the run's vendor, in any case (default: the vendor's first)",
     )
     parser.add_argument(
         "--boards",
@@ -225,10 +218,10 @@ def run_model(args: argparse.Namespace) -> int:
             _per_layer(runner, prepared, record)
     if record.verdict in FAILING_VERDICTS:  # the model's own bundle, not its exposed run's
         try:
-            make_bundle(results, record.id, regenerate=regenerate)
+            make_bundle(results, record.id, regenerate=Recipes(vendor))
         except (BundleError, JournalError, OSError) as exc:
             emit(f"hil: no repro bundle for {record.id}: {exc}\n", err=True)
-    _finish(results)
+    _finish(results, vendor)
     return _status(record)
 
 
@@ -257,15 +250,15 @@ def run_reduce(args: argparse.Namespace) -> int:
             prepared.given = read_arrays(folder / "inputs", prepared.input_names)
         if original.verdict not in FAILING_VERDICTS:
             emit(f"{original.id}: {original.verdict}; nothing to reduce\n")
-            _finish(results)
+            _finish(results, vendor)
             return _status(original)
         reduction = reduce_model(runner, prepared, original)
         emit(format_steps(reduction))
         smallest = reduction.smallest or original
         _per_layer(runner, reduction.smallest_model or prepared, smallest)
-    _finish(results)
+    _finish(results, vendor)
     try:
-        bundle = make_bundle(results, smallest.id, regenerate=regenerate)
+        bundle = make_bundle(results, smallest.id, regenerate=Recipes(vendor))
     except (BundleError, JournalError, OSError) as exc:
         return _bad_input(exc)
     emit(f"bundle: {bundle}\n")
@@ -290,6 +283,7 @@ def _setup(args: argparse.Namespace, path: Path) -> tuple[Vendor, PreparedModel,
             input_shapes=_named(args.input_shape, "--input-shape", names, _ints),
             given=given,
             ranges=_named(args.range, "--range", names, _bounds),
+            max_opset=vendor.max_opset,
         )
         prepared.source = file_source(path)
         prepared.build_config = settings.config
@@ -350,7 +344,7 @@ def _refuse(args: argparse.Namespace, bad: _BadModel) -> int:
         runner = _runner(bad.vendor, bad.results, target, args.platform, args.dtype)
         record = runner.refuse(case, bad.error)
     emit(f"{record.id}: {record.verdict} [{record.backend}]\n")
-    _finish(bad.results)
+    _finish(bad.results, bad.vendor)
     return _bad_input(bad)
 
 
@@ -375,7 +369,8 @@ def _from_results(args: argparse.Namespace) -> tuple[Vendor, PreparedModel, Path
         names = graph_inputs(model)
         given = read_arrays(folder / "inputs", names)
         name = args.name or original.value or original.op
-        prepared = prepare(model, name, str(folder / "model.onnx"), given=given)
+        where = str(folder / "model.onnx")
+        prepared = prepare(model, name, where, given=given, max_opset=vendor.max_opset)
     except (ModelFileError, OSError) as exc:
         raise _BadInput(str(exc)) from None
     prepared.source = {**original.source, "case": original.id}
@@ -419,7 +414,11 @@ def _per_layer(runner: ModelRunner, prepared: PreparedModel, record: CaseRecord)
 
 
 def _vendor(args: argparse.Namespace) -> Vendor:
-    fill_run_defaults(args)  # the platform's vendor's cache folder
+    try:
+        vendor = command_vendor(args)
+    except LookupError as exc:  # a usage error of the command, as argparse's own
+        args.parser.error(str(exc))
+    fill_run_defaults(args, vendor)  # its default platform and cache folder
     problem = timeout_problem(args.hil_timeout)
     if problem is not None:
         raise _BadInput(f"--hil-timeout {args.hil_timeout:g}: {problem}")
@@ -429,10 +428,6 @@ def _vendor(args: argparse.Namespace) -> Vendor:
         size_budget()
     except ValueError as exc:  # it names the variable and the value
         raise _BadInput(str(exc)) from None
-    try:
-        vendor = vendor_for(args.platform)
-    except LookupError as exc:
-        raise _BadInput(f"--platform: {exc}") from None
     if vendor.simulator is None and vendor.board_target is None:
         raise _BadInput(f"--platform {args.platform}: {vendor.not_runnable()}")
     return vendor
@@ -564,9 +559,9 @@ def _print_record(record: CaseRecord, prepared: PreparedModel, runner: ModelRunn
     emit("".join(f"{line}\n" for line in lines))
 
 
-def _finish(results: Path) -> None:
+def _finish(results: Path, vendor: Vendor) -> None:
     """The report and the bundles of failures, as a suite run leaves them."""
-    make_bundles_for_failures(results, layer_aliases(), regenerate)
+    make_bundles_for_failures(results, layer_aliases(), Recipes(vendor))
     for path in write_reports(results, layer_aliases()):
         emit(f"report: {path}\n")
 

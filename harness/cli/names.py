@@ -1,30 +1,44 @@
-"""The names ``hil`` commands take, as argparse types and look-ups: platforms in any case,
-``all`` only where a command takes every platform, versions in the SDK's or the document's
-spelling, and an operator by its ONNX type where the document names it otherwise (``Conv``
-for ``Convolution``); a name that is not known is refused with the closest known one."""
+"""The names ``hil`` commands take, as options and look-ups: the run's vendor (``--vendor``) and
+its platforms in any case, ``all`` only where a command takes every platform, versions in the
+SDK's or the document's spelling, and an operator by its ONNX type where the document names it
+otherwise (``Conv`` for ``Convolution``); a name that is not known is refused with the closest
+known one."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from harness.names import document_version, sdk_version, suggestion
-from harness.vendors import platform_named
+from harness.vendors import run_platform, run_vendor, vendor_help
+from harness.vendors.base import Vendor
 
-__all__ = ["document_version", "operator_names", "platform_type", "sdk_version"]
+__all__ = [
+    "add_vendor_option",
+    "command_vendor",
+    "document_version",
+    "operator_names",
+    "sdk_version",
+]
 
 
-def platform_type(*, allow_all: bool = False) -> Callable[[str], str]:
-    """An argparse type: the platform named, spelt as the vendor spells it; an unknown name
-    (or ``all`` where it is not allowed) is a usage error of the command, exit status 2."""
+def add_vendor_option(parser: argparse.ArgumentParser) -> None:
+    """``--vendor NAME``, as every command that runs or reads a run takes it."""
+    parser.add_argument(
+        "--vendor", default=None, metavar="NAME", help=vendor_help("the working folder")
+    )
 
-    def platform(text: str) -> str:
+
+def command_vendor(args: argparse.Namespace) -> Vendor:
+    """The command's vendor (``run_vendor``), and ``args.platform``, when given, as that
+    vendor spells it; a LookupError says why either is refused."""
+    vendor = run_vendor(args.vendor)
+    if getattr(args, "platform", None):
         try:
-            return platform_named(text, allow_all=allow_all)
+            args.platform = run_platform(vendor, args.platform)
         except LookupError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return platform
+            raise LookupError(f"argument --platform: {exc}") from None
+    return vendor
 
 
 def operator_names(

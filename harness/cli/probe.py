@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from harness.boards.inventory import Board, BoardFileError
 from harness.cases.operators import DTYPES
-from harness.cli.names import platform_type
+from harness.cli.names import add_vendor_option, command_vendor
 from harness.cli.parser import deprecated_alias
 from harness.diskcache import refusal
 from harness.documented.operators import OperatorCatalogue
@@ -47,7 +47,7 @@ from harness.targets.selection import platform_boards
 from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
 from harness.timeouts import timeout_problem
-from harness.vendors import cache_help, default_vendor, fill_run_defaults, regenerate, vendor_for
+from harness.vendors import Recipes, cache_help, fill_run_defaults
 from harness.vendors.base import Vendor
 from harness.vendors.stages import default_sdk, stages_for
 
@@ -61,11 +61,11 @@ def register(subparsers: Subparsers) -> None:
     """Add ``hil probe`` to the ``hil`` parser."""
     summary = "search each documented numeric limit for where it really is (simulator)"
     parser = subparsers.add_parser("probe", help=summary, description=__doc__)
+    add_vendor_option(parser)
     parser.add_argument(
         "--platform",
-        type=platform_type(),
         default=None,
-        help=f"target platform, in any case (default {default_vendor().default_platform})",
+        help="target platform of the run's vendor, in any case (default: the vendor's first)",
     )
     parser.add_argument(
         "-k",
@@ -138,14 +138,14 @@ def _positive(text: str) -> int:
 
 def run_probe(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    fill_run_defaults(args)  # the platform's vendor's cache folder
+    try:
+        vendor = command_vendor(args)
+    except LookupError as exc:
+        parser.error(str(exc))
+    fill_run_defaults(args, vendor)  # its default platform and cache folder
     problem = timeout_problem(args.hil_timeout)
     if problem is not None:
         parser.error(f"--hil-timeout {args.hil_timeout:g}: {problem}")
-    try:
-        vendor = vendor_for(args.platform)
-    except LookupError as exc:
-        parser.error(f"--platform: {exc}")
     if vendor.simulator is None and vendor.board_target is None:
         parser.error(f"--platform {args.platform}: {vendor.not_runnable()}")
     try:
@@ -246,7 +246,7 @@ def _run(
         case = answer.first_bad_case
         if case is not None:
             try:
-                make_bundle(results, case, regenerate=regenerate)
+                make_bundle(results, case, regenerate=Recipes(vendor))
             except BundleError as exc:
                 emit(f"{answer.id}: no bundle: {exc}\n", err=True)
     emit(format_table(answers))

@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 
+from harness.cli.names import add_vendor_option
 from harness.names import sdk_version
 from harness.report import write_reports
 from harness.report.bundle import BundleError, make_bundle, tarball_path
@@ -35,7 +36,7 @@ from harness.results.records import CaseRecord
 from harness.results.runs import read_run
 from harness.terminal import emit
 from harness.text import printable
-from harness.vendors import layer_aliases, regenerate
+from harness.vendors import Recipes, layer_aliases, run_vendor
 
 BAD_INPUT = 2
 
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--output",
         help="folder for the report (default: the results directory; required with several)",
     )
+    add_vendor_option(report)
     report.set_defaults(handler=run_report)
 
     diff = subparsers.add_parser(
@@ -96,6 +98,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="the SDK release, when the case ran on several in RESULTS",
     )
+    add_vendor_option(repro)
     repro.set_defaults(handler=run_repro)
 
 
@@ -112,9 +115,10 @@ def _threshold(text: str) -> float:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    try:
-        paths = write_reports(args.results, layer_aliases(), output=args.output)
-    except (JournalError, OSError, ValueError) as exc:
+    try:  # the run's vendor's layer renames
+        aliases = dict(run_vendor(args.vendor).layer_aliases)
+        paths = write_reports(args.results, aliases, output=args.output)
+    except (LookupError, JournalError, OSError, ValueError) as exc:
         return _bad_input(args, exc)
     emit("".join(f"{path}\n" for path in paths))
     return 0
@@ -182,8 +186,9 @@ def _one_sdk(
 
 def run_repro(args: argparse.Namespace) -> int:
     try:
-        folder = make_bundle(args.results, args.case_id, args.sdk, regenerate)
-    except (JournalError, BundleError, OSError) as exc:
+        recipes = Recipes(run_vendor(args.vendor))
+        folder = make_bundle(args.results, args.case_id, args.sdk, recipes)
+    except (LookupError, JournalError, BundleError, OSError) as exc:
         return _bad_input(args, exc)
     emit(f"{folder}\n{tarball_path(folder)}\n")
     return 0

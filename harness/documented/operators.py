@@ -26,7 +26,7 @@ key ``inconsistent`` on a type variable, or on a layout, prefixed with the layou
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
@@ -738,10 +738,17 @@ def _located_roles(
             yield (*at, key, i), role
 
 
-def load_operators(path: Path) -> OperatorCatalogue:
-    """Load and check the operator catalogue at ``path``."""
+def load_operators(path: Path, platforms: Collection[str]) -> OperatorCatalogue:
+    """Load and check the operator catalogue at ``path``, a catalogue of one of ``platforms``
+    (its vendor's)."""
     document = load_validated(path, SCHEMA_PATH)
     reader = _Reader(path)
+    if document["platform"] not in platforms:
+        reader.fail(
+            ("platform",),
+            document["platform"],
+            f"is not a platform of the file's vendor (its platforms: {', '.join(platforms)})",
+        )
     seed = document["source"]["file"]
     raw_ops: dict[str, Any] = document["operators"]
     # Operators documented on their own first, so that "Same as" can copy from them.

@@ -40,7 +40,7 @@ class PreparedModel:
     """A model ready to run, with what its inputs are and what was changed to run it."""
 
     name: str  # the case name: the file's stem unless given
-    model: onnx.ModelProto  # opset <= OPSET, every graph input fixed, shapes inferred
+    model: onnx.ModelProto  # opset <= the max_opset, every graph input fixed, shapes inferred
     input_names: list[str]
     input_shapes: list[list[int]]
     input_types: list[np.dtype[Any]]
@@ -92,8 +92,10 @@ def prepare(
     given: Mapping[str, np.ndarray] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     budget: SizeBudget | None = None,
+    max_opset: int = OPSET,
 ) -> PreparedModel:
-    """``model`` (read from ``where``, named in errors) made runnable; see the module doc."""
+    """``model`` (read from ``where``, named in errors) made runnable; see the module doc.
+    ``max_opset``: the newest opset the vendor's toolkit takes (``Vendor.max_opset``)."""
     budget = budget or size_budget()
     model = onnx.ModelProto.FromString(model.SerializeToString())  # never change the caller's
     changes: list[str] = []
@@ -113,7 +115,7 @@ def prepare(
         raise ModelFileError(
             f"{where}: the model itself does not check at its opset {opset}: {as_given}"
         )
-    model = _lowered(model, where, changes)
+    model = _lowered(model, where, changes, max_opset)
     shapes = [
         _fixed_shape(info, where, input_shapes or {}, given, changes) for info in graph_inputs
     ]
@@ -210,8 +212,8 @@ def _checked(model: onnx.ModelProto, where: str, opset: int, changes: list[str])
         return inferred
     except Exception as exc:
         strict = _one_line(exc)
-    lowered = opset_of(model) != opset
-    if lowered:
+    now = opset_of(model)
+    if now != opset:
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=True)
             onnx.checker.check_model(inferred)
@@ -219,7 +221,7 @@ def _checked(model: onnx.ModelProto, where: str, opset: int, changes: list[str])
             strict = f"{strict}; leniently: {_one_line(exc)}"
         else:
             changes.append(
-                f"the declared shapes kept: opset {OPSET} shape inference disagrees with them "
+                f"the declared shapes kept: opset {now} shape inference disagrees with them "
                 f"after the lowering from {opset} ({strict})"
             )
             return inferred
@@ -281,40 +283,44 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), OPSET)
 
 
-def _lowered(model: onnx.ModelProto, where: str, changes: list[str]) -> onnx.ModelProto:
-    """The model at opset ``OPSET`` when it is newer: the toolkit refuses opset > 19."""
+def _lowered(
+    model: onnx.ModelProto, where: str, changes: list[str], ceiling: int
+) -> onnx.ModelProto:
+    """The model at opset ``ceiling`` when it is newer: the vendor's toolkit refuses a newer
+    one."""
     opset = opset_of(model)
-    if opset <= OPSET:
+    if opset <= ceiling:
         return model
     ops = sorted({node.op_type for node in model.graph.node})
     try:
-        lowered = version_converter.convert_version(model, OPSET)
+        lowered = version_converter.convert_version(model, ceiling)
     except Exception as exc:
-        if _types_only(model, opset):
+        if _types_only(model, opset, ceiling):
             relabelled = onnx.ModelProto.FromString(model.SerializeToString())
             for entry in relabelled.opset_import:
                 if entry.domain in ("", "ai.onnx"):
-                    entry.version = OPSET
+                    entry.version = ceiling
             changes.append(
-                f"opset relabelled from {opset} to {OPSET}: the revisions of {', '.join(ops)} in "
-                f"between changed only type constraints, and the model's types are allowed at "
-                f"{OPSET}"
+                f"opset relabelled from {opset} to {ceiling}: the revisions of {', '.join(ops)} "
+                f"in between changed only type constraints, and the model's types are allowed "
+                f"at {ceiling}"
             )
             return relabelled
         raise ModelFileError(
-            f"{where}: opset {opset} is newer than the {OPSET} the toolkit accepts and cannot be "
-            f"lowered: {exc}"
+            f"{where}: opset {opset} is newer than the {ceiling} the toolkit accepts and cannot "
+            f"be lowered: {exc}"
         ) from None
     changes.append(
-        f"opset lowered from {opset} to {OPSET} (onnx.version_converter; {', '.join(ops)})"
+        f"opset lowered from {opset} to {ceiling} (onnx.version_converter; {', '.join(ops)})"
     )
     return lowered
 
 
-def _types_only(model: onnx.ModelProto, opset: int) -> bool:
+def _types_only(model: onnx.ModelProto, opset: int, ceiling: int) -> bool:
     """Whether every node's operator has the same signature (inputs, outputs, attributes with
-    their defaults) at ``opset`` and at ``OPSET``, and the node's input types are allowed at
-    ``OPSET``: the revisions in between (bfloat16, float8, int4 additions) only widened types."""
+    their defaults) at ``opset`` and at ``ceiling``, and the node's input types are allowed at
+    ``ceiling``: the revisions in between (bfloat16, float8, int4 additions) only widened
+    types."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:
@@ -326,8 +332,8 @@ def _types_only(model: onnx.ModelProto, opset: int) -> bool:
     types |= {init.name: init.data_type for init in inferred.graph.initializer}
     for node in inferred.graph.node:
         try:
-            new, old = (defs.get_schema(node.op_type, v, node.domain) for v in (opset, OPSET))
-        except Exception:  # no schema at OPSET: the operator is newer
+            new, old = (defs.get_schema(node.op_type, v, node.domain) for v in (opset, ceiling))
+        except Exception:  # no schema at the ceiling: the operator is newer
             return False
         if _signature(new) != _signature(old):
             return False

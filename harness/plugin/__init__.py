@@ -6,13 +6,15 @@ journals it; ``check_verdict`` turns the verdict into a pass, a failure or a war
 Infrastructure trouble is raised from the fixture, so pytest reports it as an error, never as
 a test failure.
 
-One module per pytest phase, each its own plugin module (``pytest_plugins``): ``options``
-(the options and their checks), ``configure`` (the run configuration, computed once and kept
-in ``config.stash``, and the run's metadata), ``boards`` (every process's boards, chosen
-before any case), ``collection`` (the cases and their marks), ``fixtures``, ``outcome`` (the
-verdict as a test outcome, the warning classes), ``junit`` (the verdicts in ``--junitxml``'s
-XML), ``summary`` (the verdicts at the end) and ``run_policy`` (known issues, baseline,
-tiers, shards and the performance gate in a run).
+One module per pytest phase, each its own plugin module (``pytest_plugins``): ``options`` (the
+options and their checks; ``vendor_options`` and ``policy_options`` hold two of their groups,
+``vendor_options`` resolving the run's vendor), ``configure`` (the run configuration, with
+``operator_selection`` for ``--op``/``--entry``, computed once and kept in ``config.stash``,
+and the run's metadata), ``boards`` (every process's boards, chosen before any case),
+``collection`` (the cases and their marks), ``fixtures``, ``outcome`` (the verdict as a test
+outcome, the warning classes), ``junit`` (the verdicts in ``--junitxml``'s XML), ``summary``
+(the verdicts at the end) and ``run_policy`` (known issues, baseline, tiers, shards and the
+performance gate in a run).
 Per-run state lives in the run configuration's objects, never in module globals.
 """
 

@@ -24,28 +24,23 @@ from harness.cases.case_cache import CaseCache
 from harness.cases.model_dir import DirectoryCases, directory_cases
 from harness.cases.operators import operator_cases
 from harness.documented.operators import OperatorCatalogue
-from harness.documented.selection import OperatorSelection, SelectionError
 from harness.modelfiles.prepare import ModelFileError
 from harness.names import sdk_version
 from harness.pipeline import host_versions
 from harness.plugin.boards import assign_boards, assigned
+from harness.plugin.operator_selection import selected_operators
 from harness.plugin.options import check_options
 from harness.plugin.outcome import BOARD_DOWN_EXIT, PUBLIC_MODULE, QUIET
 from harness.plugin.run_policy import PLUGIN_NAME, RunPolicy
 from harness.plugin.summary import SUMMARY_NAME, Summary
+from harness.plugin.vendor_options import the_platforms, the_vendor
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import RUN_META_NAME, JournalError, write_run_metadata
 from harness.results.runs import append_run, check_unused
 from harness.targets.selection import BoardDown, farm_options, platform_boards
 from harness.text import printable, warn_weak_secrets
-from harness.vendors import (
-    ALL_PLATFORMS,
-    case_dtypes,
-    default_vendor,
-    platform_named,
-    vendor_for,
-)
+from harness.vendors import ALL_PLATFORMS, case_dtypes
 from harness.vendors.base import Vendor
 
 
@@ -59,7 +54,7 @@ class RunConfig:
     given: str  # --platform as given, or the default (the history store's configuration)
     platform: str  # as the vendor spells it: one platform, several ("rk3588,rv1106") or "all"
     platforms: list[str]  # each once, in the order given ("all": the vendor's)
-    vendor: Vendor  # the one vendor of every platform of the run
+    vendor: Vendor  # the run's, resolved once (harness.plugin.vendor_options)
     sdks: list[str]  # the SDK releases every case runs on (--sdk), oldest first
     policy: RunPolicy
     summary: Summary
@@ -70,31 +65,26 @@ class RunConfig:
     def of(cls, config: pytest.Config) -> RunConfig:
         """The run configuration of ``config``'s options; an unusable option is a usage
         error."""
-        given = str(config.getoption("platform") or default_vendor().default_platform)
-        platform = _platform(given)
-        names = [platform] if platform == ALL_PLATFORMS else platform.split(",")
-        try:
-            vendors = [vendor_for(name) for name in names]
-        except LookupError as exc:
-            raise pytest.UsageError(f"--platform: {exc}") from None
-        vendor = vendors[0]
-        if any(other is not vendor for other in vendors):
-            raise pytest.UsageError(
-                f"--platform {platform}: the platforms of one run share a vendor"
-            )
-        platforms = (
-            list(vendor.platforms) if platform == ALL_PLATFORMS else list(dict.fromkeys(names))
-        )
+        vendor = the_vendor(config)
+        given, platform, platforms = the_platforms(config, vendor)
         try:
             spec = config.getoption("sdk")  # releases as the SDK spells them: V2.3.2 is 2.3.2
             sdks = vendor.sdks(spec and ",".join(map(sdk_version, spec.split(","))))
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
-        check_options(config)
+        check_options(config, vendor)
         policy = RunPolicy(config, vendor.known_issues, given)
-        selected = _selected_operators(config, vendor, platforms)
+        selected = selected_operators(config, vendor, platforms)
         return cls(
-            config, given, platform, platforms, vendor, sdks, policy, Summary(config), selected
+            config,
+            given,
+            platform,
+            platforms,
+            vendor,
+            sdks,
+            policy,
+            Summary(config, vendor),
+            selected,
         )
 
     @functools.cached_property
@@ -130,6 +120,7 @@ class RunConfig:
                 patterns,
                 operators,
                 not option("no_freeze"),
+                self.vendor.max_opset,
             )
         except ModelFileError as exc:
             raise pytest.UsageError(printable(f"--models: {exc}")) from None  # file names
@@ -216,41 +207,6 @@ NEW_FOLDER = "--results DIR, or HIL_RESULTS=DIR with tox"
 def run_config(config: pytest.Config) -> RunConfig:
     """The run configuration ``pytest_configure`` computed."""
     return config.stash[RUN]
-
-
-def _selected_operators(
-    config: pytest.Config, vendor: Vendor, platforms: list[str]
-) -> dict[str, frozenset[str]] | None:
-    """``--op``/``--entry``: each platform's operators they name; a name neither stands for,
-    or one no platform of the run documents, is a usage error before any case."""
-    selection = OperatorSelection(tuple(config.getoption("op")), tuple(config.getoption("entry")))
-    if not selection:
-        return None
-    names = vendor.operator_names
-    try:
-        documents = vendor.documents()
-        chosen = {p: selection.on_platform(documents, p, names) for p in platforms}
-    except SelectionError as exc:
-        raise pytest.UsageError(printable(str(exc))) from None
-    if not any(chosen.values()):
-        raise pytest.UsageError(
-            printable(
-                f"{selection.describe()}: selects no documented operator of {', '.join(platforms)}"
-            )
-        )
-    return chosen
-
-
-def _platform(spec: str) -> str:
-    """``--platform`` as the vendor spells it: one platform, several (``rk3588,rv1106``; in
-    any case) or ``all``; an unknown name is a usage error naming the closest."""
-    names = [name.strip() for name in spec.split(",")]
-    try:
-        if len(names) == 1:
-            return platform_named(names[0], allow_all=True)
-        return ",".join(platform_named(name) for name in names)
-    except LookupError as exc:
-        raise pytest.UsageError(f"--platform: {exc}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

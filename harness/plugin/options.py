@@ -1,5 +1,6 @@
 """The plugin's options (``pytest_addoption``) and their checks (``check_options``), which
-stop a run with a usage error before collection."""
+stop a run with a usage error before collection. Two groups live in modules of their own:
+the run's vendor and platforms (``vendor_options``) and the run policy's (``policy_options``)."""
 
 from __future__ import annotations
 
@@ -11,32 +12,22 @@ import pytest
 
 from harness.cases import case_cache
 from harness.diskcache import CacheFolder, CacheFolderError, claim
-from harness.history.location import ENV as STORE_ENV
-from harness.history.location import help_default
 from harness.judge import comparison_cache
 from harness.judge.verdict import ARRAYS_DROPPED_FOR
 from harness.models import reference as reference_cache
 from harness.models.budget import size_budget
 from harness.plugin.outcome import BOARD_DOWN_EXIT
-from harness.plugin.run_policy import OFF, VENDOR
-from harness.policy import perf
-from harness.policy.flaky import LAST
-from harness.policy.progress import DEFAULT_EVERY
-from harness.policy.tiers import DEFAULT_BUDGET_S, DEFAULT_SLOW_TIMEOUT_S, TIERS
+from harness.plugin.policy_options import add_policy_options
+from harness.plugin.vendor_options import add_vendor_options
 from harness.scheduler import DEFAULT_BATCH
 from harness.timeouts import timeout_problem
-from harness.vendors import cache_help, default_vendor, fill_run_defaults, run_vendor
+from harness.vendors import cache_help, fill_run_defaults
+from harness.vendors.base import Vendor
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("npu-hil", "npu-hil constraint suites")
-    group.addoption(
-        "--platform",
-        default=None,
-        metavar="P[,P...]|all",
-        help=f"target platforms, in any case (default {default_vendor().default_platform}); 'all': "
-        "every one of the vendor",
-    )
+    add_vendor_options(group)
     group.addoption(
         "--backend",
         choices=("auto", "sim", "board"),
@@ -159,7 +150,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="converted models for boards, shared by every results directory "
         f"({cache_help('conversion_cache')}; size cap default 2G)",
     )
-    _add_policy_options(group)
+    add_policy_options(group)
     _add_farm_options(group)
     group.addoption("--models", default=None, help="folder of ONNX models (suites/test_models.py)")
     group.addoption(
@@ -191,77 +182,11 @@ def _add_farm_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _add_policy_options(group: pytest.OptionGroup) -> None:
-    """The run policy's options (``harness.policy``, docs/nightly.md)."""
-    perf.add_options(group)
-    group.addoption(
-        "--known-issues",
-        default=OFF,
-        metavar="FILE",
-        help="known-issues YAML file: matching cases that behave as recorded do not fail "
-        f"the run; '{VENDOR}': the file the vendor ships for its default run (default off)",
-    )
-    group.addoption(
-        "--strict-known", action="store_true", help="a known issue that changed fails its case"
-    )
-    group.addoption(
-        "--baseline",
-        default=None,
-        metavar="DIR|last",
-        help="results of a previous run: only new failures and regressions fail; "
-        f"'{LAST}': the last run of this configuration in the history store",
-    )
-    group.addoption(
-        "--hil-db",
-        default=None,
-        metavar="URL|FILE|off",
-        help="history store every run is written to at its end: a PostgreSQL or SQLite URL, "
-        f"or an SQLite file (env {STORE_ENV}; default {help_default()}); 'off': none",
-    )
-    group.addoption(
-        "--flaky-ok",
-        action="store_true",
-        help="a failure of a case the history store shows flapping does not fail the run",
-    )
-    group.addoption(
-        "--tier",
-        choices=TIERS,
-        default="default",
-        help="default: leave out the slow tier (cases estimated over --case-budget); full: "
-        "run every case",
-    )
-    group.addoption(
-        "--case-budget",
-        type=float,
-        default=DEFAULT_BUDGET_S,
-        help=f"estimated seconds above which a case is in the slow tier ({DEFAULT_BUDGET_S:g})",
-    )
-    group.addoption(
-        "--slow-timeout",
-        type=float,
-        default=DEFAULT_SLOW_TIMEOUT_S,
-        help="seconds one slow-tier case may take, instead of --hil-timeout "
-        f"({DEFAULT_SLOW_TIMEOUT_S:g}; above 0, at most a day)",
-    )
-    group.addoption(
-        "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only the I-th of N parts of the selected cases, split stably by case id and "
-        "balanced by their cost estimates (one CI job per part; hil report merges them)",
-    )
-    group.addoption(
-        "--progress-every",
-        type=int,
-        default=DEFAULT_EVERY,
-        help=f"outside a terminal (CI): a progress line every N cases ({DEFAULT_EVERY}; 0: none)",
-    )
-
-
-def check_options(config: pytest.Config) -> None:
+def check_options(config: pytest.Config, vendor: Vendor) -> None:
     """Stop with a usage error (exit 4) before collection when an option value is unusable
-    (the platform and ``--sdk`` are checked as the run configuration reads them)."""
-    fill_run_defaults(config.option)
+    (the vendor, the platform and ``--sdk`` are checked as the run configuration reads them);
+    the options left to the run's ``vendor`` take its defaults."""
+    fill_run_defaults(config.option, vendor)
     _check_timeouts(config, "hil_timeout", "lg_wait")
     if config.getoption("backend") == "board" and config.getoption("board_fallback") != "none":
         raise pytest.UsageError("--board-fallback simulator: not with --backend board")
@@ -273,7 +198,7 @@ def check_options(config: pytest.Config) -> None:
     except ValueError as exc:  # it names the variable and the value
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("hil_cache") != "off":
-        _check_cache(config, "hil_cache", _run_vendor_cache(config, "simulator_cache"))
+        _check_cache(config, "hil_cache", vendor.simulator_cache)
     if config.getoption("hil_reference_cache") != "off":
         _check_cache(config, "hil_reference_cache", reference_cache.CACHE)
     if config.getoption("hil_comparison_cache") != "off":
@@ -281,19 +206,11 @@ def check_options(config: pytest.Config) -> None:
     if config.getoption("hil_case_cache") != "off":
         _check_cache(config, "hil_case_cache", case_cache.CACHE, case_cache.check)
     if config.getoption("backend") != "sim" and config.getoption("hil_conversion_cache") != "off":
-        _check_cache(config, "hil_conversion_cache", _run_vendor_cache(config, "conversion_cache"))
+        _check_cache(config, "hil_conversion_cache", vendor.conversion_cache)
     _check_timeouts(config, "case_budget", "slow_timeout")
     every = config.getoption("progress_every")
     if every < 0:
         raise pytest.UsageError(f"--progress-every {every}: must be 0 or more")
-
-
-def _run_vendor_cache(config: pytest.Config, kind: str) -> CacheFolder | None:
-    """The run's vendor's ``kind`` cache (None for an unknown platform, refused later)."""
-    try:
-        return getattr(run_vendor(config.getoption("platform")), kind)
-    except LookupError:
-        return None
 
 
 def _check_cache(

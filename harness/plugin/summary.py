@@ -17,7 +17,8 @@ from harness.plugin.boards import assigned
 from harness.plugin.outcome import PUBLIC_MODULE
 from harness.targets.selection import fallback_note
 from harness.text import printable
-from harness.vendors import layer_aliases, regenerate
+from harness.vendors import Recipes, layer_aliases
+from harness.vendors.base import Vendor
 
 SUMMARY_NAME = "npu-hil-summary"
 
@@ -26,8 +27,9 @@ class Summary:
     """The run's tally and its summary: a plugin object of the run configuration
     (``harness.plugin.configure.RunConfig.summary``), registered before the run policy's."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, vendor: Vendor) -> None:
         self.config = config
+        self.vendor = vendor  # the run's: its recipe draws the bundles' arrays
         self.verdicts: Counter[str] = Counter()  # this process's verdicts
         # verdict -> [cases whose record holds warnings, warnings]
         self.case_warnings: dict[str, list[int]] = {}
@@ -95,6 +97,6 @@ class Summary:
 
         results = Path(session.config.getoption("results"))
         try:
-            make_bundles_for_failures(results, layer_aliases(), regenerate)
+            make_bundles_for_failures(results, layer_aliases(), Recipes(self.vendor))
         except OSError as exc:  # a full disk, say: the journal and case folders are what count
             print(printable(f"npu-hil: no repro bundles written: {exc}"), file=sys.stderr)

@@ -3,25 +3,27 @@
 A run leaves one bundle per failing cause (``make_bundles_for_failures``): one case shows a
 vendor the problem; ``hil repro`` bundles any other case from its folder.
 ``RESULTS/bundles/<slug>/`` holds the case's artifacts (model.onnx, inputs/, reference/,
-reference-ort/, observed/ or observed-summary.json, toolkit.json, dataset.txt + dataset/,
-build.log, reproduce.py), ``case.json`` (the record), ``README.md`` (the documented
-expectation and what was seen) and the vendor's ``reproduce.py``. A case folder keeps only what
+reference-ort/, observed/ or observed-summary.json, and the files the vendor's recipe writes:
+``RecipeFiles``, declared on the vendor's record: its settings, calibration data, build log,
+reproduce script), ``case.json`` (the record) and ``README.md`` (the
+documented expectation, what was seen and how to rerun the case). A case folder keeps only what
 cannot be drawn again; the bundle gets the rest (inputs, references, calibration data) from a
 ``Regenerate`` (``harness.pipeline.regenerate_arrays`` with the vendor's recipe), so it is
-complete whatever the folder kept.
+complete whatever the folder kept. A vendor without a reproduce script still gets a bundle;
+its README says how to rerun the model without one.
 
-Scrubbing, because bundles leave the building: every text file except reproduce.py (npu-hil's
-own fixed text) is rewritten so that the results directory's absolute path, the home directory
-and the host name do not appear (paths inside the case folder become relative, the others
-placeholders), the run's secrets are redacted (``harness.text.redact``), and JSON keys that look
-like secrets are dropped. Binary files (.npy, .onnx) are copied as they are. Tar members
-carry no user or group names.
+Scrubbing, because bundles leave the building: every text file except the vendor's reproduce
+script (npu-hil's own fixed text) is rewritten so that the results directory's absolute path,
+the home directory and the host name do not appear (paths inside the case folder become
+relative, the others placeholders), the run's secrets are redacted (``harness.text.redact``),
+and JSON keys that look like secrets are dropped. Binary files (.npy, .onnx) are copied as they
+are. Tar members carry no user or group names.
 
 Only what really lives in the case folder leaves it: regular files and real folders. A symbolic
 link (to a file or a folder, inside or outside) or a special file is never followed; it is left
 out and named under "Left out" in README.md. A case folder that resolves outside the results
-directory, or a required file (model.onnx, toolkit.json, reproduce.py) that is a link, is
-refused with ``BundleError``.
+directory, or a required file (model.onnx and the vendor's ``RecipeFiles.required``) that is
+missing or a link, is refused with ``BundleError``.
 
 Publication is atomic and serialized: a bundle is built in a private staging folder and packed
 beside it, then both are renamed into place, all under a flock on ``bundles/`` itself, so two
@@ -44,6 +46,7 @@ import tarfile
 import tempfile
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,21 +61,41 @@ from harness.results.records import BOARD_LOG, CaseRecord, case_slug, record_key
 from harness.text import SECRET_NAME, redact
 
 BUNDLES_DIR = "bundles"
-REPRO_SCRIPT = "reproduce.py"  # written into the case folder by the vendor's job recipe
+MODEL = "model.onnx"
 # observed-summary.json: a case folder's observed outputs over its cap, summarised
 COPIED = (
-    *("model.onnx", "toolkit.json", "dataset.txt", "build.log", "observed-summary.json"),
+    MODEL,
+    "observed-summary.json",
     BOARD_LOG,
-    REPRO_SCRIPT,
     *LAYER_TABLES,  # a user's model: its layers against the document and the reference
 )
-COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed", "dataset")
-REQUIRED = ("model.onnx", "toolkit.json", REPRO_SCRIPT)
+COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed")
 BINARY_SUFFIXES = (".npy", ".onnx")
+
+
+@dataclass(frozen=True)
+class RecipeFiles:
+    """What a vendor's job recipe writes into a case folder, as a bundle takes it (the
+    vendor's record declares it; the default: nothing beyond the model)."""
+
+    written: tuple[str, ...] = ()  # files and folders a bundle copies when the folder has them
+    required: tuple[str, ...] = ()  # of those, the files a bundle cannot do without
+    script: str | None = None  # the script that reruns the case without npu-hil, if any
+    json_files: tuple[str, ...] = ()  # JSON settings files, their secret-looking keys dropped
+
+    def __post_init__(self) -> None:
+        named = {*self.required, *self.json_files, *([self.script] if self.script else [])}
+        if stray := sorted(named - set(self.written)):
+            raise ValueError(f"RecipeFiles: {', '.join(stray)} not among the files written")
+
+
+NO_RECIPE_FILES = RecipeFiles()
 
 
 class Regenerate(Protocol):
     """A record's vendor recipe, as a bundle uses it."""
+
+    files: RecipeFiles  # what the recipe writes into a case folder
 
     def __call__(self, record: CaseRecord, folder: Path) -> None:
         """Write into a bundle's folder the arrays its case folder did not keep (inputs,
@@ -112,11 +135,15 @@ def make_bundle(
     case_id: str,
     sdk: str | None = None,
     regenerate: Regenerate | None = None,
+    *,
+    files: RecipeFiles | None = None,
 ) -> Path:
     """Build ``bundles/<slug>/`` and ``bundles/<slug>.tar.gz`` for one case; returns the folder.
 
     ``sdk`` picks the record when the case ran on several SDKs in this directory;
-    ``regenerate`` draws the arrays the case folder did not keep (none: it must hold them).
+    ``regenerate`` draws the arrays the case folder did not keep (none: the folder must hold
+    them); ``files``, what the vendor's recipe wrote into it (default: ``regenerate``'s, else
+    none: only the model is required).
     """
     journal = Path(results_dir) / JOURNAL_NAME
     records = read_records(results_dir)
@@ -130,13 +157,15 @@ def make_bundle(
     if len(matches) > 1:
         sdks = ", ".join(record.sdk for record in matches)
         raise BundleError(f"{journal}: case {case_id!r} ran on SDKs {sdks}; choose one with --sdk")
-    return _make_bundle(Path(results_dir), matches[0], regenerate)
+    return _make_bundle(Path(results_dir), matches[0], regenerate, files)
 
 
 def make_bundles_for_failures(
     results_dir: str | os.PathLike[str],
     aliases: Mapping[str, str] | None = None,
     regenerate: Regenerate | None = None,
+    *,
+    files: RecipeFiles | None = None,
 ) -> list[Path]:
     """One bundle per failing cause (``harness.report.causes``; ``aliases``: the vendors'
     layer renames): its example, a case already bundled if there is one, else the first case
@@ -152,7 +181,7 @@ def make_bundles_for_failures(
     for cause in causes(records, aliases, existing_bundles(results_dir, records)):
         for record in cause.records:
             try:
-                made.append(_make_bundle(Path(results_dir), record, regenerate))
+                made.append(_make_bundle(Path(results_dir), record, regenerate, files))
                 break
             except (BundleError, OSError) as exc:
                 warnings.warn(f"no repro bundle for {record.id!r}: {exc}", stacklevel=2)
@@ -160,12 +189,17 @@ def make_bundles_for_failures(
 
 
 def _make_bundle(
-    results_dir: Path, record: CaseRecord, regenerate: Regenerate | None = None
+    results_dir: Path,
+    record: CaseRecord,
+    regenerate: Regenerate | None,
+    files: RecipeFiles | None,
 ) -> Path:
     """Fill and scrub a private staging folder, pack it, then publish folder and tarball by
     renaming, under a lock: concurrent makers of one bundle take turns and a reader sees a
     whole bundle (the old one or the new one)."""
-    case_dir = _case_dir(results_dir, record, regenerate is not None)
+    if files is None:
+        files = regenerate.files if regenerate is not None else NO_RECIPE_FILES
+    case_dir = _case_dir(results_dir, record, regenerate is not None, files)
     target = bundle_dir(results_dir, record_key(record))
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target.parent):
@@ -173,8 +207,8 @@ def _make_bundle(
         packed = staging.with_name(f"{staging.name}.tar.gz")
         retired = staging.with_name(f"{staging.name}.old")
         try:
-            _fill(staging, case_dir, record, regenerate)
-            _scrub_folder(staging, _replacements(results_dir, case_dir))
+            _fill(staging, case_dir, record, regenerate, files)
+            _scrub_folder(staging, _replacements(results_dir, case_dir), files.script)
             _write_tarball(staging, packed, target.name)
             if target.exists():
                 target.rename(retired)
@@ -198,11 +232,11 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _case_dir(results_dir: Path, record: CaseRecord, drawn: bool) -> Path:
-    """The case folder, refused when it lacks a required file, or arrays that cannot be
-    ``drawn`` again."""
+def _case_dir(results_dir: Path, record: CaseRecord, drawn: bool, files: RecipeFiles) -> Path:
+    """The case folder, refused when it lacks a required file (the model, the recipe's
+    ``files.required``), or arrays that cannot be ``drawn`` again."""
     case = case_dir(results_dir, record)
-    missing = [name for name in REQUIRED if not _regular(case / name)]
+    missing = [name for name in (MODEL, *files.required) if not _regular(case / name)]
     if missing:
         where = f"{results_dir / JOURNAL_NAME}: case {record.id!r}: field 'artifacts'"
         raise BundleError(
@@ -246,12 +280,15 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def _fill(folder: Path, case_dir: Path, record: CaseRecord, regenerate: Regenerate | None) -> None:
+def _fill(
+    folder: Path,
+    case_dir: Path,
+    record: CaseRecord,
+    regenerate: Regenerate | None,
+    files: RecipeFiles,
+) -> None:
     left_out: list[str] = []
-    for name in COPIED:
-        if os.path.lexists(case_dir / name):
-            _copy(case_dir / name, folder / name, name, left_out)
-    for name in COPIED_DIRS:
+    for name in (*COPIED, *files.written, *COPIED_DIRS):
         if os.path.lexists(case_dir / name):
             _copy(case_dir / name, folder / name, name, left_out)
     if regenerate is not None:
@@ -259,14 +296,17 @@ def _fill(folder: Path, case_dir: Path, record: CaseRecord, regenerate: Regenera
             regenerate(record, folder)
         except (ValueError, OSError) as exc:
             raise BundleError(f"{case_dir}: cannot draw its arrays again: {exc}") from None
-    try:
-        toolkit = json.loads((folder / "toolkit.json").read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise BundleError(f"{case_dir / 'toolkit.json'}: not valid JSON ({exc})") from None
-    _write_json(folder / "toolkit.json", _without_secrets(toolkit))
+    for name in files.json_files:
+        if not (folder / name).is_file():
+            continue
+        try:
+            settings = json.loads((folder / name).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise BundleError(f"{case_dir / name}: not valid JSON ({exc})") from None
+        _write_json(folder / name, _without_secrets(settings))
     _write_json(folder / "case.json", _without_secrets(record.to_json()))
     how_to_run = regenerate.how_to_run(record) if regenerate is not None else ()
-    readme = _readme(record, folder, left_out, how_to_run)
+    readme = _readme(record, folder, left_out, how_to_run or _rerun(files))
     (folder / "README.md").write_text(readme, encoding="utf-8")
 
 
@@ -350,7 +390,7 @@ def _readme(
         "",
         "## How to run",
         "",
-        *(how_to_run or [f"{REPRO_SCRIPT} in this folder reproduces the case."]),
+        *how_to_run,
         "",
         "## Files",
         "",
@@ -365,6 +405,19 @@ def _readme(
             + md_escape(", ".join(left_out)),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _rerun(files: RecipeFiles) -> list[str]:
+    """The README's "How to run" lines where the vendor gives none."""
+    if files.script is not None:
+        return [f"{files.script} in this folder reproduces the case."]
+    return [
+        "The vendor's recipe writes no reproduce script. To rerun the case, build and run "
+        f"{MODEL} with the vendor's own tools on the inputs in inputs/ (one .npy file per model "
+        "input, in the model's input order), then compare the outputs with reference/ (the "
+        "host reference, one .npy per output) as the record's tolerance in case.json says; "
+        "observed/ (or observed-summary.json) holds what this run saw.",
+    ]
 
 
 def _replacements(results_dir: Path, case_dir: Path) -> list[tuple[re.Pattern[str], str]]:
@@ -387,10 +440,14 @@ def _replacements(results_dir: Path, case_dir: Path) -> list[tuple[re.Pattern[st
     return pairs
 
 
-def _scrub_folder(folder: Path, replacements: list[tuple[re.Pattern[str], str]]) -> None:
-    """Rewrite every text file but reproduce.py, which is npu-hil's own fixed text."""
+def _scrub_folder(
+    folder: Path, replacements: list[tuple[re.Pattern[str], str]], script: str | None
+) -> None:
+    """Rewrite every text file but the vendor's reproduce ``script``, npu-hil's own fixed
+    text."""
+    kept = folder / script if script else None
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix not in BINARY_SUFFIXES and path != folder / REPRO_SCRIPT:
+        if path.is_file() and path.suffix not in BINARY_SUFFIXES and path != kept:
             text = redact(path.read_bytes().decode("utf-8", errors="replace"))
             for pattern, replacement in replacements:
                 text = pattern.sub(replacement, text)

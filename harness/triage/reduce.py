@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 
 from harness.modelfiles.graph import Cutter, graph_inputs, tensor_values
-from harness.modelfiles.prepare import PreparedModel, prepare
+from harness.modelfiles.prepare import PreparedModel, opset_of, prepare
 from harness.results.records import CaseRecord
 from harness.triage.runner import ModelRunner
 
@@ -214,7 +214,10 @@ class Reducer:
         names = graph_inputs(candidate)
         given = {name: self._value(name) for name in names}
         where = f"{self.prepared.name} step {number}"
-        prepared = prepare(candidate, f"{self.prepared.name}/step{number:02d}", where, given=given)
+        # a part of the prepared model, at its opset (the vendor's ceiling at most)
+        ceiling = opset_of(self.prepared.model)
+        name = f"{self.prepared.name}/step{number:02d}"
+        prepared = prepare(candidate, name, where, given=given, max_opset=ceiling)
         changes = [*self.prepared.changes, f"reduced from {self.prepared.name}: step {number}"]
         return replace(prepared, changes=changes, source=self.prepared.source)
 

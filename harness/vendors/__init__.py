@@ -5,14 +5,21 @@ package's own ``pytest11`` plugin), so it can live in another distribution: the 
 names its ``Vendor`` record. One that cannot be loaded (a package it needs is not installed)
 is listed with the reason (``unavailable``) and its platforms are unknown.
 
-A run has one vendor: its ``--platform``'s, else the default vendor (``default_vendor``). The
-run's defaults (platform, cache folders, what ``--platform all`` means) are that vendor's.
+A run has one vendor, resolved once (``run_vendor``): the one named by ``--vendor`` or the
+``HIL_VENDOR`` variable, else the one the project pins (``[tool.npu-hil] vendor`` in the first
+pyproject.toml found from the run's folder upwards), else the one installed vendor that can run
+cases. Two or more that can, none named or pinned, is an error listing them: installing a
+vendor never changes which one an existing run uses. The run's ``--platform`` is looked up
+within its vendor (``run_platform``), and the run's defaults (platform, cache folders, what
+``--platform all`` means) are that vendor's.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,11 +34,19 @@ from harness.pipeline import regenerate_arrays
 from harness.results.records import CaseRecord
 from harness.vendors.base import Vendor
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the package's dependencies add tomli on 3.10
+    import tomli as tomllib
+
 if TYPE_CHECKING:
     from harness.terminal import Registrar
 
 GROUP = "npu_hil.vendors"  # the entry-point group naming each vendor's record
 ALL_PLATFORMS = "all"  # --platform all: every platform of the run's vendor
+VENDOR_ENV = "HIL_VENDOR"  # the run's vendor where --vendor is not given
+PIN_FILE = "pyproject.toml"  # the project file whose [tool.npu-hil] vendor pins the vendor
+PIN_TABLE = "npu-hil"  # [tool.npu-hil]
 
 
 @dataclass(frozen=True)
@@ -63,13 +78,12 @@ def _registry() -> tuple[tuple[Vendor, ...], tuple[Unavailable, ...]]:
             f"no vendor is registered under the entry-point group {GROUP} (the npu-hil "
             "installation predates it: reinstall it, e.g. pip install -e .)"
         )
-    # the vendors that can run cases on this host's simulator first: the default is one
-    ordered = sorted(found.values(), key=lambda v: (v.simulator is None, v.name))
-    return tuple(ordered), tuple(missing)
+    # by name: the order says nothing of which vendor a run uses (run_vendor does)
+    return tuple(sorted(found.values(), key=lambda v: v.name)), tuple(missing)
 
 
 def vendors() -> tuple[Vendor, ...]:
-    """Every registered vendor this host could load, the default first."""
+    """Every registered vendor this host could load, by name."""
     return _registry()[0]
 
 
@@ -78,45 +92,136 @@ def unavailable() -> tuple[Unavailable, ...]:
     return _registry()[1]
 
 
-def default_vendor() -> Vendor:
-    """The vendor of a run without --platform: the first with a simulator (by name), else
-    the first by name."""
-    return vendors()[0]
-
-
 def vendor_named(name: str) -> Vendor:
+    """The installed vendor ``name``; a LookupError names the known ones and the nearest."""
     for vendor in vendors():
         if vendor.name == name:
             return vendor
-    raise LookupError(f"unknown vendor {name!r}; known: {', '.join(v.name for v in vendors())}")
+    known = [v.name for v in vendors()]
+    gone = "".join(
+        f" (vendor {v.name} is registered but unavailable: {v.reason})"
+        for v in unavailable()
+        if v.name == name
+    )
+    raise LookupError(
+        f"unknown vendor {name!r}{gone}; known: {', '.join(known)}{suggestion(name, known)}"
+    )
 
 
-def vendor_for(platform: str) -> Vendor:
-    """The vendor whose toolkit targets ``platform`` (in any case); ``all`` means the default
-    vendor's."""
-    wanted = platform_named(platform, allow_all=True)
+def runnable_vendors() -> tuple[Vendor, ...]:
+    """The installed vendors that can run cases (a simulator or a board target)."""
+    return tuple(v for v in vendors() if v.simulator is not None or v.board_target is not None)
+
+
+def pinned_vendor(start: Path) -> tuple[str, Path] | None:
+    """The vendor the project pins and the file that pins it: ``[tool.npu-hil] vendor`` in
+    the first pyproject.toml found in ``start`` or a folder above it (None: no such file, or
+    it pins none). A file that cannot be read, or a pin that is not a name, is a LookupError
+    naming the file."""
+    for folder in (start.absolute(), *start.absolute().parents):
+        path = folder / PIN_FILE
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise LookupError(
+                f"{path}: cannot be read for [tool.{PIN_TABLE}] vendor: {exc}"
+            ) from None
+        pin = data.get("tool", {}).get(PIN_TABLE, {}).get("vendor")
+        if pin is None:
+            return None
+        if not isinstance(pin, str) or not pin:
+            raise LookupError(f"{path}: [tool.{PIN_TABLE}] vendor is {pin!r}: want a vendor name")
+        return pin, path
+    return None
+
+
+def run_vendor(name: str | None = None, start: Path | None = None) -> Vendor:
+    """The run's vendor, the one function every command and the plugin ask: ``name``
+    (``--vendor``), else ``HIL_VENDOR``, else the project's pin found from ``start`` (the
+    working folder by default), else the one installed vendor that can run cases. A
+    LookupError says why none is chosen: an unknown name, or several vendors and no choice."""
+    name = name or os.environ.get(VENDOR_ENV) or None
+    if name is not None:
+        return vendor_named(name)
+    pin = pinned_vendor(start or Path.cwd())
+    if pin is not None:
+        try:
+            return vendor_named(pin[0])
+        except LookupError as exc:
+            raise LookupError(f"{pin[1]}: [tool.{PIN_TABLE}] vendor: {exc}") from None
+    runnable = runnable_vendors()
+    if len(runnable) == 1:
+        return runnable[0]
+    how = (
+        f"choose one with --vendor NAME (or {VENDOR_ENV}=NAME), or pin it in the project's "
+        f'{PIN_FILE}: [tool.{PIN_TABLE}] vendor = "NAME"'
+    )
+    if not runnable:
+        known = ", ".join(v.name for v in vendors())
+        raise LookupError(f"no installed vendor can run cases (installed: {known}); {how}")
+    names = ", ".join(v.name for v in runnable)
+    raise LookupError(f"{len(runnable)} installed vendors can run cases ({names}): {how}")
+
+
+def vendor_help(start: str) -> str:
+    """``--vendor``'s help, the pin searched from ``start`` (pytest's rootdir, a command's
+    working folder)."""
+    return (
+        f"the run's vendor (default: env {VENDOR_ENV}, else the project's pin, [tool.{PIN_TABLE}] "
+        f"vendor in the {PIN_FILE} of {start} or a folder above it, else the one installed "
+        "vendor that can run cases)"
+    )
+
+
+def run_platform(vendor: Vendor, name: str, *, allow_all: bool = False) -> str:
+    """``name`` as a platform of ``vendor``, the run's (in any case; ``all`` where the caller
+    takes every platform). A LookupError names the vendor's platforms and the closest, the
+    vendor a platform of another belongs to, or both vendors of a name two of them share
+    (records name a platform alone, so a shared name would be ambiguous)."""
+    wanted = name.strip().lower()
+    listed = ", ".join(sorted(vendor.platforms))
     if wanted == ALL_PLATFORMS:
-        return default_vendor()
-    return next(v for v in vendors() if wanted in v.platforms)
+        if allow_all:
+            return ALL_PLATFORMS
+        raise LookupError(
+            f"'{name}' is not a platform here: give one of vendor {vendor.name}'s: {listed}"
+        )
+    own = {p.lower(): p for p in vendor.platforms}
+    owners = [v.name for v in vendors() if wanted in {p.lower() for p in v.platforms}]
+    if wanted in own and owners == [vendor.name]:
+        return own[wanted]
+    if len(owners) > 1:
+        raise LookupError(
+            f"platform {name!r} is a platform of vendors {' and '.join(owners)}: a platform "
+            "name two vendors share is refused (records name the platform alone); uninstall one"
+        )
+    every = ", or all (every one)" if allow_all else ""
+    known = f"known: {listed}{every} (vendor {vendor.name}'s)"
+    if owners:
+        raise LookupError(
+            f"platform {name!r} is vendor {owners[0]}'s, not this run's vendor {vendor.name}'s "
+            f"({known}); give --vendor {owners[0]}"
+        )
+    raise LookupError(
+        f"unknown platform {name!r}; {known}{suggestion(name, list(vendor.platforms))}"
+    )
 
 
-def run_vendor(platforms: str | None) -> Vendor:
-    """The vendor of a run's ``--platform`` value (``P[,P...]`` or ``all``; None: not given):
-    its first platform's. A LookupError names an unknown platform."""
-    if platforms is None:
-        return default_vendor()
-    return vendor_for(platforms.split(",")[0].strip())
+def run_platforms(vendor: Vendor, spec: str) -> str:
+    """``--platform`` as ``vendor`` spells it: one platform, several (``rk3588,rv1106``) or
+    ``all``; a LookupError names the unknown one (``run_platform``)."""
+    names = [name.strip() for name in spec.split(",")]
+    if len(names) == 1:
+        return run_platform(vendor, names[0], allow_all=True)
+    return ",".join(run_platform(vendor, name) for name in names)
 
 
-def fill_run_defaults(option: argparse.Namespace) -> None:
+def fill_run_defaults(option: argparse.Namespace, vendor: Vendor) -> None:
     """The run's options left at None (``--platform``, ``--hil-cache``,
     ``--hil-conversion-cache``) set to its vendor's defaults: its default platform and cache
-    folders, "off" for a cache it has none of. An unknown platform is left for the caller to
-    refuse."""
-    try:
-        vendor = run_vendor(option.platform)
-    except LookupError:
-        return
+    folders, "off" for a cache it has none of."""
     if option.platform is None:
         option.platform = vendor.default_platform
     for name, cache in (
@@ -187,50 +292,22 @@ def not_runnable_header() -> list[str]:
     return lines + [f"npu-hil: vendor {v.name} unavailable: {v.reason}" for v in unavailable()]
 
 
-def platform_named(name: str, *, allow_all: bool = False) -> str:
-    """The platform ``name`` means, spelt as the vendor spells it: in any case (``RK3588`` is
-    rk3588), ``all`` only where the caller takes every platform. A LookupError says what is
-    known and the closest name."""
-    known = [p for vendor in vendors() for p in sorted(vendor.platforms)]
-    # by vendor, the default first: "p1, p2 (vendor); q1 (other vendor)"
-    listed = "; ".join(f"{', '.join(sorted(v.platforms))} ({v.name})" for v in vendors())
-    wanted = name.strip().lower()
-    if wanted == ALL_PLATFORMS:
-        if allow_all:
-            return ALL_PLATFORMS
-        raise LookupError(f"'{name}' is not a platform here: give one of {listed}")
-    for platform in known:
-        if platform.lower() == wanted:
-            return platform
-    every = ", or all (every one)" if allow_all else ""
-    gone = "".join(f"; vendor {v.name} is unavailable ({v.reason})" for v in unavailable())
-    raise LookupError(
-        f"unknown platform {name!r}; known: {listed}{every}{suggestion(name, known)}{gone}"
-    )
+class Recipes:
+    """The run's vendor's recipe, as a bundle uses it (``harness.report.bundle.Regenerate``)."""
 
-
-class _Recipes:
-    """Each record's vendor recipe, as a bundle uses it (``harness.report.bundle.Regenerate``)."""
+    def __init__(self, vendor: Vendor) -> None:
+        self.vendor = vendor
+        self.files = vendor.bundle_files
 
     def __call__(self, record: CaseRecord, folder: Path) -> None:
         """The arrays ``record``'s case folder did not keep, drawn again into ``folder`` with
-        its vendor's recipe."""
-        try:
-            vendor = vendor_for(record.platform)
-        except LookupError as exc:
-            raise ValueError(str(exc)) from None
-        regenerate_arrays(record, folder, vendor.recipe, vendor.declarations.specs)
+        the vendor's recipe."""
+        regenerate_arrays(record, folder, self.vendor.recipe, self.vendor.declarations.specs)
 
     def how_to_run(self, record: CaseRecord) -> Sequence[str]:
-        """The vendor's "How to run" lines for the record's platform (none: unknown)."""
-        try:
-            vendor = vendor_for(record.platform)
-        except LookupError:
-            return ()
-        return vendor.how_to_run(record.platform) if vendor.how_to_run is not None else ()
-
-
-regenerate = _Recipes()
+        """The vendor's "How to run" lines for the record's platform (none: it has none)."""
+        how = self.vendor.how_to_run
+        return how(record.platform) if how is not None else ()
 
 
 def layer_aliases() -> dict[str, str]:

@@ -24,7 +24,9 @@ from harness.documented.documents import Document
 from harness.documented.operators import OperatorCatalogue
 from harness.judge.checks import Judge
 from harness.models import DECLARATIONS, Declarations
+from harness.models.builder import OPSET
 from harness.pipeline import GENERIC_JUDGE, Recipe
+from harness.report.bundle import NO_RECIPE_FILES, RecipeFiles
 from harness.targets.job import Job
 from harness.targets.settings import BuildSettings
 from harness.targets.target import BoardTarget, Target
@@ -106,6 +108,11 @@ class Vendor:
     judged_against: Callable[[Case, str], dict[str, str]] = not_judged_against
     judge: Judge = GENERIC_JUDGE  # the generic observers plus the vendor's
     recipe: Recipe = no_recipe  # the files that reproduce a job with the vendor's own tools
+    # What that recipe writes into a case folder, as a repro bundle copies and requires it
+    bundle_files: RecipeFiles = NO_RECIPE_FILES
+    # The newest ONNX opset its toolkit takes: a user's newer model is lowered to it; at least
+    # the opset npu-hil builds its own case models at (``harness.models.builder.OPSET``)
+    max_opset: int = OPSET
     runtimes: Runtimes = field(default_factory=dict)  # the runtimes its board files may name
     # A platform -> the CPU layers a user's whole model may have without a fallback (layer
     # type -> why): those its toolkit keeps on the CPU by design where its document lets the
@@ -143,6 +150,11 @@ class Vendor:
     def __post_init__(self) -> None:
         if not self.platforms:
             raise ValueError(f"vendor {self.name!r}: no platforms")
+        if self.max_opset < OPSET:
+            raise ValueError(
+                f"vendor {self.name!r}: max_opset {self.max_opset} is below the opset {OPSET} "
+                "npu-hil builds its case models at"
+            )
         if not self.default_platform:
             object.__setattr__(self, "default_platform", self.platforms[0])
         if self.default_platform not in self.platforms:

@@ -32,7 +32,7 @@ from harness.report.matrix import build_report
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.text import printable, redact, redacted
-from harness.vendors import regenerate
+from harness.vendors import Recipes, vendor_named
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.runtimes import RUNTIMES
 
@@ -123,7 +123,8 @@ def test_passwords_the_run_was_given_leave_no_file(
     case_dir = results / record.artifacts
     planted = case_dir / "dataset.txt"  # tests the bundle's scrubbing on its own
     planted.write_text(f"{readme} {named}\n")
-    make_bundle(results, record.id, regenerate=regenerate)  # the vendor's recipe, as hil does
+    rknn = Recipes(vendor_named("rknn"))
+    make_bundle(results, record.id, regenerate=rknn)  # the vendor's recipe, as hil does
     write_reports(results)
     written = [path for path in results.rglob("*") if path.is_file() and path != planted]
     assert {"build.log", "journal.jsonl", "report.md", "dataset.txt"} <= {p.name for p in written}

@@ -18,6 +18,7 @@ from harness.judge.compare import compare, tolerance_for
 from harness.pipeline import GENERIC_JUDGE
 from harness.targets.observation import Observation
 from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
+from harness.vendors.rknn.platforms import PLATFORMS
 
 
 @pytest.fixture(scope="module")
@@ -285,7 +286,8 @@ def test_cases_carry_the_contradictions_of_the_limits_they_probe(tmp_path):
     raw["operators"]["Pow"]["dtypes"]["T2"]["inconsistent"] = "a reason"
     marked = tmp_path / "rk3562-operators.yaml"
     marked.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    cases = {c.id: c for c in operator_cases(load_operators(marked), MODELS, ops=["Pow"]).cases}
+    catalogue = load_operators(marked, PLATFORMS)
+    cases = {c.id: c for c in operator_cases(catalogue, MODELS, ops=["Pow"]).cases}
     probing = cases["rk3562/Pow/float16/exponent_dtype=int32"]
     assert "Pow/dtype/T2" in probing.limits
     assert all(e.inconsistent == ("Pow/dtype/T2: a reason",) for e in probing.expects)

@@ -13,16 +13,18 @@ from tests.helpers.user_models import five_node_model, float_model
 from harness.cases.model_check import NOT_LISTED, OUTSIDE, SUPPORTED, ModelCheck, check_model
 from harness.cases.user_models import model_case
 from harness.modelfiles.prepare import prepare
-from harness.vendors import vendor_for
+from harness.vendors import vendor_named
+
+RKNN = vendor_named("rknn")
 
 
 @functools.cache
 def _catalogue(platform: str):  # type: ignore[no-untyped-def]
-    return vendor_for(platform).operators(platform)
+    return RKNN.operators(platform)
 
 
 def _check(model: onnx.ModelProto, platform: str, dtype: str) -> ModelCheck:
-    names = vendor_for(platform).operator_names
+    names = RKNN.operator_names
     return check_model(model, _catalogue(platform), names, dtype)
 
 

@@ -15,6 +15,7 @@ import pytest
 from tests.helpers import paths
 
 from harness.cli import build_parser, main
+from harness.cli.names import command_vendor
 from harness.names import document_version, sdk_version, suggestion
 
 ROOT = paths.ROOT
@@ -46,8 +47,13 @@ def test_run_platform_all_is_a_usage_error_with_no_record(
 
 def test_platforms_in_any_case_and_near_misses_named(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
-    assert parser.parse_args(["run", "m.onnx", "--platform", "RK3588"]).platform == "rk3588"
-    assert parser.parse_args(["probe", "--platform", "Rv1106B"]).platform == "rv1106b"
+    for argv, platform in (
+        (["run", "m.onnx", "--platform", "RK3588"], "rk3588"),
+        (["probe", "--platform", "Rv1106B"], "rv1106b"),
+    ):
+        args = parser.parse_args(argv)
+        assert command_vendor(args).name == "rknn"  # the repository's pin
+        assert args.platform == platform
     code, _, err = hil(capsys, "run", "m.onnx", "--platform", "rk3855")
     assert code == 2
     assert "unknown platform 'rk3855'; known: rk2118, " in err

@@ -15,7 +15,7 @@ from tests.helpers import paths
 
 from harness.cli import main
 from harness.documented.selection import OperatorSelection, SelectionError
-from harness.vendors import vendor_for
+from harness.vendors import vendor_named
 
 PLATFORM = "rk3588"
 CONV = {"Convolution", "DepthwiseConvolution"}
@@ -96,7 +96,7 @@ def test_a_name_that_is_no_onnx_type_or_no_entry_is_refused_naming_it(
 
 
 def test_a_fused_entry_is_no_onnx_operator_and_one_alternative_is_its_own_entry() -> None:
-    rknn = vendor_for(PLATFORM)
+    rknn = vendor_named("rknn")
     documents, names = rknn.documents(), rknn.operator_names
 
     def chosen(**given: tuple[str, ...]) -> frozenset[str]:

@@ -134,9 +134,9 @@ def test_the_baseline_can_be_the_last_run_of_this_configuration(tmp_path: Path) 
 def test_importing_a_main_job_and_an_sdk_matrix_run_fills_the_store_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.vendors import vendor_for
+    from harness.vendors import vendor_named
 
-    sdks = vendor_for("rk3562").sdks("all")
+    sdks = vendor_named("rknn").sdks("all")
     if len(sdks) < 2:
         pytest.skip("needs a second SDK: hil sdk install 2.3.2")
     scratch = tmp_path / "scratch.sqlite"  # the runs' own writes go elsewhere

@@ -30,6 +30,7 @@ from harness.modelfiles.graph import sub_model
 from harness.modelfiles.nodetests import list_models, select
 from harness.modelfiles.prepare import ModelFileError, prepare, read_arrays
 from harness.results.journal import read_records
+from harness.vendors import vendor_named
 
 
 def branching_pow_model() -> onnx.ModelProto:
@@ -62,6 +63,10 @@ def test_a_newer_opset_is_lowered_and_the_change_recorded() -> None:
     prepared = prepare(relu_model(21, [1, 2, 3, 3]), "relu", "relu.onnx")
     assert [o.version for o in prepared.model.opset_import if o.domain == ""] == [19]
     assert prepared.changes == ["opset lowered from 21 to 19 (onnx.version_converter; Relu)"]
+    # the ceiling is the vendor's (Vendor.max_opset): one that takes opset 20 gets 20
+    newer = prepare(relu_model(21, [1, 2, 3, 3]), "relu", "relu.onnx", max_opset=20)
+    assert newer.changes == ["opset lowered from 21 to 20 (onnx.version_converter; Relu)"]
+    assert vendor_named("rknn").max_opset == 19  # rknn-toolkit2 refuses a newer model
 
 
 def one_node_model(op: str, opset: int) -> onnx.ModelProto:

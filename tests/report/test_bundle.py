@@ -22,6 +22,9 @@ from tests.helpers.marks import needs_toolkit
 from harness.report.bundle import BundleError, make_bundle, make_bundles_for_failures
 from harness.results.journal import Journal
 from harness.results.records import case_slug
+from harness.vendors.rknn.vendor import VENDOR as RKNN
+
+RKNN_FILES = RKNN.bundle_files  # what the RKNN recipe writes into a case folder
 
 INT8_TOLERANCE = {"atol": 0.0, "rtol": 0.0, "atol_steps": 4.0, "min_cosine": 0.98}
 
@@ -89,7 +92,7 @@ def test_bundle_contents_are_complete_and_scrubbed(
 def test_tarball_extracts_to_the_same_files_without_owner_names(tmp_path: Path) -> None:
     results = tmp_path / "results"
     record = write_case(results, _failing())
-    folder = make_bundle(results, record.id)
+    folder = make_bundle(results, record.id, files=RKNN_FILES)
     with tarfile.open(folder.parent / f"{folder.name}.tar.gz") as tar:
         members = tar.getmembers()
         tar.extractall(tmp_path / "out", filter="data")
@@ -110,11 +113,11 @@ def test_bundle_errors_name_the_case_and_the_problem(
     assert "no case with id 'known-cas'; did you mean 'known-case'?" in capsys.readouterr().err
     Journal(results).append(_failing("escapes", artifacts="../elsewhere"))
     with pytest.raises(BundleError, match=r"case 'escapes': field 'artifacts' is '\.\./elsewhere'"):
-        make_bundle(results, "escapes")
+        make_bundle(results, "escapes", files=RKNN_FILES)
     record = write_case(results, _failing("no-model"))
     (results / record.artifacts / "model.onnx").unlink()
     with pytest.raises(BundleError, match=r"case 'no-model'.*lacks model\.onnx"):
-        make_bundle(results, "no-model")
+        make_bundle(results, "no-model", files=RKNN_FILES)
 
 
 def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
@@ -124,16 +127,16 @@ def test_bundles_for_all_failures_and_only_those(tmp_path: Path) -> None:
     write_case(results, _failing("fine", verdict="confirmed"))
     Journal(results).append(_failing("lost-artifacts", artifacts="cases/gone"))
     with pytest.warns(UserWarning, match="no repro bundle for 'lost-artifacts'"):
-        made = make_bundles_for_failures(results)
+        made = make_bundles_for_failures(results, files=RKNN_FILES)
     assert sorted(path.name for path in made) == sorted(case_slug(i) for i in ("wrong", "violated"))
     assert sorted(p.name for p in (results / "bundles").iterdir()) == sorted(
         [p.name for p in made] + [f"{p.name}.tar.gz" for p in made]
     )
     # rebuilt in place, nothing left over; "wrong" is now its cause's example, so the case
     # without artifacts (the same cause) is not tried again
-    assert make_bundles_for_failures(results) == made
+    assert make_bundles_for_failures(results, files=RKNN_FILES) == made
     assert len(list((results / "bundles").iterdir())) == 2 * len(made)
-    assert make_bundles_for_failures(tmp_path / "nothing-ran") == []
+    assert make_bundles_for_failures(tmp_path / "nothing-ran", files=RKNN_FILES) == []
 
 
 def test_a_run_bundles_one_case_per_cause(tmp_path: Path) -> None:
@@ -142,13 +145,13 @@ def test_a_run_bundles_one_case_per_cause(tmp_path: Path) -> None:
     results = tmp_path / "results"
     same = [write_case(results, _failing(f"add-w{w}", value=f"w={w}")) for w in (8194, 8193, 8195)]
     write_case(results, _failing("other", verdict="violation", detail="placement: CPU"))
-    made = make_bundles_for_failures(results)
+    made = make_bundles_for_failures(results, files=RKNN_FILES)
     bundled = sorted(case_slug(case) for case in ("add-w8193", "other"))
     assert sorted(path.name for path in made) == bundled
     assert all((results / record.artifacts / "model.onnx").is_file() for record in same)
     # a later run keeps the cause's bundled case as its example: no second bundle
-    assert make_bundles_for_failures(results) == made
-    assert make_bundle(results, "add-w8195").name == case_slug("add-w8195")
+    assert make_bundles_for_failures(results, files=RKNN_FILES) == made
+    assert make_bundle(results, "add-w8195", files=RKNN_FILES).name == case_slug("add-w8195")
 
 
 def _run_reproduce(
@@ -186,7 +189,7 @@ def _unpacked_bundle(
         fields |= {"dtype": "int8", "tolerance": INT8_TOLERANCE}
     record = _failing(verdict="confirmed" if as_seen else "wrong-result", **fields)
     record = write_case(results, record, int8=int8, observed_error=0.0 if as_seen else 1.0)
-    folder = make_bundle(results, record.id)
+    folder = make_bundle(results, record.id, files=RKNN_FILES)
     with tarfile.open(folder.parent / f"{folder.name}.tar.gz") as tar:
         tar.extractall(tmp_path / "vendor", filter="data")
     return tmp_path / "vendor" / folder.name

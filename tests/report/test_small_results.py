@@ -18,9 +18,11 @@ from harness.cases.operators import operator_cases
 from harness.pipeline import FIRST_DIFFERING, CaseExecutor, Stages, _summary
 from harness.report.bundle import BundleError, make_bundle
 from harness.targets.target import Target
-from harness.vendors import regenerate
+from harness.vendors import Recipes
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.vendor import VENDOR
+
+regenerate = Recipes(VENDOR)
 
 CASES = {case.id: case for case in operator_cases(seed_catalogue(), MODELS).cases}
 WRONG_FP16 = "rk3562/MaxPool/float16/pad_top=7"  # the NPU gets it wrong: 80 float32 outputs

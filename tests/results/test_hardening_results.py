@@ -39,6 +39,9 @@ from harness.results.records import CaseRecord
 from harness.targets.job import Job
 from harness.targets.observation import Observation
 from harness.vendors.rknn.documents.operators import seed_catalogue
+from harness.vendors.rknn.vendor import VENDOR as RKNN
+
+RKNN_FILES = RKNN.bundle_files  # what the RKNN recipe writes into a case folder
 
 # (field, wrong value, the field path the message must name)
 BAD_FIELDS = [
@@ -236,7 +239,7 @@ def test_bundles_leave_out_symbolic_links_and_say_so(tmp_path: Path) -> None:
     (case_dir / "dataset").symlink_to(outside / "dir", target_is_directory=True)
     (case_dir / "inputs" / "2_c.npy").symlink_to(outside / "private.txt")
 
-    folder = make_bundle(results, record.id)
+    folder = make_bundle(results, record.id, files=RKNN_FILES)
     assert "build.log" not in _tree(folder) and "inputs/2_c.npy" not in _tree(folder)
     assert not any(name.startswith("dataset/") for name in _tree(folder))
     assert not any(p.is_symlink() for p in folder.rglob("*"))
@@ -260,14 +263,14 @@ def test_a_required_file_or_case_folder_that_is_a_link_is_refused(tmp_path: Path
     (case_dir / "model.onnx").rename(tmp_path / "model.onnx")
     (case_dir / "model.onnx").symlink_to(tmp_path / "model.onnx")
     with pytest.raises(BundleError, match=r"model\.onnx"):
-        make_bundle(results, record.id)
+        make_bundle(results, record.id, files=RKNN_FILES)
 
     record = write_case(results, _failing("linked-folder"))
     moved = tmp_path / "elsewhere"
     (results / record.artifacts).rename(moved)
     (results / record.artifacts).symlink_to(moved, target_is_directory=True)
     with pytest.raises(BundleError, match="outside the results directory"):
-        make_bundle(results, record.id)
+        make_bundle(results, record.id, files=RKNN_FILES)
 
 
 ROUNDS = 8
@@ -278,7 +281,7 @@ def test_concurrent_repro_of_one_case_publishes_one_whole_bundle(tmp_path: Path)
     record = write_case(results, _failing(), int8=True)
     for index in range(400):  # a longer copy widens the window in which the two overlap
         (results / record.artifacts / "dataset" / f"{index}_x.npy").write_bytes(b"x" * 4096)
-    whole = _tree(make_bundle(results, record.id))
+    whole = _tree(make_bundle(results, record.id, files=RKNN_FILES))
     code = "import sys; from harness.cli import main; sys.exit(main())"
     for _ in range(ROUNDS):
         runs = [
@@ -328,13 +331,13 @@ def test_bundles_write_nothing_outside_their_folder_and_publish_whole(
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch) / "results"
         real = write_case(results, _failing("real"))
-        whole = _tree(make_bundle(results, real.id))
+        whole = _tree(make_bundle(results, real.id, files=RKNN_FILES))
         Journal(results).append(
             _failing(case_id, artifacts=artifacts.replace("{slug}", Path(real.artifacts).name))
         )
         before = _snapshot(Path(scratch))
         try:
-            folder: Path | None = make_bundle(results, case_id)
+            folder: Path | None = make_bundle(results, case_id, files=RKNN_FILES)
         except BundleError:
             folder = None
         after = _snapshot(Path(scratch))

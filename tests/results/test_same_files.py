@@ -13,7 +13,7 @@ from harness.cases.operators import operator_cases
 from harness.pipeline import CaseExecutor
 from harness.results.records import case_folder, case_slug
 from harness.results.same_files import SameFiles
-from harness.vendors import vendor_for
+from harness.vendors import vendor_named
 from harness.vendors.rknn.documents.operators import seed_catalogue
 from harness.vendors.rknn.toolkit.simulator import SimulatorPool
 from harness.vendors.stages import stages_for
@@ -52,7 +52,7 @@ def test_a_runs_case_folders_share_their_recipe_and_a_bundle_holds_copies(tmp_pa
     catalogue = seed_catalogue()
     cases = operator_cases(catalogue, MODELS, ops=["Pow"]).cases[:3]
     results = tmp_path / "results"
-    stages = stages_for(vendor_for("rk3562"), [catalogue])
+    stages = stages_for(vendor_named("rknn"), [catalogue])
     with SimulatorPool(workers=1) as pool:
         records = list(CaseExecutor(results, pool, stages).execute_many(cases))
     folders = [results / case_folder(record.id, record.sdk) for record in records]

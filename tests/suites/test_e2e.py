@@ -21,7 +21,9 @@ from tests.helpers.paths import SUITE
 
 from harness.report.bundle import BundleError, make_bundle
 from harness.results.journal import read_records
-from harness.vendors import regenerate
+from harness.vendors import Recipes, vendor_named
+
+regenerate = Recipes(vendor_named("rknn"))
 
 POW_4 = "rk3562/Pow/float16/values=4"
 POW_2 = "rk3562/Pow/float16/values=2"

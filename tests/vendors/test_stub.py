@@ -32,7 +32,7 @@ TABLE = Path(__file__).with_name("stub-operators.yaml")
 
 
 def operators(platform: str) -> OperatorCatalogue:
-    return load_operators(TABLE)
+    return load_operators(TABLE, ("npx1",))
 
 
 VENDOR = Vendor(name="stub", platforms=("npx1",), documents=dict, operators=operators)
@@ -75,7 +75,8 @@ def stub_site(tmp_path: Path) -> Path:
 def _pytest(site: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     path = [str(site), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    command = [sys.executable, "-m", "pytest", "suites", "--platform", "NPX1", "-p"]
+    command = [sys.executable, "-m", "pytest", "suites", "--vendor", "stub", "--platform", "NPX1"]
+    command += ["-p"]
     command += ["no:cacheprovider", "--results", str(tmp_path / "results"), *args]
     return subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False

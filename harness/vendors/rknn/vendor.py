@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.report.bundle import RecipeFiles
 from harness.report.documented_rows import DOCUMENTED_KEY
 from harness.vendors.base import Vendor
 from harness.vendors.rknn.board import board_target
@@ -25,12 +26,23 @@ from harness.vendors.rknn.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.vendors.rknn.runners import c_runner_cli
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.toolkit import sdk_cli
-from harness.vendors.rknn.toolkit.calls import recipe, toolkit_version
+from harness.vendors.rknn.toolkit.calls import (
+    DATASET_DIR,
+    DATASET_FILE,
+    REPRO_SCRIPT,
+    SETTINGS_FILE,
+    recipe,
+    toolkit_version,
+)
 from harness.vendors.rknn.toolkit.convert import CACHE as CONVERSION_CACHE
+from harness.vendors.rknn.toolkit.convert import LOG_FILE as BUILD_LOG
 from harness.vendors.rknn.toolkit.sdk import SdkError, interpreter, resolve
 from harness.vendors.rknn.toolkit.settings import int8_only, read_settings
 from harness.vendors.rknn.toolkit.simulator import SimCache, SimulatorPool
 from harness.vendors.rknn.toolkit.simulator.cache import CACHE as SIM_CACHE
+
+# The newest ONNX opset rknn-toolkit2 takes: it refuses a model of a newer one
+MAX_OPSET = 19
 
 # The toolkit's, runtime's and board tools' names: words no vendor-neutral module says
 LIBRARY_NAMES = (
@@ -97,6 +109,13 @@ VENDOR = Vendor(
     judged_against=judged_against,
     judge=JUDGE,
     recipe=recipe,
+    bundle_files=RecipeFiles(
+        written=(SETTINGS_FILE, DATASET_FILE, DATASET_DIR, BUILD_LOG, REPRO_SCRIPT),
+        required=(SETTINGS_FILE, REPRO_SCRIPT),
+        script=REPRO_SCRIPT,
+        json_files=(SETTINGS_FILE,),
+    ),
+    max_opset=MAX_OPSET,
     runtimes=RUNTIMES,
     layer_aliases=load_layer_aliases(),
     operator_names=load_onnx_operator_names(),

@@ -36,6 +36,7 @@ from harness.vendors.rknn.documents.operator_list.committed import (
     group,
     versions,
 )
+from harness.vendors.rknn.platforms import PLATFORMS
 
 SEED_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
 CPU_PLACEMENTS = DATA_DIR / "cpu-placements.yaml"
@@ -49,7 +50,7 @@ def cases_version() -> str:
 @functools.cache
 def seed_catalogue() -> OperatorCatalogue:
     """Seed 001: the RK3562 operator tables of RKNN2 2.5.0."""
-    return load_operators(SEED_PATH)
+    return load_operators(SEED_PATH, PLATFORMS)
 
 
 def _renamed(limit: Limit, heading: str, name: str) -> Limit:

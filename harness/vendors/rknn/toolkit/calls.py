@@ -38,6 +38,7 @@ LOG_FILE = "toolkit.log"  # everything the toolkit printed for one job
 STAGE_FILE = "stage"
 _STAGE_WIDTH = 64  # bytes; a note is padded to it with spaces
 REPRO_SCRIPT = "reproduce.py"
+SETTINGS_FILE = "toolkit.json"  # the job's settings, as reproduce.py reads them
 
 
 def toolkit_calls(job: Job) -> dict[str, dict[str, Any]]:
@@ -227,7 +228,7 @@ def recipe(job: Job) -> Files:
     settings = (json.dumps(toolkit, indent=2) + "\n").encode()
     calibration = dataset_files(toolkit_dataset(job)) if job.dataset else Files({})
     return Files(
-        {"toolkit.json": lambda: settings, REPRO_SCRIPT: _repro_script, **calibration.makers}
+        {SETTINGS_FILE: lambda: settings, REPRO_SCRIPT: _repro_script, **calibration.makers}
     )
 
 

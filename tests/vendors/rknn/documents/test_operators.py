@@ -26,6 +26,7 @@ from harness.documented.operators import (
 )
 from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn.documents.operators import SEED_PATH, seed_catalogue
+from harness.vendors.rknn.platforms import PLATFORMS
 
 SEED = next((paths.ROOT / "docs" / "seeds").glob("001_*.txt"))
 SEED_LINES = SEED.read_text(encoding="utf-8").splitlines()
@@ -620,15 +621,30 @@ def test_malformed_catalogue_is_rejected_precisely(
 ) -> None:
     path = _variant(tmp_path, change)
     with pytest.raises(DataFileError) as caught:
-        load_operators(path)
+        load_operators(path, PLATFORMS)
     message = str(caught.value)
     assert message.startswith(f"{path}: {where}: "), message
     assert shown in message
 
 
+def test_a_platform_not_of_the_vendor_is_refused_in_words(tmp_path: Path) -> None:
+    raw = yaml.safe_load(SEED_PATH.read_text(encoding="utf-8"))
+    raw["platform"] = "acme-x1"  # any spelling passes the schema; the vendor's list decides
+    bad = tmp_path / "rk3562-operators.yaml"
+    bad.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(DataFileError) as caught:
+        load_operators(bad, PLATFORMS)
+    assert str(caught.value) == (
+        f"{bad}: platform: is not a platform of the file's vendor (its platforms: "
+        f"{', '.join(PLATFORMS)}) (value: 'acme-x1')"
+    )
+    assert load_operators(bad, ("acme-x1",)).platform == "acme-x1"
+
+
 def test_tolerance_override_is_loaded(tmp_path: Path) -> None:
     tolerance = {"float16": {"atol": 0.01, "rtol": 0.001, "min_cosine": 0.999}, "int8": {"atol": 1}}
-    catalogue = load_operators(_variant(tmp_path, _edit("LSTM", "tolerance", value=tolerance)))
+    variant = _variant(tmp_path, _edit("LSTM", "tolerance", value=tolerance))
+    catalogue = load_operators(variant, PLATFORMS)
     assert dict(catalogue.operators["LSTM"].tolerance) == {
         "float16": Tolerance(0.01, 0.001, 0.999),
         "int8": Tolerance(1, None, None),
@@ -653,4 +669,4 @@ def test_an_empty_inconsistency_reason_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "rk3562-operators.yaml"
     bad.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
     with pytest.raises(DataFileError, match=r"operators\.Pow\.dtypes\.T1\.inconsistent"):
-        load_operators(bad)
+        load_operators(bad, PLATFORMS)

@@ -26,7 +26,9 @@ from harness.vendors.rknn.toolkit import sdk
 from harness.vendors.rknn.toolkit.calls import key_versions
 from harness.vendors.rknn.toolkit.convert import ConversionCache
 from harness.vendors.rknn.toolkit.simulator.cache import SimCache
+from harness.vendors.rknn.vendor import VENDOR as RKNN
 
+RKNN_FILES = RKNN.bundle_files  # what the RKNN recipe writes into a case folder
 INDEX_RELEASES = ("2.2.0", "2.3.0", "2.3.2", "2.5.0")  # rknn-toolkit2 on the package index
 
 
@@ -334,9 +336,9 @@ def test_bundles_of_two_sdks_do_not_overwrite_each_other(tmp_path: Path) -> None
         (folder / "inputs" / "0_x.npy").write_text(f"inputs of {version}\n")
         journal.append(dataclasses.replace(record, artifacts=case_folder(record.id, version)))
     with pytest.raises(BundleError, match=r"ran on SDKs 2\.3\.2, 2\.5\.0; choose one with --sdk"):
-        make_bundle(tmp_path, "rk3562/Pow/int8/values=0")
-    old = make_bundle(tmp_path, "rk3562/Pow/int8/values=0", "2.3.2")
-    new = make_bundle(tmp_path, "rk3562/Pow/int8/values=0", "2.5.0")
+        make_bundle(tmp_path, "rk3562/Pow/int8/values=0", files=RKNN_FILES)
+    old = make_bundle(tmp_path, "rk3562/Pow/int8/values=0", "2.3.2", files=RKNN_FILES)
+    new = make_bundle(tmp_path, "rk3562/Pow/int8/values=0", "2.5.0", files=RKNN_FILES)
     assert old != new
     assert (old / "model.onnx").read_text() == "model.onnx of 2.3.2\n"
     assert (new / "model.onnx").read_text() == "model.onnx of 2.5.0\n"
