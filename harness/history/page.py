@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS, queries
 from harness.history.store import Store
-from harness.judge.verdict import VERDICTS
+from harness.judge.verdict import KINDS, VERDICTS
 from harness.report.matrix import case_href
 from harness.results.records import CaseRecord
 from harness.text import printable
@@ -26,21 +26,7 @@ from harness.text import printable
 PAGE_NAME = "history.html"
 RECENT = 7  # nights: "changed recently"
 # Bar colours: the report's verdict hues, strong enough to read as bars
-COLOURS = {
-    "confirmed": "#2e9d4f",
-    "limit-confirmed": "#2b8cbe",
-    "limit-rewritten": "#5fa8d3",
-    "doc-drift": "#e0a800",
-    "doc-inconsistent": "#8d99a6",
-    "untestable": "#b0b7bf",
-    "rewritten-away": "#7f8c8d",
-    "violation": "#d62839",
-    "unrunnable": "#b5179e",
-    "wrong-result": "#8b1e3f",
-    "reference-disagreement": "#8e44ad",
-    "infra-error": "#555555",
-    "bad-input": "#6f42c1",
-}
+COLOURS = {word: kind.colour for word, kind in KINDS.items()}
 _BAR, _GAP, _HEIGHT = 14, 4, 120
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1em 1.5em; color: #222; font-size: 14px; }

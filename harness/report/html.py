@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
+from harness.judge.verdict import KINDS
 from harness.report.cause_section import KNOWN_CASE, cause_page, cause_page_html, causes_html
 from harness.report.causes import as_expected
 from harness.report.documented_rows import documented_html
@@ -81,21 +82,12 @@ table.map a { text-decoration: none; color: inherit; display: block; }
 .legend .chip { min-width: 1.2em; }
 .ok { color: #1e6b34; font-weight: 600; }
 .bad { color: #a4161a; font-weight: 600; }
-.v-confirmed { background: #d4edda; }
-.v-limit-confirmed { background: #d1ecf1; }
-.v-limit-rewritten { background: #cfe2f3; }
-.v-doc-drift { background: #fff3cd; }
-.v-doc-inconsistent { background: #e9ecef; }
-.v-untestable { background: #f1f3f5; }
-.v-rewritten-away { background: #e3e6e8; }
-.v-violation { background: #f8d7da; }
-.v-unrunnable { background: #f5c6cb; }
-.v-wrong-result { background: #f1b0b7; }
-.v-reference-disagreement { background: #e8daef; }
-.v-infra-error { background: #d6d8db; }
-.v-bad-input { background: #e2d9f3; }
-.v-known { background: #e6dcc8; } /* known issues as recorded: excused, not the run's failures */
 """
+_CSS += "".join(f".v-{word} {{ background: {kind.tint}; }}\n" for word, kind in KINDS.items())
+_CSS += (
+    ".v-known { background: #e6dcc8; } /* known issues as recorded: excused, not the run's "
+    "failures */\n"
+)
 
 
 def render_html(report: Report) -> str:
