@@ -31,8 +31,6 @@ from harness.report.matrix import (
     SHORT,
     Failure,
     Report,
-    Row,
-    Section,
     case_anchor,
     case_facts,
     case_href,
@@ -50,7 +48,7 @@ from harness.report.perf_section import perf_html
 from harness.report.real_limits import real_limits_html
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.report.templating import environment
-from harness.results.records import CaseRecord, flaky_text
+from harness.results.records import flaky_text
 
 
 def render_html(report: Report) -> str:
@@ -96,7 +94,6 @@ def _template(name: str) -> Template:
             "KNOWN_CASE": KNOWN_CASE,
             "SHORT": SHORT,
             "as_expected": as_expected,
-            "by_op": _by_op,
             "case_anchor": case_anchor,
             "case_facts": case_facts,
             "case_href": case_href,
@@ -125,17 +122,6 @@ def _per_section(report: Report, failures: list[Failure]) -> list[tuple[str, lis
         record = failure.record
         groups[section_title(record.platform, record.backend, record.sdk)].append(failure)
     return [(title, found) for title, found in groups.items() if found]
-
-
-def _by_op(section: Section) -> list[tuple[str, list[Row], list[CaseRecord]]]:
-    """(operator, its rows, its cases) of a section, operators in the rows' order."""
-    by_op: dict[str, list[Row]] = {}
-    for row in section.rows:
-        by_op.setdefault(row.op, []).append(row)
-    return [
-        (op, rows, [case for row in rows for cell in row.cells.values() for case in cell])
-        for op, rows in by_op.items()
-    ]
 
 
 def _anchors(report: Report) -> dict[str, str]:

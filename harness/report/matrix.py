@@ -99,6 +99,17 @@ class Section:
         on_sdk = f", SDK {self.sdk}" if self.sdk else ""
         return f"{self.platform}/{self.backend}{on_sdk}"
 
+    @property
+    def by_op(self) -> list[tuple[str, list[Row], list[CaseRecord]]]:
+        """(operator, its rows, its cases) of the section, operators in the rows' order."""
+        rows: dict[str, list[Row]] = {}
+        for row in self.rows:
+            rows.setdefault(row.op, []).append(row)
+        return [
+            (op, mine, [case for row in mine for cases in row.cells.values() for case in cases])
+            for op, mine in rows.items()
+        ]
+
     def anchor(self, row: Row, dtype: str) -> str:
         """The id of a cell's details in the HTML report, unique across SDK sections."""
         where = f"{self.backend}-{self.sdk}" if self.sdk else self.backend
