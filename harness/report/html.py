@@ -23,8 +23,8 @@ from jinja2 import Template
 from markupsafe import Markup
 
 from harness.judge.verdict import KINDS
-from harness.report.cause_section import KNOWN_CASE, cause_page, cause_page_html, causes_html
-from harness.report.causes import as_expected
+from harness.report import cause_section
+from harness.report.cause_section import cause_page
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
     KNOWN,
@@ -56,7 +56,6 @@ def render_html(report: Report) -> str:
     return _template("report.html").render(
         report=report,
         anchors=_anchors(report),
-        causes=Markup(causes_html(report)),
         perf=Markup(perf_html(report.records)),
         real_limits=Markup(real_limits_html(report.probes)),
         documented=Markup(documented_html(report.documented)),
@@ -78,9 +77,7 @@ def render_case_pages(report: Report) -> dict[str, str]:
         for section in report.sections
     }
     for cause in report.causes:
-        pages[cause_page(cause)] = page.render(
-            title=f"{cause.signature.key}: cases", body=Markup(cause_page_html(cause))
-        )
+        pages[cause_page(cause)] = page.render(title=f"{cause.signature.key}: cases", cause=cause)
     return pages
 
 
@@ -89,14 +86,12 @@ def _template(name: str) -> Template:
     return environment("harness.report").get_template(
         name,
         globals={
+            **cause_section.GLOBALS,
             "KINDS": KINDS,
             "KNOWN": KNOWN,
-            "KNOWN_CASE": KNOWN_CASE,
             "SHORT": SHORT,
-            "as_expected": as_expected,
             "case_anchor": case_anchor,
             "case_facts": case_facts,
-            "case_href": case_href,
             "case_page": case_page,
             "cell_colour": cell_colour,
             "cell_href": cell_href,

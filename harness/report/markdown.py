@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import html
 import re
-import shlex
 
-from harness.report.cause_section import causes_markdown
-from harness.report.causes import as_expected
+from harness.report import cause_section
 from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
@@ -50,8 +48,8 @@ def render_markdown(report: Report) -> str:
         .get_template(
             "report.md",
             globals={
+                **cause_section.GLOBALS,
                 "SHORT": SHORT,
-                "as_expected": as_expected,
                 "case_facts": case_facts,
                 "flaky_text": flaky_text,
                 "headline": headline,
@@ -61,14 +59,12 @@ def render_markdown(report: Report) -> str:
                 "limit_table": limit_table,
                 "md": md_escape,
                 "not_run_counts": not_run_counts,
-                "quote": shlex.quote,
                 "reference_summary": reference_summary,
                 "summary_table": summary_table,
             },
         )
         .render(
             report=report,
-            causes=_lines(causes_markdown(report, md_escape)),
             perf=_lines(perf_markdown(report.records, md_escape)),
             real_limits=_lines(real_limits_markdown(report.probes, md_escape)),
             documented=_lines(documented_markdown(report.documented, md_escape)),
