@@ -23,7 +23,7 @@ from jinja2 import Template
 from markupsafe import Markup
 
 from harness.judge.verdict import KINDS
-from harness.report import cause_section
+from harness.report import cause_section, perf_section
 from harness.report.cause_section import cause_page
 from harness.report.documented_rows import documented_html
 from harness.report.matrix import (
@@ -44,7 +44,6 @@ from harness.report.matrix import (
     section_title,
     worst_first,
 )
-from harness.report.perf_section import perf_html
 from harness.report.real_limits import real_limits_html
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.report.templating import environment
@@ -56,7 +55,6 @@ def render_html(report: Report) -> str:
     return _template("report.html").render(
         report=report,
         anchors=_anchors(report),
-        perf=Markup(perf_html(report.records)),
         real_limits=Markup(real_limits_html(report.probes)),
         documented=Markup(documented_html(report.documented)),
         short_value=_SHORT,
@@ -87,6 +85,7 @@ def _template(name: str) -> Template:
         name,
         globals={
             **cause_section.GLOBALS,
+            **perf_section.GLOBALS,
             "KINDS": KINDS,
             "KNOWN": KNOWN,
             "SHORT": SHORT,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from harness.report import cause_section
+from harness.report import cause_section, perf_section
 from harness.report.documented_rows import documented_markdown
 from harness.report.matrix import (
     SHORT,
@@ -24,7 +24,6 @@ from harness.report.matrix import (
     not_run_counts,
     reference_summary,
 )
-from harness.report.perf_section import perf_markdown
 from harness.report.real_limits import real_limits_markdown
 from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
 from harness.report.templating import environment
@@ -49,6 +48,7 @@ def render_markdown(report: Report) -> str:
             "report.md",
             globals={
                 **cause_section.GLOBALS,
+                **perf_section.GLOBALS,
                 "SHORT": SHORT,
                 "case_facts": case_facts,
                 "flaky_text": flaky_text,
@@ -65,7 +65,6 @@ def render_markdown(report: Report) -> str:
         )
         .render(
             report=report,
-            perf=_lines(perf_markdown(report.records, md_escape)),
             real_limits=_lines(real_limits_markdown(report.probes, md_escape)),
             documented=_lines(documented_markdown(report.documented, md_escape)),
         )
