@@ -19,44 +19,16 @@ where it is written, and every link goes through the ``href`` filter
 
 from __future__ import annotations
 
-from jinja2 import Template
-from markupsafe import Markup
-
-from harness.judge.verdict import KINDS
-from harness.report import cause_section, perf_section
 from harness.report.cause_section import cause_page
-from harness.report.documented_rows import documented_html
-from harness.report.matrix import (
-    KNOWN,
-    SHORT,
-    Failure,
-    Report,
-    case_anchor,
-    case_facts,
-    case_href,
-    case_page,
-    cell_colour,
-    cell_href,
-    chip_counts,
-    letter,
-    not_run_counts,
-    reference_summary,
-    section_title,
-    worst_first,
-)
-from harness.report.real_limits import real_limits_html
-from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
-from harness.report.templating import environment
-from harness.results.records import flaky_text
+from harness.report.matrix import Report, case_href, case_page
+from harness.report.pages import template
 
 
 def render_html(report: Report) -> str:
     """report.html (``templates/report.html``)."""
-    return _template("report.html").render(
+    return template("report.html").render(
         report=report,
         anchors=_anchors(report),
-        real_limits=Markup(real_limits_html(report.probes)),
-        documented=Markup(documented_html(report.documented)),
         short_value=_SHORT,
     )
 
@@ -67,7 +39,7 @@ _SHORT = 30  # header values longer than this (paths, versions) may wrap
 def render_case_pages(report: Report) -> dict[str, str]:
     """The pages a link away from report.html, relative path -> HTML: the case cards, one
     page per section of the report, and one page per cause listing its cases."""
-    page = _template("page.html")
+    page = template("page.html")
     pages = {
         case_page(section.backend, section.platform, section.sdk): page.render(
             title=f"{section.title}: cases", section=section
@@ -77,45 +49,6 @@ def render_case_pages(report: Report) -> dict[str, str]:
     for cause in report.causes:
         pages[cause_page(cause)] = page.render(title=f"{cause.signature.key}: cases", cause=cause)
     return pages
-
-
-def _template(name: str) -> Template:
-    """A template of the report, with what its macros read of the report's modules."""
-    return environment("harness.report").get_template(
-        name,
-        globals={
-            **cause_section.GLOBALS,
-            **perf_section.GLOBALS,
-            "KINDS": KINDS,
-            "KNOWN": KNOWN,
-            "SHORT": SHORT,
-            "case_anchor": case_anchor,
-            "case_facts": case_facts,
-            "case_page": case_page,
-            "cell_colour": cell_colour,
-            "cell_href": cell_href,
-            "chip_counts": chip_counts,
-            "flaky_text": flaky_text,
-            "headline": headline,
-            "judged_against": judged_against,
-            "letter": letter,
-            "limit_table": limit_table,
-            "not_run_counts": not_run_counts,
-            "per_section": _per_section,
-            "reference_summary": reference_summary,
-            "summary_table": summary_table,
-            "worst_first": worst_first,
-        },
-    )
-
-
-def _per_section(report: Report, failures: list[Failure]) -> list[tuple[str, list[Failure]]]:
-    """``failures`` per section of the report that has any, in the report's order."""
-    groups: dict[str, list[Failure]] = {section.title: [] for section in report.sections}
-    for failure in failures:
-        record = failure.record
-        groups[section_title(record.platform, record.backend, record.sdk)].append(failure)
-    return [(title, found) for title, found in groups.items() if found]
 
 
 def _anchors(report: Report) -> dict[str, str]:

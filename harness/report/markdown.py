@@ -13,21 +13,8 @@ from __future__ import annotations
 import html
 import re
 
-from harness.report import cause_section, perf_section
-from harness.report.documented_rows import documented_markdown
-from harness.report.matrix import (
-    SHORT,
-    Report,
-    case_facts,
-    in_short_order,
-    letters,
-    not_run_counts,
-    reference_summary,
-)
-from harness.report.real_limits import real_limits_markdown
-from harness.report.sdk_matrix import headline, judged_against, limit_table, summary_table
-from harness.report.templating import environment
-from harness.results.records import flaky_text
+from harness.report.matrix import Report
+from harness.report.pages import template
 from harness.text import printable
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -42,36 +29,4 @@ def md_escape(text: object) -> str:
 
 def render_markdown(report: Report) -> str:
     """report.md (``templates/report.md``)."""
-    text = (
-        environment("harness.report")
-        .get_template(
-            "report.md",
-            globals={
-                **cause_section.GLOBALS,
-                **perf_section.GLOBALS,
-                "SHORT": SHORT,
-                "case_facts": case_facts,
-                "flaky_text": flaky_text,
-                "headline": headline,
-                "in_short_order": in_short_order,
-                "judged_against": judged_against,
-                "letters": letters,
-                "limit_table": limit_table,
-                "md": md_escape,
-                "not_run_counts": not_run_counts,
-                "reference_summary": reference_summary,
-                "summary_table": summary_table,
-            },
-        )
-        .render(
-            report=report,
-            real_limits=_lines(real_limits_markdown(report.probes, md_escape)),
-            documented=_lines(documented_markdown(report.documented, md_escape)),
-        )
-    )
-    return text.rstrip("\n") + "\n"
-
-
-def _lines(lines: list[str]) -> str:
-    """A section some other module writes as lines, as the template takes it."""
-    return "".join(f"{line}\n" for line in lines)
+    return template("report.md").render(report=report, md=md_escape).rstrip("\n") + "\n"
