@@ -61,61 +61,90 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
-VERDICTS = (
-    "confirmed",  # documented supported; on the NPU and correct
-    "limit-confirmed",  # documented outside a limit; CPU or precision fallback, or rejected
-    "limit-rewritten",  # documented outside a limit; on the NPU as other layers (a rewrite)
-    "doc-drift",  # documented outside a limit, or a documented layout value not followed
-    "doc-inconsistent",  # the documented status rests on a limit the document contradicts
-    "untestable",  # refused or moved like its inside control: says nothing about its limit
-    "rewritten-away",  # the operator under test left no layer: the build ran something else
-    "violation",  # documented supported; CPU or precision fallback, build or runtime error
-    "unrunnable",  # a layer placed on a CPU the platform's rules say cannot run it
-    "wrong-result",  # ran on the NPU as asked; output does not match the reference
-    "reference-disagreement",  # the two host references disagree: the result is undecided
-    "infra-error",  # board, SSH, toolkit or timeout trouble: never a test failure
-    "bad-input",  # a user's model or inputs cannot be prepared: never an SDK verdict
-)
-BAD_INPUT = "bad-input"
-FAILING_VERDICTS = ("violation", "unrunnable", "wrong-result")
-# --keep-arrays: the verdicts whose case folders keep no arrays, by choice. "findings" drops
-# them where the document holds; "failures" also for the document's own findings (doc-drift
-# cases are the largest: outside a limit).
-ARRAYS_DROPPED_FOR = {
-    "findings": ("confirmed", "limit-confirmed", "limit-rewritten", "untestable", "rewritten-away"),
-    "failures": (
-        "confirmed",
-        "limit-confirmed",
-        "limit-rewritten",
-        "untestable",
-        "rewritten-away",
-        "doc-drift",
-        "doc-inconsistent",
-    ),
-    "all": (),
-}
+import jsonschema
+import yaml
+
+KINDS_PATH = Path(__file__).with_name("verdicts.yaml")
+_KINDS_SCHEMA = Path(__file__).with_name("verdicts.schema.yaml")
+
+
+@dataclass(frozen=True)
+class VerdictKind:
+    """One verdict word and what it means to the judge, pytest and the reports (the fields
+    of ``verdicts.yaml``, described there)."""
+
+    word: str
+    letter: str  # in the report's matrix cells
+    severity: int  # 1 the most severe
+    pytest: str  # pass, fail, skip or error
+    arrays: str  # the narrowest --keep-arrays choice that keeps the case's arrays
+    tint: str  # the report's cell background
+    colour: str  # the history page's bars
+    meaning: str
+
+
+class VerdictKindsError(ValueError):
+    """A verdict kinds table that cannot be used: names the file, the entry's field and the
+    value."""
+
+
+def load_kinds(path: Path = KINDS_PATH) -> dict[str, VerdictKind]:
+    """The verdict kinds of ``path``, word -> kind in the file's order. The table is the
+    package's own, not a user's file, so PyYAML's safe loader reads it (the reports may not
+    import ``harness.safe_yaml``); a table its schema refuses, or with a word, letter or
+    severity given twice, is a VerdictKindsError."""
+    table = yaml.safe_load(path.read_text(encoding="utf-8"))
+    schema = yaml.safe_load(_KINDS_SCHEMA.read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(table)
+    )
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise VerdictKindsError(f"{path}: {where.lstrip('.') or 'the table'}: {error.message}")
+    kinds: dict[str, VerdictKind] = {}
+    for index, entry in enumerate(table["verdicts"]):
+        kind = VerdictKind(**entry)
+        for field in ("word", "letter", "severity"):
+            value = getattr(kind, field)
+            twin = next((k.word for k in kinds.values() if getattr(k, field) == value), None)
+            if twin is not None:
+                raise VerdictKindsError(
+                    f"{path}: verdicts[{index}].{field}: {value!r} is the {field} of {twin!r} too"
+                )
+        kinds[kind.word] = kind
+    return kinds
+
+
+# Every verdict, in the reports' order (the table's)
+KINDS = load_kinds()
+VERDICTS = tuple(KINDS)
 # Most severe first: a case's verdict is the first of these a deciding check has.
-SEVERITY = (
-    "bad-input",
-    "infra-error",
-    "wrong-result",
-    "reference-disagreement",
-    "violation",
-    "unrunnable",
-    "rewritten-away",
-    "untestable",
-    "doc-drift",
-    "doc-inconsistent",
-    "limit-rewritten",
-    "limit-confirmed",
-    "confirmed",
-)
+SEVERITY = tuple(sorted(VERDICTS, key=lambda word: KINDS[word].severity))
+# The verdicts that fail a test (pytest's failure, a repro bundle)
+FAILING_VERDICTS = tuple(word for word, kind in KINDS.items() if kind.pytest == "fail")
+# The verdicts that are no test result (pytest's error): they say nothing about the SDK
+ERROR_VERDICTS = tuple(word for word, kind in KINDS.items() if kind.pytest == "error")
+# Verdicts of a case that exercised nothing of its limit: pytest reports them as skipped.
+TESTED_NOTHING = tuple(word for word, kind in KINDS.items() if kind.pytest == "skip")
+BAD_INPUT = "bad-input"
 UNTESTABLE = "untestable"
 REWRITTEN_AWAY = "rewritten-away"
-# Verdicts of a case that exercised nothing of its limit: pytest reports them as skipped.
-TESTED_NOTHING = (UNTESTABLE, REWRITTEN_AWAY)
+CONFIRMED = "confirmed"
+# --keep-arrays choice -> the verdicts whose case folders keep no arrays under it, by choice.
+# "findings" drops them where the document holds; "failures" also for the document's own
+# findings (doc-drift cases are the largest: outside a limit).
+_KEEP_ARRAYS = ("failures", "findings", "all")  # each keeps the arrays of more verdicts
+ARRAYS_DROPPED_FOR = {
+    choice: tuple(
+        word
+        for word, kind in KINDS.items()
+        if _KEEP_ARRAYS.index(kind.arrays) > _KEEP_ARRAYS.index(choice)
+    )
+    for choice in ("findings", "failures", "all")
+}
 UNOBSERVED = "unobserved"  # a check's status when the target cannot see the property
 
 # Phases of judgement, in order (see the module docstring).

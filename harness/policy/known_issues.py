@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from harness.judge.verdict import ERROR_VERDICTS, VERDICTS
 from harness.report.causes import causes
 from harness.results.records import CaseRecord
 from harness.results.schema import schema_problem
@@ -204,8 +205,11 @@ def _platforms(*ids: Collection[str]) -> set[str]:
 
 
 @cache
-def _schema() -> dict[str, Any]:
+def schema() -> dict[str, Any]:
+    """The known-issues file's JSON schema, its verdicts from the verdict kinds table."""
     data: dict[str, Any] = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    verdict = data["properties"]["known_issues"]["items"]["properties"]["verdict"]
+    verdict["enum"][:0] = [v for v in VERDICTS if v not in ERROR_VERDICTS]
     return data
 
 
@@ -238,7 +242,7 @@ def _load_file(path: Path) -> KnownIssues:
         raise KnownIssuesError(f"{path}: not valid YAML{where}: {exc.problem}") from None
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date such as 2024-13-45
         raise KnownIssuesError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
-    problem = schema_problem(data, _schema())
+    problem = schema_problem(data, schema())
     if problem:
         raise KnownIssuesError(f"{path}: {problem}")
     entries = tuple(

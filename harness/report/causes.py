@@ -34,6 +34,8 @@ from typing import Any
 
 from harness.documented.properties import PRECISION
 from harness.judge.verdict import (
+    CONFIRMED,
+    ERROR_VERDICTS,
     FAILING_VERDICTS,
     LAYOUT_PHASE,
     NUMERIC_FAILURES,
@@ -43,17 +45,9 @@ from harness.judge.verdict import (
 from harness.report.behaviour import RAN, behaviour
 from harness.results.records import CaseRecord, record_key
 
-# The verdicts that get a cause: failures first, then the document's findings.
-GROUPED = (
-    *FAILING_VERDICTS,
-    "reference-disagreement",
-    "doc-drift",
-    "doc-inconsistent",
-    "rewritten-away",
-    "untestable",
-    "limit-rewritten",
-    "limit-confirmed",
-)
+# The verdicts that get a cause: all but the errors (nothing the SDK did) and ``confirmed``
+# (the document holds), most severe first.
+GROUPED = tuple(v for v in SEVERITY if v not in (*ERROR_VERDICTS, CONFIRMED))
 ACCELERATOR = "NPU"  # where a layer is meant to run; the pattern names the layers elsewhere
 
 # Placeholders, applied in this order (a path may hold numbers, a shape is numbers).

@@ -10,15 +10,15 @@ per status (case value, documented value, observation), and for properties the b
 observe the reason instead. A row no case cited says so.
 
 Results written before the groups carried a title hold them under ``OLD_KEY``; they are shown
-under ``UNTITLED``.
+under ``UNTITLED``. The report's templates write the sections (``templates/documented.html``,
+the ``documented`` macro of ``templates/report.md``).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from harness.documented.properties import RESULT
@@ -145,77 +145,6 @@ def _row(limit: str, kind: str, text: str, records: list[CaseRecord]) -> Documen
     return DocumentedRow(limit, kind, text, properties)
 
 
-# -- renderers -------------------------------------------------------------------------------
-
-
-def _counts_text(counts: dict[str, int]) -> str:
+def counts_text(counts: dict[str, int]) -> str:
+    """ "confirmed 3, doc-drift 1": checks or rows per status, as the reports write them."""
     return ", ".join(f"{status} {n}" for status, n in counts.items())
-
-
-def documented_markdown(
-    sections: list[DocumentedSection], md_escape: Callable[[object], str]
-) -> list[str]:
-    """Markdown lines (``md_escape`` is the Markdown renderer's escaping of record text)."""
-    lines: list[str] = []
-    for section in sections:
-        lines += [
-            f"## {md_escape(section.title)}: {md_escape(section.group)} on "
-            f"{md_escape(section.backend)}",
-            "",
-            f"Platforms: {md_escape(', '.join(section.platforms))}. "
-            f"Rows by status: {md_escape(_counts_text(section.counts))}.",
-            "",
-            f"| {md_escape(section.document)} row | status | documented → observed |",
-            "|---|---|---|",
-        ]
-        for row in section.rows:
-            facts = "<br>".join(_markdown_property(p, md_escape) for p in row.properties)
-            lines.append(
-                f"| {md_escape(row.text)} | **{md_escape(row.status)}** | "
-                f"{facts or 'no case cites this row'} |"
-            )
-        lines.append("")
-    return lines
-
-
-def _markdown_property(summary: PropertySummary, md_escape: Callable[[object], str]) -> str:
-    head = f"**{md_escape(summary.prop)}** ({md_escape(_counts_text(summary.counts))})"
-    examples = [
-        f"{md_escape(e.status)} at {md_escape(e.value)}: {md_escape(e.documented)} → "
-        f"{md_escape(e.observed)}"
-        for e in summary.examples
-    ]
-    return "<br>".join([head, *examples])
-
-
-def documented_html(sections: list[DocumentedSection]) -> str:
-    parts = []
-    for section in sections:
-        rows = "".join(
-            f'<tr><td><code>{escape(row.text)}</code></td><td class="v-{escape(row.status)}">'
-            f"{escape(row.status)}</td><td>"
-            + ("".join(_html_property(p) for p in row.properties) or "no case cites this row")
-            + "</td></tr>"
-            for row in section.rows
-        )
-        parts.append(  # collapsed: a group has dozens of rows, the summary says how they fared
-            f"<details><summary><b>{escape(section.title)}: {escape(section.group)} on "
-            f"{escape(section.backend)}</b>: rows by status "
-            f"{escape(_counts_text(section.counts))}</summary>"
-            f"<p>Platforms: {escape(', '.join(section.platforms))}.</p>"
-            f"<table><tr><th>{escape(section.document)} row</th><th>status</th>"
-            f"<th>documented → observed</th></tr>{rows}</table></details>"
-        )
-    return "\n".join(parts)
-
-
-def _html_property(summary: PropertySummary) -> str:
-    examples = "".join(
-        f'<div class="fact v-{escape(e.status)}">{escape(e.status)} at {escape(e.value)}: '
-        f"{escape(e.documented)} → {escape(e.observed)}</div>"
-        for e in summary.examples
-    )
-    return (
-        f"<div><b>{escape(summary.prop)}</b> ({escape(_counts_text(summary.counts))})"
-        f"{examples}</div>"
-    )

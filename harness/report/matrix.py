@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.documented.properties import PRECISION
-from harness.judge.verdict import FAILING_VERDICTS
+from harness.judge.verdict import ERROR_VERDICTS, FAILING_VERDICTS, KINDS, SEVERITY
 from harness.report.baseline import BaselineChanges
 from harness.report.causes import Cause, as_expected
 from harness.report.cells import format_number, natural_key, verdict_counts
@@ -52,22 +52,8 @@ HEADER_KEYS = (
 )
 DISAGREEMENT = "reference-disagreement"
 CHANGED = "changed"  # CaseRecord.known["status"] of a known issue that behaves differently now
-# One letter per verdict for the matrix cells (a legend names them)
-SHORT = {
-    "confirmed": "C",
-    "limit-confirmed": "L",
-    "limit-rewritten": "S",  # split or otherwise rewritten
-    "doc-drift": "D",
-    "doc-inconsistent": "I",
-    "untestable": "T",  # refused like its control: nothing tested
-    "rewritten-away": "A",  # the operator under test became other layers
-    "violation": "V",
-    "unrunnable": "U",
-    "wrong-result": "W",
-    "reference-disagreement": "R",
-    "infra-error": "E",
-    "bad-input": "B",
-}
+# One letter per verdict for the matrix cells (a legend names them), in the reports' order
+SHORT = {word: kind.letter for word, kind in KINDS.items()}
 # The board versions (run.json "boards") the header shows, with their titles, besides those
 # the board's runtime names in its discovery report (``versions_shown``)
 _BOARD_VERSIONS = (("runtime_library", "runtime library"), ("npu_driver", "driver"))
@@ -113,6 +99,17 @@ class Section:
         on_sdk = f", SDK {self.sdk}" if self.sdk else ""
         return f"{self.platform}/{self.backend}{on_sdk}"
 
+    @property
+    def by_op(self) -> list[tuple[str, list[Row], list[CaseRecord]]]:
+        """(operator, its rows, its cases) of the section, operators in the rows' order."""
+        rows: dict[str, list[Row]] = {}
+        for row in self.rows:
+            rows.setdefault(row.op, []).append(row)
+        return [
+            (op, mine, [case for row in mine for cases in row.cells.values() for case in cases])
+            for op, mine in rows.items()
+        ]
+
     def anchor(self, row: Row, dtype: str) -> str:
         """The id of a cell's details in the HTML report, unique across SDK sections."""
         where = f"{self.backend}-{self.sdk}" if self.sdk else self.backend
@@ -126,10 +123,8 @@ def section_title(platform: str, backend: str, sdk: str) -> str:
 
 
 # The verdicts that fail a run unless a known issue or the baseline excuses them, most severe
-# first (infra-error: an error, not a test failure, yet the run is not green)
-RUN_FAILING = ("infra-error", "wrong-result", "violation", "unrunnable")
-# A cell's colour: its most severe verdict, what fails a run first.
-WORST_FIRST = tuple(dict.fromkeys((*RUN_FAILING, *SHORT)))
+# first (the errors are no test failures, yet the run is not green)
+RUN_FAILING = tuple(v for v in SEVERITY if v in FAILING_VERDICTS or v in ERROR_VERDICTS)
 # A cell's colour and word when its worst cases are known issues behaving as recorded: they
 # do not fail the run, so they are not drawn as its failures are
 KNOWN = "known"
@@ -142,7 +137,7 @@ def letter(verdict: str) -> str:
 
 def worst_first(cases: Iterable[CaseRecord]) -> dict[str, int]:
     """Cases per verdict, the most severe first."""
-    return _counted(cases, WORST_FIRST)
+    return _counted(cases, SEVERITY)
 
 
 def in_short_order(cases: Iterable[CaseRecord]) -> dict[str, int]:

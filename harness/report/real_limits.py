@@ -2,15 +2,15 @@
 
 Per searched bound: the documented bound, the observed boundary (the last value that behaved
 like the documented inside and the first that did not), what changed there, the steps taken
-and why the search stopped; bounds not searched are listed with the reason. ``boundary_changes``
-compares two runs (two SDKs, two boards) bound by bound.
+and why the search stopped; bounds not searched are listed with the reason (``rows``, which
+the report's templates write: the ``real_limits`` macros of ``templates/report.html`` and
+``templates/report.md``). ``boundary_changes`` compares two runs (two SDKs, two boards)
+bound by bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from html import escape
 from typing import Any
 
 from harness.report.cells import natural_key
@@ -20,45 +20,25 @@ from harness.text import printable
 HEADER = ("bound", "dtype", "documented", "observed boundary", "what changed", "steps", "stop")
 
 
-def _rows(probes: list[ProbeRecord]) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = []
+def rows(probes: list[ProbeRecord]) -> list[tuple[str, ...]]:
+    """One row of ``HEADER`` per bound, in bound order."""
+    found: list[tuple[str, ...]] = []
     for probe in sorted(probes, key=lambda p: natural_key(p.id)):
         bound = f"{probe.limit} ({probe.side})"
         documented = f"{probe.subject} in {probe.documented} (edge {probe.edge})"
         if probe.stop == "skipped":
-            rows.append((bound, probe.dtype, documented, "not probed", "", "0", probe.stop_detail))
+            found.append((bound, probe.dtype, documented, "not probed", "", "0", probe.stop_detail))
             continue
         change = f"{probe.before} → {probe.after}" if probe.after else f"none ({probe.before})"
         stop = f"{probe.stop}: {probe.stop_detail}" if probe.stop_detail else probe.stop
         steps = f"{len(probe.steps)}/{probe.budget}"
-        rows.append((bound, probe.dtype, documented, probe.observed(), change, steps, stop))
-    return rows
-
-
-def real_limits_markdown(probes: list[ProbeRecord], esc: Callable[[object], str]) -> list[str]:
-    """The section's Markdown lines (none when the run probed nothing)."""
-    if not probes:
-        return []
-    lines = ["## Real limits", "", "| " + " | ".join(HEADER) + " |", "|---" * len(HEADER) + "|"]
-    lines += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(probes)]
-    return [*lines, ""]
-
-
-def real_limits_html(probes: list[ProbeRecord]) -> str:
-    """The section as HTML ("" when the run probed nothing)."""
-    if not probes:
-        return ""
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in HEADER)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in _rows(probes)
-    )
-    return f'<h2 id="real-limits">Real limits</h2><table><tr>{head}</tr>{body}</table>'
+        found.append((bound, probe.dtype, documented, probe.observed(), change, steps, stop))
+    return found
 
 
 def format_table(probes: list[ProbeRecord]) -> str:
     """The section as tab-separated lines for a terminal."""
-    return "".join("\t".join(map(printable, row)) + "\n" for row in [HEADER, *_rows(probes)])
+    return "".join("\t".join(map(printable, row)) + "\n" for row in [HEADER, *rows(probes)])
 
 
 @dataclass(frozen=True)

@@ -7,19 +7,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from harness.judge.verdict import REWRITTEN_AWAY, TESTED_NOTHING, UNTESTABLE
+from harness.judge.verdict import KINDS, TESTED_NOTHING
 from harness.results.records import CaseRecord
-
-# Why every case of a limit in a dtype tested nothing, by their verdict
-_TESTED_NOTHING_WHY = {
-    UNTESTABLE: "refused or moved like its inside control",
-    REWRITTEN_AWAY: "the operator was built as other layers",
-}
 
 
 def untested_in_run(records: Iterable[CaseRecord]) -> list[dict[str, str]]:
     """The limits whose every case on a platform and dtype tested nothing (``untestable``,
-    ``rewritten-away``), as run.json's unprobed entries: {"limit", "reason"}."""
+    ``rewritten-away``), as run.json's unprobed entries: {"limit", "reason"}, the reason the
+    verdicts' meanings."""
     verdicts: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for record in records:
         verdicts[record.platform, record.dtype, record.limit].add(record.verdict)
@@ -27,7 +22,7 @@ def untested_in_run(records: Iterable[CaseRecord]) -> list[dict[str, str]]:
         {
             "limit": limit,
             "reason": f"{platform} {dtype}: "
-            + "; ".join(_TESTED_NOTHING_WHY[verdict] for verdict in sorted(seen)),
+            + "; ".join(KINDS[verdict].meaning for verdict in sorted(seen)),
         }
         for (platform, dtype, limit), seen in verdicts.items()
         if seen <= set(TESTED_NOTHING)

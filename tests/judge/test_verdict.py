@@ -16,6 +16,7 @@ from harness.judge.compare import compare, tolerance_for
 from harness.judge.observers import placement_of
 from harness.judge.verdict import (
     FAILING_VERDICTS,
+    KINDS,
     LAYOUT_PHASE,
     PLACEMENT_PHASE,
     RESULT_PHASE,
@@ -318,6 +319,9 @@ def test_the_docs_list_every_verdict_with_its_pytest_outcome():
         failing = {o for o in outcomes if o.startswith("fail")}
         assert bool(failing) == (verdict in FAILING_VERDICTS), verdict
         assert not failing or failing == outcomes, verdict
+        # the verdict kinds table says the same (its "pytest" field)
+        said = {"pass": "pass", "fail": "fail", "skip": "skipped", "error": "error"}
+        assert all(o.startswith(said[KINDS[verdict].pytest]) for o in outcomes), verdict
 
 
 # -- placement -------------------------------------------------------------------------------

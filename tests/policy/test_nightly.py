@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from tests.helpers import paths
 from tests.helpers.marks import needs_toolkit
 from tests.helpers.nightly import (
@@ -28,7 +27,12 @@ from tests.helpers.nightly import (
 
 from harness.judge.verdict import FAILING_VERDICTS, VERDICTS
 from harness.policy.baseline import Baseline
-from harness.policy.known_issues import PERF_REGRESSION, KnownIssuesError, load_known_issues
+from harness.policy.known_issues import (
+    PERF_REGRESSION,
+    KnownIssuesError,
+    load_known_issues,
+    schema,
+)
 from harness.policy.progress import Progress
 from harness.policy.tiers import estimated_cost, slow_reason
 from harness.report.diff import diff_records, summarize
@@ -176,8 +180,7 @@ def test_known_issue_patterns_are_literal_but_for_star_and_question_mark(tmp_pat
 
 
 def test_schema_verdicts_are_the_judge_verdicts_but_infra_error_and_bad_input() -> None:
-    schema = yaml.safe_load((ROOT / "harness/policy/known-issues.schema.yaml").read_text())
-    listed = schema["properties"]["known_issues"]["items"]["properties"]["verdict"]["enum"]
+    listed = schema()["properties"]["known_issues"]["items"]["properties"]["verdict"]["enum"]
     # and perf-regression, which covers a case's slowdown (--perf), never its verdict
     assert listed == [
         *(v for v in VERDICTS if v not in ("infra-error", "bad-input")),

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from harness.judge.verdict import PLACEMENT_PHASE, Check
 from harness.probe.runner import answer_of, select
 from harness.probe.search import BUDGET, CAP, FLOOR, FOUND, INFRA, UNTESTABLE, Search, Skip
 from harness.probe.steps import behaviour, numeric_bounds
-from harness.report.real_limits import boundary_changes, real_limits_markdown
+from harness.report.markdown import md_escape, render_markdown
+from harness.report.matrix import build_report
+from harness.report.real_limits import boundary_changes
 from harness.results.journal import JournalError
 from harness.results.probes import PROBES_NAME, ProbeRecord, ProbeStep, read_probes
 from harness.results.records import CaseRecord
@@ -254,11 +257,11 @@ def test_probe_records_round_trip_and_bad_lines_are_refused(tmp_path: Path) -> N
 def test_real_limits_section_and_moved_boundaries() -> None:
     old = _probe(12, 13, "CPU fallback", "2.3.2")
     new = _probe(20, 21, "build failed: too large", "2.5.0")
-    lines = real_limits_markdown([new], str)
-    assert lines[0] == "## Real limits"
-    row = lines[4]
-    assert "(0,7]" in row and "20 | 21" in row and "NPU, correct → build failed" in row
-    assert "2/16" in row
+    report = replace(build_report([], {"platform": "rk3562"}, {}), probes=[new])
+    lines = render_markdown(report).split("## Real limits\n", 1)[1].splitlines()
+    row = lines[3]
+    assert md_escape("(0,7]") in row and md_escape("20 | 21") in row
+    assert "NPU, correct → build failed" in row and "2/16" in row
     (moved,) = boundary_changes([old], [new])
     assert (moved.old, moved.new) == ("12 | 13: CPU fallback", "20 | 21: build failed: too large")
     assert (moved.old_versions, moved.new_versions) == (
