@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -12,7 +14,7 @@ SHAPE = [1, 4, 12, 12]
 def float_model(
     nodes: list[onnx.NodeProto],
     name: str,
-    input_shape: list[int | str],
+    input_shape: Sequence[int | str],
     outputs: dict[str, list[int | str] | None],
     *,
     constants: list[onnx.TensorProto] | None = None,
