@@ -104,6 +104,14 @@ class HostReference:
     # its budget
     declines: Callable[[onnx.ModelProto], str | None] = _any_model
 
+    def __post_init__(self) -> None:
+        # a repro bundle takes a case folder's reference* folders (``harness.report.bundle``)
+        if self.folder is not None and not self.folder.startswith("reference-"):
+            raise ValueError(
+                f"host reference {self.name}: its folder {self.folder!r} is not named "
+                "reference-<name>, so no repro bundle would take it"
+            )
+
     def unavailable(self, model: onnx.ModelProto) -> str | None:
         """Why it is not run on ``model`` (shapes inferred), or None: known wrong for one of
         its operators at its opset (``known_wrong``), an operator or opset it does not

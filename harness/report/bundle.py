@@ -69,7 +69,10 @@ COPIED = (
     BOARD_LOG,
     *LAYER_TABLES,  # a user's model: its layers against the document and the reference
 )
-COPIED_DIRS = ("inputs", "reference", "reference-ort", "observed")
+COPIED_DIRS = ("inputs", "observed")
+# reference/ and each host reference's own folder (``HostReference.folder``: reference-ort/):
+# whatever the registry named them, a case folder's references are its reference* folders
+REFERENCE_DIRS = "reference*"
 BINARY_SUFFIXES = (".npy", ".onnx")
 
 
@@ -288,7 +291,8 @@ def _fill(
     files: RecipeFiles,
 ) -> None:
     left_out: list[str] = []
-    for name in (*COPIED, *files.written, *COPIED_DIRS):
+    references = sorted(path.name for path in case_dir.glob(REFERENCE_DIRS))
+    for name in (*COPIED, *files.written, *COPIED_DIRS, *references):
         if os.path.lexists(case_dir / name):
             _copy(case_dir / name, folder / name, name, left_out)
     if regenerate is not None:
