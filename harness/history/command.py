@@ -92,7 +92,7 @@ def _cases(store: Store, pattern: str, filters: queries.Filters, as_json: bool) 
 
 def _case_text(item: queries.CaseHistory) -> str:
     lane = f" on SDK {item.lane}" if item.lane else ""
-    lines = [f"{item.case} ({item.platform}{lane})"]
+    lines = [f"{item.case} ({_vendor(item.vendor)}, {item.platform}{lane})"]
     for night in item.nights:
         timed = "" if night.median_s is None else f"  median {night.median_s * 1000:.3f} ms"
         lines.append(  # the run's start and id: two runs of one night told apart
@@ -112,6 +112,10 @@ def _case_text(item: queries.CaseHistory) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _vendor(name: str) -> str:
+    return f"vendor {name}" if name else "vendor unknown"
+
+
 def _flaky(store: Store, filters: queries.Filters, args: argparse.Namespace) -> int:
     found = queries.flaky(store, filters, args.flips, args.runs)
     if args.json:
@@ -122,7 +126,8 @@ def _flaky(store: Store, filters: queries.Filters, args: argparse.Namespace) -> 
         emit(f"no case flipped more than {args.flips} times in its last {args.runs} runs\n")
     for item in found:
         emit(
-            f"{item.case} ({item.platform}, SDK {item.sdk or '-'}, {item.backend}): "
+            f"{item.case} ({_vendor(item.vendor)}, {item.platform}, SDK {item.sdk or '-'}, "
+            f"{item.backend}): "
             f"{item.text()}: {' '.join(item.verdicts)}\n"
         )
     return 0

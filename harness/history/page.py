@@ -1,7 +1,7 @@
 """The history page (``hil history --html DIR``): one self-contained HTML file, no scripts and
 nothing fetched, like the report.
 
-Per platform and SDK a bar chart of verdict counts run by run; the cases whose state changed
+Per vendor, platform and SDK a bar chart of verdict counts run by run; the cases whose state changed
 in the last ``RECENT`` nights with what changed; the flaky list; the latency of timed
 (``--perf``) cases run by run. Each bar and point links to that run's ``report.html`` (its
 results folder when ``hil report`` has not written one), relative to DIR.
@@ -137,11 +137,12 @@ def _charts(counts: list[queries.NightCounts], folder: Path) -> str:
         f'<span><i style="background:{COLOURS[v]}"></i>{escape(v)}</span>' for v in VERDICTS
     )
     parts.append(f'<p class="legend">{legend}</p>')
-    groups: dict[tuple[str, str], list[queries.NightCounts]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[queries.NightCounts]] = defaultdict(list)
     for item in counts:
-        groups[item.platform, item.sdk].append(item)
-    for (platform, sdk), items in sorted(groups.items()):
-        parts.append(f"<h3>{escape(platform)}, SDK {escape(sdk or '-')}</h3>")
+        groups[item.vendor, item.platform, item.sdk].append(item)
+    for (vendor, platform, sdk), items in sorted(groups.items()):
+        heading = f"{vendor or 'vendor unknown'}: {platform}, SDK {sdk or '-'}"
+        parts.append(f"<h3>{escape(heading)}</h3>")
         parts.append(_bars(items, folder))
     return "\n".join(parts)
 

@@ -10,8 +10,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.results.journal import read_run_metadata
+from harness.results.records import CaseRecord
 
 HISTORY_KEY = "history"  # run.json: {"run": id, "revision": harness revision, "configuration"}
+
+# The platforms of each vendor npu-hil shipped when runs began to record their vendor (run.json
+# "vendor"), lower case: the vendor a stored run or record of before then ran on, its platform
+# being one of them. A copy, not the registry: it says what a platform meant then.
+LEGACY_PLATFORMS = {
+    "rknn": (
+        *("rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"),
+        *("rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b"),
+    ),
+    "horizon": ("j6b", "j6e", "j6h", "j6m", "j6p", "s6p"),
+    "houmo": ("tcim",),
+}
+_LEGACY_VENDOR = {
+    platform: vendor for vendor, platforms in LEGACY_PLATFORMS.items() for platform in platforms
+}
 
 
 def history_entry(results: Path, resume: bool, configuration: str) -> dict[str, str]:
@@ -70,3 +86,14 @@ def utc_time(started: str) -> str:
 
 def this_host() -> str:
     return os.uname().nodename
+
+
+def legacy_vendor(platform: str) -> str:
+    """The vendor of a run or record written before runs recorded theirs, by its platform
+    (``P[,P...]``: the first's); "" (unknown) for ``all`` or a platform no vendor had then."""
+    return _LEGACY_VENDOR.get(platform.split(",")[0].strip().lower(), "")
+
+
+def stored_vendor(record: CaseRecord) -> str:
+    """The vendor the store keeps for ``record``: its own, else its platform's then."""
+    return record.vendor or legacy_vendor(record.platform)

@@ -36,7 +36,7 @@ from harness.plugin.summary import SUMMARY_NAME, Summary
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import RUN_META_NAME, JournalError, write_run_metadata
-from harness.results.runs import append_run, check_unused
+from harness.results.runs import VENDOR_KEY, append_run, check_unused
 from harness.targets.selection import BoardDown, farm_options, platform_boards
 from harness.text import printable, warn_weak_secrets
 from harness.vendors import (
@@ -91,7 +91,7 @@ class RunConfig:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         check_options(config)
-        policy = RunPolicy(config, vendor.known_issues, given)
+        policy = RunPolicy(config, vendor, given)
         selected = _selected_operators(config, vendor, platforms)
         return cls(
             config, given, platform, platforms, vendor, sdks, policy, Summary(config), selected
@@ -162,6 +162,7 @@ class RunConfig:
         return {
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "platform": self.platform,
+            VENDOR_KEY: self.vendor.name,
             "backend": self.config.getoption("backend"),
             "strict_docs": bool(self.config.getoption("strict_docs")),
             "versions": {**host_versions(), **self.vendor.versions()},

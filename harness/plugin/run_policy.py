@@ -44,6 +44,7 @@ from harness.results.records import CaseRecord, case_key, flaky_text, record_key
 from harness.results.runs import SHARD_KEY, this_run, update_run
 from harness.text import printable
 from harness.vendors import layer_aliases
+from harness.vendors.base import Vendor
 
 PLUGIN_NAME = "npu-hil-policy"
 OFF = "off"
@@ -78,12 +79,11 @@ class RunPolicy:
     configuration (``harness.plugin.configure.RunConfig.policy``) and registered as the
     plugin object of the policy's own hooks."""
 
-    def __init__(
-        self, config: pytest.Config, shipped_known_issues: Path | None, platform: str
-    ) -> None:
-        """``shipped_known_issues``: the vendor's file, what ``--known-issues vendor`` names;
-        ``platform``: ``--platform`` as given (or the default), the history store's
-        configuration. The options were checked (``harness.plugin.options.check_options``)."""
+    def __init__(self, config: pytest.Config, vendor: Vendor, platform: str) -> None:
+        """``vendor``: the run's, whose file ``--known-issues vendor`` names and whose runs
+        alone are a baseline; ``platform``: ``--platform`` as given (or the default), the
+        history store's configuration. The options were checked
+        (``harness.plugin.options.check_options``)."""
         option = config.getoption
         config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
         self.config = config
@@ -94,13 +94,14 @@ class RunPolicy:
         self.every: int = option("progress_every")
         self.slow_timeout: float = option("slow_timeout")
         self.platform = platform
+        self.vendor = vendor.name
         self.shard: Shard | None = None
         if option("shard") is not None:
             try:
                 self.shard = parse_shard(option("shard"))
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
-        self.known = _known_issues(option("known_issues"), shipped_known_issues)
+        self.known = _known_issues(option("known_issues"), vendor.known_issues)
         try:
             self.history = RunHistory(option("hil_db"))
         except StoreError as exc:
@@ -155,10 +156,11 @@ class RunPolicy:
 
     def _baseline(self, value: str | None) -> Baseline | None:
         if value != LAST:
-            return _baseline(value)
+            return _baseline(value, self.vendor)
         try:
             return self.history.last_baseline(
                 self.history_entry.get("configuration", ""),
+                self.vendor,
                 self.history_entry.get("run", ""),
                 FAILING_VERDICTS,
             )
@@ -462,10 +464,10 @@ def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:
         raise pytest.UsageError(printable(f"--known-issues: {exc}")) from None
 
 
-def _baseline(value: str | None) -> Baseline | None:
+def _baseline(value: str | None, vendor: str) -> Baseline | None:
     if value is None:
         return None
     try:
-        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases())
+        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases(), vendor=vendor)
     except (JournalError, OSError) as exc:
         raise pytest.UsageError(printable(f"--baseline {value}: {exc}")) from None  # its journal

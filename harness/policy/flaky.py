@@ -3,7 +3,7 @@ writes the run at its end, marks failures of cases that flap, and serves ``--bas
 
 A failing case is flaky when the store shows it changing verdict more than
 ``FLAKY_FLIPS`` times over its last ``FLAKY_RUNS`` stored runs of the same
-configuration (case, platform, SDK, backend); this run's own verdict is not counted, so the
+configuration (vendor, case, platform, SDK, backend); this run's own verdict is not counted, so the
 answer is the one ``hil history --flaky`` gave before the run. Its record carries the mark
 (``CaseRecord.flaky``) into the journal, the summary and the report; ``--flaky-ok`` excuses it
 the way a known issue is excused. The store is opened, and the database layer imported, only
@@ -91,9 +91,7 @@ class RunHistory:
         from harness.history import queries
 
         try:
-            found = queries.flip_record(
-                store, record.id, record.platform, record.sdk, record.backend
-            )
+            found = queries.flip_record(store, record)
         except StoreError as exc:
             warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=2)
             return record
@@ -101,18 +99,20 @@ class RunHistory:
             return record
         return dataclasses.replace(record, flaky=found.mark())
 
-    def last_baseline(self, configuration: str, run: str, failing: tuple[str, ...]) -> Baseline:
-        """The last stored run of ``configuration`` other than ``run``, as a baseline; an
-        empty one, saying so, when the store has none."""
+    def last_baseline(
+        self, configuration: str, vendor: str, run: str, failing: tuple[str, ...]
+    ) -> Baseline:
+        """The last stored run of ``configuration`` and ``vendor`` other than ``run``, as a
+        baseline; an empty one, saying so, when the store has none."""
         store = self._open(create=True)
         assert store is not None
         from harness.history import queries
 
-        found = queries.last_run(store, configuration, run)
+        found = queries.last_run(store, configuration, vendor, run)
         if found is None:
-            label = f"no earlier run of this configuration in {store.name}"
-            return Baseline(label, failing, latest={})
-        return Baseline(found.results, failing, latest=found.latest)
+            label = f"no earlier run of this configuration and vendor {vendor} in {store.name}"
+            return Baseline(label, failing, latest={}, vendor=vendor)
+        return Baseline(found.results, failing, latest=found.latest, vendor=vendor)
 
     def write(
         self, results: Path, latest: list[CaseRecord], meta: dict[str, Any] | None = None

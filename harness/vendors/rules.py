@@ -32,6 +32,7 @@ from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord
 from harness.safe_yaml import DataFileError, load_yaml
+from harness.vendors import vendor_for
 
 HOST = "host"  # the backend of a rule checked by the harness's own computation
 
@@ -192,6 +193,7 @@ def journal_checks(results: Path, case: Case, checks: Sequence[Mapping[str, Any]
     failing = [check for check in checks if check["status"] != "confirmed"]
     record = case_record(
         case,
+        vendor=vendor_for(case.platform).name,
         backend=HOST,
         verdict=failing[0]["status"] if failing else "confirmed",
         detail="; ".join(f"{c['prop']}: {c['observed']}, not {c['documented']}" for c in failing),
