@@ -110,7 +110,7 @@ class RunHistory:
 
         found = queries.last_run(store, configuration, vendor, run)
         if found is None:
-            label = f"no earlier run of this configuration and vendor {vendor} in {store.name}"
+            label = f"no earlier run of this configuration in {store.name} (vendor {vendor})"
             return Baseline(label, failing, latest={}, vendor=vendor)
         return Baseline(found.results, failing, latest=found.latest, vendor=vendor)
 

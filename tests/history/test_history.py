@@ -124,7 +124,7 @@ def test_the_text_answer_names_the_night_and_what_changed(
     code, out, _ = hil(capsys, BREAKS, "--hil-db", store, "--since", "2026-11-15")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == f"{BREAKS} (rk3562)"
+    assert lines[0] == f"{BREAKS} (vendor rknn, rk3562)"
     assert len(lines) == 1 + 15 + 1  # nights 15..30 less the killed one, then the answer
     assert lines[1] == (
         "  2026-11-15T02:00:00+00:00  run run-14  doc-drift        SDK 2.3.2    simulator    "
