@@ -22,7 +22,7 @@ it is compared only with another such run.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +136,7 @@ def _refuse_overlaps(parts: list[Part], shards: list[dict[str, Any]]) -> None:
                 )
 
 
-def vendor_of(metas: Iterable[dict[str, Any]], vendors: Iterable[str], where: str) -> str:
+def vendor_of(metas: Iterable[Mapping[str, Any]], vendors: Iterable[str], where: str) -> str:
     """The one vendor the run.json entries ``metas`` and the record vendors ``vendors`` of the
     run in ``where`` name; "" when none names one (a run written before vendors were
     recorded). JournalError naming ``where`` and the vendors when they name two."""
