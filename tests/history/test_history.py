@@ -139,9 +139,9 @@ def test_the_text_answer_names_the_night_and_what_changed(
     )
     code, out, _ = hil(capsys, "--flaky", "--sdk", "2.5.0", "--hil-db", store)
     assert out == (
-        f"{FLAPPING} (rk3562, SDK 2.5.0, simulator): flipped 6 times in its last 10 runs (67%): "
-        "confirmed confirmed violation confirmed violation confirmed confirmed violation "
-        "confirmed confirmed\n"
+        f"{FLAPPING} (vendor rknn, rk3562, SDK 2.5.0, simulator): flipped 6 times in its last 10 "
+        "runs (67%): confirmed confirmed violation confirmed violation confirmed confirmed "
+        "violation confirmed confirmed\n"
     )
     assert hil(capsys, "rk3562/Nothing/*", "--hil-db", store)[0] == 1
 
