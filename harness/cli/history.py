@@ -60,5 +60,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_history(args: argparse.Namespace) -> int:
     # the database layer is imported when the command runs, not by every hil command
     from harness.history.command import run
+    from harness.policy.flaky import platform_vendors
 
-    return run(args)
+    return run(args, platform_vendors())

@@ -5,7 +5,8 @@ The journal is the source of truth: a run's row and records are read from its fo
 memory, so a store rebuilt from journals holds what the runs wrote. Writing is idempotent: a
 run is identified by the run id in its ``run.json`` (``run_entry``; older folders by a digest
 of their run.json's identifying fields), a record by its run, case and SDK; both carry their
-vendor (a folder written before runs recorded theirs: its platform's, ``legacy_vendor``).
+vendor (a folder written before runs recorded theirs: its platform's, as the store's opener's
+vendors say, ``legacy_vendor``).
 Writing a folder again adds only what it did not hold yet and updates records a resumed run re-ran.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,8 +69,9 @@ def write_folder(
     run's run.json entries, where they are not the folder's (a run appended to it)."""
     meta = read_run_metadata(results) if meta is None else meta
     latest = read_records(results) if latest is None else latest
-    rows = [record_row(record, results) for record in latest]
-    entry = run_entry(meta, results, host, source, {row["vendor"] for row in rows})
+    vendors = store.platform_vendors
+    rows = [record_row(record, results, vendors) for record in latest]
+    entry = run_entry(meta, results, host, source, {row["vendor"] for row in rows}, vendors)
     _check_ids(entry, runs, results / RUN_META_NAME)
     for row in rows:
         _check_ids(row, records, results / JOURNAL_NAME)
@@ -137,7 +140,12 @@ def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tup
 
 
 def run_entry(
-    meta: dict[str, Any], results: Path, host: str, source: str, vendors: set[str]
+    meta: dict[str, Any],
+    results: Path,
+    host: str,
+    source: str,
+    vendors: set[str],
+    platform_vendors: Mapping[str, str],
 ) -> dict[str, Any]:
     """The ``runs`` row of a results folder's run.json, whose records' rows name ``vendors``:
     its vendor is run.json's, else (a run written before runs recorded theirs) its records'
@@ -151,7 +159,9 @@ def run_entry(
     backend = str(meta.get("backend", ""))
     tier = str(meta.get("tier", ""))
     uid = str(history.get("run", "")) or _legacy_uid(started, platform, sdks, backend, tier, shard)
-    vendor = vendor_of([meta], vendors, str(results / RUN_META_NAME)) or legacy_vendor(platform)
+    vendor = vendor_of([meta], vendors, str(results / RUN_META_NAME)) or legacy_vendor(
+        platform_vendors, platform
+    )
     versions = meta.get("versions", {})
     return {
         "uid": uid,
@@ -174,13 +184,15 @@ def run_entry(
     }
 
 
-def record_row(record: CaseRecord, results: Path) -> dict[str, Any]:
-    """A record's ``records`` row (without its run)."""
+def record_row(
+    record: CaseRecord, results: Path, platform_vendors: Mapping[str, str]
+) -> dict[str, Any]:
+    """A record's ``records`` row (without its run); its vendor ``stored_vendor``'s."""
     perf = record.perf if record.perf and "median_s" in record.perf else None
     return {
         "case_id": record.id,
         "sdk": record.sdk,
-        "vendor": stored_vendor(record),
+        "vendor": stored_vendor(record, platform_vendors),
         "platform": record.platform,
         "op": record.op,
         "dtype": record.dtype,

@@ -193,7 +193,13 @@ def flaky(
 def flip_record(store: Store, record: CaseRecord, last: int = FLAKY_RUNS) -> Flaky | None:
     """``record``'s configuration (its vendor, case, platform, SDK and backend) over its last
     ``last`` stored runs; None: never stored."""
-    key = (stored_vendor(record), record.id, record.platform, record.sdk, record.backend)
+    key = (
+        stored_vendor(record, store.platform_vendors),
+        record.id,
+        record.platform,
+        record.sdk,
+        record.backend,
+    )
     query = (
         select(records.c.verdict, runs.c.started, runs.c.uid, runs.c.night)
         .join(runs, runs.c.id == records.c.run_id)

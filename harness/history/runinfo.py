@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,21 +14,6 @@ from harness.results.journal import read_run_metadata
 from harness.results.records import CaseRecord
 
 HISTORY_KEY = "history"  # run.json: {"run": id, "revision": harness revision, "configuration"}
-
-# The platforms of each vendor npu-hil shipped when runs began to record their vendor (run.json
-# "vendor"), lower case: the vendor a stored run or record of before then ran on, its platform
-# being one of them. A copy, not the registry: it says what a platform meant then.
-LEGACY_PLATFORMS = {
-    "rknn": (
-        *("rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"),
-        *("rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b"),
-    ),
-    "horizon": ("j6b", "j6e", "j6h", "j6m", "j6p", "s6p"),
-    "houmo": ("tcim",),
-}
-_LEGACY_VENDOR = {
-    platform: vendor for vendor, platforms in LEGACY_PLATFORMS.items() for platform in platforms
-}
 
 
 def history_entry(results: Path, resume: bool, configuration: str) -> dict[str, str]:
@@ -88,12 +74,14 @@ def this_host() -> str:
     return os.uname().nodename
 
 
-def legacy_vendor(platform: str) -> str:
-    """The vendor of a run or record written before runs recorded theirs, by its platform
-    (``P[,P...]``: the first's); "" (unknown) for ``all`` or a platform no vendor had then."""
-    return _LEGACY_VENDOR.get(platform.split(",")[0].strip().lower(), "")
+def legacy_vendor(platform_vendors: Mapping[str, str], platform: str) -> str:
+    """The vendor of a run or record on ``platform`` written before runs recorded theirs: the
+    vendor ``platform_vendors`` (lower-case platform -> vendor name, the installed vendors')
+    gives its platform (``P[,P...]``: the first); "" (unknown) for ``all`` or another one."""
+    return platform_vendors.get(platform.split(",")[0].strip().lower(), "")
 
 
-def stored_vendor(record: CaseRecord) -> str:
-    """The vendor the store keeps for ``record``: its own, else its platform's then."""
-    return record.vendor or legacy_vendor(record.platform)
+def stored_vendor(record: CaseRecord, platform_vendors: Mapping[str, str]) -> str:
+    """The vendor the store keeps for ``record``: its own, else its platform's
+    (``legacy_vendor``)."""
+    return record.vendor or legacy_vendor(platform_vendors, record.platform)

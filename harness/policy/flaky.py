@@ -32,6 +32,7 @@ from harness.history.location import (
 from harness.history.runinfo import this_host
 from harness.policy.baseline import Baseline
 from harness.results.records import CaseRecord
+from harness.vendors import vendors
 
 if TYPE_CHECKING:
     from harness.history.importing import Written
@@ -72,10 +73,12 @@ class RunHistory:
         from harness.history.store import Store
 
         if create:
-            self._store = Store.open(self.location)
+            self._store = Store.open(self.location, platform_vendors=platform_vendors())
         else:
             try:
-                self._store = Store.open(self.location, create=False)
+                self._store = Store.open(
+                    self.location, create=False, platform_vendors=platform_vendors()
+                )
             except NoStoreError:
                 self._unreadable = True
             except StoreError as exc:
@@ -130,6 +133,12 @@ class RunHistory:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def platform_vendors() -> dict[str, str]:
+    """Each installed vendor's platforms, lower case, to its name: what the store reads as the
+    vendor of a run or record written before runs recorded theirs."""
+    return {p.lower(): vendor.name for vendor in vendors() for p in vendor.platforms}
 
 
 def _import_layer() -> None:

@@ -81,7 +81,7 @@ class CaseRecord:
     # identity, so that runs on several SDKs share a results directory ("" in journals
     # written before SDKs were told apart).
     sdk: str = ""
-    # The vendor whose toolkit ran the case (``Vendor.name``, e.g. "rknn"), as the run's
+    # The vendor whose toolkit ran the case (``Vendor.name``), as the run's
     # run.json names it too: records of two vendors are never compared
     # (``harness.results.runs.check_same_vendor``). "" in journals written before vendors were
     # recorded: the vendor is unknown, never guessed.

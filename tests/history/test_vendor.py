@@ -18,6 +18,7 @@ from harness.history.queries import flip_record, last_run
 from harness.history.runinfo import HISTORY_KEY, configuration
 from harness.history.schema import HEAD, records, runs
 from harness.history.store import MIGRATIONS, Store, store_url
+from harness.policy.flaky import platform_vendors
 from harness.results.journal import Journal, read_records, read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord
 
@@ -59,7 +60,7 @@ def _folder(
 
 def _previous_store(location: str, folders: list[Path]) -> None:
     """A store as schema 0002 made it, holding ``folders`` as its code wrote them (no
-    vendor)."""
+    vendor column)."""
     from alembic import command
     from alembic.config import Config
 
@@ -72,10 +73,11 @@ def _previous_store(location: str, folders: list[Path]) -> None:
         tables = MetaData()
         tables.reflect(connection)
         for folder in folders:
-            entry = run_entry(read_run_metadata(folder), folder, "", "import", set())
+            meta = read_run_metadata(folder)
+            entry = run_entry(meta, folder, "", "import", set(), {})
             del entry["vendor"]
             inserted = connection.execute(tables.tables["runs"].insert().values(**entry))
-            rows = [record_row(record, folder) for record in read_records(folder)]
+            rows = [record_row(record, folder, {}) for record in read_records(folder)]
             for row in rows:
                 del row["vendor"]
                 row["run_id"] = inserted.inserted_primary_key[0]
@@ -98,10 +100,12 @@ def test_a_store_of_the_previous_schema_gets_the_vendor_its_rows_hold(
     nights = [write(night, root) for night in plan()[:2]]  # rk3562: Rockchip's
     every = _folder(root, "all-j6e", "all", "J6E")  # --platform all: its records' vendor
     several = _folder(root, "several", "rv1106,rk3588", "rv1106")
-    unknown = _folder(root, "unknown", "xpu9", "xpu9")  # no vendor had it: unknown
+    unknown = _folder(root, "unknown", "xpu9", "xpu9")  # no vendor has it: unknown
     _previous_store(location, [*nights, every, several, unknown])
 
-    with Store.open(location) as opened, opened.reading() as connection:  # upgraded to HEAD
+    # upgraded to HEAD, as a run or hil history import opens it: with the vendors' platforms
+    opened = Store.open(location, platform_vendors=platform_vendors())
+    with opened, opened.reading() as connection:
         assert connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == (
             HEAD
         )
