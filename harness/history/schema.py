@@ -6,9 +6,9 @@ the run id ``run.json`` holds, with its vendor. ``records``: the last record of 
 SDK in that folder, the fields the queries read (the vendor among them: a case is a vendor's,
 platform's and SDK's, and no query mixes vendors), plus the case's definition digest (what it
 tests) and its timing. A vendor "" is unknown: a run written before runs recorded theirs, on a
-platform no installed vendor has (migration 0003, ``runinfo.legacy_vendor``). Text columns hold JSON where a field is a
-mapping (versions, perf); every text column is ``StoredText`` (TEXT of any length, NUL and lone
-surrogates stored reversibly).
+platform no installed vendor has (migration 0003, ``runinfo.legacy_vendor``). Text columns
+hold JSON where a field is a mapping (versions, perf); every text column is ``StoredText`` (TEXT
+of any length, NUL and lone surrogates stored reversibly).
 """
 
 from __future__ import annotations
