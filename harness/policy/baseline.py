@@ -58,10 +58,11 @@ class Baseline:
         aliases: Mapping[str, str] | None = None,
         *,
         latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
-        vendor: str,
+        vendor: str = "",
     ) -> None:
         """Read the baseline's journal (raises JournalError, also for a run of a vendor other
-        than ``vendor``, this run's); ``failing``: the verdicts that fail a run. ``latest``:
+        than ``vendor``, this run's: "" for a run that names none, as a test's or a
+        benchmark's journal); ``failing``: the verdicts that fail a run. ``latest``:
         the baseline's record_key -> (verdict, timing) read elsewhere (a run of ``vendor``
         from the history store, which keeps no causes), ``path`` then only naming it;
         ``aliases``: the vendors' layer renames, for the causes."""
