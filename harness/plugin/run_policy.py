@@ -41,7 +41,7 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord, case_key, flaky_text, record_key
-from harness.results.runs import SHARD_KEY, this_run, update_run
+from harness.results.runs import SHARD_KEY, this_run, update_run, vendor_of
 from harness.text import printable
 from harness.vendors import layer_aliases
 from harness.vendors.base import Vendor
@@ -95,6 +95,8 @@ class RunPolicy:
         self.slow_timeout: float = option("slow_timeout")
         self.platform = platform
         self.vendor = vendor.name
+        if option("resume"):
+            _check_resumed_vendor(self.results, self.vendor)
         self.shard: Shard | None = None
         if option("shard") is not None:
             try:
@@ -462,6 +464,22 @@ def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:
         return load_known_issues(value)
     except KnownIssuesError as exc:
         raise pytest.UsageError(printable(f"--known-issues: {exc}")) from None
+
+
+def _check_resumed_vendor(results: Path, vendor: str) -> None:
+    """A usage error when ``--resume`` continues another vendor's run: its records and this
+    run's would be one run of two vendors."""
+    try:
+        before = vendor_of([read_run_metadata(results)], (), str(results))
+    except JournalError as exc:
+        raise pytest.UsageError(printable(f"--resume: {exc}")) from None
+    if before and before != vendor:
+        raise pytest.UsageError(
+            printable(
+                f"--resume: {results} holds a run of vendor {before}; this run's vendor is "
+                f"{vendor}: a run has one vendor. Give a new folder (--results DIR)"
+            )
+        )
 
 
 def _baseline(value: str | None, vendor: str) -> Baseline | None:

@@ -1,7 +1,7 @@
 """Runs of two vendors are never compared: ``hil diff``, a ``--baseline`` folder and the
 report's baseline section refuse them, naming both folders and both vendors; a run written
 before runs recorded their vendor is compared only with another such run; a results folder
-never takes another vendor's run."""
+never takes another vendor's run, appended or resumed."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.helpers.nightly import POW_2, run_suite
 
 from harness.cli import main
 from harness.judge.verdict import FAILING_VERDICTS
@@ -104,3 +105,14 @@ def test_a_results_folder_never_takes_another_vendors_run(tmp_path: Path) -> Non
     assert [run["vendor"] for run in json.loads((folder / "run.json").read_text())["appended"]] == [
         "rknn"
     ]
+
+
+def test_a_resumed_run_of_another_vendor_is_refused(tmp_path: Path) -> None:
+    results = _run(tmp_path / "results", "horizon", "J6E")
+    done = run_suite(tmp_path, [POW_2], "--resume")  # an rk3562 case: Rockchip's
+    assert done.returncode == 4, done.stdout + done.stderr  # a usage error, before any case
+    assert (
+        f"--resume: {results} holds a run of vendor horizon; this run's vendor is rknn: a run has "
+        "one vendor" in done.stderr
+    )
+    assert [record.vendor for record in read_records(results)] == ["horizon"]
