@@ -165,6 +165,7 @@ class Stages:
     comparisons: Compare = compare_references
     drop_arrays_for: Collection[str] = ()
     observed_cap: int | None = OBSERVED_CAP
+    vendor: str = ""  # the vendor's name, which every record carries ("": unknown)
 
 
 class CaseExecutor:
@@ -438,7 +439,13 @@ class CaseExecutor:
         judged against (``Vendor.judged_against``)."""
         source = {**case.source, **self.stages.judged_against(case, self.sdk)}
         return case_record(
-            case, backend=backend, verdict=verdict, source=source, sdk=self.sdk, **fields
+            case,
+            backend=backend,
+            verdict=verdict,
+            source=source,
+            sdk=self.sdk,
+            vendor=self.stages.vendor,
+            **fields,
         )
 
     def _bare_record(self, case: Case, verdict: str, detail: str, backend: str) -> CaseRecord:

@@ -49,7 +49,7 @@ from harness.report import write_reports
 from harness.report.bundle import BundleError, case_dir, make_bundle, make_bundles_for_failures
 from harness.results.journal import JournalError, read_records, write_run_metadata
 from harness.results.records import CaseRecord
-from harness.results.runs import append_run, check_unused
+from harness.results.runs import VENDOR_KEY, append_run, check_unused
 from harness.targets.selection import platform_boards
 from harness.targets.settings import BuildSettings, SettingsError
 from harness.targets.target import Target
@@ -523,6 +523,7 @@ def _metadata(vendor: Vendor, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": args.platform,
+        VENDOR_KEY: vendor.name,
         "backend": "board" if args.boards else "sim",
         "command": f"hil {args.command}",
         "versions": {**host_versions(), **vendor.versions()},

@@ -43,6 +43,7 @@ from harness.report.bundle import BundleError, make_bundle
 from harness.report.real_limits import format_table
 from harness.results.journal import write_run_metadata
 from harness.results.probes import ProbeRecord, append_probe
+from harness.results.runs import VENDOR_KEY
 from harness.targets.selection import platform_boards
 from harness.terminal import emit
 from harness.text import clipped, warn_weak_secrets
@@ -223,6 +224,7 @@ def _run(
         {
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "platform": args.platform,
+            VENDOR_KEY: vendor.name,
             "backend": "sim" if board is None else "board",
             "versions": {**host_versions(), **vendor.versions()},
             "probe": {"selection": args.selection or "", "steps": args.steps},

@@ -6,7 +6,8 @@ change, like diff(1)) and 2 on bad input; it prints a summary line first, then t
 the failing causes that appeared and went, if any (``harness.report.causes``: by
 observation, not by case).
 Both read a run split with ``--shard`` from its shards' directories as one run
-(``harness.results.runs``).
+(``harness.results.runs``). ``hil diff`` refuses two runs of two vendors, or one naming its
+vendor and one written before runs recorded theirs (``check_same_vendor``): bad input.
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from harness.report.sdk_matrix import sdks_of
 from harness.report.untested import untested_changes
 from harness.results.journal import JournalError
 from harness.results.latency import Threshold, add_threshold_options
-from harness.results.probes import ProbeRecord
 from harness.results.records import CaseRecord
-from harness.results.runs import read_run
+from harness.results.runs import check_same_vendor, read_run
 from harness.terminal import emit
 from harness.text import printable
 from harness.vendors import Recipes, layer_aliases, run_vendor
@@ -128,8 +128,11 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.new is None and (args.old_sdk is None or args.new_sdk is None):
         return _bad_input(args, ValueError("one results directory: give --old-sdk and --new-sdk"))
     try:  # one directory (no ``new``): read once, compared SDK against SDK
-        old_records, old_probes = _run(args.old)
-        new_records, new_probes = (old_records, old_probes) if args.new is None else _run(args.new)
+        old_run = read_run(args.old.split(","))
+        new_run = old_run if args.new is None else read_run(args.new.split(","))
+        check_same_vendor(old_run.vendor(), args.old, new_run.vendor(), args.new or args.old)
+        old_records, old_probes = old_run.records, old_run.probes()
+        new_records, new_probes = new_run.records, new_run.probes()
         old = _one_sdk(old_records, args.old, args.old_sdk, "--old-sdk")
         new = _one_sdk(new_records, args.new or args.old, args.new_sdk, "--new-sdk")
         moved = boundary_changes(old_probes, new_probes)
@@ -162,12 +165,6 @@ def run_diff(args: argparse.Namespace) -> int:
         if moved:  # ``hil probe`` runs: the observed boundaries that moved
             emit("Real limits that moved:\n" + format_changes(moved))
     return 1 if changes or moved else 0
-
-
-def _run(directories: str) -> tuple[list[CaseRecord], list[ProbeRecord]]:
-    """The records and probe records of the run in ``DIR`` or in its shards' ``DIR,DIR,...``."""
-    run = read_run(directories.split(","))
-    return run.records, run.probes()
 
 
 def _one_sdk(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 
@@ -22,8 +23,9 @@ BAD_INPUT = 2
 IMPORT = "import"
 
 
-def run(args: argparse.Namespace) -> int:
-    """``hil history``'s handler (``harness.cli.history``); the exit status."""
+def run(args: argparse.Namespace, platform_vendors: Mapping[str, str]) -> int:
+    """``hil history``'s handler (``harness.cli.history``); the exit status.
+    ``platform_vendors``: the installed vendors' platforms (``Store.open``)."""
     parser: argparse.ArgumentParser = args.parser
     location = configured(args.hil_db)
     if location == OFF:
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.targets[:1] == [IMPORT]:
         if len(args.targets) < 2:
             parser.error("import: give the results folders to import")
-        return _import(location, [Path(d) for d in args.targets[1:]])
+        return _import(location, [Path(d) for d in args.targets[1:]], platform_vendors)
     wanted = sum(1 for given in (bool(args.targets), args.flaky, bool(args.html)) if given)
     if wanted != 1 or len(args.targets) > 1:
         parser.error("give one PATTERN, or --flaky, or --html DIR")
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         parser.error(f"--flips {args.flips} --runs {args.runs}: flips 0 or more, runs 2 or more")
     filters = queries.Filters(_since(parser, args.since), args.platform, args.board, args.sdk)
     try:
-        with Store.open(location, create=False) as store:
+        with Store.open(location, create=False, platform_vendors=platform_vendors) as store:
             if args.html:
                 return _page(store, Path(args.html), filters, args)
             if args.flaky:
@@ -49,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
         return _bad_input(exc)
 
 
-def _import(location: str, folders: list[Path]) -> int:
+def _import(location: str, folders: list[Path], platform_vendors: Mapping[str, str]) -> int:
     """Each folder written, or its problem said; the good ones are imported either way."""
     status = 0
     try:
-        with Store.open(location) as store:
+        with Store.open(location, platform_vendors=platform_vendors) as store:
             for folder in folders:
                 try:
                     written = write_folder(store, folder)
@@ -92,7 +94,7 @@ def _cases(store: Store, pattern: str, filters: queries.Filters, as_json: bool) 
 
 def _case_text(item: queries.CaseHistory) -> str:
     lane = f" on SDK {item.lane}" if item.lane else ""
-    lines = [f"{item.case} ({item.platform}{lane})"]
+    lines = [f"{item.case} ({_vendor(item.vendor)}, {item.platform}{lane})"]
     for night in item.nights:
         timed = "" if night.median_s is None else f"  median {night.median_s * 1000:.3f} ms"
         lines.append(  # the run's start and id: two runs of one night told apart
@@ -112,6 +114,10 @@ def _case_text(item: queries.CaseHistory) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _vendor(name: str) -> str:
+    return f"vendor {name}" if name else "vendor unknown"
+
+
 def _flaky(store: Store, filters: queries.Filters, args: argparse.Namespace) -> int:
     found = queries.flaky(store, filters, args.flips, args.runs)
     if args.json:
@@ -122,7 +128,8 @@ def _flaky(store: Store, filters: queries.Filters, args: argparse.Namespace) -> 
         emit(f"no case flipped more than {args.flips} times in its last {args.runs} runs\n")
     for item in found:
         emit(
-            f"{item.case} ({item.platform}, SDK {item.sdk or '-'}, {item.backend}): "
+            f"{item.case} ({_vendor(item.vendor)}, {item.platform}, SDK {item.sdk or '-'}, "
+            f"{item.backend}): "
             f"{item.text()}: {' '.join(item.verdicts)}\n"
         )
     return 0

@@ -4,8 +4,10 @@ The journal is the source of truth: a run's row and records are read from its fo
 (``run.json`` and the last record of each case and SDK in ``journal.jsonl``), never from
 memory, so a store rebuilt from journals holds what the runs wrote. Writing is idempotent: a
 run is identified by the run id in its ``run.json`` (``run_entry``; older folders by a digest
-of their run.json's identifying fields), a record by its run, case and SDK; writing a folder
-again adds only what it did not hold yet and updates records a resumed run re-ran.
+of their run.json's identifying fields), a record by its run, case and SDK; both carry their
+vendor (a folder written before runs recorded theirs: its platform's, as the store's opener's
+vendors say, ``legacy_vendor``).
+Writing a folder again adds only what it did not hold yet and updates records a resumed run re-ran.
 """
 
 from __future__ import annotations
@@ -13,13 +15,20 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Table, func, select, update
 
-from harness.history.runinfo import HISTORY_KEY, configuration, utc_time
+from harness.history.runinfo import (
+    HISTORY_KEY,
+    configuration,
+    legacy_vendor,
+    stored_vendor,
+    utc_time,
+)
 from harness.history.schema import indexed_text, records, runs
 from harness.history.store import Store
 from harness.history.stored_text import MAX_ID_BYTES, stored_bytes
@@ -31,6 +40,7 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord
+from harness.results.runs import vendor_of
 from harness.text import clipped, shown_name
 
 
@@ -59,9 +69,10 @@ def write_folder(
     run's run.json entries, where they are not the folder's (a run appended to it)."""
     meta = read_run_metadata(results) if meta is None else meta
     latest = read_records(results) if latest is None else latest
-    entry = run_entry(meta, results, host, source)
+    vendors = store.platform_vendors
+    rows = [record_row(record, results, vendors) for record in latest]
+    entry = run_entry(meta, results, host, source, {row["vendor"] for row in rows}, vendors)
     _check_ids(entry, runs, results / RUN_META_NAME)
-    rows = [record_row(record, results) for record in latest]
     for row in rows:
         _check_ids(row, records, results / JOURNAL_NAME)
     with store.writing() as connection:
@@ -128,8 +139,17 @@ def _run_row(store: Store, connection: Connection, entry: dict[str, Any]) -> tup
     return int(found), False
 
 
-def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> dict[str, Any]:
-    """The ``runs`` row of a results folder's run.json."""
+def run_entry(
+    meta: dict[str, Any],
+    results: Path,
+    host: str,
+    source: str,
+    vendors: set[str],
+    platform_vendors: Mapping[str, str],
+) -> dict[str, Any]:
+    """The ``runs`` row of a results folder's run.json, whose records' rows name ``vendors``:
+    its vendor is run.json's, else (a run written before runs recorded theirs) its records'
+    or its platform's (``legacy_vendor``); JournalError when they name two."""
     history = meta.get(HISTORY_KEY) or {}
     started = utc_time(str(meta.get("started", "")))
     shard = meta.get("shard") or {}
@@ -139,6 +159,9 @@ def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> di
     backend = str(meta.get("backend", ""))
     tier = str(meta.get("tier", ""))
     uid = str(history.get("run", "")) or _legacy_uid(started, platform, sdks, backend, tier, shard)
+    vendor = vendor_of([meta], vendors, str(results / RUN_META_NAME)) or legacy_vendor(
+        platform_vendors, platform
+    )
     versions = meta.get("versions", {})
     return {
         "uid": uid,
@@ -149,6 +172,7 @@ def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> di
         # older folders: configured by the SDKs they ran on
         "configuration": str(history.get("configuration", ""))
         or configuration(platform, ",".join(sdks), backend, tier, shard_text),
+        "vendor": vendor,
         "platform": platform,
         "backend": backend,
         "tier": tier,
@@ -160,12 +184,15 @@ def run_entry(meta: dict[str, Any], results: Path, host: str, source: str) -> di
     }
 
 
-def record_row(record: CaseRecord, results: Path) -> dict[str, Any]:
-    """A record's ``records`` row (without its run)."""
+def record_row(
+    record: CaseRecord, results: Path, platform_vendors: Mapping[str, str]
+) -> dict[str, Any]:
+    """A record's ``records`` row (without its run); its vendor ``stored_vendor``'s."""
     perf = record.perf if record.perf and "median_s" in record.perf else None
     return {
         "case_id": record.id,
         "sdk": record.sdk,
+        "vendor": stored_vendor(record, platform_vendors),
         "platform": record.platform,
         "op": record.op,
         "dtype": record.dtype,

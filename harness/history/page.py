@@ -1,7 +1,7 @@
 """The history page (``hil history --html DIR``): one self-contained HTML file, no scripts and
 nothing fetched, like the report.
 
-Per platform and SDK a bar chart of verdict counts run by run; the cases whose state changed
+Per vendor, platform and SDK a bar chart of verdict counts run by run; the cases whose state changed
 in the last ``RECENT`` nights with what changed; the flaky list; the latency of timed
 (``--perf``) cases run by run. Each bar and point links to that run's ``report.html`` (its
 results folder when ``hil report`` has not written one), relative to DIR.
@@ -126,6 +126,7 @@ class _Bar:
 
 @dataclass(frozen=True)
 class _Chart:
+    vendor: str  # "": a row stored before runs named their vendor
     platform: str
     sdk: str
     width: int
@@ -134,17 +135,17 @@ class _Chart:
 
 
 def _charts(counts: list[queries.NightCounts], folder: Path) -> list[_Chart]:
-    """One bar chart per platform and SDK, a bar per run of verdicts stacked in VERDICTS
-    order."""
-    groups: dict[tuple[str, str], list[queries.NightCounts]] = defaultdict(list)
+    """One bar chart per vendor, platform and SDK, a bar per run of verdicts stacked in
+    VERDICTS order."""
+    groups: dict[tuple[str, str, str], list[queries.NightCounts]] = defaultdict(list)
     for item in counts:
-        groups[item.platform, item.sdk].append(item)
-    return [
-        _chart(platform, sdk, items, folder) for (platform, sdk), items in sorted(groups.items())
-    ]
+        groups[item.vendor, item.platform, item.sdk].append(item)
+    return [_chart(*group, items, folder) for group, items in sorted(groups.items())]
 
 
-def _chart(platform: str, sdk: str, items: list[queries.NightCounts], folder: Path) -> _Chart:
+def _chart(
+    vendor: str, platform: str, sdk: str, items: list[queries.NightCounts], folder: Path
+) -> _Chart:
     tallest = max(sum(item.counts.values()) for item in items)
     bars = []
     for index, item in enumerate(items):
@@ -166,7 +167,7 @@ def _chart(platform: str, sdk: str, items: list[queries.NightCounts], folder: Pa
         label = item.night[5:] if labelled else ""
         bars.append(_Bar(x, _report_link(item.results, folder), tip, rects, label))
     width = len(items) * (_BAR + _GAP) + 40
-    return _Chart(platform, sdk, width, tallest, bars)
+    return _Chart(vendor, platform, sdk, width, tallest, bars)
 
 
 @dataclass(frozen=True)

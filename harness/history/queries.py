@@ -2,17 +2,18 @@
 
 Rows are fetched with plain filters and every answer is computed here, in Python, so SQLite
 and PostgreSQL give the same answers (ordering, globbing and case sensitivity never depend on
-the database's collation).
+the database's collation). Every answer is grouped by vendor first: no series, flip count,
+bar, trend or baseline mixes the runs of two vendors.
 
 - ``case_history``: the records of the cases a case id, a glob or a limit (id or glob)
-  matches, one series per case, platform and SDK lane in time order, the first night of its
+  matches, one series per vendor, case, platform and SDK lane in time order, the first night of its
   current state and what changed between the run before and that night. The SDK lane is the
   SDK for runs on several SDKs (``--sdk A,B``: one series each) and one lane otherwise, so a
   nightly job that moves to a new SDK shows the move as that night's change.
 - ``flaky``: cases whose verdict changed more than ``flips`` times over their last ``runs``
-  records of one configuration (case, platform, SDK, backend), with the flip rate
+  records of one configuration (vendor, case, platform, SDK, backend), with the flip rate
   (changes / (records - 1)).
-- ``last_run``: the latest run of a job configuration (``--baseline last``).
+- ``last_run``: the latest run of a job configuration and vendor (``--baseline last``).
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ from typing import Any
 from sqlalchemy import Select, Text, and_, literal, or_, select
 
 from harness.history import FLAKY_FLIPS, FLAKY_RUNS
+from harness.history.runinfo import stored_vendor
 from harness.history.schema import records, runs
 from harness.history.store import Store
 from harness.history.stored_text import MARK, stored
-from harness.results.records import flaky_text
+from harness.results.records import CaseRecord, flaky_text
 
 GLOB = "*?["
 _SHARD = re.compile(r" shard=\S+")  # a configuration's shard: one job's shards, one night
 
 _COLUMNS = (
+    records.c.vendor,
     records.c.case_id,
     records.c.sdk,
     records.c.platform,
@@ -96,6 +99,7 @@ class Change:
 
 @dataclass(frozen=True)
 class CaseHistory:
+    vendor: str  # "": unknown (a run written before runs recorded theirs)
     case: str
     platform: str
     lane: str  # the SDK of a several-SDK run's series; "" for single-SDK runs
@@ -111,6 +115,7 @@ class CaseHistory:
 
 @dataclass(frozen=True)
 class Flaky:
+    vendor: str
     case: str
     platform: str
     sdk: str
@@ -148,10 +153,10 @@ def case_history(store: Store, pattern: str, filters: Filters) -> list[CaseHisto
         rows = [row._asdict() for row in connection.execute(query)]
     exact = [row for row in rows if pattern in (row["case_id"], row["limit_id"])]
     rows = exact or [row for row in rows if _matches(pattern, row)]
-    series: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    series: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         lane = row["sdk"] if "," in row["sdks"] else ""
-        series[row["case_id"], row["platform"], lane].append(row)
+        series[row["vendor"], row["case_id"], row["platform"], lane].append(row)
     return [_history(key, entries) for key, entries in sorted(series.items())]
 
 
@@ -160,6 +165,7 @@ def flaky(
 ) -> list[Flaky]:
     """The flaky cases, highest flip rate first, then by case."""
     columns = (
+        records.c.vendor,
         records.c.case_id,
         records.c.platform,
         records.c.sdk,
@@ -172,9 +178,9 @@ def flaky(
     query = _filtered(select(*columns).join(runs, runs.c.id == records.c.run_id), filters)
     with store.reading() as connection:
         rows = list(connection.execute(query))
-    groups: dict[tuple[str, str, str, str], list[Any]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str, str], list[Any]] = defaultdict(list)
     for row in rows:
-        groups[row.case_id, row.platform, row.sdk, row.backend].append(row)
+        groups[row.vendor, row.case_id, row.platform, row.sdk, row.backend].append(row)
     found = []
     for key, entries in groups.items():
         entries.sort(key=lambda row: (row.started, row.uid))
@@ -184,21 +190,28 @@ def flaky(
     return sorted(found, key=lambda item: (-item.rate, item.case, item.platform, item.sdk))
 
 
-def flip_record(
-    store: Store, case: str, platform: str, sdk: str, backend: str, last: int = FLAKY_RUNS
-) -> Flaky | None:
-    """One configuration of one case over its last ``last`` stored runs; None: never stored."""
+def flip_record(store: Store, record: CaseRecord, last: int = FLAKY_RUNS) -> Flaky | None:
+    """``record``'s configuration (its vendor, case, platform, SDK and backend) over its last
+    ``last`` stored runs; None: never stored."""
+    key = (
+        stored_vendor(record, store.platform_vendors),
+        record.id,
+        record.platform,
+        record.sdk,
+        record.backend,
+    )
     query = (
         select(records.c.verdict, runs.c.started, runs.c.uid, runs.c.night)
         .join(runs, runs.c.id == records.c.run_id)
-        .where(records.c.case_id == case)
-        .where(records.c.platform == platform)
-        .where(records.c.sdk == sdk)
-        .where(records.c.backend == backend)
+        .where(records.c.vendor == key[0])
+        .where(records.c.case_id == key[1])
+        .where(records.c.platform == key[2])
+        .where(records.c.sdk == key[3])
+        .where(records.c.backend == key[4])
     )
     with store.reading() as connection:
         rows = sorted(connection.execute(query), key=lambda row: (row.started, row.uid))
-    return _flaky((case, platform, sdk, backend), rows[-last:]) if rows else None
+    return _flaky(key, rows[-last:]) if rows else None
 
 
 @dataclass(frozen=True)
@@ -209,15 +222,16 @@ class StoredRun:
     latest: dict[str, tuple[str, dict[str, Any]]]  # record_key -> (verdict, perf)
 
 
-def last_run(store: Store, configuration: str, other_than: str) -> StoredRun | None:
-    """The latest stored run of ``configuration`` other than run ``other_than``, with its
-    records as a baseline reads them; None: no such run."""
+def last_run(store: Store, configuration: str, vendor: str, other_than: str) -> StoredRun | None:
+    """The latest stored run of ``configuration`` and ``vendor`` other than run
+    ``other_than``, with its records as a baseline reads them; None: no such run."""
     from harness.results.records import case_key
 
     with store.reading() as connection:
         candidates = connection.execute(
             select(runs.c.id, runs.c.uid, runs.c.started, runs.c.results)
             .where(runs.c.configuration == configuration)
+            .where(runs.c.vendor == vendor)
             .where(runs.c.uid != other_than)
         ).all()
         if not candidates:
@@ -237,9 +251,10 @@ def last_run(store: Store, configuration: str, other_than: str) -> StoredRun | N
 
 @dataclass(frozen=True)
 class NightCounts:
-    """One night's verdict counts for one platform, SDK and job, its shards summed (the
-    history page's bars); ``started``, ``run`` and ``results``: its first shard's."""
+    """One night's verdict counts for one vendor, platform, SDK and job, its shards summed
+    (the history page's bars); ``started``, ``run`` and ``results``: its first shard's."""
 
+    vendor: str
     platform: str
     sdk: str
     night: str
@@ -250,9 +265,10 @@ class NightCounts:
 
 
 def night_counts(store: Store, filters: Filters) -> list[NightCounts]:
-    """Verdict counts per platform, SDK, night and job: the shards of one night's job are
-    one bar (linked to the first shard's folder), another job the same night another."""
+    """Verdict counts per vendor, platform, SDK, night and job: the shards of one night's job
+    are one bar (linked to the first shard's folder), another job the same night another."""
     columns = (
+        records.c.vendor,
         records.c.platform,
         records.c.sdk,
         records.c.verdict,
@@ -265,24 +281,24 @@ def night_counts(store: Store, filters: Filters) -> list[NightCounts]:
     query = _filtered(select(*columns).join(runs, runs.c.id == records.c.run_id), filters)
     with store.reading() as connection:
         rows = list(connection.execute(query))
-    counts: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
-    first: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}
+    counts: dict[tuple[str, str, str, str, str], Counter[str]] = defaultdict(Counter)
+    first: dict[tuple[str, str, str, str, str], tuple[str, str, str]] = {}
     for row in rows:
-        key = (row.platform, row.sdk, row.night, _SHARD.sub("", row.configuration))
+        key = (row.vendor, row.platform, row.sdk, row.night, _SHARD.sub("", row.configuration))
         counts[key][row.verdict] += 1
         first[key] = min(first.get(key, (row.started, row.uid, row.results)),
                          (row.started, row.uid, row.results))  # fmt: skip
-    found = [
-        NightCounts(key[0], key[1], key[2], *first[key], dict(counter))
-        for key, counter in counts.items()
-    ]
-    return sorted(found, key=lambda item: (item.platform, item.sdk, item.started, item.run))
+    found = [NightCounts(*key[:4], *first[key], dict(counter)) for key, counter in counts.items()]
+    return sorted(
+        found, key=lambda item: (item.vendor, item.platform, item.sdk, item.started, item.run)
+    )
 
 
 @dataclass(frozen=True)
 class Trend:
     """A timed case's median latency run by run (``--perf`` runs)."""
 
+    vendor: str
     case: str
     platform: str
     sdk: str
@@ -292,6 +308,7 @@ class Trend:
 
 def latency_trends(store: Store, filters: Filters) -> list[Trend]:
     columns = (
+        records.c.vendor,
         records.c.case_id,
         records.c.platform,
         records.c.sdk,
@@ -309,9 +326,9 @@ def latency_trends(store: Store, filters: Filters) -> list[Trend]:
     )
     with store.reading() as connection:
         rows = list(connection.execute(query))
-    groups: dict[tuple[str, str, str, str], list[Any]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str, str], list[Any]] = defaultdict(list)
     for row in rows:
-        groups[row.case_id, row.platform, row.sdk, row.backend].append(row)
+        groups[row.vendor, row.case_id, row.platform, row.sdk, row.backend].append(row)
     return [
         Trend(
             *key,
@@ -372,7 +389,7 @@ def _night(row: dict[str, Any]) -> Night:
     )
 
 
-def _history(key: tuple[str, str, str], rows: list[dict[str, Any]]) -> CaseHistory:
+def _history(key: tuple[str, str, str, str], rows: list[dict[str, Any]]) -> CaseHistory:
     nights = [_night(row) for row in sorted(rows, key=lambda row: (row["run_started"], row["run"]))]
     start = len(nights) - 1
     while start > 0 and nights[start - 1].verdict == nights[-1].verdict:
@@ -401,7 +418,7 @@ def _changes(before: Night, after: Night) -> list[Change]:
     return [Change(what, old, new) for what, old, new in fields if old != new]
 
 
-def _flaky(key: tuple[str, str, str, str], rows: list[Any]) -> Flaky:
+def _flaky(key: tuple[str, str, str, str, str], rows: list[Any]) -> Flaky:
     verdicts = [row.verdict for row in rows]
     flips = sum(1 for old, new in itertools.pairwise(verdicts) if old != new)
     rate = flips / (len(verdicts) - 1) if len(verdicts) > 1 else 0.0

@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.results.journal import read_run_metadata
+from harness.results.records import CaseRecord
 
 HISTORY_KEY = "history"  # run.json: {"run": id, "revision": harness revision, "configuration"}
 
@@ -70,3 +72,16 @@ def utc_time(started: str) -> str:
 
 def this_host() -> str:
     return os.uname().nodename
+
+
+def legacy_vendor(platform_vendors: Mapping[str, str], platform: str) -> str:
+    """The vendor of a run or record on ``platform`` written before runs recorded theirs: the
+    vendor ``platform_vendors`` (lower-case platform -> vendor name, the installed vendors')
+    gives its platform (``P[,P...]``: the first); "" (unknown) for ``all`` or another one."""
+    return platform_vendors.get(platform.split(",")[0].strip().lower(), "")
+
+
+def stored_vendor(record: CaseRecord, platform_vendors: Mapping[str, str]) -> str:
+    """The vendor the store keeps for ``record``: its own, else its platform's
+    (``legacy_vendor``)."""
+    return record.vendor or legacy_vendor(platform_vendors, record.platform)

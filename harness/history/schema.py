@@ -2,10 +2,13 @@
 and change them, this module is what the code reads and writes.
 
 ``runs``: one row per results folder a run wrote (a shard is a run of its own), identified by
-the run id ``run.json`` holds. ``records``: the last record of each case and SDK in that
-folder, the fields the queries read, plus the case's definition digest (what it tests) and
-its timing. Text columns hold JSON where a field is a mapping (versions, perf); every text
-column is ``StoredText`` (TEXT of any length, NUL and lone surrogates stored reversibly).
+the run id ``run.json`` holds, with its vendor. ``records``: the last record of each case and
+SDK in that folder, the fields the queries read (the vendor among them: a case is a vendor's,
+platform's and SDK's, and no query mixes vendors), plus the case's definition digest (what it
+tests) and its timing. A vendor "" is unknown: a run written before runs recorded theirs, on a
+platform no installed vendor has (migration 0003, ``runinfo.legacy_vendor``). Text columns
+hold JSON where a field is a mapping (versions, perf); every text column is ``StoredText`` (TEXT
+of any length, NUL and lone surrogates stored reversibly).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from harness.history.stored_text import StoredText
 
 # Every migration of migrations/versions, oldest first; the last is the schema this code
 # reads and writes (a test checks it against Alembic's own chain).
-REVISIONS = ("0001", "0002")
+REVISIONS = ("0001", "0002", "0003")
 HEAD = REVISIONS[-1]
 
 metadata = MetaData()
@@ -40,6 +43,7 @@ runs = Table(
     Column("host", StoredText, nullable=False),  # "" when imported (run.json has no host)
     Column("revision", StoredText, nullable=False),  # the harness's git revision, or version
     Column("configuration", StoredText, nullable=False),  # --baseline last matches on it
+    Column("vendor", StoredText, nullable=False),  # and on it: run.json "vendor", "" unknown
     Column("platform", StoredText, nullable=False),
     Column("backend", StoredText, nullable=False),
     Column("tier", StoredText, nullable=False),
@@ -58,6 +62,7 @@ records = Table(
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("case_id", StoredText, nullable=False),
     Column("sdk", StoredText, nullable=False),
+    Column("vendor", StoredText, nullable=False),  # the record's vendor, "" unknown
     Column("platform", StoredText, nullable=False),
     Column("op", StoredText, nullable=False),
     Column("dtype", StoredText, nullable=False),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,20 +51,37 @@ def store_url(location: str) -> URL:
 class Store:
     """One store; ``Store.open`` it, use ``reading``/``writing`` connections, ``close``."""
 
-    def __init__(self, location: str, engine: Engine, writable: bool = True) -> None:
+    def __init__(
+        self,
+        location: str,
+        engine: Engine,
+        writable: bool = True,
+        platform_vendors: Mapping[str, str] | None = None,
+    ) -> None:
         self.location = location
+        # lower-case platform -> vendor name, the installed vendors': the vendor of a run or
+        # record written before runs recorded theirs (``runinfo.legacy_vendor``)
+        self.platform_vendors = dict(platform_vendors or {})
         self.name = shown(location)
         self.engine = engine
         self.sqlite = engine.dialect.name == "sqlite"
         self.writable = writable
 
     @classmethod
-    def open(cls, location: str, create: bool = True) -> Store:
-        """The store at ``location``. ``create`` (a writer): made if missing, its schema
-        brought to ``HEAD``. Otherwise (a reader) it is only read, nothing in it created or
-        changed: an SQLite file is opened read-only, so a store on a read-only file system or
-        in a folder the reader cannot write is read too; a missing file, or a database
-        without npu-hil's schema (a typo naming another SQLite file), is a NoStoreError."""
+    def open(
+        cls,
+        location: str,
+        create: bool = True,
+        platform_vendors: Mapping[str, str] | None = None,
+    ) -> Store:
+        """The store at ``location``. ``platform_vendors``: lower-case platform -> vendor
+        name, as the installed vendors say (the caller, above the vendor seam, knows them; none:
+        runs and records that name no vendor keep it unknown). ``create`` (a writer): made if
+        missing, its schema brought to ``HEAD``. Otherwise (a reader) it is only read, nothing
+        in it created or changed: an SQLite file is opened read-only, so a store on a
+        read-only file system or in a folder the reader cannot write is read too; a missing
+        file, or a database without npu-hil's schema (a typo naming another SQLite file), is a
+        NoStoreError."""
         url = store_url(location)
         path = Path(url.database or "") if url.get_backend_name() == "sqlite" else None
         if path is not None and not create and not path.is_file():
@@ -77,12 +94,14 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"{shown(location)}: cannot create its folder: {exc}") from None
+        vendors = platform_vendors
         if create:
-            return cls(location, _engine(url))._prepared(cls._migrate)
+            return cls(location, _engine(url), True, vendors)._prepared(cls._migrate)
         if path is None:
-            return cls(location, _engine(url), writable=False)._prepared(cls._check_schema)
+            return cls(location, _engine(url), False, vendors)._prepared(cls._check_schema)
         try:
-            return cls(location, _engine(_read_only(path)), False)._prepared(cls._check_schema)
+            store = cls(location, _engine(_read_only(path)), False, vendors)
+            return store._prepared(cls._check_schema)
         except NoStoreError:
             raise
         except StoreError:
@@ -91,9 +110,8 @@ class Store:
             # file is read as it is.
             if Path(f"{path}-wal").exists():
                 raise
-        return cls(location, _engine(_read_only(path, immutable=True)), False)._prepared(
-            cls._check_schema
-        )
+        store = cls(location, _engine(_read_only(path, immutable=True)), False, vendors)
+        return store._prepared(cls._check_schema)
 
     def _prepared(self, step: Callable[[Store], None]) -> Store:
         """This store once ``step`` (its schema migrated, or checked) is done; closed and a
@@ -160,6 +178,7 @@ class Store:
         # inside it, so a second opener finds nothing left to do.
         with self._transaction(write=True) as connection:
             config.attributes["connection"] = connection
+            config.attributes["platform_vendors"] = self.platform_vendors  # 0003 fills them
             command.upgrade(config, HEAD)
 
     def _check_schema(self) -> None:

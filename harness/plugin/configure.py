@@ -37,7 +37,7 @@ from harness.plugin.vendor_options import the_platforms, the_vendor
 from harness.report.matrix import BOARD_DOWN_KEY, MODELS_NOT_RUN_KEY, UNPROBED_KEY
 from harness.report.sdk_matrix import DOCUMENTS_KEY
 from harness.results.journal import RUN_META_NAME, JournalError, write_run_metadata
-from harness.results.runs import append_run, check_unused
+from harness.results.runs import VENDOR_KEY, append_run, check_unused
 from harness.targets.selection import BoardDown, farm_options, platform_boards
 from harness.text import printable, warn_weak_secrets
 from harness.vendors import ALL_PLATFORMS, case_dtypes
@@ -73,7 +73,7 @@ class RunConfig:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         check_options(config, vendor)
-        policy = RunPolicy(config, vendor.known_issues, given)
+        policy = RunPolicy(config, vendor, given)
         selected = selected_operators(config, vendor, platforms)
         return cls(
             config,
@@ -153,6 +153,7 @@ class RunConfig:
         return {
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "platform": self.platform,
+            VENDOR_KEY: self.vendor.name,
             "backend": self.config.getoption("backend"),
             "strict_docs": bool(self.config.getoption("strict_docs")),
             "versions": {**host_versions(), **self.vendor.versions()},

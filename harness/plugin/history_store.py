@@ -31,12 +31,12 @@ def open_history(config: pytest.Config) -> RunHistory:
     return history
 
 
-def last_baseline(history: RunHistory, entry: Mapping[str, str]) -> Baseline:
+def last_baseline(history: RunHistory, entry: Mapping[str, str], vendor: str) -> Baseline:
     """``--baseline last``: the last stored run of the configuration of ``entry`` (run.json's
-    history entry) other than this run."""
+    history entry) and of ``vendor`` other than this run."""
     try:
         return history.last_baseline(
-            entry.get("configuration", ""), entry.get("run", ""), FAILING_VERDICTS
+            entry.get("configuration", ""), vendor, entry.get("run", ""), FAILING_VERDICTS
         )
     except StoreError as exc:
         raise pytest.UsageError(f"--baseline {LAST}: {exc}") from None

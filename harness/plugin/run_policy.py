@@ -46,9 +46,10 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord, flaky_text, record_key
-from harness.results.runs import this_run, update_run
+from harness.results.runs import this_run, update_run, vendor_of
 from harness.text import printable
 from harness.vendors import layer_aliases
+from harness.vendors.base import Vendor
 
 PLUGIN_NAME = "npu-hil-policy"
 OFF = "off"
@@ -61,12 +62,11 @@ class RunPolicy:
     configuration (``harness.plugin.configure.RunConfig.policy``) and registered as the
     plugin object of the policy's own hooks."""
 
-    def __init__(
-        self, config: pytest.Config, shipped_known_issues: Path | None, platform: str
-    ) -> None:
-        """``shipped_known_issues``: the vendor's file, what ``--known-issues vendor`` names;
-        ``platform``: ``--platform`` as given (or the default), the history store's
-        configuration. The options were checked (``harness.plugin.options.check_options``)."""
+    def __init__(self, config: pytest.Config, vendor: Vendor, platform: str) -> None:
+        """``vendor``: the run's, whose file ``--known-issues vendor`` names and whose runs
+        alone are a baseline; ``platform``: ``--platform`` as given (or the default), the
+        history store's configuration. The options were checked
+        (``harness.plugin.options.check_options``)."""
         option = config.getoption
         config.addinivalue_line("markers", "slow: a case of the slow tier (--tier full runs it)")
         self.config = config
@@ -76,13 +76,16 @@ class RunPolicy:
         self.strict_known: bool = option("strict_known")
         self.slow_timeout: float = option("slow_timeout")
         self.platform = platform
+        self.vendor = vendor.name
+        if option("resume"):
+            _check_resumed_vendor(self.results, self.vendor)
         self.shard: Shard | None = None
         if option("shard") is not None:
             try:
                 self.shard = parse_shard(option("shard"))
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
-        self.known = _known_issues(option("known_issues"), shipped_known_issues)
+        self.known = _known_issues(option("known_issues"), vendor.known_issues)
         self.history = open_history(config)
         self.flaky_ok: bool = option("flaky_ok")
         self.controller = not hasattr(config, "workerinput")
@@ -128,8 +131,8 @@ class RunPolicy:
 
     def _baseline(self, value: str | None) -> Baseline | None:
         if value == LAST:
-            return last_baseline(self.history, self.history_entry)
-        return _baseline(value)
+            return last_baseline(self.history, self.history_entry, self.vendor)
+        return _baseline(value, self.vendor)
 
     # -- what check_verdict asks
 
@@ -290,10 +293,26 @@ def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:
         raise pytest.UsageError(printable(f"--known-issues: {exc}")) from None
 
 
-def _baseline(value: str | None) -> Baseline | None:
+def _check_resumed_vendor(results: Path, vendor: str) -> None:
+    """A usage error when ``--resume`` continues another vendor's run: its records and this
+    run's would be one run of two vendors."""
+    try:
+        before = vendor_of([read_run_metadata(results)], (), str(results))
+    except JournalError as exc:
+        raise pytest.UsageError(printable(f"--resume: {exc}")) from None
+    if before and before != vendor:
+        raise pytest.UsageError(
+            printable(
+                f"--resume: {results} holds a run of vendor {before}; this run's vendor is "
+                f"{vendor}: a run has one vendor. Give a new folder (--results DIR)"
+            )
+        )
+
+
+def _baseline(value: str | None, vendor: str) -> Baseline | None:
     if value is None:
         return None
     try:
-        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases())
+        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases(), vendor=vendor)
     except (JournalError, OSError) as exc:
         raise pytest.UsageError(printable(f"--baseline {value}: {exc}")) from None  # its journal

@@ -6,7 +6,9 @@ and the baseline did not run the case on that SDK) and regressions (failing, and
 had another verdict). Fixed cases (failing in the baseline, not now) are listed as
 improvements. Failures are also counted by cause (``harness.report.causes``): a failing cause
 this run has and the baseline had not is new, one the baseline had on cases this run ran and
-this run has not is gone.
+this run has not is gone. A baseline is a run of this run's vendor: another vendor's, or one
+that names no vendor (written before runs recorded theirs), is refused
+(``harness.results.runs.check_same_vendor``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.report.causes import Signature, signature
-from harness.results.journal import read_latest
+from harness.results.journal import read_latest, read_run_metadata
 from harness.results.records import CaseRecord, record_key
+from harness.results.runs import check_same_vendor, vendor_of
 
 VerdictChange = tuple[str, str, str]  # case, baseline verdict, this run's verdict
 
@@ -55,22 +58,28 @@ class Baseline:
         aliases: Mapping[str, str] | None = None,
         *,
         latest: dict[str, tuple[str, dict[str, Any]]] | None = None,
+        vendor: str = "",
     ) -> None:
-        """Read the baseline's journal (raises JournalError); ``failing``: the verdicts
-        that fail a run. ``latest``: the baseline's record_key -> (verdict, timing) read
-        elsewhere (a run from the history store, which keeps no causes), ``path`` then only
-        naming it; ``aliases``: the vendors' layer renames, for the causes."""
+        """Read the baseline's journal (raises JournalError, also for a run of a vendor other
+        than ``vendor``, this run's: "" for a run that names none, as a test's or a
+        benchmark's journal); ``failing``: the verdicts that fail a run. ``latest``:
+        the baseline's record_key -> (verdict, timing) read elsewhere (a run of ``vendor``
+        from the history store, which keeps no causes), ``path`` then only naming it;
+        ``aliases``: the vendors' layer renames, for the causes."""
         # run.json names it; hil report may run elsewhere
         self.path = os.path.abspath(path) if latest is None else str(path)
         self.failing = failing
         self.aliases = aliases
         # record_key -> verdict, timing for the timed records and cause for the failing ones:
         # a baseline may be large
-        found = (
-            read_latest(path, lambda r: (r.verdict, r.perf, self._cause(r)))
-            if latest is None
-            else {key: (verdict, perf, None) for key, (verdict, perf) in latest.items()}
-        )
+        if latest is None:
+            read = read_latest(path, lambda r: (r.verdict, r.perf, self._cause(r), r.vendor))
+            meta = read_run_metadata(path)
+            found = {key: value[:3] for key, value in read.items()}
+            of = vendor_of([meta], (value[3] for value in read.values()), self.path)
+            check_same_vendor(of, self.path, vendor, "this run")
+        else:
+            found = {key: (verdict, perf, None) for key, (verdict, perf) in latest.items()}
         self.verdicts = {key: verdict for key, (verdict, _, _) in found.items()}
         self.timings = {key: perf for key, (_, perf, _) in found.items() if perf}
         self.causes = {key: cause for key, (_, _, cause) in found.items() if cause}

@@ -3,7 +3,7 @@ writes the run at its end, marks failures of cases that flap, and serves ``--bas
 
 A failing case is flaky when the store shows it changing verdict more than
 ``FLAKY_FLIPS`` times over its last ``FLAKY_RUNS`` stored runs of the same
-configuration (case, platform, SDK, backend); this run's own verdict is not counted, so the
+configuration (vendor, case, platform, SDK, backend); this run's own verdict is not counted, so the
 answer is the one ``hil history --flaky`` gave before the run. Its record carries the mark
 (``CaseRecord.flaky``) into the journal, the summary and the report; ``--flaky-ok`` excuses it
 the way a known issue is excused. The store is opened, and the database layer imported, only
@@ -32,6 +32,7 @@ from harness.history.location import (
 from harness.history.runinfo import this_host
 from harness.policy.baseline import Baseline
 from harness.results.records import CaseRecord
+from harness.vendors import vendors
 
 if TYPE_CHECKING:
     from harness.history.importing import Written
@@ -72,10 +73,12 @@ class RunHistory:
         from harness.history.store import Store
 
         if create:
-            self._store = Store.open(self.location)
+            self._store = Store.open(self.location, platform_vendors=platform_vendors())
         else:
             try:
-                self._store = Store.open(self.location, create=False)
+                self._store = Store.open(
+                    self.location, create=False, platform_vendors=platform_vendors()
+                )
             except NoStoreError:
                 self._unreadable = True
             except StoreError as exc:
@@ -91,9 +94,7 @@ class RunHistory:
         from harness.history import queries
 
         try:
-            found = queries.flip_record(
-                store, record.id, record.platform, record.sdk, record.backend
-            )
+            found = queries.flip_record(store, record)
         except StoreError as exc:
             warnings.warn(StoreWarning(f"history store: {exc}"), stacklevel=2)
             return record
@@ -101,18 +102,20 @@ class RunHistory:
             return record
         return dataclasses.replace(record, flaky=found.mark())
 
-    def last_baseline(self, configuration: str, run: str, failing: tuple[str, ...]) -> Baseline:
-        """The last stored run of ``configuration`` other than ``run``, as a baseline; an
-        empty one, saying so, when the store has none."""
+    def last_baseline(
+        self, configuration: str, vendor: str, run: str, failing: tuple[str, ...]
+    ) -> Baseline:
+        """The last stored run of ``configuration`` and ``vendor`` other than ``run``, as a
+        baseline; an empty one, saying so, when the store has none."""
         store = self._open(create=True)
         assert store is not None
         from harness.history import queries
 
-        found = queries.last_run(store, configuration, run)
+        found = queries.last_run(store, configuration, vendor, run)
         if found is None:
-            label = f"no earlier run of this configuration in {store.name}"
-            return Baseline(label, failing, latest={})
-        return Baseline(found.results, failing, latest=found.latest)
+            label = f"no earlier run of this configuration in {store.name} (vendor {vendor})"
+            return Baseline(label, failing, latest={}, vendor=vendor)
+        return Baseline(found.results, failing, latest=found.latest, vendor=vendor)
 
     def write(
         self, results: Path, latest: list[CaseRecord], meta: dict[str, Any] | None = None
@@ -130,6 +133,12 @@ class RunHistory:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def platform_vendors() -> dict[str, str]:
+    """Each installed vendor's platforms, lower case, to its name: what the store reads as the
+    vendor of a run or record written before runs recorded theirs."""
+    return {p.lower(): vendor.name for vendor in vendors() for p in vendor.platforms}
 
 
 def _import_layer() -> None:

@@ -6,8 +6,9 @@ failure the baseline had too: a run on one SDK is compared with the baseline's r
 SDK, by case id, so the numbers agree with ``hil diff BASELINE RESULTS --old-sdk S --new-sdk
 S``; a run on several SDKs is compared case and SDK by case and SDK, and the changes name
 both (``ID@SDK``). The comparison is ``harness.report.diff``'s, and the failing causes
-(``harness.report.causes``) that appeared and went. A baseline that cannot be read
-is said in the report, never a reason to write no report.
+(``harness.report.causes``) that appeared and went. A baseline that cannot be read, or is a
+run of another vendor than the run's (or names none where the run does), is said in the report,
+never a reason to write no report.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 from harness.report.causes import CauseChanges, cause_changes
 from harness.report.diff import Change, Summary, diff_records, summarize
 from harness.report.sdk_matrix import sdks_of
-from harness.results.journal import JournalError, read_records
+from harness.results.journal import JournalError, read_records, read_run_metadata
 from harness.results.records import CaseRecord, record_key
+from harness.results.runs import check_same_vendor, vendor_of
 
 BASELINE_KEY = "baseline"
 
@@ -47,6 +49,9 @@ def baseline_changes(
         return None
     try:
         old = read_records(path)
+        vendor = vendor_of([meta], (record.vendor for record in records), "this run")
+        of = vendor_of([read_run_metadata(path)], (record.vendor for record in old), str(path))
+        check_same_vendor(of, str(path), vendor, "this run")
     except (JournalError, OSError) as exc:
         return BaselineChanges(str(path), problem=str(exc))
     sdks = sdks_of(records)

@@ -6,10 +6,10 @@ Results directory layout (the contract between execution, the plugin and the rep
       journal.jsonl          one CaseRecord.to_json() per line, appended when a case finishes
       probes.jsonl           ``hil probe`` only: one ProbeRecord per searched bound
                              (``harness.results.probes``), its steps being journal cases
-      run.json               run metadata (started, platforms, backend, versions, the documented
-                             rows reports list: "unprobed", "documented_rows"; what the header
-                             and changes read: "tier", "baseline", "known_issues", "left_out");
-                             no host data
+      run.json               run metadata (started, platforms, "vendor", backend, versions,
+                             the documented rows reports list: "unprobed", "documented_rows";
+                             what the header and changes read: "tier", "baseline",
+                             "known_issues", "left_out"); no host data
       cases/<case_slug(record_key)>/  per-case artifacts (CaseRecord.artifacts = "cases/<slug>",
                              one per case and SDK), emptied whenever the case runs again:
         model.onnx

@@ -26,6 +26,7 @@ IDENTIFIERS = frozenset(
         *("side", "subject", "stop", "case"),  # probe records and their steps
         *("sdks", "documents", "board", "address", "runtime", "text", "baseline"),  # run.json
         *("known_issues", "left_out", "selection", "command", "group", "kind"),
+        "vendor",  # records and run.json
     }
 )
 
@@ -80,6 +81,11 @@ class CaseRecord:
     # identity, so that runs on several SDKs share a results directory ("" in journals
     # written before SDKs were told apart).
     sdk: str = ""
+    # The vendor whose toolkit ran the case (``Vendor.name``), as the run's
+    # run.json names it too: records of two vendors are never compared
+    # (``harness.results.runs.check_same_vendor``). "" in journals written before vendors were
+    # recorded: the vendor is unknown, never guessed.
+    vendor: str = ""
     # Timing on a board (``--perf``; ``harness.targets.timing.timing_record``): "clock",
     # "runs", "min_s", "median_s", "p90_s", "mad_s", "samples_s", "conditions",
     # "clocks_changed", "layers"; or {"unavailable": why}. Against a baseline, "baseline": the

@@ -10,13 +10,19 @@ same shard twice, a case in two of them).
 
 One results directory holds one run: ``check_unused`` refuses a run into a directory another
 run wrote (its ``run.json``), naming the way out, and ``append_run`` records a run a user
-adds to one on purpose (``--append``) as a run of its own, in run.json's ``"appended"``.
+adds to one on purpose (``--append``) as a run of its own, in run.json's ``"appended"``; a
+run of another vendor is never added.
+
+A run has one vendor (run.json's ``"vendor"``, every record's ``vendor``): ``vendor_of`` reads
+it, ``check_same_vendor`` refuses to compare runs of two vendors (a baseline, ``hil diff``). A
+run written before vendors were recorded names none: its vendor is unknown, never guessed, and
+it is compared only with another such run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,7 @@ from harness.results.records import CaseRecord, record_key
 
 SHARD_KEY = "shard"  # run.json: {"index", "count", "selection", "cases"}; merged: "indices"
 APPENDED_KEY = "appended"  # run.json: the runs added with --append, each its own run.json
+VENDOR_KEY = "vendor"  # run.json: the run's vendor (``Vendor.name``); absent: unknown
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,12 @@ class Run:
     def probes(self) -> list[ProbeRecord]:
         """Every part's ``hil probe`` records (``probes.jsonl``)."""
         return [probe for part in self.parts for probe in read_probes(part.directory)]
+
+    def vendor(self) -> str:
+        """The run's vendor ("": unknown); JournalError when its parts or records name two."""
+        where = ", ".join(str(part.directory) for part in self.parts)
+        metas = [part.meta for part in self.parts]
+        return vendor_of(metas, (record.vendor for record in self.records), where)
 
 
 def read_run(directories: Sequence[str | os.PathLike[str]]) -> Run:
@@ -123,6 +136,37 @@ def _refuse_overlaps(parts: list[Part], shards: list[dict[str, Any]]) -> None:
                 )
 
 
+def vendor_of(metas: Iterable[Mapping[str, Any]], vendors: Iterable[str], where: str) -> str:
+    """The one vendor the run.json entries ``metas`` and the record vendors ``vendors`` of the
+    run in ``where`` name; "" when none names one (a run written before vendors were
+    recorded). JournalError naming ``where`` and the vendors when they name two."""
+    named = {str(meta.get(VENDOR_KEY) or "") for meta in metas} | set(vendors)
+    named.discard("")
+    if len(named) > 1:
+        raise JournalError(
+            f"{where}: holds the runs of vendors {', '.join(sorted(named))}; a run has one vendor"
+        )
+    return named.pop() if named else ""
+
+
+def check_same_vendor(old: str, old_where: str, new: str, new_where: str) -> None:
+    """JournalError naming both runs and their vendors unless the run in ``old_where`` (of
+    vendor ``old``) and the one in ``new_where`` have one vendor: runs of two vendors, or of a
+    known vendor and an unknown one, are never compared."""
+    if old == new:
+        return
+    raise JournalError(
+        f"{_of_vendor(old_where, old)} and {_of_vendor(new_where, new)}: runs of two vendors "
+        "are never compared (their cases, SDKs and verdicts mean different things)"
+    )
+
+
+def _of_vendor(where: str, vendor: str) -> str:
+    if vendor:
+        return f"{where} is a run of vendor {vendor}"
+    return f"{where} names no vendor (written before runs recorded theirs)"
+
+
 def check_unused(results: Path, new_folder: str, configuration: str | None = None) -> None:
     """JournalError when ``results`` holds another run's ``run.json``: one folder is one run.
 
@@ -160,6 +204,13 @@ def append_run(results: Path, meta: dict[str, Any]) -> None:
     if not found:
         write_run_metadata(results, meta)
         return
+    runs = [found, *found.get(APPENDED_KEY, [])]
+    vendor = vendor_of(runs, (), str(results / RUN_META_NAME))
+    if VENDOR_KEY in meta and meta[VENDOR_KEY] != vendor:
+        raise JournalError(
+            f"{_of_vendor(str(results), vendor)}, this run is vendor {meta[VENDOR_KEY]}'s: runs "
+            "of two vendors never share a results folder. Give a new folder"
+        )
     write_run_metadata(results, {**found, APPENDED_KEY: [*found.get(APPENDED_KEY, []), meta]})
 
 

@@ -100,6 +100,7 @@ RECORD_SCHEMA: dict[str, Any] = _record(
         "checks": {"type": "array", "items": _CHECK},
         "deciding_limit": _STRING,
         "not_isolable": _STRING,
+        "vendor": _STRING,
         # a folder name under cases/ and bundles/: no separators, no "." or ".."
         "sdk": {"type": "string", "pattern": "^([A-Za-z0-9][A-Za-z0-9._+-]*)?$"},
         "reference": _record(
@@ -167,6 +168,8 @@ RUN_SCHEMA: dict[str, Any] = _record(
             ),
         },
         "tier": {"enum": ["default", "full"]},
+        # the run's vendor (``Vendor.name``); absent in runs written before it was recorded
+        "vendor": _STRING,
         # configured boards down at the start (``harness.report.matrix.BOARD_DOWN_KEY``)
         "board_down": {
             "type": "array",

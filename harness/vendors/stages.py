@@ -66,6 +66,7 @@ def stages_for(
         comparisons=comparisons,
         drop_arrays_for=drop_arrays_for,
         observed_cap=observed_cap,
+        vendor=vendor.name,
     )
 
 

@@ -124,7 +124,7 @@ def test_the_text_answer_names_the_night_and_what_changed(
     code, out, _ = hil(capsys, BREAKS, "--hil-db", store, "--since", "2026-11-15")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == f"{BREAKS} (rk3562)"
+    assert lines[0] == f"{BREAKS} (vendor rknn, rk3562)"
     assert len(lines) == 1 + 15 + 1  # nights 15..30 less the killed one, then the answer
     assert lines[1] == (
         "  2026-11-15T02:00:00+00:00  run run-14  doc-drift        SDK 2.3.2    simulator    "
@@ -139,9 +139,9 @@ def test_the_text_answer_names_the_night_and_what_changed(
     )
     code, out, _ = hil(capsys, "--flaky", "--sdk", "2.5.0", "--hil-db", store)
     assert out == (
-        f"{FLAPPING} (rk3562, SDK 2.5.0, simulator): flipped 6 times in its last 10 runs (67%): "
-        "confirmed confirmed violation confirmed violation confirmed confirmed violation "
-        "confirmed confirmed\n"
+        f"{FLAPPING} (vendor rknn, rk3562, SDK 2.5.0, simulator): flipped 6 times in its last 10 "
+        "runs (67%): confirmed confirmed violation confirmed violation confirmed confirmed "
+        "violation confirmed confirmed\n"
     )
     assert hil(capsys, "rk3562/Nothing/*", "--hil-db", store)[0] == 1
 

@@ -42,7 +42,7 @@ def test_the_history_page_renders_and_its_links_open_the_nights_reports(
         if SCREENSHOT:
             browser.screenshot(Path(SCREENSHOT))
         headings = browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.textContent)")
-        assert headings[:2] == ["rk3562, SDK 2.3.2", "rk3562, SDK 2.5.0"]
+        assert headings[:2] == ["rknn: rk3562, SDK 2.3.2", "rknn: rk3562, SDK 2.5.0"]
         bars = browser.evaluate("document.querySelectorAll('a.night').length")
         assert bars == 30  # one per night, each SDK's nights under its own heading
         drawn = browser.evaluate(

@@ -280,7 +280,7 @@ def test_baseline_comparison_sorts_changes_and_the_report_counts_them_alike(
         _record("g", "confirmed"),  # new case
         _record("h", "violation"),  # regression: failing another way
     ]
-    baseline = Baseline(tmp_path, FAILING_VERDICTS)
+    baseline = Baseline(tmp_path, FAILING_VERDICTS, vendor="")
     comparison = baseline.compare(new)
     assert comparison.fixed == [("a", "violation", "confirmed")]
     assert comparison.regressions == [

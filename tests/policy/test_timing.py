@@ -76,7 +76,7 @@ def test_a_slower_case_is_a_suspect_until_its_rerun_confirms_it(tmp_path: Path) 
     journal = Journal(tmp_path)
     for case_id in ("a", "b", "c"):
         journal.append(timed_record(case_id, 4.0))
-    judge = PerfJudge(Baseline(tmp_path, ("violation",)), Threshold())
+    judge = PerfJudge(Baseline(tmp_path, ("violation",), vendor=""), Threshold())
     first = judge.judge(timed_record("a", 8.0))
     assert suspect(first) and slower(first) is None  # not yet a regression
     confirmed = judge.judge(timed_record("a", 8.1))

@@ -33,6 +33,8 @@ def test_probe_of_maxpool_stride_on_the_simulator(
         assert record.params["strides"][0] == step.value
         assert (results / record.artifacts / "model.onnx").is_file()
         assert step.verdict == record.verdict
+    assert read_run_metadata(results)["vendor"] == "rknn"  # the run's vendor, and its records'
+    assert {record.vendor for record in records.values()} == {"rknn"}
     if probe.first_bad is not None:
         assert probe.first_bad_case is not None
         assert list((results / "bundles").glob("*.tar.gz"))

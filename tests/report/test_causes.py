@@ -313,6 +313,8 @@ def test_the_report_and_the_nightly_baseline_count_causes_against_the_baseline(t
     assert f"- gone: {went}: " in section and f"| {appeared} (new) | " in section
     assert f'<code id="{appeared}">{appeared} (new)</code>' in page
 
-    comparison = Baseline(old_dir, FAILING_VERDICTS, layer_aliases()).compare(read_records(new_dir))
+    comparison = Baseline(old_dir, FAILING_VERDICTS, layer_aliases(), vendor="").compare(
+        read_records(new_dir)
+    )
     assert [key for key, _, _ in comparison.new_causes] == [appeared]
     assert [key for key, _, _ in comparison.gone_causes] == [went]

@@ -34,8 +34,9 @@ def test_hil_run_refuses_a_folder_of_another_run_and_appends_on_request(
     assert _run(tmp_path) == 1  # the five-node model's wrong result
     results = tmp_path / "results-run-five"  # the default: the model's own, not "results"
     first = json.loads((results / "run.json").read_text())
-    assert first["command"] == "hil run"
+    assert first["command"] == "hil run" and first["vendor"] == "rknn"
     recorded = [r.id for r in read_records(results)]  # the model's, and its per-layer run's
+    assert {r.vendor for r in read_records(results)} == {"rknn"}
     assert "rk3562/model/five/float16" in recorded
     capsys.readouterr()
 
@@ -64,6 +65,8 @@ def test_a_suite_run_refuses_the_folder_of_another_platforms_run(tmp_path: Path)
     first = run_suite(tmp_path, [POW_2], *db)
     assert first.returncode == 0, first.stdout + first.stderr
     results = tmp_path / "results"
+    assert json.loads((results / "run.json").read_text())["vendor"] == "rknn"
+    assert [r.vendor for r in read_records(results)] == ["rknn"]
 
     # the same job again is no other run (the README's warm rerun)
     again = run_suite(tmp_path, [POW_2], *db)
@@ -84,12 +87,13 @@ def test_a_suite_run_refuses_the_folder_of_another_platforms_run(tmp_path: Path)
     assert appended.returncode == 0, appended.stdout + appended.stderr
     meta = json.loads((results / "run.json").read_text())
     assert meta["platform"] == "rk3562" and meta["appended"][0]["platform"] == "rv1106"
+    assert meta["vendor"] == meta["appended"][0]["vendor"] == "rknn"
     uid = meta["appended"][0]["history"]["run"]
     assert uid != meta["history"]["run"]
     with sqlite3.connect(store) as db_connection:
         rows = db_connection.execute(
-            "select runs.uid, runs.platform, records.case_id from records "
-            "join runs on runs.id = records.run_id where runs.uid = ?",
+            "select runs.uid, runs.platform, runs.vendor, records.case_id, records.vendor "
+            "from records join runs on runs.id = records.run_id where runs.uid = ?",
             (uid,),
         ).fetchall()
-    assert rows == [(uid, "rv1106", RV1106_POW)]
+    assert rows == [(uid, "rv1106", "rknn", RV1106_POW, "rknn")]

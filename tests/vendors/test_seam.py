@@ -172,7 +172,9 @@ def test_the_layout_suites_journal_their_checks_and_the_report_lists_the_rows(
         "J6E/stride/input_uv",
         "J6E/stride/input_y",
     ]
-    assert {(r["backend"], r["verdict"]) for r in records} == {("host", "confirmed")}
+    assert {(r["backend"], r["verdict"], r["vendor"]) for r in records} == {
+        ("host", "confirmed", "horizon")
+    }
     y = next(r for r in records if r["id"] == "J6E/stride/input_y")
     assert {
         "prop": "stride",
@@ -180,6 +182,7 @@ def test_the_layout_suites_journal_their_checks_and_the_report_lists_the_rows(
         "status": "confirmed",
     }.items() <= y["checks"][0].items()
     meta = json.loads((results / "run.json").read_text())
+    assert meta["vendor"] == "horizon"
     [group] = meta["documented_rows"]
     assert (group["group"], len(group["rows"])) == ("J6E/M/B", 3)
     report = _run([HIL, "report", str(results)], _env())
