@@ -194,7 +194,7 @@ def main() -> None:
         )
         print(f"operations on the entries of a cold run: {counts}", flush=True)
         operations(sizes, args.operation_rounds, work, rows)
-    report(rows)
+        report(rows)  # before the folders' removal, which takes a while
 
 
 if __name__ == "__main__":
