@@ -97,7 +97,9 @@ def prepare(
     """``model`` (read from ``where``, named in errors) made runnable; see the module doc.
     ``max_opset``: the newest opset the vendor's toolkit takes (``Vendor.max_opset``)."""
     budget = budget or size_budget()
-    model = onnx.ModelProto.FromString(model.SerializeToString())  # never change the caller's
+    copied = onnx.ModelProto()  # never change the caller's; copied without serialising it
+    copied.CopyFrom(model)
+    model = copied
     changes: list[str] = []
     initializers = {init.name for init in model.graph.initializer}
     graph_inputs = [info for info in model.graph.input if info.name not in initializers]

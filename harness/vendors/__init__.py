@@ -26,21 +26,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.boards.inventory import Runtimes
-from harness.cases.operators import DTYPES
-from harness.diskcache import CacheFolder
 from harness.names import suggestion
-from harness.pipeline import regenerate_arrays
-from harness.results.records import CaseRecord
-from harness.vendors.base import Vendor
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the package's dependencies add tomli on 3.10
     import tomli as tomllib
 
+# What the functions below use is imported in them: a simulator worker (a module of a
+# vendor's package) imports this package too, and needs none of it.
 if TYPE_CHECKING:
+    from harness.boards.inventory import Runtimes
+    from harness.diskcache import CacheFolder
+    from harness.results.records import CaseRecord
     from harness.terminal import Registrar
+    from harness.vendors.base import Vendor
 
 GROUP = "npu_hil.vendors"  # the entry-point group naming each vendor's record
 ALL_PLATFORMS = "all"  # --platform all: every platform of the run's vendor
@@ -60,6 +60,8 @@ class Unavailable:
 
 @functools.cache
 def _registry() -> tuple[tuple[Vendor, ...], tuple[Unavailable, ...]]:
+    from harness.vendors.base import Vendor
+
     found: dict[str, Vendor] = {}
     missing: list[Unavailable] = []
     for entry in metadata.entry_points(group=GROUP):
@@ -245,6 +247,8 @@ def cache_help(kind: str) -> str:
 
 def case_dtypes() -> tuple[str, ...]:
     """The data types cases have: the operators', then every vendor's own (``-m`` marks)."""
+    from harness.cases.operators import DTYPES
+
     own = (dtype for vendor in vendors() for dtype in vendor.dtypes)
     return tuple(dict.fromkeys((*DTYPES, *own)))
 
@@ -302,6 +306,8 @@ class Recipes:
     def __call__(self, record: CaseRecord, folder: Path) -> None:
         """The arrays ``record``'s case folder did not keep, drawn again into ``folder`` with
         the vendor's recipe."""
+        from harness.pipeline import regenerate_arrays
+
         regenerate_arrays(record, folder, self.vendor.recipe, self.vendor.declarations.specs)
 
     def how_to_run(self, record: CaseRecord) -> Sequence[str]:

@@ -27,7 +27,7 @@ from harness.documented.operators import (
     Source,
     load_operators,
 )
-from harness.safe_yaml import load_yaml
+from harness.safe_yaml import DataFileError, load_yaml
 from harness.vendors.rknn import DATA_DIR
 from harness.vendors.rknn.documents.operator_list.committed import (
     TITLE,
@@ -38,7 +38,8 @@ from harness.vendors.rknn.documents.operator_list.committed import (
 )
 from harness.vendors.rknn.platforms import PLATFORMS
 
-SEED_PATH = DATA_DIR / "rknn2-2.5.0" / "rk3562-operators.yaml"
+SEED_PLATFORM = "rk3562"  # seed 001's platform, which its file names and states
+SEED_PATH = DATA_DIR / "rknn2-2.5.0" / f"{SEED_PLATFORM}-operators.yaml"
 CPU_PLACEMENTS = DATA_DIR / "cpu-placements.yaml"
 
 
@@ -50,7 +51,12 @@ def cases_version() -> str:
 @functools.cache
 def seed_catalogue() -> OperatorCatalogue:
     """Seed 001: the RK3562 operator tables of RKNN2 2.5.0."""
-    return load_operators(SEED_PATH, PLATFORMS)
+    seed = load_operators(SEED_PATH, PLATFORMS)
+    if seed.platform != SEED_PLATFORM:
+        raise DataFileError(
+            SEED_PATH, "platform", seed.platform, f"seed 001 is the {SEED_PLATFORM} tables"
+        )
+    return seed
 
 
 def _renamed(limit: Limit, heading: str, name: str) -> Limit:
@@ -83,8 +89,8 @@ def operator_catalogue(platform: str, version: str | None = None) -> OperatorCat
     section = group(version, platform)
     operators = listed_operators(section)
     listed = f"{TITLE} {version} § {section.section} ({section.name})"
-    seed = seed_catalogue()
-    if platform == seed.platform and version == cases_version():
+    if platform == SEED_PLATFORM and version == cases_version():  # its file read only then
+        seed = seed_catalogue()
         operators = {**operators, **seed.operators}
         listed = f"{seed.source.document}; {listed} for the operators the seed does not cover"
     return OperatorCatalogue(

@@ -104,21 +104,28 @@ def model_io(version: str) -> tuple[Group, ...]:
     return tuple(groups)
 
 
-def _cpu(path: Path) -> Group:
-    raw = load_yaml(path)
+@functools.cache
+def _cpu_file(version: str) -> dict[str, Any]:
+    """``cpu.yaml`` parsed, once: a run reads its entries and its notes several times."""
+    return load_yaml(_folder(version) / "cpu.yaml")
+
+
+def _cpu(version: str) -> Group:
+    raw = _cpu_file(version)
+    path = _folder(version) / "cpu.yaml"
     entries = tuple(_entry(e, raw["version"], path) for e in raw["entries"])
     return Group("4", "CPU", (), entries)
 
 
 def cpu_operators(version: str) -> tuple[Entry, ...]:
     """Chapter 4's entries: the operators the CPU runs, as documented (cpu.yaml alone)."""
-    return _cpu(_folder(version) / "cpu.yaml").entries
+    return _cpu(version).entries
 
 
 def cpu_rules(version: str) -> tuple[Limit, ...]:
     """Chapter 4.1: which targets run which CPU operators ("RK2118 不支持所有 CPU 算子": none),
     one ``values`` limit each, its targets in ``rule["targets"]``."""
-    raw = load_yaml(_folder(version) / "cpu.yaml")
+    raw = _cpu_file(version)
     return tuple(
         Limit(
             id=f"cpu/op/operators@targets={'/'.join(note['targets'])}",
@@ -141,7 +148,7 @@ def load(version: str) -> Document:
         title=TITLE,
         version=version,
         groups=groups,
-        cpu=_cpu(_folder(version) / "cpu.yaml"),
+        cpu=_cpu(version),
         model_io=model_io(version),
         notes=cpu_rules(version),
     )

@@ -282,6 +282,10 @@ class SimulatorPool:
         deaths: dict[int, Death] = {}  # the first death of a case waiting for its rerun
         following = 0  # the index to yield next
         more = True  # ``source`` may hold further jobs
+        if self.cache is None and not self._idle:
+            # without a cache the first job goes to a worker: one started now imports the
+            # toolkit while the caller prepares that job (its host references, say)
+            self._idle.append(_Worker(self.python))
 
         def take() -> None:
             nonlocal more
