@@ -7,7 +7,7 @@ import pytest
 
 from harness.history.location import ENV as STORE_ENV
 from harness.history.location import help_default
-from harness.plugin.run_policy import OFF, VENDOR
+from harness.plugin.run_inputs import OFF, VENDOR
 from harness.policy import perf
 from harness.policy.flaky import LAST
 from harness.policy.progress import DEFAULT_EVERY

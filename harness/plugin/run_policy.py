@@ -28,14 +28,12 @@ from harness.plugin.policy_selection import (
 )
 from harness.plugin.policy_summary import known_issue_changed, write_summary
 from harness.plugin.progress_lines import ProgressLines
+from harness.plugin.run_inputs import check_resumed_vendor, folder_baseline, run_known_issues
 from harness.policy import perf
 from harness.policy.baseline import Baseline
 from harness.policy.flaky import LAST
 from harness.policy.known_issues import (
     AS_EXPECTED,
-    KnownIssues,
-    KnownIssuesError,
-    load_known_issues,
 )
 from harness.policy.shards import Shard, parse_shard
 from harness.policy.tiers import slow_reason
@@ -46,14 +44,11 @@ from harness.results.journal import (
     read_run_metadata,
 )
 from harness.results.records import CaseRecord, flaky_text, record_key
-from harness.results.runs import this_run, update_run, vendor_of
+from harness.results.runs import this_run, update_run
 from harness.text import printable
-from harness.vendors import layer_aliases
 from harness.vendors.base import Vendor
 
 PLUGIN_NAME = "npu-hil-policy"
-OFF = "off"
-VENDOR = "vendor"  # --known-issues vendor: the known issues the run's vendor ships
 DESELECTED_OUTPUT = "npu_hil_deselected"  # an xdist worker's workeroutput: its deselected ids
 
 
@@ -78,14 +73,14 @@ class RunPolicy:
         self.platform = platform
         self.vendor = vendor.name
         if option("resume"):
-            _check_resumed_vendor(self.results, self.vendor)
+            check_resumed_vendor(self.results, self.vendor)
         self.shard: Shard | None = None
         if option("shard") is not None:
             try:
                 self.shard = parse_shard(option("shard"))
             except ValueError as exc:
                 raise pytest.UsageError(f"--shard {exc}") from None
-        self.known = _known_issues(option("known_issues"), vendor.known_issues)
+        self.known = run_known_issues(option("known_issues"), vendor.known_issues)
         self.history = open_history(config)
         self.flaky_ok: bool = option("flaky_ok")
         self.controller = not hasattr(config, "workerinput")
@@ -132,7 +127,7 @@ class RunPolicy:
     def _baseline(self, value: str | None) -> Baseline | None:
         if value == LAST:
             return last_baseline(self.history, self.history_entry, self.vendor)
-        return _baseline(value, self.vendor)
+        return folder_baseline(value, self.vendor)
 
     # -- what check_verdict asks
 
@@ -278,41 +273,3 @@ class RunPolicy:
         if journal is None:
             journal = read_records(self.results, allow_empty=True)
         return [r for r in journal if record_key(r) in self.ran]
-
-
-def _known_issues(value: str, shipped: Path | None) -> KnownIssues | None:
-    if value == OFF:
-        return None
-    if value == VENDOR:
-        if shipped is None:
-            raise pytest.UsageError(f"--known-issues {VENDOR}: the vendor ships no known issues")
-        value = str(shipped)
-    try:
-        return load_known_issues(value)
-    except KnownIssuesError as exc:
-        raise pytest.UsageError(printable(f"--known-issues: {exc}")) from None
-
-
-def _check_resumed_vendor(results: Path, vendor: str) -> None:
-    """A usage error when ``--resume`` continues another vendor's run: its records and this
-    run's would be one run of two vendors."""
-    try:
-        before = vendor_of([read_run_metadata(results)], (), str(results))
-    except JournalError as exc:
-        raise pytest.UsageError(printable(f"--resume: {exc}")) from None
-    if before and before != vendor:
-        raise pytest.UsageError(
-            printable(
-                f"--resume: {results} holds a run of vendor {before}; this run's vendor is "
-                f"{vendor}: a run has one vendor. Give a new folder (--results DIR)"
-            )
-        )
-
-
-def _baseline(value: str | None, vendor: str) -> Baseline | None:
-    if value is None:
-        return None
-    try:
-        return Baseline(value, FAILING_VERDICTS, aliases=layer_aliases(), vendor=vendor)
-    except (JournalError, OSError) as exc:
-        raise pytest.UsageError(printable(f"--baseline {value}: {exc}")) from None  # its journal
