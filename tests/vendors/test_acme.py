@@ -91,10 +91,19 @@ def test_acme_runs_and_judges_its_cases_and_bundles_its_failure(
 ) -> None:
     results = tmp_path / "results"
     args = ["suites", "--vendor", "acme", "--platform", "ACME-X1", "-q"]
-    done = _pytest(_env(acme_site), *args, "--results", str(results), "--hil-db", "off")
+    store = tmp_path / "history.sqlite"
+    done = _pytest(_env(acme_site), *args, "--results", str(results), "--hil-db", str(store))
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr  # Max's cases fail
     records = [json.loads(line) for line in (results / "journal.jsonl").read_text().splitlines()]
     assert {r["platform"] for r in records} == {"acme-x1"}
+    # the run names its vendor: run.json, every record, the history store
+    assert json.loads((results / "run.json").read_text())["vendor"] == "acme"
+    assert {r["vendor"] for r in records} == {"acme"}
+    case = "acme-x1/Mul/float16/typical"
+    history = [HIL, "history", case, "--json", "--hil-db", str(store), "--vendor", "acme"]
+    shown = _run(history, _env(acme_site))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert '"vendor": "acme"' in shown.stdout, shown.stdout
     assert {r["op"] for r in records} == {"Hardmax", "Max", "Mul"}
     verdicts = {r["id"]: r["verdict"] for r in records}
     assert {v for i, v in verdicts.items() if "/Max/" in i} == {"wrong-result"}
