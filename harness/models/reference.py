@@ -2,8 +2,8 @@
 
 ``HOST_REFERENCES`` is the registry: each ``HostReference`` names itself, runs a model, says
 what it can compute (the default-domain operators and opsets it follows, and ``declines``: why
-it is not run on a model it would otherwise take, a known limit or a cost past its budget),
-its rank in the deciding rule and its folder in a case folder. Two are registered.
+it is not run on a model it would otherwise take, a known limit), its cost on a model against
+its budget, its rank in the deciding rule and its folder in a case folder. Two are registered.
 ``onnx.reference`` (``ReferenceEvaluator``, ``SPEC``) is the ONNX specification's own reference
 implementation, maintained with the operator definitions: it follows the model's opset as the
 spec defines it, so it decides a comparison where it runs. onnxruntime (``ORT``) is the runtime
@@ -100,9 +100,12 @@ class HostReference:
     folder: str | None  # its outputs' folder in a case folder besides reference/; None: none
     ops: frozenset[str] | None = None  # the default-domain operators it computes; None: all
     opsets: tuple[int, int] | None = None  # the default-domain opsets it follows; None: all
-    # why it is not run on a model its operators and opsets allow: a known gap, a cost past
-    # its budget
+    # why it is not run on a model its operators and opsets allow: a known gap
     declines: Callable[[onnx.ModelProto], str | None] = _any_model
+    # its cost on a model: the work of its dearest layer and that layer's type (None: cheap
+    # for any model), and the most work it is run for
+    cost: Callable[[onnx.ModelProto], tuple[int, str]] | None = None
+    budget: int | None = None
 
     def __post_init__(self) -> None:
         # a repro bundle takes a case folder's reference* folders (``harness.report.bundle``)
@@ -115,7 +118,7 @@ class HostReference:
     def unavailable(self, model: onnx.ModelProto) -> str | None:
         """Why it is not run on ``model`` (shapes inferred), or None: known wrong for one of
         its operators at its opset (``known_wrong``), an operator or opset it does not
-        follow, or what it ``declines``."""
+        follow, a cost past its budget, or what it ``declines``."""
         wrong = wrong_for(model, self.name)
         if wrong:
             return f"{self.name} {self.version} {wrong}"
@@ -127,6 +130,10 @@ class HostReference:
             missing = sorted(set(op_types(model.graph)) - self.ops)
             if missing:
                 return f"{self.name} computes no {', '.join(missing)}"
+        if self.cost is not None and self.budget is not None:
+            work, layer = self.cost(model)
+            if work > self.budget:
+                return f"{self.name} skipped: {layer} of {work:.3g} multiply-adds"
         return self.declines(model)
 
 
@@ -173,36 +180,43 @@ def spec_unavailable(model: onnx.ModelProto) -> str | None:
 def _spec_declines(model: onnx.ModelProto) -> str | None:
     """Why onnx.reference is not run on ``model`` besides a known wrong kernel: its
     RNN/GRU/LSTM kernels ignore ``direction``: "reverse" runs forward, "bidirectional" raises
-    (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``; a convolution
-    over ``SPEC_CONV_BUDGET`` multiply-adds takes tens of seconds and gigabytes.
-    """
-    shapes = {
-        info.name: [dim.dim_value for dim in info.type.tensor_type.shape.dim]
-        for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
-    }
-    shapes |= {init.name: list(init.dims) for init in model.graph.initializer}
+    (onnx/onnx#7935 adds both); its LSTM computes no final cell state ``Y_c``."""
     for node in model.graph.node:
-        attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
         if node.op_type in _RECURRENT:
+            attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
             direction = attrs.get("direction", b"forward").decode()
             if direction != "forward":
                 return f"{SPEC} {onnx.__version__} ignores {node.op_type} direction={direction}"
             if node.op_type == "LSTM" and len(node.output) > 2 and node.output[2]:
                 return f"{SPEC} {onnx.__version__} computes no LSTM output Y_c"
-        if node.op_type in ("Conv", "ConvTranspose"):
-            # The weights may come from a Constant node, and kernel_shape is optional: the
-            # inferred shapes give both.
-            w = shapes.get(node.input[1], [])
-            if len(w) < 3 or node.output[0] not in shapes:
-                continue  # not inferred: nothing to estimate the work from
-            kernel = attrs.get("kernel_shape", w[2:])
-            dilations = attrs.get("dilations", [1] * len(kernel))
-            reach = math.prod(k * d - d + 1 for k, d in zip(kernel, dilations, strict=False))
-            per_group = w[1] if node.op_type == "Conv" else w[0] // attrs.get("group", 1)
-            work = math.prod(shapes[node.output[0]]) * per_group * reach
-            if work > SPEC_CONV_BUDGET:
-                return f"{SPEC} skipped: {node.op_type} of {work:.3g} multiply-adds"
     return None
+
+
+def convolution_work(model: onnx.ModelProto) -> tuple[int, str]:
+    """The multiply-adds of ``model``'s (shapes inferred) dearest Conv or ConvTranspose, and
+    its type ((0, "") without one): what onnx.reference's cost grows with."""
+    shapes = {
+        info.name: [dim.dim_value for dim in info.type.tensor_type.shape.dim]
+        for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
+    }
+    shapes |= {init.name: list(init.dims) for init in model.graph.initializer}
+    dearest = (0, "")
+    for node in model.graph.node:
+        if node.op_type not in ("Conv", "ConvTranspose"):
+            continue
+        # The weights may come from a Constant node, and kernel_shape is optional: the
+        # inferred shapes give both.
+        w = shapes.get(node.input[1], [])
+        if len(w) < 3 or node.output[0] not in shapes:
+            continue  # not inferred: nothing to estimate the work from
+        attrs = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
+        kernel = attrs.get("kernel_shape", w[2:])
+        dilations = attrs.get("dilations", [1] * len(kernel))
+        reach = math.prod(k * d - d + 1 for k, d in zip(kernel, dilations, strict=False))
+        per_group = w[1] if node.op_type == "Conv" else w[0] // attrs.get("group", 1)
+        work = math.prod(shapes[node.output[0]]) * per_group * reach
+        dearest = max(dearest, (work, node.op_type))
+    return dearest
 
 
 def host_references(built: BuiltModel) -> References:
@@ -264,6 +278,8 @@ HOST_REFERENCES: dict[str, HostReference] = {
         decides=0,
         folder=None,  # it decides wherever it runs: reference/ holds its outputs
         declines=_spec_declines,
+        cost=convolution_work,
+        budget=SPEC_CONV_BUDGET,
     ),
     ORT: HostReference(
         ORT, ort.__version__, _run_ort, {"onnxruntime": ort.__version__}, 1, "reference-ort"

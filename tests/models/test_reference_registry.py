@@ -5,6 +5,7 @@ written into the case folder with no other change to the harness."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,23 @@ def test_the_registry_runs_a_third_reference_where_it_can_compute(
     at_opset_13(monkeypatch)
     old = host_references(MODELS.build(SQUARE.op, SQUARE.params, SQUARE.seed))
     assert old.unavailable == {NUMPY: "numpy follows opsets 15 to 19, not the model's 13"}
+
+
+def test_a_registered_reference_is_not_run_past_its_budget() -> None:
+    """Its cost on a model (here every Pow's output element, as a multiply-add) against its
+    budget, in the registry like what it computes."""
+    built = MODELS.build(SQUARE.op, SQUARE.params, SQUARE.seed)
+    elements = int(np.prod(built.inputs[0].shape))
+
+    def pow_work(model: onnx.ModelProto) -> tuple[int, str]:
+        return elements, "Pow"
+
+    for budget, runs in ((elements, True), (elements - 1, False)):
+        costed = replace(numpy_reference(None), cost=pow_work, budget=budget)
+        skipped = costed.unavailable(
+            onnx.shape_inference.infer_shapes(onnx.load_from_string(built.onnx_bytes))
+        )
+        assert skipped == (None if runs else f"numpy skipped: Pow of {elements:.3g} multiply-adds")
 
 
 def test_the_deciding_rule_ranks_a_registered_reference(monkeypatch: pytest.MonkeyPatch) -> None:
