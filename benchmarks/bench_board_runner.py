@@ -59,12 +59,12 @@ def requests(count: int) -> list[Job]:
 
 def batched(board: Board, cache: ConversionCache, cases: list[Job]) -> tuple[float, float]:
     """(seconds to open the session with a first case, seconds for all ``cases``)."""
-    with RknnBoardTarget(board, cache=cache) as backend:
+    with RknnBoardTarget(board, cache=cache) as target:
         started = time.perf_counter()
-        assert backend.run(cases[0]).infra_error is None
+        assert target.run(cases[0]).infra_error is None
         opened = time.perf_counter() - started
         started = time.perf_counter()
-        observations = backend.run_batch(cases)
+        observations = target.run_batch(cases)
         elapsed = time.perf_counter() - started
     failed = [o.infra_error or o.error for o in observations if o.outputs is None]
     assert not failed, failed

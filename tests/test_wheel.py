@@ -50,8 +50,8 @@ from harness.vendors.rknn.runtimes import RUNTIMES
 board = load_board(Path(sys.argv[1]), RUNTIMES)
 x = np.load(sys.argv[3])
 job = Job(Path(sys.argv[2]).read_bytes(), [x], board.platform, case_id="relu")
-with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[4]))) as backend:
-    observation = backend.run(job)
+with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[4]))) as target:
+    observation = target.run(job)
     uploads = sorted(Path(board.workdir).glob("session-*/hil_board_runner.py"))
     uploaded = [hashlib.sha256(path.read_bytes()).hexdigest() for path in uploads]
 runner = BOARD_FILES / "hil_board_runner.py"

@@ -54,9 +54,9 @@ def test_a_dropped_connection_is_reestablished_and_the_case_retried_once(
             sshd.stop()  # listener and session processes killed: the connection dies
             sshd.start()
 
-    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=drop_server) as backend:
-        observations = backend.run_batch(requests)
-        assert backend.down is None
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=drop_server) as target:
+        observations = target.run_batch(requests)
+        assert target.down is None
     for observation, request in zip(observations, requests, strict=True):
         assert_correct(observation, request)
     assert "retried once after: board loopback: SSH connection lost" in observations[1].log
@@ -75,19 +75,19 @@ def test_a_board_that_stays_down_is_marked_down_and_fails_fast(
         if case_id == "victim":
             sshd.stop()
 
-    backend = RknnBoardTarget(
+    target = RknnBoardTarget(
         loopback_board, cache=board_cache, reconnect_s=2, on_case_started=kill_server
     )
-    with backend:
-        before, victim, after = backend.run_batch(requests)
+    with target:
+        before, victim, after = target.run_batch(requests)
         assert_correct(before, requests[0])
-        assert backend.down is not None and "cannot connect" in backend.down
+        assert target.down is not None and "cannot connect" in target.down
         for lost in (victim, after):
             assert lost.infra_error is not None
             assert lost.infra_error.startswith("board loopback is down: ")
             assert lost.backend == "loopback" and lost.outputs is None
         started = time.monotonic()
-        later = backend.run(case("later"))
+        later = target.run(case("later"))
         assert time.monotonic() - started < 1.0
         assert later.infra_error == victim.infra_error
     assert wait_until(lambda: runner_processes(loopback_board.workdir) == [])
@@ -105,8 +105,8 @@ def test_a_killed_runner_costs_one_case_and_a_new_runner_takes_over(
             for pid in pids[case_id]:
                 psutil.Process(pid).kill()
 
-    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as backend:
-        before, victim, after = backend.run_batch(requests)
+    with RknnBoardTarget(loopback_board, cache=board_cache, on_case_started=kill_runner) as target:
+        before, victim, after = target.run_batch(requests)
     assert_correct(before, requests[0])
     assert_correct(after, requests[2])
     assert victim.infra_error is not None and victim.outputs is None
@@ -123,8 +123,8 @@ def test_a_hanging_case_times_out_on_the_board_and_costs_only_itself(
     # A host grace far beyond the case timeout: only the board-side deadline can end the hang.
     with RknnBoardTarget(
         loopback_board, cache=board_cache, timeout_s=3, host_grace_s=120
-    ) as backend:
-        before, hung, after = backend.run_batch(requests, test_faults={"hangs": "hang"})
+    ) as target:
+        before, hung, after = target.run_batch(requests, test_faults={"hangs": "hang"})
     assert hung.infra_error is not None
     assert "no result within the case timeout on the board" in hung.infra_error
     assert hung.failed_stage is None and hung.outputs is None
@@ -145,8 +145,8 @@ def test_a_wedged_runner_is_caught_by_the_host_timeout_and_killed(
 
     with RknnBoardTarget(
         loopback_board, cache=board_cache, timeout_s=2, host_grace_s=2, on_case_started=remember
-    ) as backend:
-        stopped, after = backend.run_batch(requests, test_faults={"wedges": "wedge"})
+    ) as target:
+        stopped, after = target.run_batch(requests, test_faults={"wedges": "wedge"})
     assert stopped.infra_error is not None and "host-side timeout" in stopped.infra_error
     assert "runner killed" in stopped.infra_error
     assert_correct(after, requests[1])
@@ -162,8 +162,8 @@ def test_an_output_corrupted_in_transit_is_caught_by_its_checksum(
         loopback_board,
         cache=board_cache,
         on_case_started=lambda _: pids.append(runner_pids(loopback_board)),
-    ) as backend:
-        before, corrupted, after = backend.run_batch(
+    ) as target:
+        before, corrupted, after = target.run_batch(
             requests, test_faults={"corrupted": "corrupt-output"}
         )
     assert corrupted.infra_error is not None
@@ -183,8 +183,8 @@ def test_hostile_work_directory_and_case_ids_are_only_data(
     ids = ["a; touch PWNED4", "$(touch PWNED5)", "`touch PWNED6`", "' \" \\ \n", "-rf /"]
     requests = [case(case_id) for case_id in ids]
     started: list[str] = []
-    with RknnBoardTarget(board, cache=board_cache, on_case_started=started.append) as backend:
-        observations = backend.run_batch(requests, test_faults={ids[1]: "corrupt-output"})
+    with RknnBoardTarget(board, cache=board_cache, on_case_started=started.append) as target:
+        observations = target.run_batch(requests, test_faults={ids[1]: "corrupt-output"})
         assert Path(workdir, ".hil-lock").is_dir()
     assert started == ids
     assert observations[1].infra_error is not None

@@ -107,8 +107,8 @@ def test_a_live_holder_with_a_stale_heartbeat_is_taken_over(loopback_board: Boar
 def test_the_heartbeat_keeps_a_short_lease_alive(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    with RknnBoardTarget(loopback_board, cache=board_cache, lease_s=2) as backend:
-        assert backend.run(relu("holder")).infra_error is None
+    with RknnBoardTarget(loopback_board, cache=board_cache, lease_s=2) as target:
+        assert target.run(relu("holder")).infra_error is None
         beat = lock_dir(loopback_board) / "heartbeat"
         first_beat = beat.stat().st_mtime
         time.sleep(3.5)  # longer than the lease: only the heartbeat keeps the lock
@@ -152,8 +152,8 @@ board = load_board(Path(sys.argv[1]), RUNTIMES)
 request = Job(model=onnx_model(), inputs=[np.ones((1, 3, 4, 4), np.float32)],
                      target_platform="rk3562", case_id="hangs")
 with RknnBoardTarget(board, cache=ConversionCache(Path(sys.argv[2])), timeout_s=600,
-                  on_case_started=lambda case: print("STARTED", case, flush=True)) as backend:
-    backend.run(request, test_fault="hang")
+                  on_case_started=lambda case: print("STARTED", case, flush=True)) as target:
+    target.run(request, test_fault="hang")
 """
 
 

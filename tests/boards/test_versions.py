@@ -112,11 +112,11 @@ def test_the_board_is_refused_before_any_case_runs(
     board = old_runtime_board(loopback_board, tmp_path)
     x = np.ones((1, 3, 4, 4), np.float32)
     job = Job(onnx_model("Relu"), [x], "rk3562", case_id="relu")
-    with RknnBoardTarget(board, cache=board_cache, reconnect_s=1) as backend:
-        (observation,) = backend.run_batch([job])
+    with RknnBoardTarget(board, cache=board_cache, reconnect_s=1) as target:
+        (observation,) = target.run_batch([job])
         assert runner_processes(board.workdir) == []  # no runner was ever started
         assert not list(Path(board.workdir).glob("session-*"))
-    assert backend.down is not None and "librknnrt 1.6.0" in backend.down
+    assert target.down is not None and "librknnrt 1.6.0" in target.down
     assert observation.infra_error is not None
     assert f"rknn-toolkit2 {board_cache.toolkit}" in observation.infra_error
     assert "librknnrt 1.6.0" in observation.infra_error
@@ -152,16 +152,16 @@ def test_a_run_stops_the_board_before_any_case_and_records_its_versions(
 ) -> None:
     folder = tmp_path / "boards"
     sshd.board_file(folder, sysroot=str(write_sysroot(tmp_path / "s", runtime=OLD_RUNTIME)))
-    for backend in ("board", "auto"):  # a configured board that fails the check stops the run
+    for target in ("board", "auto"):  # a configured board that fails the check stops the run
         # each run a folder of its own: one results folder holds one run's configuration
-        required = run_suite(tmp_path, folder, "--backend", backend, results=backend)
+        required = run_suite(tmp_path, folder, "--backend", target, results=target)
         assert required.returncode == BOARD_DOWN_EXIT, required.stdout + required.stderr
         assert f"board loopback ({sshd.user}@127.0.0.1:{sshd.port}) is incompatible" in (
             required.stderr
         )
         assert "librknnrt 1.6.0" in required.stderr
         assert "Invalid RKNN model version 6" in required.stderr
-        assert not (tmp_path / backend / "journal.jsonl").exists()  # no case ran
+        assert not (tmp_path / target / "journal.jsonl").exists()  # no case ran
 
     fallback = run_suite(tmp_path, folder, "--board-fallback", "simulator")  # asked for
     assert fallback.returncode == 0, fallback.stdout + fallback.stderr

@@ -381,12 +381,12 @@ def test_a_conv_without_kernel_shape_or_with_constant_weights_has_references(
 
 
 class _Unreachable:
-    """A backend the case must never reach."""
+    """A target the case must never reach."""
 
     observes = frozenset[str]()
 
     def run(self, job: Job) -> Observation:
-        raise AssertionError(f"{job.case_id} reached the backend")
+        raise AssertionError(f"{job.case_id} reached the target")
 
 
 def _gather_out_of_range() -> onnx.ModelProto:
@@ -395,7 +395,7 @@ def _gather_out_of_range() -> onnx.ModelProto:
     return float_model([gather], "gather", [1, 4], {"y": None}, constants=[index])
 
 
-def test_a_model_no_reference_runs_is_a_bad_input_record_never_sent_to_the_backend(
+def test_a_model_no_reference_runs_is_a_bad_input_record_never_sent_to_the_target(
     tmp_path: Path,
 ) -> None:
     prepared = prepare(_gather_out_of_range(), "gather", "gather.onnx")
@@ -410,7 +410,7 @@ def test_a_model_no_reference_runs_is_a_bad_input_record_never_sent_to_the_backe
 
 
 class _Echo:
-    """A backend that returns the inputs as the outputs."""
+    """A target that returns the inputs as the outputs."""
 
     observes = frozenset[str]()
 

@@ -44,8 +44,8 @@ def test_timed_runs_record_statistics_clock_and_conditions(
     board, sysroot = board_with_sysfs(sshd, tmp_path, test_faults={"slow": "slow"})
     perf = JobTiming(warmup=2, runs=7, cap_s=5)
     jobs = [relu_job("plain", perf), relu_job("slow", perf), relu_job("untimed", None)]
-    with RknnBoardTarget(board, cache=board_cache) as backend:
-        plain, slow, untimed = backend.run_batch(jobs)
+    with RknnBoardTarget(board, cache=board_cache) as target:
+        plain, slow, untimed = target.run_batch(jobs)
     assert plain.outputs is not None and plain.infra_error is None
     record = timing_record(plain.perf)
     # the stand-in's own clock: the NPU time it simulates (a loaded host cannot move it)
@@ -168,8 +168,8 @@ def test_the_npu_clock_is_pinned_for_the_runs_and_restored_after(
 ) -> None:
     board, sysroot = board_with_sysfs(sshd, tmp_path)
     perf = JobTiming(warmup=0, runs=3, cap_s=5, pin_npu="max")
-    with RknnBoardTarget(board, cache=board_cache) as backend:
-        [observation] = backend.run_batch([relu_job("pinned", perf)])
+    with RknnBoardTarget(board, cache=board_cache) as target:
+        [observation] = target.run_batch([relu_job("pinned", perf)])
         # pinned while the session lasts: the userspace governor at the top frequency
         assert read(sysroot, "governor") == "userspace"
         assert read(sysroot, "userspace/set_freq") == "1000000000"
@@ -187,8 +187,8 @@ def test_without_a_userspace_governor_min_and_max_pin_the_clock(
     sysroot = write_sysfs(write_sysroot(tmp_path / "sysroot"), userspace=False)
     board = load_board(sshd.board_file(tmp_path / "boards", sysroot=str(sysroot)), RUNTIMES)
     perf = JobTiming(warmup=0, runs=2, cap_s=5, pin_npu="600000000")
-    with RknnBoardTarget(board, cache=board_cache) as backend:
-        [observation] = backend.run_batch([relu_job("pinned", perf)])
+    with RknnBoardTarget(board, cache=board_cache) as target:
+        [observation] = target.run_batch([relu_job("pinned", perf)])
         assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("600000000",) * 2
     assert observation.perf["pinned"] == {"npu_freq": "600000000", "how": "min=max"}
     assert (read(sysroot, "min_freq"), read(sysroot, "max_freq")) == ("300000000", "1000000000")
@@ -201,8 +201,8 @@ def test_a_board_without_the_npu_devfreq_node_says_so_and_still_times(
     board, sysroot = board_with_sysfs(sshd, tmp_path)
     shutil.rmtree(sysroot / NPU)
     perf = JobTiming(warmup=0, runs=2, cap_s=5, pin_npu="max")
-    with RknnBoardTarget(board, cache=board_cache) as backend:
-        [observation] = backend.run_batch([relu_job("unpinned", perf)])
+    with RknnBoardTarget(board, cache=board_cache) as target:
+        [observation] = target.run_batch([relu_job("unpinned", perf)])
     assert observation.perf["pinned"] == {"refused": f"no NPU devfreq folder at {sysroot}/{NPU}"}
     record = timing_record(observation.perf)
     assert record["runs"] == 2 and record["conditions"]["before"]["npu_freq"] == "unreadable"

@@ -241,8 +241,8 @@ def test_a_batch_runs_on_a_c_runner_board_in_one_stream(
     seen: list[list[int]] = []
     with RknnBoardTarget(
         board, cache=cache, on_case_started=lambda _: seen.append(drivers(board))
-    ) as backend:
-        observations = backend.run_batch(requests)
+    ) as target:
+        observations = target.run_batch(requests)
     wide_seen, two, tiny = observations
     for observation in observations:
         assert observation.backend == board.name
@@ -323,8 +323,8 @@ def test_every_runtime_failure_is_classified_and_costs_only_its_case(
         timeout_s=1,
         host_grace_s=60,  # only the board-side deadline can end the hang
         on_case_started=lambda _: seen.append(drivers(board)),
-    ) as backend:
-        load, unsupported, run, timeout, fine = backend.run_batch(requests)
+    ) as target:
+        load, unsupported, run, timeout, fine = target.run_batch(requests)
     assert len({pid for pids in seen for pid in pids}) == 1  # no restart for any of them
 
     assert load.failed_stage is None and load.outputs is None
@@ -362,8 +362,8 @@ def test_a_wedged_runner_is_killed_by_the_host_timeout(
 
     with RknnBoardTarget(
         board, cache=cache, timeout_s=2, host_grace_s=2, on_case_started=stop
-    ) as backend:
-        stopped, after = backend.run_batch(requests)
+    ) as target:
+        stopped, after = target.run_batch(requests)
     assert stopped.infra_error is not None and "host-side timeout" in stopped.infra_error
     assert "runner killed" in stopped.infra_error and stopped.outputs is None
     assert_small(after)
@@ -385,9 +385,9 @@ def test_a_dropped_connection_retries_the_case_and_the_orphaned_driver_stops(
             server.stop()  # the connection dies mid-case
             server.start()
 
-    with RknnBoardTarget(board, cache=cache, on_case_started=drop) as backend:
-        before, victim = backend.run_batch(requests)
-        assert backend.down is None
+    with RknnBoardTarget(board, cache=cache, on_case_started=drop) as target:
+        before, victim = target.run_batch(requests)
+        assert target.down is None
     assert_small(before)
     assert_small(victim)
     assert "retried once after: board loopback: SSH connection lost" in victim.log
@@ -407,8 +407,8 @@ def test_the_runner_is_pushed_when_missing_or_changed_and_only_then(
     assert host is not None and not on_board.exists()
 
     def run_once() -> os.stat_result:
-        with RknnBoardTarget(board, cache=cache) as backend:
-            assert_small(backend.run(small("case", models)))
+        with RknnBoardTarget(board, cache=cache) as target:
+            assert_small(target.run(small("case", models)))
         assert on_board.read_bytes() == host.read_bytes()
         return on_board.stat()
 
@@ -432,8 +432,8 @@ def test_without_sha256sum_on_the_board_the_runner_is_pushed_every_time(
     board, _ = c_board_for(tools=[tool for tool in BOARD_TOOLS if tool != "sha256sum"])
     inodes = []
     for _ in range(2):
-        with RknnBoardTarget(board, cache=cache) as backend:
-            assert_small(backend.run(small("case", models)))
+        with RknnBoardTarget(board, cache=cache) as target:
+            assert_small(target.run(small("case", models)))
         inodes.append(Path(board.workdir, RUNNER_BINARY).stat().st_ino)
     assert inodes[0] != inodes[1]
 
@@ -447,8 +447,8 @@ def test_hostile_work_directory_is_only_data(
     hostile = "work dir 'q' \"dq\"; touch PWNED1; $(touch PWNED2) `touch PWNED3` & | > x \\"
     workdir = tmp_path / hostile / "-n"
     board, _ = c_board_for(workdir=str(workdir))
-    with RknnBoardTarget(board, cache=cache) as backend:
-        first, second = backend.run_batch([small("a", models), small("b", models)])
+    with RknnBoardTarget(board, cache=cache) as target:
+        first, second = target.run_batch([small("a", models), small("b", models)])
         assert Path(workdir, ".hil-lock").is_dir()
     assert_small(first)
     assert_small(second)
@@ -493,8 +493,8 @@ def test_timed_runs_on_an_mrt_board_use_the_wall_clock_and_read_its_clocks(
     board, _ = c_board_for()
     write_sysfs(Path(board.sysroot))
     job = timed(small("timed", models, "sleep run 20"))
-    with RknnBoardTarget(board, cache=cache) as backend:
-        [observation] = backend.run_batch([job])
+    with RknnBoardTarget(board, cache=cache) as target:
+        [observation] = target.run_batch([job])
     assert_small(observation)
     record = timing_record(observation.perf)
     assert record["clock"] == "wall" and record["runs"] == 6 and record["warmup"] == 1
@@ -515,8 +515,8 @@ def test_timed_runs_on_an_rknnrt_board_use_the_runtimes_clock_and_layer_table(
 ) -> None:
     board, _ = c_board_for(c_runner=str(rknnrt_runner), platform="rk3588", soc="rk3588")
     job = timed(small("timed", models, "sleep run 20"), platform="rk3588")
-    with RknnBoardTarget(board, cache=cache) as backend:
-        [observation] = backend.run_batch([job])
+    with RknnBoardTarget(board, cache=cache) as target:
+        [observation] = target.run_batch([job])
     assert_small(observation)
     record = timing_record(observation.perf)
     assert record["clock"] == "rknn_perf_run" and record["runs"] == 6
@@ -615,8 +615,8 @@ def test_a_batch_runs_on_an_emulated_arm_board(
     jobs.append(timed(small("timed", models, "sleep run 20"), platform=platform))
     failing = small("run failure", models, "fail run -1 failed to submit the task")
     jobs.append(dataclasses.replace(failing, target_platform=platform))
-    with RknnBoardTarget(board, cache=cache) as backend:
-        *observations, timed_run, failed = backend.run_batch(jobs)
+    with RknnBoardTarget(board, cache=cache) as target:
+        *observations, timed_run, failed = target.run_batch(jobs)
 
     for (job, want, stride, layout), observation in zip(cases, observations, strict=True):
         assert observation.infra_error is None and observation.failed_stage is None

@@ -61,8 +61,8 @@ def test_simulator_workers_run_on_the_given_interpreter(tmp_path: Path) -> None:
 def test_a_converter_that_died_with_the_thread_that_started_it_costs_no_model(
     tmp_path: Path,
 ) -> None:
-    """The converter dies with the thread that started it (a board backend's conversion
-    thread); a cache that outlives that backend starts a new one for its next build."""
+    """The converter dies with the thread that started it (a board target's conversion
+    thread); a cache that outlives that target starts a new one for its next build."""
     cache = ConversionCache(tmp_path / "cache")
     try:
         started = ThreadPoolExecutor(1)

@@ -1,4 +1,4 @@
-"""The simulator backend against the real rknn-toolkit2 simulator.
+"""The simulator target against the real rknn-toolkit2 simulator.
 
 Faults (worker crash, hang, a kill from outside) are injected through the worker's test-only
 NPU_HIL_SIM_FAULT hook, besides a real toolkit crash (a one-input Max).

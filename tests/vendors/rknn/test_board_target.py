@@ -38,8 +38,8 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
         model=onnx_model("Add", inputs=2), inputs=[x0, x1], target_platform="rk3562", case_id="add"
     )
     requests = [relu_case("relu"), add, relu_case("relu wide", (1, 8, 2, 16))]
-    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
-        observations = backend.run_batch(requests)
+    with RknnBoardTarget(loopback_board, cache=board_cache) as target:
+        observations = target.run_batch(requests)
         runners = runner_processes(loopback_board.workdir)
         assert len(runners) == 1  # one persistent runner served the whole batch
     references = [
@@ -76,8 +76,8 @@ def test_a_batch_runs_on_the_board_with_host_placement_and_board_versions(
 def test_converting_with_the_boards_release_runs_the_converter_of_that_sdk(
     loopback_board: Board, tmp_path: Path, second_sdk: sdk.Sdk
 ) -> None:
-    with board_target(loopback_board, tmp_path / "cache", 120.0, second_sdk.version) as backend:
-        (observation,) = backend.run_batch([relu_case("relu")])
+    with board_target(loopback_board, tmp_path / "cache", 120.0, second_sdk.version) as target:
+        (observation,) = target.run_batch([relu_case("relu")])
     assert observation.infra_error is None, observation.infra_error
     assert observation.versions["rknn_toolkit2"] == "2.3.2"  # the converter ran under 2.3.2
     assert "version_warnings" not in observation.versions  # the board's librknnrt is 2.3.2 too
@@ -88,7 +88,7 @@ def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
     loopback_board: Board, tmp_path: Path
 ) -> None:
     """The converter's interpreter here waits (30 s at most) for a runner on the board before
-    it starts: it sees one only if the backend connects while the host converts."""
+    it starts: it sees one only if the target connects while the host converts."""
     seen = tmp_path / "runner seen by the converter"
     waiter = tmp_path / "wait_for_runner.py"
     waiter.write_text(
@@ -102,8 +102,8 @@ def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
     )
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     cache = ConversionCache(tmp_path / "cache", python=str(python))
-    with RknnBoardTarget(loopback_board, cache=cache) as backend:
-        (observation,) = backend.run_batch([relu_case("relu")])
+    with RknnBoardTarget(loopback_board, cache=cache) as target:
+        (observation,) = target.run_batch([relu_case("relu")])
     assert observation.outputs is not None, observation.infra_error
     assert seen.read_text().strip() == "True"
 
@@ -111,13 +111,13 @@ def test_on_a_cold_start_the_runner_starts_while_the_host_converts(
 def test_a_build_rejection_needs_no_board(
     loopback_board: Board, board_cache: ConversionCache, tmp_path: Path
 ) -> None:
-    """The backend tries the board while the host converts, but a batch with nothing to run
+    """The target tries the board while the host converts, but a batch with nothing to run
     neither waits for it nor gives it up."""
     broken = Job(model=b"\x08\x01garbage", inputs=[], target_platform="rk3562")
     unreachable = with_ssh(loopback_board, port=1)  # refuses every connection
-    with RknnBoardTarget(unreachable, cache=board_cache) as backend:
-        observation = backend.run(broken)
-        assert backend.down is None
+    with RknnBoardTarget(unreachable, cache=board_cache) as target:
+        observation = target.run(broken)
+        assert target.down is None
     assert observation.failed_stage == "build" and observation.error
     assert observation.infra_error is None and observation.outputs is None
 
@@ -128,8 +128,8 @@ def test_a_runtime_rejection_is_a_runtime_failure(
     wrong = dataclasses.replace(
         relu_case("wrong input"), inputs=[np.ones((1, 3, 4, 5), np.float32)]
     )
-    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
-        bad, good = backend.run_batch([wrong, relu_case("fine")])
+    with RknnBoardTarget(loopback_board, cache=board_cache) as target:
+        bad, good = target.run_batch([wrong, relu_case("fine")])
     assert bad.failed_stage == "runtime" and bad.error and bad.infra_error is None
     assert good.outputs is not None and good.failed_stage is None
 
@@ -146,8 +146,8 @@ def test_int8_case_ships_its_calibration_data(
         quantize=True,
         dataset=dataset,
     )
-    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
-        observation = backend.run(request)
+    with RknnBoardTarget(loopback_board, cache=board_cache) as target:
+        observation = target.run(request)
     assert observation.infra_error is None and observation.outputs is not None
     np.testing.assert_allclose(observation.outputs[0], np.maximum(x, 0), atol=0.05)
     assert "INT8" in {layer["dtype"] for layer in observation.placement}
@@ -156,29 +156,29 @@ def test_int8_case_ships_its_calibration_data(
 def test_wrong_platform_and_misplaced_test_faults_are_refused(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
-    with RknnBoardTarget(loopback_board, cache=board_cache) as backend:
+    with RknnBoardTarget(loopback_board, cache=board_cache) as target:
         request = dataclasses.replace(relu_case("x"), target_platform="rk3588")
         with pytest.raises(
             ValueError, match="targets rk3588, but board loopback is platform rk3562"
         ):
-            backend.run(request)
+            target.run(request)
         with pytest.raises(ValueError, match="unknown cases"):
-            backend.run_batch([relu_case("x")], test_faults={"nope": "hang"})
+            target.run_batch([relu_case("x")], test_faults={"nope": "hang"})
     lite = dataclasses.replace(loopback_board, runtime=RknnLite())
     with (
-        RknnBoardTarget(lite, cache=board_cache) as backend,
+        RknnBoardTarget(lite, cache=board_cache) as target,
         pytest.raises(ValueError, match="test faults need"),
     ):
-        backend.run(relu_case("x"), test_fault="hang")
+        target.run(relu_case("x"), test_fault="hang")
 
 
 def test_a_board_without_the_runtime_is_down_with_the_reason(
     loopback_board: Board, board_cache: ConversionCache
 ) -> None:
     lite = dataclasses.replace(loopback_board, runtime=RknnLite())  # not installed here
-    with RknnBoardTarget(lite, cache=board_cache) as backend:
-        first, second = backend.run_batch([relu_case("a"), relu_case("b")])
-        assert backend.down is not None and "cannot load runtime" in backend.down
+    with RknnBoardTarget(lite, cache=board_cache) as target:
+        first, second = target.run_batch([relu_case("a"), relu_case("b")])
+        assert target.down is not None and "cannot load runtime" in target.down
     assert first.infra_error is not None and "rknnlite" in first.infra_error
     assert second.infra_error == first.infra_error
     assert runner_processes(loopback_board.workdir) == []
