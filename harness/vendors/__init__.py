@@ -144,18 +144,24 @@ def run_vendor(name: str | None = None, start: Path | None = None) -> Vendor:
     (``--vendor``), else ``HIL_VENDOR``, else the project's pin found from ``start`` (the
     working folder by default), else the one installed vendor that can run cases. A
     LookupError says why none is chosen: an unknown name, or several vendors and no choice."""
-    name = name or os.environ.get(VENDOR_ENV) or None
-    if name is not None:
-        return vendor_named(name)
+    return chosen_vendor(name, start)[0]
+
+
+def chosen_vendor(name: str | None = None, start: Path | None = None) -> tuple[Vendor, str]:
+    """``run_vendor``'s vendor and, in words, what chose it (``hil vendors`` says both)."""
+    if name:
+        return vendor_named(name), "--vendor"
+    if os.environ.get(VENDOR_ENV):
+        return vendor_named(os.environ[VENDOR_ENV]), f"{VENDOR_ENV}"
     pin = pinned_vendor(start or Path.cwd())
     if pin is not None:
         try:
-            return vendor_named(pin[0])
+            return vendor_named(pin[0]), f"pinned by {pin[1]}"
         except LookupError as exc:
             raise LookupError(f"{pin[1]}: [tool.{PIN_TABLE}] vendor: {exc}") from None
     runnable = runnable_vendors()
     if len(runnable) == 1:
-        return runnable[0]
+        return runnable[0], "the one installed vendor that can run cases"
     how = (
         f"choose one with --vendor NAME (or {VENDOR_ENV}=NAME), or pin it in the project's "
         f'{PIN_FILE}: [tool.{PIN_TABLE}] vendor = "NAME"'

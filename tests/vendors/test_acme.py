@@ -137,6 +137,8 @@ def test_without_a_pin_two_vendors_that_run_cases_are_a_usage_error(
     assert f"--vendor: {choose}" in done.stderr
     probe = _run([HIL, "probe", "--platform", "acme-x1"], env, elsewhere)
     assert probe.returncode == 2 and choose in probe.stderr, probe.stderr
+    listed = _run([HIL, "vendors"], env, elsewhere)  # says so, and lists both
+    assert listed.stdout.splitlines()[-1] == f"a run here: no vendor chosen: {choose}"
     chosen = _pytest({**env, "HIL_VENDOR": "acme"}, "--collect-only", "-q", cwd=elsewhere)
     assert chosen.returncode == 0, chosen.stdout + chosen.stderr
     near = _pytest(env, "--vendor", "acm", "--collect-only", "-q", cwd=elsewhere)

@@ -136,6 +136,7 @@ def test_hil_vendors_lists_each_vendor_and_one_it_cannot_load(tmp_path: Path) ->
     assert "houmo: TCIM (no simulator, no board target)" in lines
     reason = "cannot be loaded: No module named 'ghost_toolkit_not_installed'"
     assert f"ghost: unavailable ({reason})" in lines
+    assert lines[-1] == f"a run here: vendor rknn (pinned by {ROOT / 'pyproject.toml'})"
     header = _run(
         [
             sys.executable,
