@@ -285,11 +285,9 @@ class CaseExecutor:
         if control is None or control.id in self._controls or control.id in pending:
             return None
         try:
-            item = self._prepare(control_case(case))
+            return self._prepare(control_case(case), control_only=True)
         except Exception:
             return None
-        item.control_only = True
-        return item
 
     def _remember(self, case: Case, observation: Observation) -> None:
         """Keep what ``case`` showed for the cases it is the control of."""
@@ -309,7 +307,10 @@ class CaseExecutor:
         ready = [self._prepared[case.id] for case in cases if case.id in self._prepared]
         self.target.prefetch([item.job for item in ready])
 
-    def _prepare(self, case: Case) -> _Prepared:
+    def _prepare(self, case: Case, control_only: bool = False) -> _Prepared:
+        """``case`` ready for the target, its case folder emptied and written; a
+        ``control_only`` one (another case's control, only its observation read) writes no
+        folder: the case itself may be another xdist worker's, running into that folder."""
         stages = self.stages
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
@@ -320,15 +321,25 @@ class CaseExecutor:
             job.timeout_s = stages.timeout_for(case)
             job.perf = stages.perf
             folder = self.results_dir / case_folder(case.id, self.sdk)
-            _clear(folder)
             recipe = stages.recipe(job)
             arrays = [name for name in recipe if name.endswith(".npy")]
-            _write_files(
-                folder, built, {n: recipe[n] for n in recipe if n not in arrays}, self.same_files
-            )
+            if not control_only:
+                _clear(folder)
+                files = {n: recipe[n] for n in recipe if n not in arrays}
+                _write_files(folder, built, files, self.same_files)
         prepare_s = time.monotonic() - clock
         return _Prepared(
-            case, built, references, job, folder, recipe, arrays, started, prepare_s, found
+            case,
+            built,
+            references,
+            job,
+            folder,
+            recipe,
+            arrays,
+            started,
+            prepare_s,
+            found,
+            control_only=control_only,
         )
 
     def _references(self, case: Case, built: BuiltModel) -> References:

@@ -4,13 +4,22 @@ of its dtype; a control run for a case whose control the selection left out is t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 from tests.helpers.declared import MODELS
 from tests.helpers.declared import platform_cases as generated
 
 from harness.cases.controls import TYPICAL, control_case
 from harness.cases.operators import operator_cases
+from harness.documented.properties import RESULT
+from harness.pipeline import CaseExecutor, Stages
+from harness.results.records import case_folder
+from harness.targets.job import Job
+from harness.targets.observation import Observation
 from harness.vendors import vendor_named
+from harness.vendors.rknn.documents.operators import seed_catalogue
 
 RKNN = vendor_named("rknn")
 
@@ -82,3 +91,30 @@ def test_a_control_comes_before_the_cases_judged_against_it(platform_cases):
     for case in platform_cases:
         assert case.control is None or case.control.id in seen, case.id
         seen.add(case.id)
+
+
+class _Square:
+    """Squares its one input on the host: every Pow case of exponent 2 right, the others
+    wrong; it sees the result only."""
+
+    observes = frozenset({RESULT})
+
+    def run(self, job: Job) -> Observation:
+        (x,) = job.inputs
+        return Observation("host", outputs=[np.square(x)], observes=self.observes)
+
+
+def test_a_control_run_for_a_case_writes_no_case_folder(tmp_path: Path) -> None:
+    """Under xdist the control of one worker's case may be another worker's case, running
+    into its case folder: a control run only for its observation leaves that folder alone."""
+    cases = {c.id: c for c in operator_cases(seed_catalogue(), MODELS, ops=["Pow"]).cases}
+    square = cases["rk3562/Pow/float16/values=2"]
+    assert square.control is not None
+    control_folder = tmp_path / case_folder(square.control.id, "")
+    control_folder.mkdir(parents=True)
+    (control_folder / "build.log").write_text("the other worker's")
+    record = CaseExecutor(tmp_path, _Square(), Stages()).execute(square)
+    assert record.verdict == "confirmed"
+    assert (tmp_path / record.artifacts / "model.onnx").is_file()
+    assert [p.name for p in control_folder.iterdir()] == ["build.log"]
+    assert (control_folder / "build.log").read_text() == "the other worker's"
