@@ -66,6 +66,6 @@ def run_history(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     # the database layer is imported when the command runs, not by every hil command
     from harness.history.command import run
-    from harness.policy.flaky import platform_vendors
+    from harness.vendors import platform_vendors
 
     return run(args, platform_vendors())

@@ -11,8 +11,8 @@ import pytest
 from harness.judge.verdict import FAILING_VERDICTS
 from harness.policy.baseline import Baseline
 from harness.policy.known_issues import KnownIssues, KnownIssuesError, load_known_issues
-from harness.results.journal import JournalError, read_run_metadata
-from harness.results.runs import vendor_of
+from harness.results.journal import JournalError
+from harness.results.runs import folder_vendor
 from harness.text import printable
 from harness.vendors import layer_aliases
 
@@ -37,7 +37,7 @@ def check_resumed_vendor(results: Path, vendor: str) -> None:
     """A usage error when ``--resume`` continues another vendor's run: its records and this
     run's would be one run of two vendors."""
     try:
-        before = vendor_of([read_run_metadata(results)], (), str(results))
+        before = folder_vendor(results)
     except JournalError as exc:
         raise pytest.UsageError(printable(f"--resume: {exc}")) from None
     if before and before != vendor:

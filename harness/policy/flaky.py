@@ -32,7 +32,7 @@ from harness.history.location import (
 from harness.history.runinfo import this_host
 from harness.policy.baseline import Baseline
 from harness.results.records import CaseRecord
-from harness.vendors import vendors
+from harness.vendors import platform_vendors
 
 if TYPE_CHECKING:
     from harness.history.importing import Written
@@ -133,12 +133,6 @@ class RunHistory:
         if self._store is not None:
             self._store.close()
             self._store = None
-
-
-def platform_vendors() -> dict[str, str]:
-    """Each installed vendor's platforms, lower case, to its name: what the store reads as the
-    vendor of a run or record written before runs recorded theirs."""
-    return {p.lower(): vendor.name for vendor in vendors() for p in vendor.platforms}
 
 
 def _import_layer() -> None:

@@ -197,6 +197,14 @@ def described(meta: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def folder_vendor(results: Path, found: Mapping[str, Any] | None = None) -> str:
+    """The vendor of the runs in ``results`` (its run.json, ``found`` when read already): ""
+    when none names one; JournalError when they name two (``vendor_of``)."""
+    found = read_run_metadata(results) if found is None else found
+    runs = [found, *found.get(APPENDED_KEY, [])]
+    return vendor_of(runs, (), str(results / RUN_META_NAME))
+
+
 def append_run(results: Path, meta: dict[str, Any]) -> None:
     """Record the run ``meta`` describes as a run of its own in ``results``: its run.json,
     written first when the folder has none, else added to the folder's ``"appended"``."""
@@ -204,8 +212,7 @@ def append_run(results: Path, meta: dict[str, Any]) -> None:
     if not found:
         write_run_metadata(results, meta)
         return
-    runs = [found, *found.get(APPENDED_KEY, [])]
-    vendor = vendor_of(runs, (), str(results / RUN_META_NAME))
+    vendor = folder_vendor(results, found)
     if VENDOR_KEY in meta and meta[VENDOR_KEY] != vendor:
         raise JournalError(
             f"{_of_vendor(str(results), vendor)}, this run is vendor {meta[VENDOR_KEY]}'s: runs "

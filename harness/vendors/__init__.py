@@ -110,6 +110,13 @@ def vendor_named(name: str) -> Vendor:
     )
 
 
+def platform_vendors() -> dict[str, str]:
+    """Each installed vendor's platforms, lower case, to its name: the vendor of a host-checked
+    rule's case, and what the store reads as the vendor of a run or record written before runs
+    recorded theirs."""
+    return {p.lower(): vendor.name for vendor in vendors() for p in vendor.platforms}
+
+
 def runnable_vendors() -> tuple[Vendor, ...]:
     """The installed vendors that can run cases (a simulator or a board target)."""
     return tuple(v for v in vendors() if v.simulator is not None or v.board_target is not None)

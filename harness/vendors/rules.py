@@ -32,7 +32,7 @@ from harness.results.case_records import case_record
 from harness.results.journal import Journal
 from harness.results.records import CaseRecord
 from harness.safe_yaml import DataFileError, load_yaml
-from harness.vendors import vendors
+from harness.vendors import platform_vendors
 
 HOST = "host"  # the backend of a rule checked by the harness's own computation
 
@@ -187,18 +187,13 @@ def rule_check(
     }
 
 
-def _owner(platform: str) -> str:
-    """The vendor whose platform a host-checked rule's case is on (its rules file's vendor)."""
-    return next(vendor.name for vendor in vendors() if platform in vendor.platforms)
-
-
 def journal_checks(results: Path, case: Case, checks: Sequence[Mapping[str, Any]]) -> CaseRecord:
     """Journal ``case``'s record in the results directory ``results``: its checks, and the
     verdict "confirmed" when each is, else the first failing check's status."""
     failing = [check for check in checks if check["status"] != "confirmed"]
     record = case_record(
         case,
-        vendor=_owner(case.platform),
+        vendor=platform_vendors()[case.platform.lower()],
         backend=HOST,
         verdict=failing[0]["status"] if failing else "confirmed",
         detail="; ".join(f"{c['prop']}: {c['observed']}, not {c['documented']}" for c in failing),

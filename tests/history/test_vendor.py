@@ -18,9 +18,9 @@ from harness.history.queries import flip_record, last_run
 from harness.history.runinfo import HISTORY_KEY, configuration
 from harness.history.schema import HEAD, records, runs
 from harness.history.store import MIGRATIONS, Store, store_url
-from harness.policy.flaky import platform_vendors
 from harness.results.journal import Journal, read_records, read_run_metadata, write_run_metadata
 from harness.results.records import CaseRecord
+from harness.vendors import platform_vendors
 
 CASE = "rk3562/Pow/float16/values=2"
 JOB = configuration("rk3562", None, "sim", "default", "")
