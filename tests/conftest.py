@@ -6,6 +6,7 @@ folder). A package's own fixtures are in its conftest.py (tests/history/: Postgr
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +17,15 @@ from harness.boards.inventory import Board, load_board
 from harness.vendors.rknn.runtimes import RUNTIMES
 from harness.vendors.rknn.toolkit import sdk
 from harness.vendors.rknn.toolkit.convert import ConversionCache
+
+
+@pytest.hookimpl(tryfirst=True)  # before the npu-hil plugin claims the folder
+def pytest_configure(config: pytest.Config) -> None:
+    """The project's own tests are no suites run: a session of them left at the default
+    ``--results results`` writes its run.json into a folder of its own, never into the
+    checkout's ``results``, which may hold the main job's run (one folder is one run)."""
+    if config.getoption("results") == "results" and not hasattr(config, "workerinput"):
+        config.option.results = tempfile.mkdtemp(prefix="npu-hil-tests-")
 
 
 @pytest.fixture
